@@ -1,0 +1,119 @@
+#pragma once
+/// @file runtime.h
+/// Runtime policies: a model description plus a runtime's own settings -> the buffers it allocates.
+/// This header holds the llama.cpp policy (the default runtime). A policy reads only model_desc and its
+/// settings struct, never an architecture name or a file format.
+
+#include "kvfit/ggml_type.h"
+#include "kvfit/model.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvfit {
+
+/// The llama.cpp release whose allocation rules are reproduced: the llama.cpp bundled by node-llama-cpp 3.21.1
+/// (npm), build commit 5b4ebc5, measured in ../shared/reference/llamacpp/results.csv.
+inline constexpr const char * llamacpp_rules_release = "llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1)";
+
+/// `-fa on|off|auto`. auto resolves to on where the backend supports flash attention (CPU, CUDA, Metal,
+/// Vulkan all do for the head sizes kvfit models), as llama_context's auto check does (src/llama-context.cpp).
+enum class flash_attn_mode : uint8_t { automatic, on, off };
+
+/// How MLA layers are cached. llama.cpp's current cache keeps only the latent as K
+/// (kv_lora_rank + n_rot values, V = 0 bytes); before that change it kept K (576) and V (512) per layer.
+enum class mla_layout : uint8_t { k_only, k_and_v };
+
+/// llama.cpp context settings, spelled as llama-server's flags. Defaults are llama-server's
+/// (common/common.h: n_batch 2048, n_ubatch 512, n_parallel 1, cache types f16, flash attention auto).
+struct llamacpp_settings {
+    uint64_t n_ctx = 0;            ///< -c/--ctx-size, tokens; 0 = the model's n_ctx_train (llama-server's default)
+    uint32_t n_seq = 1;            ///< -np/--parallel: sequences (server slots)
+    uint32_t n_batch = 2048;       ///< -b/--batch-size: logical batch, tokens
+    uint32_t n_ubatch = 512;       ///< -ub/--ubatch-size: physical batch, tokens
+    ggml_type type_k = ggml_type::f16; ///< -ctk/--cache-type-k
+    ggml_type type_v = ggml_type::f16; ///< -ctv/--cache-type-v
+    flash_attn_mode flash_attn = flash_attn_mode::automatic; ///< -fa/--flash-attn
+    bool kv_unified = false;       ///< --kv-unified: one KV stream shared by all sequences
+    bool swa_full = false;         ///< --swa-full: window layers get the full context
+    mla_layout mla = mla_layout::k_only; ///< MLA cache layout (k_and_v reproduces the older release)
+};
+
+/// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):
+/// n_ctx = pad256(n_ctx) (then n_ctx_seq x n_seq when not unified); n_ctx_seq = pad256(n_ctx / n_seq) per
+/// stream, or n_ctx when unified; n_batch = min(n_ctx, -b); n_ubatch = min(n_batch, -ub).
+/// Example: -c 10000 -np 3 -> n_ctx_seq 3584, n_ctx 10752, 3 streams.
+struct llamacpp_context {
+    uint64_t n_ctx = 0;        ///< total cells over all streams, tokens
+    uint64_t n_ctx_seq = 0;    ///< cells per stream (the context one sequence sees), tokens
+    uint32_t n_seq = 1;        ///< sequences
+    uint32_t n_stream = 1;     ///< KV streams: 1 when unified, else n_seq
+    uint32_t n_batch = 0;      ///< logical batch, tokens
+    uint32_t n_ubatch = 0;     ///< physical batch, tokens
+    bool flash_attn = true;    ///< resolved flash attention
+};
+
+/// One KV cache as llama.cpp logs it: "llama_kv_cache: size = ... MiB (cells, layers, streams)".
+/// Hybrid SWA models have two: "base" (full layers) and "swa" (window layers).
+struct kv_cache_buffer {
+    std::string name;             ///< "base" or "swa"
+    uint64_t cells_per_stream = 0;///< tokens each stream holds
+    uint32_t n_stream = 1;        ///< streams
+    uint32_t n_layer = 0;         ///< layers in this cache
+    uint64_t k_bytes = 0;         ///< all K tensors of the cache
+    uint64_t v_bytes = 0;         ///< all V tensors of the cache (0 for MLA k_only)
+    uint64_t bytes() const { return k_bytes + v_bytes; }
+};
+
+/// Fixed recurrent state: "llama_memory_recurrent: size = ... R (f32) ... S (f32)".
+/// Always f32 (llama.cpp src/llama-memory-recurrent.cpp), per sequence, independent of n_ctx.
+struct recurrent_buffer {
+    uint32_t n_layer = 0;     ///< recurrent layers
+    uint32_t n_seq = 0;       ///< max(1, n_seq) state slots
+    uint64_t r_bytes = 0;     ///< conv states: n_layer * n_seq * n_embd_r * 4
+    uint64_t s_bytes = 0;     ///< ssm/delta states: n_layer * n_seq * n_embd_s * 4
+    uint64_t bytes() const { return r_bytes + s_bytes; }
+};
+
+/// The five kinds of memory a llama.cpp context holds, in bytes.
+struct buffer_set {
+    uint64_t weights_bytes = 0; ///< model tensors
+    uint64_t kv_bytes = 0;      ///< all KV caches
+    uint64_t state_bytes = 0;   ///< recurrent state
+    uint64_t output_bytes = 0;  ///< logits/embeddings output buffer (host)
+    uint64_t compute_bytes = 0; ///< scheduler compute buffer
+    uint64_t total() const { return weights_bytes + kv_bytes + state_bytes + output_bytes + compute_bytes; }
+    buffer_set & operator+=(const buffer_set & o);
+};
+
+/// Context sizing exactly as llama.cpp does. Throws kvfit::error for n_seq 0, n_ubatch 0, an n_ctx over
+/// 2^32 tokens, a quantized V cache without flash attention ("type_v q8_0 needs flash attention",
+/// llama_context refuses the same), and for n_ctx 0 with a model whose n_ctx_train is unknown.
+llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_settings & s);
+
+/// The KV caches (0, 1 or 2 of them) for the given context: full/MLA layers hold n_ctx_seq cells per stream,
+/// window layers pad256(min(n_ctx_seq, n_swa * (unified ? n_seq : 1) + n_ubatch)) (chunked layers use n_chunk)
+/// unless swa_full. Source: llama_kv_cache_iswa (src/llama-kv-cache-iswa.cpp), llama_kv_cache (src/llama-kv-cache.cpp).
+std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
+                                                const llamacpp_context & c);
+
+/// Recurrent state for the given context: n_recurrent_layers * max(1, n_seq) * (n_embd_r + n_embd_s) * 4 B.
+recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context & c);
+
+/// Output buffer: n_vocab * n_seq * 4 bytes (logits for one output per sequence), host memory
+/// (llama_context::output_reserve).
+uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c);
+
+/// KV bytes per token of the layers whose cache grows with context (full and MLA), for given cache types:
+/// sum over layers of row_size(type_k, n_embd_k_gqa(il)) + row_size(type_v, n_embd_v_gqa(il)).
+/// MLA layers count K only unless layout is k_and_v. Qwen3.5-9B f16: 8 * 2 * 4 * 256 * 2 = 32768.
+uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v,
+                            mla_layout mla = mla_layout::k_only);
+
+/// The seeds' hypothetical column: every layer cached like the model's first full-attention (or MLA) layer,
+/// n_layer * that layer's per-token bytes. 0 when the model has no such layer.
+uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v,
+                                        mla_layout mla = mla_layout::k_only);
+
+} // namespace kvfit

@@ -1,0 +1,82 @@
+#pragma once
+/// @file sources.h
+/// Sources: bytes -> model description. Each source knows its file format and nothing about runtimes.
+/// Every loader throws kvfit::error with a one-line "where: what" message on bad input and appends
+/// non-fatal notes (assumptions it had to make) to `warnings`.
+
+#include "kvfit/model.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvfit {
+
+/// Diagnostics a loader could not turn into an error: assumptions made, unknown architectures.
+using warnings = std::vector<std::string>;
+
+// --- Hugging Face config.json (src/sources/hf_config.cpp) ----------------------------------------------
+
+/// Build a model description from the text of a Hugging Face config.json. `where` names the file in messages.
+/// Reads the nested text_config of multimodal wrappers; layer kinds from layer_types, full_attention_interval,
+/// sliding_window (+ use_sliding_window), attention_chunk_size, hybrid_override_pattern, block_configs,
+/// kv_lora_rank; MTP layers (num_nextn_predict_layers, mtp_num_hidden_layers) are not counted.
+/// Parameter counts per block are computed from the shapes (bytes stay 0: see apply_weight_format).
+/// Throws kvfit::error for text that is not JSON, a missing required key (num_hidden_layers, hidden_size,
+/// num_attention_heads, vocab_size), a non-positive or absurd value.
+model_desc model_from_hf_config(std::string_view json_text, std::string_view where, warnings & warn);
+
+// --- GGUF (src/sources/gguf.cpp) ------------------------------------------------------------------------
+
+/// Build a model description from a GGUF file (any shard of a split model: the others are found beside it).
+/// Weights are exact (sum of tensor bytes by placement). Throws kvfit::error on malformed or hostile files.
+model_desc model_from_gguf(const std::string & path, warnings & warn);
+
+// --- catalog (src/sources/catalog.cpp, data/catalog/) ---------------------------------------------------
+
+/// One built-in model: a published config.json embedded in the binary.
+struct catalog_entry {
+    std::string_view name;        ///< catalog name, e.g. "Qwen3.5-9B"
+    std::string_view hf_id;       ///< Hugging Face id, e.g. "Qwen/Qwen3.5-9B"
+    std::string_view config_json; ///< the config.json text
+};
+
+/// The built-in catalog, in display order. The first entry (Qwen3.5-9B) is the default model.
+const std::vector<catalog_entry> & catalog();
+
+/// The default model's catalog name ("Qwen3.5-9B").
+std::string_view default_model_name();
+
+/// Look up a catalog entry by name (case-insensitive; the HF id also matches). nullptr when absent.
+const catalog_entry * find_catalog(std::string_view name);
+
+// --- dispatch -------------------------------------------------------------------------------------------
+
+/// Load a model named by catalog name, HF id in the catalog, config.json path, model directory holding a
+/// config.json, or .gguf path. Throws kvfit::error "<spec>: no such file or catalog model" when nothing matches.
+model_desc load_model(std::string_view spec, warnings & warn);
+
+// --- weights --------------------------------------------------------------------------------------------
+
+/// A weight format for models whose file gives no exact bytes: average bits per weight over the whole model.
+struct weight_format {
+    std::string_view name;     ///< "f16", "q4_k_m", ...
+    double bits_per_weight;    ///< average bits per weight, embedding and output included
+    std::string_view source;   ///< where the figure comes from
+};
+
+/// All known weight formats (f32, f16, bf16, q8_0, q6_k, q5_k_m, q5_k_s, q4_k_m, q4_k_s, q4_0, q3_k_m, q2_k,
+/// iq4_xs, mxfp4, ...).
+const std::vector<weight_format> & weight_formats();
+
+/// Set every weight group's bytes to n_params * bits_per_weight / 8 (rounded up) and weights.format to the
+/// name. Leaves exact weights untouched unless `force`. Throws kvfit::error for an unknown format, listing
+/// the known ones.
+void apply_weight_format(model_desc & m, std::string_view format, bool force = false);
+
+/// Spread a total weight size over the groups in proportion to their parameters (`--weights-size 6.6GB`).
+/// weights.format becomes "given". Throws kvfit::error when the model has no parameter count.
+void apply_weight_size(model_desc & m, uint64_t total_bytes);
+
+} // namespace kvfit
