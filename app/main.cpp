@@ -1,2 +1,230 @@
-// placeholder; the CLI is written next
-int main() { return 0; }
+// kvfit: does this model, at this context length, fit in my GPU — and if not, what do I change?
+// Parses flags (spelled as llama.cpp spells them), calls the library, prints. No memory rule lives here.
+// Exit status: 0 fits (or no --gpu given), 3 does not fit, 2 bad input.
+#include "kvfit/error.h"
+#include "kvfit/gguf.h"
+#include "kvfit/report.h"
+#include "kvfit/sources.h"
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <regex>
+#include <cstdio>
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int exit_fits = 0;
+constexpr int exit_bad_input = 2;
+constexpr int exit_does_not_fit = 3;
+
+// llama.cpp spells several flags with one dash and several letters (-ctk, -ngl); CLI11 only takes one letter
+// after a single dash, so those are rewritten to their long names first.
+std::vector<std::string> normalise_args(int argc, char ** argv) {
+    static const std::pair<std::string_view, std::string_view> aliases[] = {
+        {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-ub", "--ubatch-size"},
+        {"-np", "--parallel"},      {"-fa", "--flash-attn"},    {"-ngl", "--n-gpu-layers"},
+        {"-ts", "--tensor-split"},  {"-ot", "--override-tensor"}, {"-kvu", "--kv-unified"},
+        {"-nkvo", "--no-kv-offload"}, {"-cmoe", "--cpu-moe"},   {"-ncmoe", "--n-cpu-moe"},
+    };
+    std::vector<std::string> out;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        for (const auto & [from, to] : aliases) {
+            if (a == from) a = to;
+        }
+        out.push_back(a);
+    }
+    std::reverse(out.begin(), out.end()); // CLI11 parses a reversed vector
+    return out;
+}
+
+// A strictly positive integer flag value, e.g. -c 8192. "0", "-1", "abc", "1e9" are errors.
+uint64_t parse_positive(const std::string & flag, const std::string & text, uint64_t max) {
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || text.empty() || text[0] == '-' || text[0] == '+') {
+        throw kvfit::error(fmt::format("{} '{}': expected a positive integer", flag, text));
+    }
+    if (v == 0) throw kvfit::error(fmt::format("{} 0: must be at least 1", flag));
+    if (v > max) throw kvfit::error(fmt::format("{} {}: exceeds the limit {}", flag, v, max));
+    return v;
+}
+
+// -c takes one value as in llama.cpp, or several (repeated or comma-separated) for the table.
+std::vector<uint64_t> parse_contexts(const std::vector<std::string> & values) {
+    std::vector<uint64_t> out;
+    for (const auto & v : values) {
+        size_t start = 0;
+        while (start <= v.size()) {
+            const size_t end = std::min(v.find(',', start), v.size());
+            out.push_back(parse_positive("-c", v.substr(start, end - start), 1ull << 32));
+            start = end + 1;
+        }
+    }
+    return out;
+}
+
+kvfit::ggml_type parse_cache_type(const std::string & flag, const std::string & name) {
+    // llama.cpp's kv_cache_types (common/arg.cpp): the types a KV cache may take.
+    static const kvfit::ggml_type allowed[] = {kvfit::ggml_type::f32,  kvfit::ggml_type::f16,  kvfit::ggml_type::bf16,
+                                               kvfit::ggml_type::q8_0, kvfit::ggml_type::q4_0, kvfit::ggml_type::q4_1,
+                                               kvfit::ggml_type::iq4_nl, kvfit::ggml_type::q5_0, kvfit::ggml_type::q5_1};
+    std::string names;
+    for (auto t : allowed) {
+        if (kvfit::ggml_traits(t).name == name) return t;
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", kvfit::ggml_traits(t).name);
+    }
+    throw kvfit::error(fmt::format("{} '{}': unknown cache type (allowed: {})", flag, name, names));
+}
+
+std::vector<double> parse_split(const std::string & text) {
+    std::vector<double> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find_first_of(",/", start), text.size());
+        const std::string item = text.substr(start, end - start);
+        double v = -1;
+        const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (ec != std::errc() || p != item.data() + item.size() || v < 0) {
+            throw kvfit::error(fmt::format("-ts '{}': expected non-negative proportions like 3,1", text));
+        }
+        out.push_back(v);
+        start = end + 1;
+    }
+    return out;
+}
+
+// -ot "regex=CPU" (llama.cpp common/arg.cpp: pattern=buffer type). Only the CPU target is modelled.
+std::string parse_override(const std::string & rule) {
+    const size_t eq = rule.rfind('=');
+    if (eq == std::string::npos || eq == 0) throw kvfit::error(fmt::format("-ot '{}': expected PATTERN=CPU", rule));
+    const std::string target = rule.substr(eq + 1);
+    if (target != "CPU") {
+        throw kvfit::error(fmt::format("-ot '{}': only the CPU target is modelled (got '{}')", rule, target));
+    }
+    const std::string pattern = rule.substr(0, eq);
+    try {
+        std::regex check(pattern);
+    } catch (const std::regex_error & e) {
+        throw kvfit::error(fmt::format("-ot '{}': invalid regular expression: {}", rule, e.what()));
+    }
+    return pattern;
+}
+
+void print_catalog() {
+    fmt::print("{:<36} {}\n", "name", "Hugging Face id");
+    for (const auto & e : kvfit::catalog()) fmt::print("{:<36} {}\n", e.name, e.hf_id);
+}
+
+struct options {
+    std::string model;
+    std::vector<std::string> ctx;
+    std::string ctk = "f16", ctv = "f16", fa = "auto";
+    std::string ub, b, np, ngl, n_cpu_moe;
+    bool kv_unified = false, swa_full = false, mla_kv = false, no_kv_offload = false, cpu_moe = false;
+    std::string gpu, margin, weights, weights_size, ts;
+    std::vector<std::string> ot;
+    bool json = false, list = false, inspect = false;
+};
+
+int run(const options & o) {
+    if (o.list) {
+        print_catalog();
+        return exit_fits;
+    }
+    const std::string spec = o.model.empty() ? std::string(kvfit::default_model_name()) : o.model;
+    if (o.inspect) {
+        fmt::print("{}", kvfit::gguf_inspect_file(spec));
+        return exit_fits;
+    }
+    kvfit::llamacpp_settings s;
+    s.type_k = parse_cache_type("-ctk", o.ctk);
+    s.type_v = parse_cache_type("-ctv", o.ctv);
+    if (o.fa == "on") s.flash_attn = kvfit::flash_attn_mode::on;
+    else if (o.fa == "off") s.flash_attn = kvfit::flash_attn_mode::off;
+    else if (o.fa == "auto") s.flash_attn = kvfit::flash_attn_mode::automatic;
+    else throw kvfit::error(fmt::format("-fa '{}': expected on, off or auto", o.fa));
+    if (!o.ub.empty()) s.n_ubatch = uint32_t(parse_positive("-ub", o.ub, 1u << 20));
+    if (!o.b.empty()) s.n_batch = uint32_t(parse_positive("-b", o.b, 1u << 20));
+    if (!o.np.empty()) s.n_seq = uint32_t(parse_positive("-np", o.np, 256));
+    s.kv_unified = o.kv_unified;
+    s.swa_full = o.swa_full;
+    s.mla = o.mla_kv ? kvfit::mla_layout::k_and_v : kvfit::mla_layout::k_only;
+    const std::vector<uint64_t> contexts = parse_contexts(o.ctx);
+
+    kvfit::placement_settings p;
+    if (!o.ngl.empty() && o.ngl != "all" && o.ngl != "auto") {
+        p.n_gpu_layers = o.ngl == "0" ? 0 : int32_t(parse_positive("-ngl", o.ngl, 100000));
+    }
+    p.no_kv_offload = o.no_kv_offload;
+    p.cpu_moe = o.cpu_moe;
+    if (!o.n_cpu_moe.empty()) p.n_cpu_moe = uint32_t(parse_positive("--n-cpu-moe", o.n_cpu_moe, 100000));
+    if (!o.ts.empty()) p.tensor_split = parse_split(o.ts);
+    for (const auto & rule : o.ot) p.override_tensor_cpu.push_back(parse_override(rule));
+
+    const std::vector<kvfit::device_spec> gpus = o.gpu.empty() ? std::vector<kvfit::device_spec>{} : kvfit::parse_gpus(o.gpu);
+    const uint64_t margin = o.margin.empty() ? kvfit::default_margin_bytes : kvfit::parse_size(o.margin);
+
+    kvfit::warnings warn;
+    kvfit::model_desc m = kvfit::load_model(spec, warn);
+    if (!o.weights_size.empty()) kvfit::apply_weight_size(m, kvfit::parse_size(o.weights_size));
+    else if (!o.weights.empty()) kvfit::apply_weight_format(m, o.weights, true);
+
+    const kvfit::report r = kvfit::make_report(m, warn, s, p, contexts, gpus, margin);
+    fmt::print("{}", o.json ? kvfit::render_json(r) : kvfit::render_text(r));
+    return r.fit && !r.plan.fits() ? exit_does_not_fit : exit_fits;
+}
+
+} // namespace
+
+int main(int argc, char ** argv) {
+    CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
+                 "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input."};
+    options o;
+    app.add_option("model", o.model, "catalog name, config.json, model directory or .gguf (default: Qwen3.5-9B)");
+    app.add_option("-c,--ctx-size", o.ctx, "context size(s) in tokens; several values (8192,32768) make the table")
+        ->take_all()->allow_extra_args(false);
+    app.add_option("--cache-type-k", o.ctk, "-ctk: K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1");
+    app.add_option("--cache-type-v", o.ctv, "-ctv: V cache type (quantized needs flash attention)");
+    app.add_option("--flash-attn", o.fa, "-fa: on, off or auto (default auto = on where supported)");
+    app.add_option("--ubatch-size", o.ub, "-ub: physical batch, tokens (default 512)");
+    app.add_option("-b,--batch-size", o.b, "logical batch, tokens (default 2048)");
+    app.add_option("--parallel", o.np, "-np: sequences / server slots (default 1)");
+    app.add_flag("--kv-unified", o.kv_unified, "-kvu: one KV stream shared by all sequences");
+    app.add_flag("--swa-full", o.swa_full, "full-size cache for sliding-window layers");
+    app.add_flag("--mla-kv", o.mla_kv, "older llama.cpp MLA layout: K 576 plus V 512 per layer");
+    app.add_option("--gpu", o.gpu, "GPU memory: 8GiB, 24GiB,24GiB or 2x80GiB; answers whether it fits");
+    app.add_option("--margin", o.margin, "memory kept free per GPU (default 1GiB, as llama.cpp --fit)");
+    app.add_option("--weights", o.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");
+    app.add_option("--weights-size", o.weights_size, "total weight size, e.g. 6.6GB (overrides --weights)");
+    app.add_option("--n-gpu-layers", o.ngl, "-ngl: layers on the GPU, counting the output layer (default all)");
+    app.add_flag("--no-kv-offload", o.no_kv_offload, "-nkvo: keep KV cache and state in host memory");
+    app.add_option("--tensor-split", o.ts, "-ts: split proportions across GPUs, e.g. 3,1");
+    app.add_option("--override-tensor", o.ot, "-ot: PATTERN=CPU keeps matching tensors in host memory (repeatable)");
+    app.add_flag("--cpu-moe", o.cpu_moe, "-cmoe: keep all MoE expert weights on the CPU");
+    app.add_option("--n-cpu-moe", o.n_cpu_moe, "-ncmoe: keep the experts of the first N layers on the CPU");
+    app.add_flag("--json", o.json, "print the plan as JSON");
+    app.add_flag("--list", o.list, "list the built-in catalog");
+    app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
+    try {
+        app.parse(normalise_args(argc, argv));
+    } catch (const CLI::CallForHelp &) {
+        fmt::print("{}", app.help());
+        return exit_fits;
+    } catch (const CLI::ParseError & e) {
+        fmt::print(stderr, "kvfit: {}\n", e.what());
+        return exit_bad_input;
+    }
+    try {
+        return run(o);
+    } catch (const kvfit::error & e) {
+        fmt::print(stderr, "kvfit: {}\n", e.what());
+        return exit_bad_input;
+    } catch (const std::exception & e) {
+        fmt::print(stderr, "kvfit: internal error: {}\n", e.what());
+        return exit_bad_input;
+    }
+}

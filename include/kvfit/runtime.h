@@ -98,12 +98,23 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
 std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
                                                 const llamacpp_context & c);
 
+/// KV bytes held by layer `il` (K and V over all streams); 0 for layers without KV. The per-layer view of
+/// llamacpp_kv_caches, used to place each layer's cache on its device.
+uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                 uint32_t il);
+
 /// Recurrent state for the given context: n_recurrent_layers * max(1, n_seq) * (n_embd_r + n_embd_s) * 4 B.
 recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context & c);
 
 /// Output buffer: n_vocab * n_seq * 4 bytes (logits for one output per sequence), host memory
 /// (llama_context::output_reserve).
 uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c);
+
+/// Compute buffer of the scheduler for one device that runs the whole graph, bytes: the peak of the
+/// reserve graph (n_ubatch tokens, n_ctx_seq KV cells, all n_ubatch outputs) as ggml-alloc packs it.
+/// Terms and the graph tensor each stands for are documented in src/runtimes/llamacpp_compute.cpp;
+/// checked against the measured compute_bytes of every row of ../shared/reference/llamacpp/results.csv.
+uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
 
 /// KV bytes per token of the layers whose cache grows with context (full and MLA), for given cache types:
 /// sum over layers of row_size(type_k, n_embd_k_gqa(il)) + row_size(type_v, n_embd_v_gqa(il)).

@@ -64,28 +64,50 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
     return c;
 }
 
+namespace {
+
+// Cells per stream of layer il (has_kv(il) assumed): n_ctx_seq, or the capped window for swa/chunked
+// layers (llama_kv_cache_iswa: size_swa = pad256(min(size_base, n_swa * (unified ? n_seq : 1) + n_ubatch))).
+uint64_t layer_cells_per_stream(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                uint32_t il) {
+    if (!m.is_swa(il) || s.swa_full) return c.n_ctx_seq;
+    const uint64_t window = m.kind[il] == layer_kind::chunked ? m.n_chunk : m.n_swa;
+    const uint64_t span = window * (s.kv_unified ? c.n_seq : 1) + c.n_ubatch;
+    return pad256(std::min<uint64_t>(c.n_ctx_seq, span));
+}
+
+void add_layer(kv_cache_buffer & cache, const model_desc & m, const llamacpp_settings & s,
+               const llamacpp_context & c, uint32_t il) {
+    const bool v_less = m.kind[il] == layer_kind::mla && s.mla == mla_layout::k_only;
+    cache.cells_per_stream = layer_cells_per_stream(m, s, c, il);
+    const uint64_t cells = cache.cells_per_stream * cache.n_stream;
+    cache.n_layer += 1;
+    cache.k_bytes += cells * ggml_row_size(s.type_k, m.n_embd_k_gqa(il));
+    cache.v_bytes += v_less ? 0 : cells * ggml_row_size(s.type_v, m.n_embd_v_gqa(il));
+}
+
+} // namespace
+
 std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
                                                 const llamacpp_context & c) {
     kv_cache_buffer base{"base", c.n_ctx_seq, c.n_stream, 0, 0, 0};
     kv_cache_buffer swa{"swa", 0, c.n_stream, 0, 0, 0};
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (!m.has_kv(il)) continue;
-        const bool v_less = m.kind[il] == layer_kind::mla && s.mla == mla_layout::k_only;
-        kv_cache_buffer & cache = m.is_swa(il) && !s.swa_full ? swa : base;
-        if (&cache == &swa) {
-            const uint64_t window = m.kind[il] == layer_kind::chunked ? m.n_chunk : m.n_swa;
-            const uint64_t span = window * (s.kv_unified ? c.n_seq : 1) + c.n_ubatch;
-            swa.cells_per_stream = pad256(std::min<uint64_t>(c.n_ctx_seq, span));
-        }
-        cache.n_layer += 1;
-        const uint64_t cells = cache.cells_per_stream * cache.n_stream;
-        cache.k_bytes += cells * ggml_row_size(s.type_k, m.n_embd_k_gqa(il));
-        cache.v_bytes += v_less ? 0 : cells * ggml_row_size(s.type_v, m.n_embd_v_gqa(il));
+        add_layer(m.is_swa(il) && !s.swa_full ? swa : base, m, s, c, il);
     }
     std::vector<kv_cache_buffer> out;
     if (base.n_layer > 0) out.push_back(base);
     if (swa.n_layer > 0) out.push_back(swa);
     return out;
+}
+
+uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                 uint32_t il) {
+    if (!m.has_kv(il)) return 0;
+    kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
+    add_layer(one, m, s, c, il);
+    return one.bytes();
 }
 
 recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context & c) {

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs kvfit's build dependencies from Debian packages when they are missing (needs root or sudo).
+# Used by scripts/run.sh and scripts/test.sh; safe to run again.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev)
+if [[ "${1:-}" == "--test" ]]; then
+  pkgs+=(clang libclang-rt-14-dev)
+  # node and npm run the conformance suite; the machine image may ship them outside Debian's npm package
+  command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "kvfit: installing Debian packages: ${missing[*]}" >&2
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

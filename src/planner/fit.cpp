@@ -1,0 +1,223 @@
+// The planner: place llama.cpp's buffers on devices and search the largest n_ctx that fits.
+// Placement reproduces llama.cpp src/llama-model.cpp load_tensors (i_gpu_start, act_gpu_layers, splits).
+#include "kvfit/plan.h"
+#include "kvfit/error.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <regex>
+#include <fmt/format.h>
+
+namespace kvfit {
+
+// --- sizes ------------------------------------------------------------------------------------------------
+
+uint64_t parse_size(std::string_view text) {
+    const std::string where = fmt::format("size '{}'", text);
+    size_t i = 0;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    const std::string_view number = text.substr(0, i);
+    std::string unit(text.substr(i));
+    std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (number.empty() || std::count(number.begin(), number.end(), '.') > 1) {
+        throw error(fmt::format("{}: expected a number with an optional unit (GiB, GB, MiB, MB, KiB, KB, B)", where));
+    }
+    struct unit_row { std::string_view name; double factor; };
+    static constexpr unit_row units[] = {
+        {"", 1}, {"b", 1},
+        {"k", 1024.0}, {"kib", 1024.0}, {"kb", 1e3},
+        {"m", 1048576.0}, {"mib", 1048576.0}, {"mb", 1e6},
+        {"g", 1073741824.0}, {"gib", 1073741824.0}, {"gb", 1e9},
+        {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12},
+    };
+    const unit_row * u = nullptr;
+    for (const auto & row : units) {
+        if (row.name == unit) u = &row;
+    }
+    if (!u) throw error(fmt::format("{}: unknown unit '{}' (use GiB, GB, MiB, MB, KiB, KB or B)", where, unit));
+    // Exact for integers and for decimals with up to 9 fraction digits: scale in integer arithmetic.
+    const size_t dot = number.find('.');
+    const std::string_view int_part = number.substr(0, dot);
+    const std::string_view frac_part = dot == std::string_view::npos ? std::string_view{} : number.substr(dot + 1);
+    if (int_part.size() > 15 || frac_part.size() > 9) throw error(fmt::format("{}: too many digits", where));
+    uint64_t ip = 0, fp = 0;
+    if (!int_part.empty()) std::from_chars(int_part.data(), int_part.data() + int_part.size(), ip);
+    if (!frac_part.empty()) std::from_chars(frac_part.data(), frac_part.data() + frac_part.size(), fp);
+    const double scale = std::pow(10.0, double(frac_part.size()));
+    const long double value = (static_cast<long double>(ip) * scale + fp) * u->factor / scale;
+    if (value > static_cast<long double>(1ull << 60)) throw error(fmt::format("{}: exceeds 2^60 bytes", where));
+    return static_cast<uint64_t>(value + 1e-6L);
+}
+
+std::vector<device_spec> parse_gpus(std::string_view text) {
+    std::vector<device_spec> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find(',', start), text.size());
+        std::string_view item = text.substr(start, end - start);
+        uint32_t count = 1;
+        const size_t x = item.find_first_of("xX");
+        if (x != std::string_view::npos && x > 0 && std::all_of(item.begin(), item.begin() + x, ::isdigit)) {
+            std::from_chars(item.data(), item.data() + x, count);
+            item = item.substr(x + 1);
+        }
+        if (count == 0 || count > 64) throw error(fmt::format("--gpu '{}': device count {} outside 1..64", text, count));
+        const uint64_t bytes = parse_size(item);
+        if (bytes == 0) throw error(fmt::format("--gpu '{}': device memory must be positive", text));
+        for (uint32_t i = 0; i < count; ++i) {
+            out.push_back({fmt::format("GPU{}", out.size()), bytes});
+        }
+        if (out.size() > 64) throw error(fmt::format("--gpu '{}': more than 64 devices", text));
+        start = end + 1;
+    }
+    return out;
+}
+
+// --- device usage -------------------------------------------------------------------------------------------
+
+int64_t device_usage::free_bytes() const {
+    return int64_t(capacity_bytes) - int64_t(margin_bytes) - int64_t(used.total());
+}
+
+bool device_usage::fits() const { return is_host || used.total() + margin_bytes <= capacity_bytes; }
+
+bool llamacpp_plan::fits() const {
+    return std::all_of(devices.begin(), devices.end(), [](const device_usage & d) { return d.fits(); });
+}
+
+// --- placement ----------------------------------------------------------------------------------------------
+
+namespace {
+
+// Device index of every layer 0..n_layer_all (the last one is the output layer); -1 = CPU.
+// llama.cpp: i_gpu_start = max(n_layer_all + 1 - ngl, 0); act = min(ngl, n_layer_all + 1);
+// layer il on GPU iff il >= i_gpu_start && il - i_gpu_start < act;
+// device = upper_bound(cumulative split fractions, (il - i_gpu_start) / act).
+std::vector<int> assign_layers(uint32_t n_layer_all, int32_t ngl, const std::vector<double> & split) {
+    std::vector<int> dev(n_layer_all + 1, -1);
+    if (split.empty()) return dev;
+    const int n_all = int(n_layer_all);
+    const int n_gpu = ngl < 0 ? n_all + 1 : ngl;
+    const int i_gpu_start = std::max(n_all + 1 - n_gpu, 0);
+    const int act = std::min(n_gpu, n_all + 1);
+    std::vector<float> cum(split.size());
+    double sum = 0;
+    for (size_t i = 0; i < split.size(); ++i) sum += split[i];
+    double run = 0;
+    for (size_t i = 0; i < split.size(); ++i) {
+        run += split[i];
+        cum[i] = float(run / sum);
+    }
+    for (int il = 0; il <= n_all; ++il) {
+        if (il < i_gpu_start || il - i_gpu_start >= act) continue;
+        const float x = float(il - i_gpu_start) / float(act);
+        const auto it = std::upper_bound(cum.begin(), cum.end(), x);
+        dev[il] = int(std::min<ptrdiff_t>(it - cum.begin(), ptrdiff_t(split.size()) - 1));
+    }
+    return dev;
+}
+
+bool matches_override(const placement_settings & p, const std::string & name) {
+    for (const auto & pattern : p.override_tensor_cpu) {
+        if (std::regex_search(name, std::regex(pattern))) return true;
+    }
+    return false;
+}
+
+// --cpu-moe is -ot "\\.ffn_(up|down|gate)_exps=CPU"; --n-cpu-moe N the same for blocks 0..N-1 (common/arg.cpp).
+bool experts_on_cpu(const placement_settings & p, uint32_t il) {
+    return p.cpu_moe || il < p.n_cpu_moe || matches_override(p, fmt::format("blk.{}.ffn_up_exps.weight", il));
+}
+
+bool block_on_cpu(const placement_settings & p, uint32_t il) {
+    return matches_override(p, fmt::format("blk.{}.attn_q.weight", il));
+}
+
+} // namespace
+
+llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                            const std::vector<device_spec> & gpus, uint64_t margin_bytes) {
+    llamacpp_plan plan;
+    plan.settings = s;
+    plan.placement = p;
+    plan.ctx = llamacpp_context_size(m, s);
+    plan.kv = llamacpp_kv_caches(m, s, plan.ctx);
+    plan.rs = llamacpp_recurrent(m, plan.ctx);
+
+    if (!p.tensor_split.empty() && p.tensor_split.size() != gpus.size()) {
+        throw error(fmt::format("-ts: {} proportions for {} GPUs", p.tensor_split.size(), gpus.size()));
+    }
+    for (const auto & g : gpus) {
+        plan.devices.push_back({g.name, false, g.memory_bytes, margin_bytes, 0, false, {}});
+    }
+    plan.devices.push_back({"host", true, 0, 0, 0, false, {}});
+    device_usage & host = plan.devices.back();
+
+    std::vector<double> split = p.tensor_split;
+    if (split.empty()) {
+        for (const auto & g : gpus) split.push_back(double(g.memory_bytes)); // llama.cpp: by free memory
+    }
+    const uint32_t n_layer_all = m.n_layer + m.n_layer_mtp;
+    const std::vector<int> dev = assign_layers(n_layer_all, p.n_gpu_layers, split);
+    auto at = [&](int d) -> device_usage & { return d < 0 ? host : plan.devices[size_t(d)]; };
+
+    host.used.weights_bytes += m.weights.token_embd.bytes + m.weights.other.bytes; // input layer: always CPU
+    const uint64_t rs_per_layer = plan.rs.n_layer ? plan.rs.bytes() / plan.rs.n_layer : 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        device_usage & d = at(dev[il]);
+        const weight_group & w = m.weights.layers.at(il);
+        const bool cpu_experts = experts_on_cpu(p, il) && !d.is_host;
+        const bool cpu_rest = block_on_cpu(p, il) && !d.is_host;
+        const uint64_t experts = w.expert_bytes, rest = w.bytes - w.expert_bytes;
+        (cpu_experts ? host : d).used.weights_bytes += experts;
+        (cpu_rest ? host : d).used.weights_bytes += rest;
+        d.n_layers += 1;
+        device_usage & cache_dev = p.no_kv_offload ? host : d;
+        cache_dev.used.kv_bytes += llamacpp_kv_layer_bytes(m, s, plan.ctx, il);
+        if (m.is_recurrent(il)) cache_dev.used.state_bytes += rs_per_layer;
+    }
+    device_usage & out_dev = at(dev[n_layer_all]);
+    out_dev.used.weights_bytes += m.weights.output.bytes;
+    out_dev.has_output = true;
+    host.used.output_bytes = llamacpp_output_bytes(m, plan.ctx);
+
+    // The scheduler reserves a compute buffer on every backend that runs part of the graph.
+    const uint64_t compute = llamacpp_compute_bytes(m, s, plan.ctx);
+    bool host_runs_layers = gpus.empty();
+    for (auto & d : plan.devices) {
+        if (d.is_host) continue;
+        if (d.n_layers > 0 || d.has_output) d.used.compute_bytes = compute;
+    }
+    for (uint32_t il = 0; il < m.n_layer; ++il) host_runs_layers |= dev[il] < 0;
+    host_runs_layers |= dev[n_layer_all] < 0;
+    if (host_runs_layers) host.used.compute_bytes = compute;
+
+    plan.n_gpu_layers = 0;
+    for (int d : dev) plan.n_gpu_layers += d >= 0;
+    for (const auto & d : plan.devices) plan.total += d.used;
+    return plan;
+}
+
+uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,
+                           const std::vector<device_spec> & gpus, uint64_t margin_bytes, uint64_t limit) {
+    const uint64_t step = 256ull * (s.kv_unified ? 1 : s.n_seq);
+    uint64_t hi = limit ? limit : m.n_ctx_train;
+    if (hi == 0) hi = 1ull << 20;
+    hi = hi / step * step;
+    auto fits_at = [&](uint64_t n_ctx) {
+        s.n_ctx = n_ctx;
+        return plan_llamacpp(m, s, p, gpus, margin_bytes).fits();
+    };
+    if (hi < step || !fits_at(step)) return 0;
+    if (fits_at(hi)) return hi;
+    uint64_t lo = step; // fits
+    while (hi - lo > step) {
+        const uint64_t mid = (lo + hi) / 2 / step * step;
+        if (fits_at(mid)) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+} // namespace kvfit

@@ -1,0 +1,68 @@
+// Dispatch a model name or path to its source (include/kvfit/sources.h: load_model).
+#include "kvfit/error.h"
+#include "kvfit/sources.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+namespace kvfit {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t k_max_config_bytes = 64ull << 20; // a config.json is a few KB; refuse anything absurd
+
+std::string read_text(const fs::path & path) {
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec) throw error::at(path.string(), "cannot read: " + ec.message());
+    if (size > k_max_config_bytes) {
+        throw error::at(path.string(), fmt::format("{} bytes exceeds the config.json limit of {} bytes", size, k_max_config_bytes));
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw error::at(path.string(), "cannot open");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+bool has_gguf_magic(const fs::path & path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[4] = {};
+    in.read(magic, 4);
+    return in.gcount() == 4 && std::string_view(magic, 4) == "GGUF";
+}
+
+} // namespace
+
+model_desc load_model(std::string_view spec, warnings & warn) {
+    if (const catalog_entry * e = find_catalog(spec)) {
+        model_desc m = model_from_hf_config(e->config_json, fmt::format("catalog:{}", e->name), warn);
+        m.name = std::string(e->name);
+        m.source = "catalog";
+        return m;
+    }
+    const fs::path path{std::string(spec)};
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        const fs::path cfg = path / "config.json";
+        if (!fs::exists(cfg, ec)) throw error::at(path.string(), "directory holds no config.json");
+        model_desc m = model_from_hf_config(read_text(cfg), cfg.string(), warn);
+        m.source = cfg.string();
+        if (m.name.empty()) m.name = path.filename().string();
+        return m;
+    }
+    if (!fs::exists(path, ec)) {
+        throw error::at(spec, "no such file or catalog model (kvfit --list shows the catalog)");
+    }
+    if (!fs::is_regular_file(path, ec)) throw error::at(spec, "not a regular file");
+    if (has_gguf_magic(path)) return model_from_gguf(path.string(), warn);
+    model_desc m = model_from_hf_config(read_text(path), path.string(), warn);
+    m.source = path.string();
+    if (m.name.empty()) m.name = path.stem().string();
+    return m;
+}
+
+} // namespace kvfit

@@ -1,0 +1,131 @@
+// The CLI as a person runs it: the seeds' table, the seeds' 8 GiB point, and bad input (issue 2 "done when").
+#include "support/run_cli.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using kvfit::test::run_kvfit;
+using kvfit::test::write_temp;
+
+TEST(cli, default_model_prints_the_seeds_table) {
+    const auto r = run_kvfit("");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string & o = r.out;
+    EXPECT_NE(o.find("Qwen3.5-9B"), std::string::npos);
+    EXPECT_NE(o.find("32 layers: 8 full attention, 24 recurrent (gated_deltanet)"), std::string::npos) << o;
+    EXPECT_NE(o.find("KV cache per token (f16 K, f16 V): 32,768 B"), std::string::npos) << o;
+    EXPECT_NE(o.find("8 layers x 2 (K, V) x 4 KV heads x 256 head_dim x 2 B"), std::string::npos) << o;
+    EXPECT_NE(o.find("if all 32 layers were full attention: 131,072 B (4.00x)"), std::string::npos) << o;
+    EXPECT_NE(o.find("52,690,944 B (50.25 MiB)"), std::string::npos) << o;
+    EXPECT_NE(o.find("34/64 of f16"), std::string::npos) << o;
+    EXPECT_NE(o.find("a little more than half"), std::string::npos) << o;
+    // the seeds' table: KV and the all-full-attention column
+    EXPECT_NE(o.find("    8,192        0.25 GiB                 1.00 GiB   4.00x"), std::string::npos) << o;
+    EXPECT_NE(o.find("   32,768        1.00 GiB                 4.00 GiB   4.00x"), std::string::npos) << o;
+    EXPECT_NE(o.find("  131,072        4.00 GiB                16.00 GiB   4.00x"), std::string::npos) << o;
+    EXPECT_NE(o.find("  262,144        8.00 GiB                32.00 GiB   4.00x"), std::string::npos) << o;
+    EXPECT_NE(o.find("GiB = 2^30 bytes"), std::string::npos);
+}
+
+TEST(cli, default_model_json_has_exact_bytes) {
+    const auto r = run_kvfit("--json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["model"]["name"], "Qwen3.5-9B");
+    EXPECT_EQ(j["model"]["n_layer"], 32);
+    EXPECT_EQ(j["model"]["layer_counts"]["full_attention"], 8);
+    EXPECT_EQ(j["model"]["layer_counts"]["recurrent"], 24);
+    EXPECT_EQ(j["kv_bytes_per_token"], 32768);
+    EXPECT_EQ(j["kv_bytes_per_token_if_all_full_attention"], 131072);
+    EXPECT_EQ(j["state_bytes_per_sequence"], 52690944);
+    const uint64_t ctx[] = {8192, 32768, 131072, 262144};
+    for (size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(j["contexts"][i]["n_ctx"], ctx[i]);
+        EXPECT_EQ(j["contexts"][i]["kv_bytes"], ctx[i] * 32768);
+        EXPECT_EQ(j["contexts"][i]["kv_bytes_if_all_full_attention"], ctx[i] * 131072);
+    }
+}
+
+TEST(cli, q8_0_cache_costs_34_64_of_f16) {
+    const auto r = run_kvfit("-ctk q8_0 -ctv q8_0 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["kv_bytes_per_token"], 32768 * 34 / 64); // 17,408
+    EXPECT_EQ(j["cache_type_k"], "q8_0");
+}
+
+// The seeds' point: an 8 GB card holding ~6.6 GB of 4-bit weights has room for a conversation of roughly
+// 32K tokens with an f16 cache, roughly 8K if every layer were full attention, and q8_0 nearly doubles it.
+TEST(cli, seeds_point_on_an_8gib_gpu) {
+    const auto r = run_kvfit("Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB --json");
+    ASSERT_TRUE(r.status == 0 || r.status == 3) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const uint64_t f16 = j["fit"]["max_n_ctx"]["f16"];
+    const uint64_t q8 = j["fit"]["max_n_ctx"]["q8_0"];
+    const uint64_t full = j["fit"]["max_n_ctx_if_all_full_attention"];
+    EXPECT_GE(f16, 24576u);
+    EXPECT_LE(f16, 40960u);
+    EXPECT_GE(full, 6144u);
+    EXPECT_LE(full, 10240u);
+    EXPECT_GT(double(q8) / double(f16), 1.7);
+    EXPECT_LT(double(q8) / double(f16), 2.0);
+    EXPECT_EQ(f16 % 256, 0u);
+    EXPECT_EQ(j["fit"]["device_bytes"], 8ull << 30);
+}
+
+TEST(cli, exit_status_says_whether_it_fits) {
+    EXPECT_EQ(run_kvfit("Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB -c 8192").status, 0);
+    const auto r = run_kvfit("Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB -c 262144");
+    EXPECT_EQ(r.status, 3);
+    EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("moves layers to the CPU"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("-ctk q8_0 -ctv q8_0"), std::string::npos) << r.out;
+}
+
+struct bad_case {
+    const char * name;
+    std::string args;
+    const char * message; // a substring of the one-line error
+};
+
+TEST(cli, bad_input_gives_one_line_and_exit_2) {
+    const std::string not_json = write_temp("not_json.json", "{ this is not json");
+    const std::string no_layers = write_temp("no_layers.json",
+        R"({"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"vocab_size":32000})");
+    const std::string zero_heads = write_temp("zero_heads.json",
+        R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":0,"vocab_size":32000})");
+    const std::string neg_heads = write_temp("neg_heads.json",
+        R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":-8,"vocab_size":32000})");
+    const bad_case cases[] = {
+        {"missing file", "/nonexistent/model.json", "no such file"},
+        {"not json", not_json, "not valid JSON"},
+        {"no num_hidden_layers", no_layers, "num_hidden_layers"},
+        {"zero heads", zero_heads, "num_attention_heads"},
+        {"negative kv heads", neg_heads, "num_key_value_heads"},
+        {"-c 0", "-c 0", "-c 0: must be at least 1"},
+        {"-c -1", "-c -1", "-c '-1': expected a positive integer"},
+        {"-c abc", "-c abc", "-c 'abc': expected a positive integer"},
+        {"unknown cache type", "-ctk q9_9", "-ctk 'q9_9': unknown cache type"},
+        {"quantized V without FA", "-ctv q8_0 -fa off", "needs flash attention"},
+        {"bad gpu size", "--gpu 8XB", "unknown unit"},
+        {"unknown flag", "--no-such-flag", "no-such-flag"},
+    };
+    for (const auto & c : cases) {
+        const auto r = run_kvfit(c.args);
+        EXPECT_EQ(r.status, 2) << c.name << ": " << r.err;
+        EXPECT_NE(r.err.find(c.message), std::string::npos) << c.name << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.name << ": " << r.err;
+        EXPECT_EQ(r.err.rfind("kvfit: ", 0), 0u) << c.name << ": " << r.err;
+    }
+}
+
+TEST(cli, list_names_the_catalog) {
+    const auto r = run_kvfit("--list");
+    ASSERT_EQ(r.status, 0);
+    EXPECT_NE(r.out.find("Qwen3.5-9B"), std::string::npos);
+    EXPECT_NE(r.out.find("Qwen/Qwen3-Next-80B-A3B-Thinking"), std::string::npos);
+}
+
+} // namespace
