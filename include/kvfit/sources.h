@@ -21,10 +21,18 @@ using warnings = std::vector<std::string>;
 /// Build a model description from the text of a Hugging Face config.json. `where` names the file in messages.
 /// Reads the nested text_config of multimodal wrappers; layer kinds from layer_types, full_attention_interval,
 /// sliding_window (+ use_sliding_window), attention_chunk_size, hybrid_override_pattern, block_configs,
-/// kv_lora_rank; MTP layers (num_nextn_predict_layers, mtp_num_hidden_layers) are not counted.
-/// Parameter counts per block are computed from the shapes (bytes stay 0: see apply_weight_format).
-/// Throws kvfit::error for text that is not JSON, a missing required key (num_hidden_layers, hidden_size,
-/// num_attention_heads, vocab_size), a non-positive or absurd value.
+/// kv_lora_rank, following the model_type's row in src/sources/arch_table.cpp (which cites the HF modeling
+/// file of each rule). Example, Qwen3-Next-80B-A3B (full_attention_interval 4): il 0-2 recurrent, il 3 full, ...
+/// MTP layers (num_nextn_predict_layers, mtp_num_hidden_layers) are not counted: n_layer_mtp records them.
+/// Parameter counts per block are computed from the shapes, MTP blocks and vision towers excluded (bytes stay 0:
+/// see apply_weight_format). Llama-3.1-8B: 8,030,261,248.
+/// An unknown model_type falls back to the generic keys (layer_types or all full, dense FFN) and appends a
+/// warning naming what was assumed. Bare Infinity/NaN (Python's json) are read as null.
+/// Throws kvfit::error with one line: "<where>: not valid JSON: ...", "<where>: missing required key 'x'"
+/// (num_hidden_layers, hidden_size, num_attention_heads, vocab_size, and the keys a layout needs), or
+/// "<where>: key 'x': ..." for a wrong type, null, a value <= 0, over its limit (100000 layers, 16777216 for
+/// widths), or heads that do not divide hidden_size when head_dim is absent. Nested keys are spelled
+/// "text_config.x" or "block_configs[3].attention.x".
 model_desc model_from_hf_config(std::string_view json_text, std::string_view where, warnings & warn);
 
 // --- GGUF (src/sources/gguf.cpp) ------------------------------------------------------------------------
@@ -42,7 +50,8 @@ struct catalog_entry {
     std::string_view config_json; ///< the config.json text
 };
 
-/// The built-in catalog, in display order. The first entry (Qwen3.5-9B) is the default model.
+/// The built-in catalog, in display order (data/catalog/index.json; data/catalog/README.md gives each file's
+/// origin). The first entry (Qwen3.5-9B) is the default model. Built once; the views live as long as the program.
 const std::vector<catalog_entry> & catalog();
 
 /// The default model's catalog name ("Qwen3.5-9B").
@@ -66,16 +75,19 @@ struct weight_format {
     std::string_view source;   ///< where the figure comes from
 };
 
-/// All known weight formats (f32, f16, bf16, q8_0, q6_k, q5_k_m, q5_k_s, q4_k_m, q4_k_s, q4_0, q3_k_m, q2_k,
-/// iq4_xs, mxfp4, ...).
+/// All known weight formats: f32, f16, bf16 (exact type sizes), q8_0, q6_k, q5_k_m, q5_k_s, q5_0, q4_k_m,
+/// q4_k_s, q4_0, q3_k_m, q3_k_s, q2_k (average over a Llama-3-8B file: llama-quantize's QUANT_OPTIONS size in
+/// GiB * 2^30 * 8 / 8,030,261,248 params; Q4_K_M 4.58 GiB -> 4.90 bpw), iq4_xs, iq4_nl, iq3_xxs, iq2_xxs (bpw as
+/// QUANT_OPTIONS states it), mxfp4 (4.25: 17 bytes per 32 values). Each entry names its source.
 const std::vector<weight_format> & weight_formats();
 
-/// Set every weight group's bytes to n_params * bits_per_weight / 8 (rounded up) and weights.format to the
-/// name. Leaves exact weights untouched unless `force`. Throws kvfit::error for an unknown format, listing
+/// Set every weight group's bytes (and expert_bytes) to n_params * bits_per_weight / 8, rounded up per group,
+/// and weights.format to the name (`format` is case-insensitive: "Q4_K_M" works). Leaves exact weights untouched unless `force`. Throws kvfit::error for an unknown format, listing
 /// the known ones.
 void apply_weight_format(model_desc & m, std::string_view format, bool force = false);
 
-/// Spread a total weight size over the groups in proportion to their parameters (`--weights-size 6.6GB`).
+/// Spread a total weight size in bytes over the groups in proportion to their parameters (`--weights-size 6.6GB`);
+/// the rounding remainder goes to token_embd so the groups add up to total_bytes exactly.
 /// weights.format becomes "given". Throws kvfit::error when the model has no parameter count.
 void apply_weight_size(model_desc & m, uint64_t total_bytes);
 
