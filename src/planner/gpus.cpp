@@ -1,0 +1,286 @@
+// The GPU table (data/gpus.csv) and the `--gpu` list parser that reads names as well as sizes.
+#include "kvfit/gpus.h"
+#include "kvfit/error.h"
+#include "core/embedded.h"
+#include "planner/gpu_table.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
+#include <utility>
+
+namespace kvfit {
+namespace detail {
+
+namespace {
+
+constexpr std::string_view k_header =
+    "name,aliases,vendor,arch,compute_capability,memory_gib,memory_bandwidth_gbs,fp16_tflops_dense,source,notes";
+constexpr size_t k_columns = 10;
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+// One CSV line -> fields. Quoted fields may hold commas; "" inside quotes is one quote. No multi-line fields.
+std::vector<std::string> split_csv_line(std::string_view line, const std::string & where) {
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                fields.back() += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                fields.back() += c;
+            }
+        } else if (c == '"' && fields.back().empty()) {
+            quoted = true;
+        } else if (c == ',') {
+            fields.emplace_back();
+        } else {
+            fields.back() += c;
+        }
+    }
+    if (quoted) throw error::at(where, "unterminated quote");
+    return fields;
+}
+
+// A positive decimal number ("716.8"); `column` names it in the error.
+double parse_positive(std::string_view text, std::string_view column, const std::string & where) {
+    text = trim(text);
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v)) {
+        throw error::at(where, fmt::format("{} '{}': expected a number", column, text));
+    }
+    if (v <= 0) throw error::at(where, fmt::format("{} '{}': must be positive", column, text));
+    return v;
+}
+
+std::vector<std::string> split_aliases(std::string_view text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find(';', start), text.size());
+        const std::string_view a = trim(text.substr(start, end - start));
+        if (!a.empty()) out.emplace_back(a);
+        start = end + 1;
+    }
+    return out;
+}
+
+gpu_info parse_row(const std::vector<std::string> & f, const std::string & where) {
+    gpu_info g;
+    g.name = std::string(trim(f[0]));
+    g.aliases = split_aliases(f[1]);
+    g.vendor = std::string(trim(f[2]));
+    g.arch = std::string(trim(f[3]));
+    g.source = std::string(trim(f[8]));
+    g.notes = std::string(trim(f[9]));
+    if (g.name.empty()) throw error::at(where, "empty name");
+    if (g.vendor.empty() || g.arch.empty()) throw error::at(where, fmt::format("'{}': empty vendor or arch", g.name));
+    if (g.source.empty()) throw error::at(where, fmt::format("'{}': empty source", g.name));
+    const std::string_view cc = trim(f[4]);
+    if (!cc.empty()) g.compute_capability = parse_positive(cc, "compute_capability", where);
+    if (g.vendor == "NVIDIA" && g.compute_capability == 0) {
+        throw error::at(where, fmt::format("'{}': NVIDIA row needs a compute_capability", g.name));
+    }
+    const double gib = parse_positive(f[5], "memory_gib", where);
+    if (gib != std::floor(gib) || gib > 1 << 20) {
+        throw error::at(where, fmt::format("memory_gib '{}': expected a whole number of GiB", trim(f[5])));
+    }
+    g.memory_bytes = static_cast<uint64_t>(gib) << 30;
+    // GB/s and TFLOPS carry at most a few decimals: round to the nearest byte/s and FLOP/s.
+    g.bandwidth_bytes_per_s = static_cast<uint64_t>(std::llround(parse_positive(f[6], "memory_bandwidth_gbs", where) * 1e9));
+    g.fp16_flops_per_s = std::round(parse_positive(f[7], "fp16_tflops_dense", where) * 1e12);
+    return g;
+}
+
+const std::vector<std::string_view> k_vendor_words = {"nvidia", "geforce", "amd", "instinct", "apple"};
+
+} // namespace
+
+std::string normalize_gpu_name(std::string_view name) {
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // Drop leading vendor words, each followed by a separator, so "nvidia-smi" names match.
+    std::string_view rest = lower;
+    for (bool dropped = true; dropped;) {
+        dropped = false;
+        rest = trim(rest);
+        for (std::string_view w : k_vendor_words) {
+            if (rest.size() > w.size() && rest.substr(0, w.size()) == w &&
+                std::string_view(" -_").find(rest[w.size()]) != std::string_view::npos) {
+                rest.remove_prefix(w.size() + 1);
+                dropped = true;
+            }
+        }
+    }
+    std::string out;
+    for (char c : rest) {
+        if (c != ' ' && c != '-' && c != '_' && c != '.' && c != '\t') out += c;
+    }
+    return out;
+}
+
+std::vector<gpu_info> parse_gpu_csv(std::string_view csv, std::string_view where_file) {
+    std::vector<gpu_info> rows;
+    std::map<std::string, std::string> owner; // normalized name or alias -> the row that took it first
+    size_t line_no = 0, start = 0;
+    bool header_seen = false;
+    while (start < csv.size()) {
+        const size_t end = std::min(csv.find('\n', start), csv.size());
+        std::string_view line = csv.substr(start, end - start);
+        start = end + 1;
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (trim(line).empty()) continue;
+        const std::string where = fmt::format("{}: line {}", where_file, line_no);
+        if (!header_seen) {
+            if (line != k_header) throw error::at(where, fmt::format("expected header '{}'", k_header));
+            header_seen = true;
+            continue;
+        }
+        const auto fields = split_csv_line(line, where);
+        if (fields.size() != k_columns) {
+            throw error::at(where, fmt::format("{} fields, expected {}", fields.size(), k_columns));
+        }
+        gpu_info g = parse_row(fields, where);
+        std::vector<std::string> keys{g.name};
+        keys.insert(keys.end(), g.aliases.begin(), g.aliases.end());
+        for (const auto & k : keys) {
+            const std::string norm = normalize_gpu_name(k);
+            if (norm.empty()) throw error::at(where, fmt::format("'{}': name or alias '{}' is empty once normalized", g.name, k));
+            const auto [it, inserted] = owner.emplace(norm, g.name);
+            if (!inserted) {
+                throw error::at(where, fmt::format("'{}': '{}' already names '{}'", g.name, k, it->second));
+            }
+        }
+        rows.push_back(std::move(g));
+    }
+    if (!header_seen) throw error::at(where_file, "empty table");
+    return rows;
+}
+
+} // namespace detail
+
+// --- lookups ----------------------------------------------------------------------------------------------
+
+const std::vector<gpu_info> & gpu_table() {
+    static const std::vector<gpu_info> table = detail::parse_gpu_csv(detail::embedded("gpus.csv"), "gpus.csv");
+    return table;
+}
+
+const gpu_info * find_gpu(std::string_view name) {
+    const std::string key = detail::normalize_gpu_name(name);
+    if (key.empty()) return nullptr;
+    for (const auto & g : gpu_table()) {
+        if (detail::normalize_gpu_name(g.name) == key) return &g;
+        for (const auto & a : g.aliases) {
+            if (detail::normalize_gpu_name(a) == key) return &g;
+        }
+    }
+    return nullptr;
+}
+
+namespace {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+} // namespace
+
+std::vector<std::string> closest_gpu_names(std::string_view name, size_t n) {
+    const std::string key = detail::normalize_gpu_name(name);
+    struct scored { size_t distance; size_t index; };
+    std::vector<scored> all;
+    const auto & table = gpu_table();
+    for (size_t i = 0; i < table.size(); ++i) {
+        size_t best = edit_distance(key, detail::normalize_gpu_name(table[i].name));
+        for (const auto & a : table[i].aliases) best = std::min(best, edit_distance(key, detail::normalize_gpu_name(a)));
+        all.push_back({best, i});
+    }
+    std::stable_sort(all.begin(), all.end(), [](const scored & x, const scored & y) { return x.distance < y.distance; });
+    std::vector<std::string> out;
+    for (size_t i = 0; i < all.size() && i < n; ++i) out.push_back(table[all[i].index].name);
+    return out;
+}
+
+// --- --gpu ------------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr uint64_t k_max_devices = 64;
+
+// "<N>x<rest>" -> {N, rest}; anything else -> {1, item}. "4090" has no 'x' after its digits, so it stays a name.
+std::pair<uint64_t, std::string_view> split_count(std::string_view item, const std::string & where) {
+    size_t digits = 0;
+    while (digits < item.size() && std::isdigit(static_cast<unsigned char>(item[digits]))) ++digits;
+    if (digits == 0 || digits == item.size() || (item[digits] != 'x' && item[digits] != 'X')) return {1, item};
+    if (digits > 6) throw error::at(where, "device count outside 1..64");
+    uint64_t count = 0;
+    std::from_chars(item.data(), item.data() + digits, count);
+    if (count == 0 || count > k_max_devices) throw error::at(where, fmt::format("device count {} outside 1..64", count));
+    const std::string_view rest = detail::trim(item.substr(digits + 1));
+    if (rest.empty()) throw error::at(where, "expected a GPU name or size after the count");
+    return {count, rest};
+}
+
+} // namespace
+
+std::vector<device_spec> parse_gpu_list(std::string_view text) {
+    std::vector<device_spec> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find(',', start), text.size());
+        const std::string_view item = detail::trim(text.substr(start, end - start));
+        start = end + 1;
+        if (item.empty()) throw error(fmt::format("--gpu '{}': empty entry", text));
+        const std::string where = fmt::format("--gpu '{}'", item);
+        const auto [count, rest] = split_count(item, where);
+        if (out.size() + count > k_max_devices) {
+            throw error(fmt::format("--gpu '{}': more than {} devices", text, k_max_devices));
+        }
+        if (const gpu_info * g = find_gpu(rest)) {
+            for (uint64_t i = 0; i < count; ++i) out.push_back({g->name, g->memory_bytes});
+            continue;
+        }
+        const auto closest = [&] { return fmt::format("{}", fmt::join(closest_gpu_names(rest, 3), ", ")); };
+        // Text that does not start like a number cannot be a size: report it as an unknown GPU.
+        if (!std::isdigit(static_cast<unsigned char>(rest.front())) && rest.front() != '.') {
+            throw error::at(where, fmt::format("unknown GPU (closest: {})", closest()));
+        }
+        uint64_t bytes = 0;
+        try {
+            bytes = parse_size(rest);
+        } catch (const error & e) {
+            throw error::at(where, fmt::format("not a known GPU (closest: {}) nor a size ({})", closest(), e.what()));
+        }
+        if (bytes == 0) throw error::at(where, "device memory must be positive");
+        for (uint64_t i = 0; i < count; ++i) out.push_back({fmt::format("GPU{}", out.size()), bytes});
+    }
+    return out;
+}
+
+} // namespace kvfit
