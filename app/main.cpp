@@ -3,6 +3,7 @@
 // Exit status: 0 fits (or no --gpu given), 3 does not fit, 2 bad input.
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
+#include "kvfit/gpus.h"
 #include "kvfit/report.h"
 #include "kvfit/sources.h"
 
@@ -137,7 +138,10 @@ int run(const options & o) {
     }
     const std::string spec = o.model.empty() ? std::string(kvfit::default_model_name()) : o.model;
     if (o.inspect) {
-        fmt::print("{}", kvfit::gguf_inspect_file(spec));
+        kvfit::warnings warn;
+        const std::string text = kvfit::gguf_inspect(kvfit::gguf_open_shards(spec), warn);
+        for (const auto & w : warn) fmt::print(stderr, "warning: {}\n", w);
+        fmt::print("{}", text);
         return exit_fits;
     }
     kvfit::llamacpp_settings s;
@@ -165,7 +169,7 @@ int run(const options & o) {
     if (!o.ts.empty()) p.tensor_split = parse_split(o.ts);
     for (const auto & rule : o.ot) p.override_tensor_cpu.push_back(parse_override(rule));
 
-    const std::vector<kvfit::device_spec> gpus = o.gpu.empty() ? std::vector<kvfit::device_spec>{} : kvfit::parse_gpus(o.gpu);
+    const std::vector<kvfit::device_spec> gpus = o.gpu.empty() ? std::vector<kvfit::device_spec>{} : kvfit::parse_gpu_list(o.gpu);
     const uint64_t margin = o.margin.empty() ? kvfit::default_margin_bytes : kvfit::parse_size(o.margin);
 
     kvfit::warnings warn;
@@ -196,7 +200,7 @@ int main(int argc, char ** argv) {
     app.add_flag("--kv-unified", o.kv_unified, "-kvu: one KV stream shared by all sequences");
     app.add_flag("--swa-full", o.swa_full, "full-size cache for sliding-window layers");
     app.add_flag("--mla-kv", o.mla_kv, "older llama.cpp MLA layout: K 576 plus V 512 per layer");
-    app.add_option("--gpu", o.gpu, "GPU memory: 8GiB, 24GiB,24GiB or 2x80GiB; answers whether it fits");
+    app.add_option("--gpu", o.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
     app.add_option("--margin", o.margin, "memory kept free per GPU (default 1GiB, as llama.cpp --fit)");
     app.add_option("--weights", o.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");
     app.add_option("--weights-size", o.weights_size, "total weight size, e.g. 6.6GB (overrides --weights)");

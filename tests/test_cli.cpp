@@ -109,7 +109,7 @@ TEST(cli, bad_input_gives_one_line_and_exit_2) {
         {"-c abc", "-c abc", "-c 'abc': expected a positive integer"},
         {"unknown cache type", "-ctk q9_9", "-ctk 'q9_9': unknown cache type"},
         {"quantized V without FA", "-ctv q8_0 -fa off", "needs flash attention"},
-        {"bad gpu size", "--gpu 8XB", "unknown unit"},
+        {"bad gpu size", "--gpu 8XB", "unknown GPU"},
         {"unknown flag", "--no-such-flag", "no-such-flag"},
     };
     for (const auto & c : cases) {
