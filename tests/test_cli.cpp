@@ -22,10 +22,10 @@ TEST(cli, default_model_prints_the_seeds_table) {
     EXPECT_NE(o.find("34/64 of f16"), std::string::npos) << o;
     EXPECT_NE(o.find("a little more than half"), std::string::npos) << o;
     // the seeds' table: KV and the all-full-attention column
-    EXPECT_NE(o.find("    8,192        0.25 GiB                 1.00 GiB   4.00x"), std::string::npos) << o;
-    EXPECT_NE(o.find("   32,768        1.00 GiB                 4.00 GiB   4.00x"), std::string::npos) << o;
-    EXPECT_NE(o.find("  131,072        4.00 GiB                16.00 GiB   4.00x"), std::string::npos) << o;
-    EXPECT_NE(o.find("  262,144        8.00 GiB                32.00 GiB   4.00x"), std::string::npos) << o;
+    EXPECT_NE(o.find("    8,192        0.25 GiB                1.00 GiB   4.00x\n"), std::string::npos) << o;
+    EXPECT_NE(o.find("   32,768        1.00 GiB                4.00 GiB   4.00x\n"), std::string::npos) << o;
+    EXPECT_NE(o.find("  131,072        4.00 GiB               16.00 GiB   4.00x\n"), std::string::npos) << o;
+    EXPECT_NE(o.find("  262,144        8.00 GiB               32.00 GiB   4.00x\n"), std::string::npos) << o;
     EXPECT_NE(o.find("GiB = 2^30 bytes"), std::string::npos);
 }
 
