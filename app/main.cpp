@@ -128,7 +128,7 @@ struct options {
     bool kv_unified = false, swa_full = false, mla_kv = false, no_kv_offload = false, cpu_moe = false;
     std::string gpu, margin, weights, weights_size, ts;
     std::vector<std::string> ot;
-    bool json = false, list = false, inspect = false;
+    bool json = false, list = false, inspect = false, check = false;
 };
 
 int run(const options & o) {
@@ -177,8 +177,9 @@ int run(const options & o) {
     if (!o.weights_size.empty()) kvfit::apply_weight_size(m, kvfit::parse_size(o.weights_size));
     else if (!o.weights.empty()) kvfit::apply_weight_format(m, o.weights, true);
 
+    if (o.check && gpus.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
     const kvfit::report r = kvfit::make_report(m, warn, s, p, contexts, gpus, margin);
-    fmt::print("{}", o.json ? kvfit::render_json(r) : kvfit::render_text(r));
+    fmt::print("{}", o.json ? kvfit::render_json(r) : o.check ? kvfit::render_check(r) : kvfit::render_text(r));
     return r.fit && !r.plan.fits() ? exit_does_not_fit : exit_fits;
 }
 
@@ -211,6 +212,7 @@ int main(int argc, char ** argv) {
     app.add_flag("--cpu-moe", o.cpu_moe, "-cmoe: keep all MoE expert weights on the CPU");
     app.add_option("--n-cpu-moe", o.n_cpu_moe, "-ncmoe: keep the experts of the first N layers on the CPU");
     app.add_flag("--json", o.json, "print the plan as JSON");
+    app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
     app.add_flag("--list", o.list, "list the built-in catalog");
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
     try {

@@ -73,6 +73,12 @@ model_desc all_full_attention_variant(const model_desc & m);
 /// Binary units (GiB = 2^30 B, MiB = 2^20 B) are labelled.
 std::string render_text(const report & r);
 
+/// `--check`: a verdict on the user's own flags. For each GPU, in llama.cpp's allocation order (weights at
+/// load, then KV cache and recurrent state at context creation, then the compute buffer at the scheduler's
+/// reserve), names the first buffer that crosses capacity - margin and by how much, and what would fit.
+/// Requires r.fit (GPUs given).
+std::string render_check(const report & r);
+
 /// The --json document (schema_version json_schema_version): model{...}, cache_type_k/v, kv_bytes_per_token,
 /// kv_bytes_per_token_if_all_full_attention, state_bytes_per_sequence, contexts[], parameter_count,
 /// weights_bytes, n_ctx, n_ctx_seq, buffers{...}, devices[...], fit{...}. Pretty-printed with 2 spaces.

@@ -114,6 +114,51 @@ void render_fit(std::string & out, const report & r) {
 
 } // namespace
 
+std::string render_check(const report & r) {
+    const llamacpp_plan & p = r.plan;
+    std::string out;
+    for (const auto & w : r.warn) out += fmt::format("warning: {}\n", w);
+    if (p.fits()) {
+        out += fmt::format("OK: {} at n_ctx {} ({} K / {} V, {} sequence{}) fits:", r.model.name, with_commas(p.ctx.n_ctx),
+                           type_name(r.settings.type_k), type_name(r.settings.type_v), p.ctx.n_seq, p.ctx.n_seq == 1 ? "" : "s");
+        for (const auto & d : p.devices) {
+            if (!d.is_host) out += fmt::format(" {} uses {} of {} ({} free after the margin);", d.name,
+                                               human_bytes(d.used.total()), human_bytes(d.capacity_bytes), human_bytes(uint64_t(d.free_bytes())));
+        }
+        out.back() = '\n';
+        return out;
+    }
+    out += fmt::format("DOES NOT FIT: {} at n_ctx {} ({} K / {} V, {} sequence{})\n", r.model.name, with_commas(p.ctx.n_ctx),
+                       type_name(r.settings.type_k), type_name(r.settings.type_v), p.ctx.n_seq, p.ctx.n_seq == 1 ? "" : "s");
+    for (const auto & d : p.devices) {
+        if (d.is_host || d.fits()) continue;
+        const uint64_t budget = d.capacity_bytes > d.margin_bytes ? d.capacity_bytes - d.margin_bytes : 0;
+        const std::pair<const char *, uint64_t> order[] = {{"weights", d.used.weights_bytes}, {"KV cache", d.used.kv_bytes},
+                                                            {"recurrent state", d.used.state_bytes},
+                                                            {"compute buffer", d.used.compute_bytes}};
+        uint64_t sum = 0;
+        for (const auto & [what, bytes] : order) {
+            sum += bytes;
+            if (sum > budget) {
+                out += fmt::format("  {}: the {} ({}) overflows it: {} with the buffers allocated before it, {} "
+                                   "available ({} minus a {} margin); all buffers together are over by {}\n", d.name,
+                                   what, human_bytes(bytes), human_bytes(sum), human_bytes(budget),
+                                   human_bytes(d.capacity_bytes), human_bytes(d.margin_bytes),
+                                   human_bytes(uint64_t(-d.free_bytes())));
+                break;
+            }
+        }
+    }
+    out += "  llama.cpp would not refuse this: it moves layers to the CPU (--fit, the default) or fails to allocate, "
+           "and a spill to the CPU slows generation sharply.\n";
+    for (const auto & c : r.fit->max_n_ctx) {
+        if (c.allowed && c.max_n_ctx > 0) {
+            out += fmt::format("  fits instead: -c {} -ctk {} -ctv {}\n", c.max_n_ctx, type_name(c.type), type_name(c.type));
+        }
+    }
+    return out;
+}
+
 std::string render_text(const report & r) {
     const model_desc & m = r.model;
     const llamacpp_settings & s = r.settings;
