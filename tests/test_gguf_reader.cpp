@@ -162,6 +162,28 @@ TEST(gguf_reader, split_model_adds_up_its_shards_from_any_shard) {
     }
 }
 
+TEST(gguf_reader, header_larger_than_the_first_read) {
+    // open() reads 8 MiB first and doubles while the header runs past it: a 12 MiB header takes two more reads.
+    kvfit::test::scratch_dir dir("gguf_big");
+    kvfit::gguf_writer w;
+    w.add("big", gguf_wvalue::array_string(std::vector<std::string>(3072, std::string(4096, 'x'))));
+    w.add("after", gguf_wvalue::u32(7));
+    w.add_tensor("t", kvfit::ggml_type::f32, {8});
+    w.write(dir.file("big.gguf"), kvfit::gguf_data::sparse);
+    const auto f = kvfit::gguf_file::open(dir.file("big.gguf"));
+    EXPECT_GT(f.header_bytes(), 12u << 20);
+    EXPECT_EQ(f.find("after")->to_uint(), 7u);
+    EXPECT_EQ(f.find("big")->at(3071).to_string()->size(), 4096u);
+    EXPECT_FALSE(f.header_only());
+    std::filesystem::resize_file(dir.file("big.gguf"), 10u << 20); // cut inside the array
+    try {
+        kvfit::gguf_file::open(dir.file("big.gguf"));
+        FAIL();
+    } catch (const kvfit::error & e) {
+        EXPECT_NE(std::string(e.what()).find("string length 4096 exceeds remaining"), std::string::npos) << e.what();
+    }
+}
+
 TEST(gguf_reader, open_errors_name_the_file) {
     kvfit::test::scratch_dir dir("gguf_open");
     EXPECT_THROW(kvfit::gguf_file::open(dir.file("absent.gguf")), kvfit::error);

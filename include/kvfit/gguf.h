@@ -1,8 +1,8 @@
 #pragma once
 /// @file gguf.h
 /// GGUF reader: header, metadata and tensor infos of a GGUF file (versions 2 and 3), without reading tensor data.
-/// The file is memory-mapped; keys, strings and arrays are views into the mapping, so parsing a 100 GB model
-/// touches only its header pages, and memory is bounded by the header size.
+/// Only the header bytes are read; keys, strings and arrays are views into them, so parsing a 100 GB model
+/// costs only its header, and memory is bounded by the header size.
 /// Format: ggml/include/gguf.h and ggml/src/gguf.cpp in llama.cpp (layout comment at the top of
 /// src/sources/gguf.cpp). Model mapping (GGUF keys -> model_desc) is model_from_gguf in sources.h.
 
@@ -80,13 +80,13 @@ struct gguf_tensor_info {
     uint64_t info_offset = 0;  ///< file offset of this tensor info (for messages)
 };
 
-namespace detail { struct gguf_mapping; }
+namespace detail { struct gguf_buffer; }
 
-/// A parsed GGUF file. Move- and copy-able (copies share the mapping). Everything is checked at parse time:
+/// A parsed GGUF file. Move- and copy-able (copies share the header bytes). Everything is checked at parse time:
 /// an object that exists is well-formed.
 class gguf_file {
 public:
-    /// Map and parse the file at `path`. Throws kvfit::error "<path>: offset 0x..: <what>" for any malformed
+    /// Read the header of the file at `path`. Throws kvfit::error "<path>: offset 0x..: <what>" for any malformed
     /// byte, "<path>: <what>" when it cannot be opened. Reads no tensor data.
     static gguf_file open(const std::string & path);
     /// Parse bytes held by the caller (which must outlive the result); `where` names them in messages.
@@ -117,7 +117,7 @@ public:
     const gguf_tensor_info * find_tensor(std::string_view name) const;
 
 private:
-    std::shared_ptr<detail::gguf_mapping> map_;
+    std::shared_ptr<detail::gguf_buffer> map_;
     std::string path_;
     uint32_t version_ = 0;
     uint64_t alignment_ = gguf_default_alignment;

@@ -34,7 +34,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <numeric>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_set>
@@ -44,11 +43,10 @@ static_assert(std::endian::native == std::endian::little, "kvfit's GGUF reader a
 namespace kvfit {
 
 namespace detail {
-/// A read-only mapping of a whole file, unmapped on destruction.
-struct gguf_mapping {
-    void * addr = nullptr;
+/// The header bytes of a file, owned by every gguf_file that views them.
+struct gguf_buffer {
+    std::unique_ptr<char[]> bytes;
     uint64_t size = 0;
-    ~gguf_mapping() { if (addr) munmap(addr, size); }
 };
 } // namespace detail
 
@@ -65,15 +63,25 @@ uint64_t pad_to(uint64_t n, uint64_t align) { return (n + align - 1) / align * a
 /// Bounds-checked reads over the parsed bytes; fills a gguf_file.
 struct gguf_parser {
     const char * base;
-    uint64_t size;
+    uint64_t size;       // bytes in memory: the whole file, or a prefix of it while reading (gguf_file::open)
+    uint64_t file_size;  // bytes in the file
     uint64_t pos = 0;
     const std::string & where;
+
+    /// Thrown instead of an error when the bytes run out before the end of the file: read more and retry.
+    struct need_more {};
 
     uint64_t left() const { return size - pos; }
     [[noreturn]] void fail(uint64_t off, const std::string & what) const { throw error::at_offset(where, off, what); }
 
+    // A size check failed: an error when the whole file is in memory, else a request for more bytes.
+    [[noreturn]] void short_of(uint64_t off, const std::string & what) const {
+        if (size < file_size) throw need_more{};
+        fail(off, what);
+    }
+
     void need(uint64_t n, std::string_view what) const {
-        if (n > left()) fail(pos, fmt::format("truncated: {} needs {} bytes, {} remain", what, n, left()));
+        if (n > left()) short_of(pos, fmt::format("truncated: {} needs {} bytes, {} remain", what, n, left()));
     }
     template <class T> T read(std::string_view what) {
         need(sizeof(T), what);
@@ -85,7 +93,7 @@ struct gguf_parser {
     std::string_view str(std::string_view what) {
         const uint64_t at = pos;
         const uint64_t n = read<uint64_t>(what);
-        if (n > left()) fail(at, fmt::format("{} length {} exceeds remaining {} bytes", what, n, left()));
+        if (n > left()) short_of(at, fmt::format("{} length {} exceeds remaining {} bytes", what, n, left()));
         std::string_view s(base + pos, n);
         pos += n;
         return s;
@@ -133,7 +141,7 @@ struct gguf_parser {
         const uint64_t elem = v.elem_type == gguf_type::string ? 8 : v.elem_type == gguf_type::array ? 12
                                                                     : scalar_bytes(v.elem_type);
         if (v.n > left() / elem) {
-            fail(at, fmt::format("array length {} of {} exceeds remaining {} bytes", v.n,
+            short_of(at, fmt::format("array length {} of {} exceeds remaining {} bytes", v.n,
                                  gguf_type_name(v.elem_type), left()));
         }
         v.offset = pos;
@@ -141,7 +149,7 @@ struct gguf_parser {
             for (uint64_t i = 0; i < v.n; ++i) { // the hot loop of a 250k-token vocabulary: no allocation
                 const uint64_t len_at = pos;
                 const uint64_t len = read<uint64_t>("string");
-                if (len > left()) fail(len_at, fmt::format("string length {} exceeds remaining {} bytes", len, left()));
+                if (len > left()) short_of(len_at, fmt::format("string length {} exceeds remaining {} bytes", len, left()));
                 pos += len;
             }
         } else if (v.elem_type == gguf_type::array) {
@@ -170,12 +178,12 @@ struct gguf_parser {
         uint64_t at = pos;
         n_tensors = read<uint64_t>("tensor count");
         if (n_tensors > uint64_t(INT64_MAX) || n_tensors > left() / k_min_tensor_info_bytes) {
-            fail(at, fmt::format("tensor count {} exceeds what the remaining {} bytes can hold", n_tensors, left()));
+            short_of(at, fmt::format("tensor count {} exceeds what the remaining {} bytes can hold", n_tensors, left()));
         }
         at = pos;
         n_kv = read<uint64_t>("key/value count");
         if (n_kv > uint64_t(INT64_MAX) || n_kv > left() / k_min_kv_bytes) {
-            fail(at, fmt::format("key/value count {} exceeds what the remaining {} bytes can hold", n_kv, left()));
+            short_of(at, fmt::format("key/value count {} exceeds what the remaining {} bytes can hold", n_kv, left()));
         }
     }
 
@@ -249,7 +257,7 @@ struct gguf_parser {
 
     void tensors(gguf_file & f, uint64_t n_tensors) {
         if (n_tensors > left() / k_min_tensor_info_bytes) {
-            fail(pos, fmt::format("tensor count {} exceeds what the remaining {} bytes can hold", n_tensors, left()));
+            short_of(pos, fmt::format("tensor count {} exceeds what the remaining {} bytes can hold", n_tensors, left()));
         }
         f.tensors_.reserve(n_tensors);
         std::unordered_set<std::string_view> seen;
@@ -317,7 +325,7 @@ gguf_file gguf_file::parse(std::string_view bytes, std::string where) {
     gguf_file f;
     f.path_ = std::move(where);
     f.file_bytes_ = bytes.size();
-    gguf_parser p{bytes.data(), bytes.size(), 0, f.path_};
+    gguf_parser p{bytes.data(), bytes.size(), bytes.size(), 0, f.path_};
     uint64_t n_tensors = 0, n_kv = 0;
     p.header(f, n_tensors, n_kv);
     p.kvs(f, n_kv);
@@ -326,27 +334,45 @@ gguf_file gguf_file::parse(std::string_view bytes, std::string where) {
     return f;
 }
 
+// Reads the header bytes only: a first read of up to 8 MiB (a 250k-token vocabulary takes about 6 MB), doubled
+// while the header runs past it. Cheaper than mapping the file (no page faults, no munmap): 0.2 ms for 6.4 MB.
 gguf_file gguf_file::open(const std::string & path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw error::at(path, fmt::format("cannot open: {}", std::strerror(errno)));
+    struct closer { int fd; ~closer() { ::close(fd); } } guard{fd};
     struct stat st {};
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw error::at(path, "not a regular file");
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw error::at(path, "not a regular file");
+    const uint64_t file_size = uint64_t(st.st_size);
+    if (file_size == 0) throw error::at_offset(path, 0, "truncated: the file is empty");
+    uint64_t have = 0;
+    auto buf = std::make_shared<detail::gguf_buffer>();
+    for (uint64_t want = std::min<uint64_t>(file_size, 8u << 20);; want = std::min(file_size, want * 2)) {
+        auto bigger = std::make_unique_for_overwrite<char[]>(want);
+        if (have > 0) std::memcpy(bigger.get(), buf->bytes.get(), have);
+        buf->bytes = std::move(bigger);
+        buf->size = want;
+        while (have < want) {
+            const ssize_t n = ::pread(fd, buf->bytes.get() + have, want - have, off_t(have));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) throw error::at_offset(path, have, fmt::format("cannot read: {}", n < 0 ? std::strerror(errno) : "file shrank"));
+            have += uint64_t(n);
+        }
+        gguf_file f;
+        f.path_ = path;
+        f.file_bytes_ = file_size;
+        try {
+            gguf_parser p{buf->bytes.get(), want, file_size, 0, f.path_};
+            uint64_t n_tensors = 0, n_kv = 0;
+            p.header(f, n_tensors, n_kv);
+            p.kvs(f, n_kv);
+            p.tensors(f, n_tensors);
+            p.layout(f);
+        } catch (const gguf_parser::need_more &) {
+            continue; // f and its views into this buffer are dropped before the buffer grows
+        }
+        f.map_ = std::move(buf);
+        return f;
     }
-    auto map = std::make_shared<detail::gguf_mapping>();
-    map->size = uint64_t(st.st_size);
-    if (map->size == 0) {
-        ::close(fd);
-        throw error::at_offset(path, 0, "truncated: the file is empty");
-    }
-    void * addr = mmap(nullptr, map->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (addr == MAP_FAILED) throw error::at(path, fmt::format("cannot map: {}", std::strerror(errno)));
-    map->addr = addr;
-    gguf_file f = parse(std::string_view(static_cast<const char *>(addr), map->size), path);
-    f.map_ = std::move(map);
-    return f;
 }
 
 const gguf_value * gguf_file::find(std::string_view key) const {
