@@ -4,6 +4,7 @@
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
+#include "kvfit/remote.h"
 #include "kvfit/report.h"
 #include "kvfit/sources.h"
 
@@ -129,7 +130,30 @@ struct options {
     std::string gpu, margin, weights, weights_size, ts;
     std::vector<std::string> ot;
     bool json = false, list = false, inspect = false, check = false;
+    bool offline = false, verbose = false;
 };
+
+// hf:org/name[...]: read from the Hub (or the cache with --offline); --verbose reports what it cost, on stderr.
+kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warnings & warn) {
+    if (!spec.starts_with("hf:")) return kvfit::load_model(spec, warn);
+    kvfit::remote_options r = kvfit::remote_options_from_env();
+    r.offline = o.offline;
+    kvfit::remote_stats stats;
+    auto report = [&] {
+        if (!o.verbose) return;
+        for (const auto & line : stats.log) fmt::print(stderr, "kvfit: {}\n", line);
+        fmt::print(stderr, "kvfit: {}: {} requests, {} bytes fetched, {} files from the cache ({})\n", spec,
+                   stats.requests, stats.bytes, stats.cache_hits, r.cache_dir.empty() ? "no cache" : r.cache_dir);
+    };
+    try {
+        kvfit::model_desc m = kvfit::model_from_hf(spec, r, warn, &stats);
+        report();
+        return m;
+    } catch (const kvfit::error &) {
+        report();
+        throw;
+    }
+}
 
 int run(const options & o) {
     if (o.list) {
@@ -173,7 +197,7 @@ int run(const options & o) {
     const uint64_t margin = o.margin.empty() ? kvfit::default_margin_bytes : kvfit::parse_size(o.margin);
 
     kvfit::warnings warn;
-    kvfit::model_desc m = kvfit::load_model(spec, warn);
+    kvfit::model_desc m = load(spec, o, warn);
     if (!o.weights_size.empty()) kvfit::apply_weight_size(m, kvfit::parse_size(o.weights_size));
     else if (!o.weights.empty()) kvfit::apply_weight_format(m, o.weights, true);
 
@@ -189,7 +213,8 @@ int main(int argc, char ** argv) {
     CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
                  "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input."};
     options o;
-    app.add_option("model", o.model, "catalog name, config.json, model directory or .gguf (default: Qwen3.5-9B)");
+    app.add_option("model", o.model, "catalog name, config.json, model directory, .gguf, or hf:org/name[@rev][:file.gguf|:QUANT] "
+                                     "(default: Qwen3.5-9B)");
     app.add_option("-c,--ctx-size", o.ctx, "context size(s) in tokens; several values (8192,32768) make the table")
         ->take_all()->allow_extra_args(false);
     app.add_option("--cache-type-k", o.ctk, "-ctk: K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1");
@@ -215,6 +240,8 @@ int main(int argc, char ** argv) {
     app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
     app.add_flag("--list", o.list, "list the built-in catalog");
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
+    app.add_flag("--offline", o.offline, "hf: models: read only the cache ($KVFIT_CACHE, $XDG_CACHE_HOME/kvfit, ~/.cache/kvfit)");
+    app.add_flag("--verbose", o.verbose, "hf: models: print each request and the bytes fetched (stderr)");
     try {
         app.parse(normalise_args(argc, argv));
     } catch (const CLI::CallForHelp &) {

@@ -2,7 +2,7 @@
 # Installs kvfit's build dependencies from Debian packages when they are missing (needs root or sudo).
 # Used by scripts/run.sh and scripts/test.sh; safe to run again.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev)
+pkgs=(cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev libcurl4-openssl-dev)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang libclang-rt-14-dev)
   # node and npm run the conformance suite; the machine image may ship them outside Debian's npm package

@@ -92,6 +92,13 @@ public:
     /// Parse bytes held by the caller (which must outlive the result); `where` names them in messages.
     /// `bytes.size()` is the file size for the header-only and data-range checks.
     static gguf_file parse(std::string_view bytes, std::string where);
+    /// Parse the first bytes of a file of `file_bytes` bytes (a download of a prefix; the result owns them).
+    /// Returns nullopt when the prefix ends before the last tensor info, with `need_bytes` set to an estimate of
+    /// the prefix length that will be enough (more than prefix.size(), at most file_bytes): the metadata still to
+    /// come guessed from what was read (a string array's remaining strings as long as its first ones) plus about
+    /// 100 bytes per tensor info. Throws what parse() throws for a malformed byte inside the prefix.
+    static std::optional<gguf_file> parse_prefix(std::string prefix, uint64_t file_bytes, std::string where,
+                                                 uint64_t & need_bytes);
 
     const std::string & path() const { return path_; }
     uint32_t version() const { return version_; }

@@ -59,6 +59,9 @@ struct model_weights {
     std::vector<weight_group> layers;   ///< per counted block, length n_layer
     weight_group other;                 ///< tensors of no block that are not the embedding or output
                                         ///< (MTP/NextN blocks, rope tables, vision tower when bundled)
+    weight_group vision;                ///< subset of `other`: vision/audio tower and projector tensors bundled in
+                                        ///< the checkpoint (safetensors), reported apart from the text model
+    weight_group mtp;                   ///< subset of `other`: MTP / NextN prediction blocks (safetensors)
     bool exact = false;                 ///< bytes read from a file (GGUF/safetensors) rather than estimated
     std::string format;                 ///< weight format label: "gguf", "bf16", "q4_k_m", "given", ...
 

@@ -63,7 +63,9 @@ const catalog_entry * find_catalog(std::string_view name);
 // --- dispatch -------------------------------------------------------------------------------------------
 
 /// Load a model named by catalog name, HF id in the catalog, config.json path, model directory holding a
-/// config.json, or .gguf path. Throws kvfit::error "<spec>: no such file or catalog model" when nothing matches.
+/// config.json (with model.safetensors or model.safetensors.index.json beside it the weights are exact: see
+/// apply_safetensors_weights in safetensors.h), .gguf path, or "hf:org/name..." (model_from_hf in remote.h, options
+/// from the environment). Throws kvfit::error "<spec>: no such file or catalog model" when nothing matches.
 model_desc load_model(std::string_view spec, warnings & warn);
 
 // --- weights --------------------------------------------------------------------------------------------

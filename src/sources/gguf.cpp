@@ -68,20 +68,31 @@ struct gguf_parser {
     uint64_t pos = 0;
     const std::string & where;
 
+    uint64_t n_tensors = 0; // from the header: sizes the estimate of how many bytes the tensor infos take
+
     /// Thrown instead of an error when the bytes run out before the end of the file: read more and retry.
-    struct need_more {};
+    /// `want` estimates the prefix length that will be enough (gguf_file::parse_prefix).
+    struct need_more { uint64_t want = 0; };
+
+    // Bytes the tensor infos still to come will take, roughly: a 30-character name, 3 dimensions, type, offset.
+    uint64_t infos_estimate(uint64_t n) const { return n * 100; }
 
     uint64_t left() const { return size - pos; }
     [[noreturn]] void fail(uint64_t off, const std::string & what) const { throw error::at_offset(where, off, what); }
 
-    // A size check failed: an error when the whole file is in memory, else a request for more bytes.
-    [[noreturn]] void short_of(uint64_t off, const std::string & what) const {
-        if (size < file_size) throw need_more{};
+    // A size check failed: an error when the whole file is in memory, else a request for more bytes
+    // (at least `want`, and the tensor infos after the metadata while those are still to come).
+    [[noreturn]] void short_of(uint64_t off, const std::string & what, uint64_t want = 0) const {
+        if (size < file_size) throw need_more{std::max(want, pos + 1) + (in_kvs ? infos_estimate(n_tensors) : 0)};
         fail(off, what);
     }
+    bool in_kvs = true;
+
+    // pos + n, saturating: a hostile count must not wrap the estimate.
+    uint64_t after(uint64_t n) const { return n > UINT64_MAX - pos ? UINT64_MAX : pos + n; }
 
     void need(uint64_t n, std::string_view what) const {
-        if (n > left()) short_of(pos, fmt::format("truncated: {} needs {} bytes, {} remain", what, n, left()));
+        if (n > left()) short_of(pos, fmt::format("truncated: {} needs {} bytes, {} remain", what, n, left()), after(n));
     }
     template <class T> T read(std::string_view what) {
         need(sizeof(T), what);
@@ -93,7 +104,7 @@ struct gguf_parser {
     std::string_view str(std::string_view what) {
         const uint64_t at = pos;
         const uint64_t n = read<uint64_t>(what);
-        if (n > left()) short_of(at, fmt::format("{} length {} exceeds remaining {} bytes", what, n, left()));
+        if (n > left()) short_of(at, fmt::format("{} length {} exceeds remaining {} bytes", what, n, left()), after(n));
         std::string_view s(base + pos, n);
         pos += n;
         return s;
@@ -142,14 +153,17 @@ struct gguf_parser {
                                                                     : scalar_bytes(v.elem_type);
         if (v.n > left() / elem) {
             short_of(at, fmt::format("array length {} of {} exceeds remaining {} bytes", v.n,
-                                 gguf_type_name(v.elem_type), left()));
+                                 gguf_type_name(v.elem_type), left()), v.n > UINT64_MAX / elem ? UINT64_MAX : after(v.n * elem));
         }
         v.offset = pos;
         if (v.elem_type == gguf_type::string) {
             for (uint64_t i = 0; i < v.n; ++i) { // the hot loop of a 250k-token vocabulary: no allocation
                 const uint64_t len_at = pos;
+                // Out of bytes inside the array: the strings to come are guessed as long as those read so far.
+                const uint64_t rest = (v.n - i) * ((pos - v.offset) / std::max<uint64_t>(i, 1) + 8);
+                if (left() < 8) short_of(pos, fmt::format("truncated: string needs 8 bytes, {} remain", left()), after(rest));
                 const uint64_t len = read<uint64_t>("string");
-                if (len > left()) short_of(len_at, fmt::format("string length {} exceeds remaining {} bytes", len, left()));
+                if (len > left()) short_of(len_at, fmt::format("string length {} exceeds remaining {} bytes", len, left()), after(std::max(rest, len)));
                 pos += len;
             }
         } else if (v.elem_type == gguf_type::array) {
@@ -177,9 +191,13 @@ struct gguf_parser {
         }
         uint64_t at = pos;
         n_tensors = read<uint64_t>("tensor count");
-        if (n_tensors > uint64_t(INT64_MAX) || n_tensors > left() / k_min_tensor_info_bytes) {
+        if (n_tensors > uint64_t(INT64_MAX)) {
+            fail(at, fmt::format("tensor count {} exceeds what the remaining {} bytes can hold", n_tensors, left()));
+        }
+        if (n_tensors > left() / k_min_tensor_info_bytes) {
             short_of(at, fmt::format("tensor count {} exceeds what the remaining {} bytes can hold", n_tensors, left()));
         }
+        this->n_tensors = n_tensors;
         at = pos;
         n_kv = read<uint64_t>("key/value count");
         if (n_kv > uint64_t(INT64_MAX) || n_kv > left() / k_min_kv_bytes) {
@@ -256,14 +274,25 @@ struct gguf_parser {
     }
 
     void tensors(gguf_file & f, uint64_t n_tensors) {
+        in_kvs = false;
         if (n_tensors > left() / k_min_tensor_info_bytes) {
-            short_of(pos, fmt::format("tensor count {} exceeds what the remaining {} bytes can hold", n_tensors, left()));
+            short_of(pos, fmt::format("tensor count {} exceeds what the remaining {} bytes can hold", n_tensors, left()),
+                     after(infos_estimate(n_tensors)));
         }
         f.tensors_.reserve(n_tensors);
         std::unordered_set<std::string_view> seen;
         seen.reserve(n_tensors);
         for (uint64_t i = 0; i < n_tensors; ++i) {
-            f.tensors_.push_back(tensor(f));
+            if (size < file_size && left() < infos_estimate(1)) { // a prefix: fetch the rest of the infos at once
+                const uint64_t start = pos;
+                try {
+                    f.tensors_.push_back(tensor(f));
+                } catch (const need_more &) {
+                    throw need_more{start + infos_estimate(n_tensors - i)};
+                }
+            } else {
+                f.tensors_.push_back(tensor(f));
+            }
             const auto & t = f.tensors_.back();
             if (!seen.insert(t.name).second) fail(t.info_offset, fmt::format("duplicate tensor '{}'", t.name));
         }
@@ -331,6 +360,33 @@ gguf_file gguf_file::parse(std::string_view bytes, std::string where) {
     p.kvs(f, n_kv);
     p.tensors(f, n_tensors);
     p.layout(f);
+    return f;
+}
+
+std::optional<gguf_file> gguf_file::parse_prefix(std::string prefix, uint64_t file_bytes, std::string where,
+                                                 uint64_t & need_bytes) {
+    if (prefix.size() > file_bytes) prefix.resize(file_bytes);
+    if (prefix.empty() && file_bytes == 0) throw error::at_offset(where, 0, "truncated: the file is empty");
+    auto buf = std::make_shared<detail::gguf_buffer>();
+    buf->size = prefix.size();
+    buf->bytes = std::make_unique_for_overwrite<char[]>(std::max<uint64_t>(buf->size, 1));
+    std::memcpy(buf->bytes.get(), prefix.data(), prefix.size());
+    gguf_file f;
+    f.path_ = std::move(where);
+    f.file_bytes_ = file_bytes;
+    try {
+        gguf_parser p{buf->bytes.get(), buf->size, file_bytes, 0, f.path_};
+        uint64_t n_tensors = 0, n_kv = 0;
+        p.header(f, n_tensors, n_kv);
+        p.kvs(f, n_kv);
+        p.tensors(f, n_tensors);
+        p.layout(f);
+    } catch (const gguf_parser::need_more & more) {
+        need_bytes = std::clamp<uint64_t>(more.want, buf->size + 1, file_bytes);
+        return std::nullopt;
+    }
+    need_bytes = 0;
+    f.map_ = std::move(buf);
     return f;
 }
 

@@ -1,5 +1,7 @@
 // Dispatch a model name or path to its source (include/kvfit/sources.h: load_model).
 #include "kvfit/error.h"
+#include "kvfit/remote.h"
+#include "kvfit/safetensors.h"
 #include "kvfit/sources.h"
 
 #include <filesystem>
@@ -44,14 +46,19 @@ model_desc load_model(std::string_view spec, warnings & warn) {
         m.source = "catalog";
         return m;
     }
+    if (spec.starts_with("hf:")) return model_from_hf(spec, remote_options_from_env(), warn);
     const fs::path path{std::string(spec)};
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         const fs::path cfg = path / "config.json";
         if (!fs::exists(cfg, ec)) throw error::at(path.string(), "directory holds no config.json");
-        model_desc m = model_from_hf_config(read_text(cfg), cfg.string(), warn);
+        const std::string cfg_text = read_text(cfg);
+        model_desc m = model_from_hf_config(cfg_text, cfg.string(), warn);
         m.source = cfg.string();
         if (m.name.empty()) m.name = path.filename().string();
+        // The shape is config.json's; the safetensors headers beside it make the weights exact.
+        const auto shards = safetensors_open_dir(path.string());
+        if (!shards.empty()) apply_safetensors_weights(m, shards, cfg_text, path.string(), warn);
         return m;
     }
     if (!fs::exists(path, ec)) {

@@ -1,0 +1,83 @@
+#pragma once
+/// @file remote.h
+/// Remote models on the Hugging Face Hub, read by HTTP Range requests: config.json, the safetensors headers and
+/// the GGUF headers, never the tensor data. A 70B model costs a few hundred kB and a handful of requests.
+///
+/// Spellings (`kvfit hf:...`):
+///   hf:org/name                  config.json + safetensors (or the repository's one GGUF, or its Q4_K_M)
+///   hf:org/name@revision         the same at a branch, tag or commit
+///   hf:org/name:file.gguf        that GGUF file (a path in the repository; any shard of a split model)
+///   hf:org/name:Q4_K_M           the GGUF whose name holds that quantization, as llama.cpp's -hf picks it
+///
+/// Requests, for a repository at revision R of endpoint E (default https://huggingface.co, or $HF_ENDPOINT):
+///   GET E/api/models/org/name/tree/R?recursive=true    the file listing (sizes, ids), following Link: rel="next"
+///   GET E/org/name/resolve/R/<file>                    config.json and model.safetensors.index.json, whole
+///   GET ... Range: bytes=0-65535                       a safetensors header; a second Range for the rest when the
+///                                                      header is longer than 64 KiB: at most 2 requests per file
+///   GET ... Range: bytes=0-2097151, then growing       a GGUF header, until the last tensor info has arrived
+///                                                      (gguf_file::parse_prefix estimates how far that is)
+/// Redirects (the Hub sends large files to a CDN) are followed by kvfit itself, at most 10, keeping the Range;
+/// the Authorization header carries $HF_TOKEN only to the endpoint's own scheme, host and port, never to another.
+/// TLS certificates and host names are verified. The token is never printed or logged.
+///
+/// Cache: every file fetched is stored under the cache directory, keyed by the listing's file id (git blob or LFS
+/// sha256), so a later run fetches only the listing, and `--offline` (remote_options::offline) fetches nothing:
+///   $KVFIT_CACHE, else $XDG_CACHE_HOME/kvfit, else ~/.cache/kvfit
+///     hf/<org>/<name>/tree/<revision>.json     the listing
+///     hf/<org>/<name>/files/<id>               the file (config.json, index) or its header bytes (safetensors, GGUF)
+
+#include "kvfit/model.h"
+#include "kvfit/sources.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvfit {
+
+/// Where and how to fetch. remote_options_from_env() fills it from the environment.
+struct remote_options {
+    std::string endpoint = "https://huggingface.co"; ///< scheme://host[:port] of the Hub ($HF_ENDPOINT)
+    std::string token;        ///< $HF_TOKEN; sent as "Authorization: Bearer" to the endpoint's origin only
+    std::string cache_dir;    ///< see the file comment; "" disables the cache
+    bool offline = false;     ///< read the cache only, make no request
+    long timeout_s = 60;      ///< per request, seconds (connection: 15 s)
+};
+
+/// What a remote load cost. `bytes` counts response bodies, redirects and aborted bodies included.
+struct remote_stats {
+    uint64_t requests = 0;            ///< HTTP requests made (each redirect hop counts)
+    uint64_t bytes = 0;               ///< body bytes received
+    uint64_t cache_hits = 0;          ///< files read from the cache instead of the network
+    std::vector<std::string> log;     ///< one line per request: "GET <url without query> [range a-b] -> 206, n B"
+};
+
+/// A parsed "hf:" spelling.
+struct hf_spec {
+    std::string repo;               ///< "org/name"
+    std::string revision = "main";  ///< branch, tag or commit
+    std::string selector;           ///< "" , a file path ending in .gguf, or a quantization name ("Q4_K_M")
+};
+
+/// Parse "hf:org/name[@revision][:selector]". Throws kvfit::error "<spec>: ..." when the repository is not
+/// org/name of [A-Za-z0-9._-] (no "..") or the revision holds characters other than [A-Za-z0-9._/-].
+hf_spec parse_hf_spec(std::string_view spec);
+
+/// The cache directory the environment names: $KVFIT_CACHE, else $XDG_CACHE_HOME/kvfit, else $HOME/.cache/kvfit;
+/// "" when none of them is set.
+std::string default_cache_dir();
+
+/// Options from $HF_ENDPOINT (trailing '/' removed), $HF_TOKEN and default_cache_dir().
+remote_options remote_options_from_env();
+
+/// Load a Hub repository (see the file comment for what is fetched). config.json + safetensors give the shape of
+/// config.json and exact weights (apply_safetensors_weights), a GGUF gives model_from_gguf of its headers; the plan
+/// is the one of the same files on disk. m.source is the spelling given.
+/// Throws kvfit::error with one line naming the repository and file: HTTP 401 (gated or private: set HF_TOKEN),
+/// 403 (the token has no access), 404 (no such repository, revision or file), a server that ignores Range (stopped
+/// after the bytes asked for), no network ("cannot reach <host>"), TLS failures, a file missing from the cache with
+/// `offline`, no config.json nor GGUF, an ambiguous or unknown GGUF selector, and every header error.
+model_desc model_from_hf(std::string_view spec, const remote_options & o, warnings & warn, remote_stats * stats = nullptr);
+
+} // namespace kvfit

@@ -1,0 +1,258 @@
+// HTTP GET over libcurl for the remote source (src/sources/http.h). Redirects are followed here, not by libcurl,
+// so each hop decides afresh whether the token may go: only to the endpoint's own origin (scheme, host, port).
+// The Hub answers /resolve/ of a large file with a redirect to a CDN host; the signed CDN URL needs no token.
+#include "sources/http.h"
+
+#include "kvfit/error.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+
+namespace kvfit::detail {
+namespace {
+
+constexpr int k_max_redirects = 10;
+constexpr uint64_t k_redirect_body_cap = 64 << 10;
+
+std::string lower(std::string s) {
+    for (char & c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+std::string trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return std::string(s);
+}
+
+// The URL as logged: no query string (signed CDN URLs carry credentials there).
+std::string without_query(const std::string & url) { return url.substr(0, url.find('?')); }
+
+std::string host_of(const std::string & url) {
+    const std::string o = url_origin(url);
+    const size_t at = o.find("://");
+    return at == std::string::npos ? url : o.substr(at + 3);
+}
+
+// `location` resolved against `base` (a Location header may be relative); "" when it cannot be parsed.
+std::string resolve(const std::string & base, const std::string & location) {
+    CURLU * u = curl_url();
+    std::string out;
+    char * s = nullptr;
+    if (curl_url_set(u, CURLUPART_URL, base.c_str(), 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_URL, location.c_str(), 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK) {
+        out = s;
+    }
+    curl_free(s);
+    curl_url_cleanup(u);
+    return out;
+}
+
+// One hop's response as it arrives: the status line and headers first, then the body, capped.
+struct exchange {
+    long status = 0;
+    std::string location, content_range, link;
+    std::string body;
+    uint64_t cap = 0;            // most body bytes accepted
+    uint64_t range_bytes = 0;    // bytes asked for by Range (0: no range)
+    bool over_cap = false, ignored_range = false;
+};
+
+size_t on_header(char * data, size_t size, size_t n, void * user) {
+    auto & x = *static_cast<exchange *>(user);
+    const std::string_view line(data, size * n);
+    if (line.starts_with("HTTP/")) {
+        const size_t sp = line.find(' ');
+        x.status = sp == std::string_view::npos ? 0 : std::atol(std::string(line.substr(sp + 1, 3)).c_str());
+        x.location.clear(), x.content_range.clear(), x.link.clear();
+        return size * n;
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return size * n;
+    const std::string name = lower(std::string(line.substr(0, colon)));
+    const std::string value = trim(line.substr(colon + 1));
+    if (name == "location") x.location = value;
+    else if (name == "content-range") x.content_range = value;
+    else if (name == "link") x.link = value;
+    return size * n;
+}
+
+size_t on_body(char * data, size_t size, size_t n, void * user) {
+    auto & x = *static_cast<exchange *>(user);
+    uint64_t limit = x.cap;
+    if (x.status >= 300 && x.status < 400) limit = k_redirect_body_cap;
+    // A 200 to a range request carries the whole file: take no more than was asked for.
+    if (x.range_bytes > 0 && x.status == 200) limit = std::min(limit, x.range_bytes);
+    if (x.body.size() + size * n > limit) {
+        (x.range_bytes > 0 && x.status == 200 ? x.ignored_range : x.over_cap) = true;
+        return 0; // aborts the transfer: CURLE_WRITE_ERROR
+    }
+    x.body.append(data, size * n);
+    return size * n;
+}
+
+// "bytes 0-7/12345" -> 12345; 0 when absent or "*".
+uint64_t total_of(const std::string & content_range) {
+    const size_t slash = content_range.rfind('/');
+    if (slash == std::string::npos) return 0;
+    return std::strtoull(content_range.c_str() + slash + 1, nullptr, 10);
+}
+
+// Link: <https://host/api/...?cursor=x>; rel="next" -> the URL.
+std::string next_of(const std::string & link) {
+    size_t at = 0;
+    while ((at = link.find('<', at)) != std::string::npos) {
+        const size_t close = link.find('>', at);
+        if (close == std::string::npos) break;
+        const size_t comma = link.find(',', close);
+        const std::string params = link.substr(close, comma == std::string::npos ? std::string::npos : comma - close);
+        if (params.find("rel=\"next\"") != std::string::npos || params.find("rel=next") != std::string::npos) {
+            return link.substr(at + 1, close - at - 1);
+        }
+        at = close;
+    }
+    return "";
+}
+
+[[noreturn]] void throw_status(long status, bool token_sent, std::string_view what) {
+    switch (status) {
+    case 401:
+        throw error::at(what, token_sent ? "HTTP 401 unauthorized: HF_TOKEN was sent but was refused (expired or wrong?)"
+                                         : "HTTP 401 unauthorized: the repository is gated or private; set HF_TOKEN to a "
+                                           "token with access");
+    case 403:
+        throw error::at(what, "HTTP 403 forbidden: the token has no access (accept the model's terms on its Hub page, "
+                              "or use a token with read access)");
+    case 404: throw error::at(what, "HTTP 404 not found: no such repository, revision or file");
+    case 416: throw error::at(what, "HTTP 416 range not satisfiable: the file is shorter than its listing says");
+    case 429: throw error::at(what, "HTTP 429 too many requests: the Hub is rate-limiting; wait, or set HF_TOKEN");
+    default: throw error::at(what, fmt::format("HTTP {} from the server", status));
+    }
+}
+
+} // namespace
+
+std::string url_origin(const std::string & url) {
+    CURLU * u = curl_url();
+    std::string out;
+    char *scheme = nullptr, *host = nullptr, *port = nullptr;
+    if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+        out = lower(fmt::format("{}://{}:{}", scheme, host, port));
+    }
+    curl_free(scheme), curl_free(host), curl_free(port);
+    curl_url_cleanup(u);
+    return out;
+}
+
+std::string url_path_escape(std::string_view path) {
+    std::string out;
+    for (unsigned char c : path) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') out += char(c);
+        else out += fmt::format("%{:02X}", c);
+    }
+    return out;
+}
+
+struct http_client::impl {
+    remote_options o;
+    remote_stats * stats = nullptr;
+    CURL * curl = nullptr;
+    std::string origin;  // the endpoint's: the only origin the token goes to
+};
+
+http_client::http_client(const remote_options & o, remote_stats * stats) : p_(new impl{o, stats, nullptr, ""}) {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    p_->curl = curl_easy_init();
+    p_->origin = url_origin(o.endpoint);
+    if (!p_->curl) throw error("remote: cannot initialise libcurl");
+}
+
+http_client::~http_client() {
+    curl_easy_cleanup(p_->curl);
+    delete p_;
+}
+
+http_response http_client::get(const std::string & start_url, std::optional<byte_range> range, uint64_t cap,
+                               std::string_view what) {
+    std::string url = start_url;
+    for (int hop = 0; hop <= k_max_redirects; ++hop) {
+        CURL * c = p_->curl;
+        curl_easy_reset(c);
+        exchange x;
+        x.cap = cap;
+        x.range_bytes = range ? range->last - range->first + 1 : 0;
+        const bool send_token = !p_->o.token.empty() && !p_->origin.empty() && url_origin(url) == p_->origin;
+        curl_slist * headers = nullptr;
+        const std::string auth = "Authorization: Bearer " + trim(p_->o.token);
+        if (send_token) headers = curl_slist_append(headers, auth.c_str());
+        const std::string range_text = range ? fmt::format("{}-{}", range->first, range->last) : "";
+        curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 15L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, p_->o.timeout_s);
+        curl_easy_setopt(c, CURLOPT_USERAGENT, "kvfit/0.1");
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+        if (range) curl_easy_setopt(c, CURLOPT_RANGE, range_text.c_str());
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
+        const CURLcode rc = curl_easy_perform(c);
+        curl_slist_free_all(headers);
+        if (p_->stats) {
+            ++p_->stats->requests;
+            p_->stats->bytes += x.body.size();
+            p_->stats->log.push_back(fmt::format("GET {}{} -> {}, {} B", without_query(url),
+                                                 range ? " range " + range_text : "", x.status, x.body.size()));
+        }
+        if (x.ignored_range) {
+            throw error::at(what, fmt::format("the server ignored the Range request (HTTP 200 with the whole file); "
+                                              "stopped after {} bytes: kvfit reads headers only", x.body.size()));
+        }
+        if (x.over_cap) throw error::at(what, fmt::format("response exceeds the limit of {} bytes", cap));
+        if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
+            rc == CURLE_COULDNT_RESOLVE_PROXY) {
+            throw error::at(what, fmt::format("cannot reach {}: {} (no network? --offline reads the cache)", host_of(url),
+                                              curl_easy_strerror(rc)));
+        }
+        if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CONNECT_ERROR) {
+            throw error::at(what, fmt::format("TLS with {} failed: {}", host_of(url), curl_easy_strerror(rc)));
+        }
+        if (rc != CURLE_OK) throw error::at(what, fmt::format("{}: {}", host_of(url), curl_easy_strerror(rc)));
+        if (x.status >= 300 && x.status < 400 && x.status != 304) {
+            const std::string next = x.location.empty() ? "" : resolve(url, x.location);
+            if (next.empty()) throw error::at(what, fmt::format("HTTP {} redirect without a usable Location", x.status));
+            url = next;
+            continue;
+        }
+        if (x.status < 200 || x.status >= 300) throw_status(x.status, send_token, what);
+        if (range && x.status == 206 && !x.content_range.starts_with(fmt::format("bytes {}-", range->first))) {
+            throw error::at(what, fmt::format("asked for bytes {}, the server sent '{}'", range_text, x.content_range));
+        }
+        http_response r;
+        r.status = x.status;
+        r.body = std::move(x.body);
+        r.total_bytes = x.status == 206 ? total_of(x.content_range) : r.body.size();
+        r.next_url = x.link.empty() ? "" : next_of(x.link);
+        if (!r.next_url.empty()) r.next_url = resolve(url, r.next_url);
+        return r;
+    }
+    throw error::at(what, fmt::format("more than {} redirects", k_max_redirects));
+}
+
+} // namespace kvfit::detail
