@@ -151,16 +151,22 @@ struct gguf_parser {
         v.n = read<uint64_t>("array length");
         const uint64_t elem = v.elem_type == gguf_type::string ? 8 : v.elem_type == gguf_type::array ? 12
                                                                     : scalar_bytes(v.elem_type);
-        if (v.n > left() / elem) {
+        const uint64_t in_file = file_size - pos; // an array longer than the rest of the file is an error in any prefix
+        if (v.n > in_file / elem) {
+            fail(at, fmt::format("array length {} of {} exceeds remaining {} bytes", v.n, gguf_type_name(v.elem_type), in_file));
+        }
+        // In a prefix, string arrays go on to the loop below, which estimates the rest from the strings read so far.
+        if (v.n > left() / elem && !(v.elem_type == gguf_type::string && size < file_size)) {
             short_of(at, fmt::format("array length {} of {} exceeds remaining {} bytes", v.n,
-                                 gguf_type_name(v.elem_type), left()), v.n > UINT64_MAX / elem ? UINT64_MAX : after(v.n * elem));
+                                 gguf_type_name(v.elem_type), left()), after(v.n * elem));
         }
         v.offset = pos;
         if (v.elem_type == gguf_type::string) {
             for (uint64_t i = 0; i < v.n; ++i) { // the hot loop of a 250k-token vocabulary: no allocation
                 const uint64_t len_at = pos;
                 // Out of bytes inside the array: the strings to come are guessed as long as those read so far.
-                const uint64_t rest = (v.n - i) * ((pos - v.offset) / std::max<uint64_t>(i, 1) + 8);
+                const uint64_t avg = i > 0 ? (pos - v.offset) / i * 9 / 8 + 1 : 16;
+                const uint64_t rest = v.n - i > UINT64_MAX / avg ? UINT64_MAX : (v.n - i) * avg;
                 if (left() < 8) short_of(pos, fmt::format("truncated: string needs 8 bytes, {} remain", left()), after(rest));
                 const uint64_t len = read<uint64_t>("string");
                 if (len > left()) short_of(len_at, fmt::format("string length {} exceeds remaining {} bytes", len, left()), after(std::max(rest, len)));

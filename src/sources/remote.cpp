@@ -140,10 +140,11 @@ public:
                 cache_put(f, b);
                 return *g;
             }
+            need = std::min(size, need + (64 << 10)); // the estimate (strings 1/8 longer than so far), a little slack
             if (need > k_gguf_max_header) {
-                throw error::at(where(f), fmt::format("header longer than {} bytes", k_gguf_max_header));
+                throw error::at(where(f), fmt::format("header longer than kvfit's limit of {} bytes (read {} so far)",
+                                                      k_gguf_max_header, b.size()));
             }
-            need = std::min(size, need + need / 8); // the estimate, plus some slack to spare a third request
         }
     }
 
@@ -321,7 +322,7 @@ hf_spec parse_hf_spec(std::string_view spec) {
     if (m[3].matched) s.revision = m[3].str().substr(1);
     if (!valid_name(s.revision, "/")) throw error::at(spec, fmt::format("revision '{}': unexpected characters", s.revision));
     if (m[4].matched) s.selector = m[4].str().substr(1);
-    if (!valid_name(s.selector, "/+ ")) throw error::at(spec, fmt::format("file or quantization '{}': unexpected characters", s.selector));
+    if (!s.selector.empty() && !valid_name(s.selector, "/+ ")) throw error::at(spec, fmt::format("file or quantization '{}': unexpected characters", s.selector));
     return s;
 }
 
