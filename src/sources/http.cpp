@@ -168,17 +168,20 @@ struct http_client::impl {
     std::string origin;  // the endpoint's: the only origin the token goes to
 };
 
-http_client::http_client(const remote_options & o, remote_stats * stats) : p_(new impl{o, stats, nullptr, ""}) {
+http_client::http_client(const remote_options & o, remote_stats * stats) {
+    // A line break in the token would smuggle headers into every request; say so without printing it.
+    if (std::any_of(o.token.begin(), o.token.end(), [](unsigned char c) { return c < 0x20 && c != '\t'; })) {
+        throw error("HF_TOKEN: holds control characters (a line break?)");
+    }
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    p_->curl = curl_easy_init();
-    p_->origin = url_origin(o.endpoint);
-    if (!p_->curl) throw error("remote: cannot initialise libcurl");
+    CURL * curl = curl_easy_init();
+    if (!curl) throw error("remote: cannot initialise libcurl");
+    p_.reset(new impl{o, stats, curl, url_origin(o.endpoint)});
 }
 
 http_client::~http_client() {
     curl_easy_cleanup(p_->curl);
-    delete p_;
 }
 
 http_response http_client::get(const std::string & start_url, std::optional<byte_range> range, uint64_t cap,

@@ -5,6 +5,7 @@
 #include "kvfit/remote.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,7 +42,7 @@ public:
 
 private:
     struct impl;
-    impl * p_;
+    std::unique_ptr<impl> p_;
 };
 
 /// "scheme://host:port" of a URL, lower case, with the scheme's default port filled in; "" when it cannot be parsed.

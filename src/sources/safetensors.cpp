@@ -94,6 +94,28 @@ st_tensor read_tensor(const std::string & name, const nlohmann::json & v, std::s
     return t;
 }
 
+// SAX handler collecting the keys of the top-level object; a malformed text is left to the DOM parse to report.
+struct top_keys : nlohmann::json_sax<nlohmann::json> {
+    std::vector<std::string> keys;
+    int depth = 0;
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t &) override { return true; }
+    bool string(string_t &) override { return true; }
+    bool binary(binary_t &) override { return true; }
+    bool start_object(std::size_t) override { return ++depth, true; }
+    bool end_object() override { return --depth, true; }
+    bool start_array(std::size_t) override { return ++depth, true; }
+    bool end_array() override { return --depth, true; }
+    bool key(string_t & k) override {
+        if (depth == 1) keys.push_back(k);
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override { return false; }
+};
+
 std::string slurp(const std::filesystem::path & path, uint64_t limit) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
@@ -161,22 +183,20 @@ safetensors_file safetensors_file::parse(std::string_view prefix, uint64_t file_
     const std::string_view text = prefix.substr(8, f.header_bytes_);
     if (text.empty() || text[0] != '{') throw error::at_offset(f.path_, 8, "header does not start with '{'");
     nlohmann::json j;
-    std::vector<std::string> keys;
+    top_keys keys;
     // nlohmann keeps the last of two equal keys; the format has one entry per tensor, so a repeat is an error.
-    auto note_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json & parsed) {
-        if (depth == 1 && event == nlohmann::json::parse_event_t::key) keys.push_back(parsed.get<std::string>());
-        return true;
-    };
+    // A SAX pass collects the top-level keys (nlohmann's callback parser is quadratic-slow on large headers).
+    nlohmann::json::sax_parse(text, &keys);
     try {
-        j = nlohmann::json::parse(text, note_keys);
+        j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception & e) {
         std::string what = e.what();
         if (const auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
         throw error::at_offset(f.path_, 8, "header is not valid JSON: " + what);
     }
     if (!j.is_object()) throw error::at_offset(f.path_, 8, "header is not a JSON object");
-    std::sort(keys.begin(), keys.end());
-    if (const auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end()) {
+    std::sort(keys.keys.begin(), keys.keys.end());
+    if (const auto dup = std::adjacent_find(keys.keys.begin(), keys.keys.end()); dup != keys.keys.end()) {
         throw error::at(f.path_, fmt::format("tensor '{}': listed twice in the header", *dup));
     }
     for (const auto & [key, value] : j.items()) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 namespace kvfit {
@@ -25,15 +26,21 @@ void safetensors_writer::add_metadata(std::string key, std::string value) {
 }
 
 std::string safetensors_writer::header() const {
-    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    // Written by hand, in the order added (an ordered_json object is quadratic in its key count).
+    auto quoted = [](const std::string & s) { return nlohmann::json(s).dump(); };
+    std::string text = "{";
     if (!metadata_.empty()) {
-        auto & meta = j["__metadata__"] = nlohmann::ordered_json::object();
-        for (const auto & [k, v] : metadata_) meta[k] = v;
+        text += "\"__metadata__\":{";
+        for (size_t i = 0; i < metadata_.size(); ++i) {
+            text += fmt::format("{}{}:{}", i ? "," : "", quoted(metadata_[i].first), quoted(metadata_[i].second));
+        }
+        text += "}";
     }
     for (const auto & t : tensors_) {
-        j[t.name] = {{"dtype", st_dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {t.begin, t.end}}};
+        text += fmt::format("{}{}:{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", text.size() > 1 ? "," : "",
+                            quoted(t.name), st_dtype_name(t.dtype), fmt::join(t.shape, ","), t.begin, t.end);
     }
-    std::string text = j.dump();
+    text += "}";
     text.append((8 - text.size() % 8) % 8, ' ');
     std::string out(8, '\0');
     uint64_t n = text.size();

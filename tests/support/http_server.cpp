@@ -119,10 +119,16 @@ void http_server::serve() {
             at = end + 2;
         }
         const http_reply reply = handler_(r);
+        r.status = reply.status;
+        r.body_bytes_sent = reply.body.size();
+        {
+            // Logged before the reply goes out: once a client has its answer, the log already holds the request.
+            std::lock_guard lock(mutex_);
+            log_.push_back(r);
+        }
         std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason(reply.status) + "\r\n";
         for (const auto & [k, v] : reply.headers) out += k + ": " + v + "\r\n";
         out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\nConnection: close\r\n\r\n";
-        const size_t head = out.size();
         out += reply.body;
         size_t sent = 0;
         while (sent < out.size()) { // a client that stops reading (a capped body) ends the loop with an error
@@ -130,11 +136,7 @@ void http_server::serve() {
             if (n <= 0) break;
             sent += size_t(n);
         }
-        r.status = reply.status;
-        r.body_bytes_sent = sent > head ? sent - head : 0;
         ::close(fd);
-        std::lock_guard lock(mutex_);
-        log_.push_back(std::move(r));
     }
 }
 

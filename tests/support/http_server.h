@@ -1,6 +1,6 @@
 // A loopback HTTP/1.1 server for the remote tests: binds 127.0.0.1 on a free port, answers each request with
 // a handler on its own thread (one connection at a time, "Connection: close"), and logs every request and the
-// body bytes it sent. Nothing leaves the machine.
+// body bytes of its reply, before sending it. Nothing leaves the machine.
 #pragma once
 
 #include <atomic>
@@ -18,8 +18,8 @@ struct http_request {
     std::string path;                           ///< percent-decoded, without the query
     std::string query;                          ///< after '?', as sent
     std::map<std::string, std::string> headers; ///< names in lower case
-    uint64_t body_bytes_sent = 0;               ///< filled in after the reply
-    int status = 0;                             ///< filled in after the reply
+    uint64_t body_bytes_sent = 0;               ///< body bytes of the reply (all sent unless the client hung up)
+    int status = 0;                             ///< status of the reply
 };
 
 struct http_reply {
