@@ -168,6 +168,20 @@ TEST(remote, gated_repo_needs_the_token_and_the_cdn_never_sees_it) {
         EXPECT_EQ(r.headers.count("authorization"), 0u) << "token forwarded to " << r.path;
         EXPECT_EQ(r.headers.at("range"), "bytes=0-65535"); // the Range survives the redirect
     }
+    // The CLI with HF_TOKEN: it works, and the token appears nowhere in the output, --verbose included.
+    ::setenv("HF_ENDPOINT", h.hub.origin().c_str(), 1);
+    ::setenv("KVFIT_CACHE", cache.path.string().c_str(), 1);
+    ::setenv("HF_TOKEN", "secret", 1);
+    const auto r = run_kvfit("hf:org/gated --json --verbose");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find("secret"), std::string::npos);
+    EXPECT_EQ(r.err.find("secret"), std::string::npos) << r.err;
+    ::unsetenv("HF_TOKEN");
+    const auto refused = run_kvfit("hf:org/gated --json");
+    EXPECT_EQ(refused.status, 2);
+    EXPECT_NE(refused.err.find("kvfit: hf:org/gated: file listing: HTTP 401 unauthorized"), std::string::npos) << refused.err;
+    ::unsetenv("HF_ENDPOINT");
+    ::unsetenv("KVFIT_CACHE");
 }
 
 TEST(remote, one_line_errors) {

@@ -66,6 +66,8 @@ nlohmann::json parse(std::string_view text, std::string_view where) {
 
 } // namespace
 
+nlohmann::json parse_config_json(std::string_view text, std::string_view where) { return parse(text, where); }
+
 // --- hf_keys ---------------------------------------------------------------------------------------
 
 bool hf_keys::has(std::string_view key) const {

@@ -105,6 +105,10 @@ void moe_interleave(const hf_keys & cfg, std::string_view key, hf_build & b);
 void hybrid_ffn(const hf_keys & cfg, std::string_view key, hf_build & b);
 void block_ffn(const hf_keys & cfg, std::string_view key, hf_build & b);
 
+/// Parse a config.json text as model_from_hf_config does (bare Infinity/NaN read as null). Throws kvfit::error
+/// "<where>: not valid JSON: ...".
+nlohmann::json parse_config_json(std::string_view text, std::string_view where);
+
 /// Fills b.m.weights from the shapes (params only, bytes 0). Rules in src/sources/hf_params.cpp.
 void count_params(hf_build & b);
 

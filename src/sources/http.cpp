@@ -220,8 +220,9 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
         if (p_->stats) {
             ++p_->stats->requests;
             p_->stats->bytes += x.body.size();
-            p_->stats->log.push_back(fmt::format("GET {}{} -> {}, {} B", without_query(url),
-                                                 range ? " range " + range_text : "", x.status, x.body.size()));
+            const std::string result = x.status > 0 ? fmt::format("{}, {} B", x.status, x.body.size())
+                                                    : fmt::format("no response: {}", curl_easy_strerror(rc));
+            p_->stats->log.push_back(fmt::format("GET {}{} -> {}", without_query(url), range ? " range " + range_text : "", result));
         }
         if (x.ignored_range) {
             throw error::at(what, fmt::format("the server ignored the Range request (HTTP 200 with the whole file); "

@@ -5,6 +5,7 @@
 // count needs the scheme (st_param_count).
 #include "kvfit/error.h"
 #include "kvfit/safetensors.h"
+#include "sources/hf_detail.h"
 
 #include <nlohmann/json.hpp>
 
@@ -89,8 +90,8 @@ st_quant st_quant_from_config(std::string_view config_json, std::string_view whe
     st_quant q;
     nlohmann::json root;
     try {
-        root = nlohmann::json::parse(config_json, nullptr, true, true);
-    } catch (const nlohmann::json::exception &) {
+        root = detail::parse_config_json(config_json, where);
+    } catch (const error &) {
         return q; // model_from_hf_config has already reported an unreadable config
     }
     const nlohmann::json * qc = nullptr;
