@@ -58,13 +58,16 @@ struct model_weights {
     weight_group output;                ///< output norm + output head; 0 params when tied
     std::vector<weight_group> layers;   ///< per counted block, length n_layer
     weight_group other;                 ///< tensors of no block that are not the embedding or output
-                                        ///< (MTP/NextN blocks, rope tables, vision tower when bundled)
+                                        ///< (rope tables, vision tower when bundled)
+    weight_group mtp;                   ///< MTP / NextN prediction blocks: reported apart and NOT in the totals,
+                                        ///< since llama.cpp 5b4ebc5 does not load them (measured: qwen35-9b-mtp1's
+                                        ///< model buffer lacks blk.32) and published parameter counts exclude them
     bool exact = false;                 ///< bytes read from a file (GGUF/safetensors) rather than estimated
     std::string format;                 ///< weight format label: "gguf", "bf16", "q4_k_m", "given", ...
 
-    /// Sum of n_params over every group (token_embd + output + layers + other).
+    /// Sum of n_params over token_embd + output + layers + other (mtp excluded).
     uint64_t total_params() const;
-    /// Sum of bytes over every group.
+    /// Sum of bytes over token_embd + output + layers + other (mtp excluded).
     uint64_t total_bytes() const;
     /// Sum of expert_params over the layers (MoE routed experts).
     uint64_t expert_params() const;

@@ -143,7 +143,7 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards) {
         for (const auto & t : f.tensors()) {
             weight_group * g = &w.other;
             if (const auto il = block_index(t.name)) {
-                if (*il < m.n_layer) g = &w.layers[*il];
+                g = *il < m.n_layer ? &w.layers[*il] : &w.mtp; // blocks past n_layer are NextN/MTP
             } else if (starts_with(t.name, "token_embd") || starts_with(t.name, "position_embd") ||
                        starts_with(t.name, "per_layer_token_embd")) {
                 g = &w.token_embd;
