@@ -89,12 +89,13 @@ struct buffer_set {
 
 /// Context sizing exactly as llama.cpp does. Throws kvfit::error for n_seq 0, n_ubatch 0, an n_ctx over
 /// 2^32 tokens, a quantized V cache without flash attention ("type_v q8_0 needs flash attention",
-/// llama_context refuses the same), and for n_ctx 0 with a model whose n_ctx_train is unknown.
+/// llama_context refuses the same), different K and V types on an MLA model (llama_init_from_model refuses
+/// them), and for n_ctx 0 with a model whose n_ctx_train is unknown.
 llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_settings & s);
 
 /// The KV caches (0, 1 or 2 of them) for the given context: full/MLA layers hold n_ctx_seq cells per stream,
 /// window layers pad256(min(n_ctx_seq, n_swa * (unified ? n_seq : 1) + n_ubatch)) (chunked layers use n_chunk)
-/// unless swa_full. Source: llama_kv_cache_iswa (src/llama-kv-cache-iswa.cpp), llama_kv_cache (src/llama-kv-cache.cpp).
+/// unless swa_full (then both caches stay, the window one with n_ctx_seq cells). Source: llama_kv_cache_iswa (src/llama-kv-cache-iswa.cpp), llama_kv_cache (src/llama-kv-cache.cpp).
 std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
                                                 const llamacpp_context & c);
 
