@@ -251,6 +251,7 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     if (b.m.n_ctx_train == 0) warn.push_back(where_s + ": max_position_embeddings absent: training context unknown");
     b.flags = row->flags;
     apply_config_flags(cfg, b.flags);
+    if (b.flags.mrope) b.m.n_pos_per_embd = 4; // llama_model_rope_type: LLM_ARCH_QWEN35/QWEN35MOE -> IMROPE
     row->layout(cfg, row->layout_key, b, warn);
     row->ffn(cfg, row->ffn_key, b);
     detail::count_params(b);
