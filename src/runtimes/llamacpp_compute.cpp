@@ -123,7 +123,7 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
 }
 
 uint64_t output_stage(const compute_graph & g, uint64_t n_e) {
-    const uint64_t in_hole = std::min(n_e, g.hole() / g.E);
+    const uint64_t in_hole = g.E == 0 ? n_e : std::min(n_e, g.hole() / g.E);
     if (in_hole == n_e) return g.tok + g.E + n_e * g.E + g.L;
     return g.tok + g.E + g.hole() + (n_e - in_hole) * g.E + g.L;
 }

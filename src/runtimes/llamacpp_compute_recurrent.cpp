@@ -13,7 +13,7 @@ namespace kvfit::detail {
 // take ffn_block()'s MoE block: an approximation.
 uint64_t stages_gated_deltanet(const model_desc & m, const compute_graph & g) {
     const uint64_t T = g.n_tokens, n_seq = g.n_seq, I = g.inputs, E = g.E, Q = g.Q;
-    const uint64_t d_conv = m.ssm_d_conv, d_state = m.ssm_d_state, d_inner = m.ssm_d_inner;
+    const uint64_t d_conv = std::max<uint32_t>(1, m.ssm_d_conv), d_state = m.ssm_d_state, d_inner = m.ssm_d_inner;
     const uint64_t H_v = std::max<uint32_t>(1, m.ssm_n_head);
     const uint64_t conv_dim = d_inner + 2 * uint64_t(m.ssm_n_group) * d_state;
     const uint64_t Cs = pad32((d_conv - 1) * conv_dim * n_seq * 4);             // conv_states gathered [.., n_seq]
@@ -77,7 +77,7 @@ uint64_t stages_ssm(const model_desc & m, const compute_graph & g) {
         const uint64_t conv_dim = mamba2 ? d_inner + ng_ds : d_inner;
         const uint64_t d_in_proj = mamba2 ? 2 * d_inner + ng_ds + m.ssm_n_head : 2 * d_inner;
         proj = pad32(d_in_proj * T * 4);
-        conv = pad32((T + (uint64_t(m.ssm_d_conv) - 1) * n_seq) * conv_dim * 4);
+        conv = pad32((T + (std::max<uint64_t>(1, m.ssm_d_conv) - 1) * n_seq) * conv_dim * 4);
         scan = pad32(d_inner * T * 4) + S;
     }
     const uint64_t ssm = g.inputs + 2 * E + Cs + proj + conv + S + scan;
