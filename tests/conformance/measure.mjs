@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Measure what the real llama.cpp (bundled in node-llama-cpp 3.21.1, CPU build) allocates.
+// A library (Harness, parseContextLog) for conformance.mjs and a command line for one model:
 //
-// usage: node measure.mjs MODEL.gguf CASES.json|'[{...}]' [--log] [--threads N] [--high-level] [--no-alloc]
+// usage: node measure.mjs MODEL.gguf CASES.json|'[{...}]' [--log] [--threads N] [--no-alloc]
 //   case: {n_ctx, n_seq=1, flash_attn=true, type_k="f16", type_v="f16", n_ubatch=512,
 //          swa_full=false, kv_unified=false, id?}
 //   One JSON line per case on stdout (first line: the model). --log adds every llama.cpp
@@ -12,7 +13,7 @@
 // batchSize sets n_batch = n_ubatch.
 import fs from "node:fs";
 import path from "node:path";
-import os from "node:os";
+import { fileURLToPath } from "node:url";
 import { getLlama, LlamaLogLevel, GgmlType } from "node-llama-cpp";
 
 const MiB = 1024 * 1024;
@@ -57,7 +58,7 @@ export const RX = {
     vocab_type: /^print_info: vocab type\s+=\s+(.+?)\s*$/,
 };
 
-function parseContextLog(lines) {
+export function parseContextLog(lines) {
     const r = { kv_buffer_list: [], kv_caches: [], compute_buffers: {}, compute_buffers_4dp: {}, kv_buffers: {}, rs: null };
     const raw = [];
     let iswaNext = null;
@@ -101,145 +102,131 @@ function ggmlTypeId(name) {
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// ---------- main ----------
+/// The llama.cpp this package bundles: node-llama-cpp version, release tag, ggml version and build commit
+/// (the build-info strings inside libggml-base.so: "<ggml version>\0<commit>\0").
+export function bundledRelease() {
+    const root = path.dirname(path.dirname(fileURLToPath(import.meta.resolve("node-llama-cpp"))));
+    const read = (p) => { try { return JSON.parse(fs.readFileSync(path.join(root, p), "utf8")); } catch { return {}; } };
+    const out = {
+        node_llama_cpp: read("package.json").version ?? null,
+        release: read("llama/binariesGithubRelease.json").release ?? null,
+        repo: read("llama/llama.cpp.info.json").llamaCppGithubRepo ?? null,
+        ggml_version: null, build_commit: null,
+    };
+    try {
+        const so = path.join(path.dirname(root), "@node-llama-cpp/linux-x64/bins/linux-x64/libggml-base.so");
+        const m = /\0(\d+\.\d+\.\d+)\0([0-9a-f]{7,40})\0/.exec(fs.readFileSync(so).toString("latin1"));
+        if (m) { out.ggml_version = m[1]; out.build_commit = m[2]; }
+    } catch { /* not linux-x64: leave unknown */ }
+    return out;
+}
+
+/// One llama.cpp (CPU backend) for the whole run; models and contexts are made one at a time through the
+/// low-level addon classes, as the prototype established (MEASURING.md): contextSize is the total n_ctx
+/// (the high-level API treats it as per sequence) and batchSize sets n_batch = n_ubatch.
+export class Harness {
+    constructor({ threads = 2, keepLog = false } = {}) { this.threads = threads; this.keepLog = keepLog; this.lines = []; }
+
+    async init() {
+        const logger = (level, message) => {
+            for (const l of String(message).split("\n")) if (l.trim() !== "") this.lines.push(l.replace(/\s+$/, ""));
+        };
+        this.llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.debug, logger, progressLogs: false });
+    }
+
+    /// Loads a model; noAlloc: llama.cpp's no_alloc mode (sizes every buffer, allocates none).
+    /// Returns {ok, addon, info} where info has model_bytes (exact, memory breakdown), n_vocab, arch.
+    async loadModel(modelPath, { noAlloc }) {
+        this.lines = [];
+        const addon = new this.llama._bindings.AddonModel(modelPath, {
+            addonExports: this.llama._bindings, gpuLayers: 0, useMmap: true, checkTensors: false, noAlloc
+        });
+        const ok = await addon.init();
+        await sleep(20);
+        const lines = this.lines;
+        if (!ok) {
+            const tail = lines.filter((l) => !/^(create_tensor|llama_model_loader: - kv|load_tensors: layer)/.test(l)).slice(-15);
+            return { ok: false, error: "llama.cpp could not load the model", log_tail: tail };
+        }
+        const info = { arch: null, n_vocab: null, model_buffers: {} };
+        for (const l of lines) {
+            let m;
+            if ((m = RX.model_buffer.exec(l))) info.model_buffers[m[1]] = Number(m[2]);
+            if ((m = RX.n_vocab.exec(l))) info.n_vocab = Number(m[1]);
+            if ((m = RX.arch.exec(l))) info.arch = m[1];
+        }
+        info.model_bytes = addon.getMemoryBreakdown().cpuRam;
+        return { ok: true, addon, info };
+    }
+
+    /// Creates and disposes one context. req: {n_ctx, n_seq, flash_attn, type_k, type_v, n_ubatch, swa_full}.
+    /// Returns the parsed log (parseContextLog) plus ok, error, ctx_cpuRam_bytes (exact: KV + RS + compute).
+    async measureContext(addon, req) {
+        this.lines = [];
+        const out = { ok: false };
+        let ctx = null;
+        try {
+            ctx = new this.llama._bindings.AddonContext(addon, {
+                contextSize: req.n_ctx, batchSize: req.n_ubatch, sequences: req.n_seq,
+                flashAttention: req.flash_attn, kvCacheKeyType: ggmlTypeId(req.type_k),
+                kvCacheValueType: ggmlTypeId(req.type_v), swaFullCache: req.swa_full, threads: this.threads
+            });
+            out.ok = (await ctx.init()) === true;
+            await sleep(5);
+            if (out.ok) out.ctx_cpuRam_bytes = ctx.getMemoryBreakdown().cpuRam;
+        } catch (e) {
+            out.ok = false;
+            out.error = String(e?.message ?? e);
+        }
+        const initLines = this.lines;
+        this.lines = [];
+        if (ctx != null) { try { await ctx.dispose(); } catch (e) { out.dispose_error = String(e?.message ?? e); } }
+        await sleep(5);
+        const all = [...initLines, ...this.lines];
+        Object.assign(out, parseContextLog(all));
+        if (!out.ok) {
+            out.errors = all.filter((l) => /error|failed|unsupported|not supported|requires|must|mismatch|invalid/i.test(l));
+            if (!out.errors.length) out.errors = all.slice(-3);
+        }
+        if (this.keepLog) out.log = all;
+        return out;
+    }
+
+    async disposeModel(addon) { await addon.dispose(); }
+    async dispose() { await this.llama.dispose(); }
+}
+
+// ---------- command line: one model, a list of cases ----------
 async function main() {
     const args = process.argv.slice(2);
     const withLog = args.includes("--log");
-    const highLevel = args.includes("--high-level");
-    const noAlloc = args.includes("--no-alloc"); // llama.cpp's no_alloc model: sizes without allocating
+    const noAlloc = args.includes("--no-alloc");
     const ti = args.indexOf("--threads");
-    const threads = ti >= 0 ? Number(args[ti + 1]) : Math.max(1, os.cpus().length);
+    const threads = ti >= 0 ? Number(args[ti + 1]) : 2;
     const pos = args.filter((a, i) => !a.startsWith("--") && !(ti >= 0 && i === ti + 1));
     if (pos.length !== 2) {
-        console.error("usage: node measure.mjs MODEL.gguf CASES.json|'[...]' [--log] [--threads N]");
+        console.error("usage: node measure.mjs MODEL.gguf CASES.json|'[...]' [--log] [--threads N] [--no-alloc]");
         process.exit(2);
     }
     const modelPath = path.resolve(pos[0]);
     const cases = JSON.parse(pos[1].trim().startsWith("[") ? pos[1] : fs.readFileSync(pos[1], "utf8"));
-
-    let lines = [];
-    const logger = (level, message) => {
-        for (const l of String(message).split("\n")) if (l.trim() !== "") lines.push(l.replace(/\s+$/, ""));
-    };
-    const t0 = performance.now();
-    const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.debug, logger, progressLogs: false });
-    const tLlama = performance.now();
-
-    lines = [];
-    // The addon model class directly: llama.loadModel() would first load the model a second time
-    // (no_alloc "simulator session" for its memory checks) and run a tokenizer round trip.
-    // --high-level uses llama.loadModel() as MEASURING.md describes (same numbers, slower).
-    let addonModel, model = null;
-    if (highLevel) {
-        model = await llama.loadModel({ modelPath, gpuLayers: 0, useMmap: true, ignoreMemorySafetyChecks: true });
-        addonModel = model._model;
-    } else {
-        addonModel = new llama._bindings.AddonModel(modelPath, {
-            addonExports: llama._bindings, gpuLayers: 0, useMmap: true, checkTensors: false, noAlloc
-        });
-        if (!(await addonModel.init())) {
-            await sleep(20);
-            const tail = lines.filter((l) => !/^(create_tensor|llama_model_loader: - kv|load_tensors: layer)/.test(l)).slice(-15);
-            console.log(JSON.stringify({ kind: "model", model: path.basename(modelPath), ok: false, error: "llama.cpp could not load the model", log_tail: tail }));
-            process.exit(3);
-        }
-    }
-    await sleep(20);
-    const tModel = performance.now();
-    const modelLines = lines;
-    const mb = addonModel.getMemoryBreakdown();
-    const modelInfo = { arch: null, n_vocab: null, vocab_type: null, model_buffers: {} };
-    for (const l of modelLines) {
-        let m;
-        if ((m = RX.model_buffer.exec(l))) modelInfo.model_buffers[m[1]] = Number(m[2]);
-        if ((m = RX.n_vocab.exec(l))) modelInfo.n_vocab = Number(m[1]);
-        if ((m = RX.arch.exec(l))) modelInfo.arch = m[1];
-        if ((m = RX.vocab_type.exec(l))) modelInfo.vocab_type = m[1];
-    }
-    const head = {
-        kind: "model", model: path.basename(modelPath), llama_cpp_release: llama.llamaCppRelease?.release,
-        model_bytes: mb.cpuRam, model_gpu_bytes: mb.gpuVram, model_size_bytes: addonModel.getModelSize(), no_alloc: noAlloc,
-        ...modelInfo, get_llama_ms: Math.round(tLlama - t0), load_ms: Math.round(tModel - tLlama),
-        raw: modelLines.filter((l) => RX.model_buffer.test(l) || /^print_info: (arch|n_vocab|vocab type|file type|file size|model params)/.test(l)),
-        ...(withLog ? { log: modelLines } : {})
-    };
-    console.log(JSON.stringify(head));
-
+    const h = new Harness({ threads, keepLog: withLog });
+    await h.init();
+    const m = await h.loadModel(modelPath, { noAlloc });
+    console.log(JSON.stringify({ kind: "model", model: path.basename(modelPath), no_alloc: noAlloc, release: bundledRelease(),
+        ok: m.ok, ...(m.ok ? m.info : { error: m.error, log_tail: m.log_tail }) }));
+    if (!m.ok) process.exit(3);
     for (const c of cases) {
-        const req = {
-            n_ctx: c.n_ctx, n_seq: c.n_seq ?? 1, flash_attn: c.flash_attn ?? true,
-            type_k: c.type_k ?? "f16", type_v: c.type_v ?? "f16", n_ubatch: c.n_ubatch ?? 512,
-            swa_full: c.swa_full ?? false, kv_unified: c.kv_unified ?? false
-        };
-        const out = { kind: "context", id: c.id ?? null, model: path.basename(modelPath), req };
-        if (req.kv_unified) {
-            out.ok = false;
-            out.error = "kv_unified is not exposed by node-llama-cpp 3.21.1's AddonContext (llama_context_default_params: kv_unified=false)";
-            console.log(JSON.stringify(out));
-            continue;
-        }
-        lines = [];
-        const t1 = performance.now();
-        let ctx = null;
-        try {
-            ctx = new llama._bindings.AddonContext(addonModel, {
-                contextSize: req.n_ctx, batchSize: req.n_ubatch, sequences: req.n_seq,
-                flashAttention: req.flash_attn, kvCacheKeyType: ggmlTypeId(req.type_k),
-                kvCacheValueType: ggmlTypeId(req.type_v), swaFullCache: req.swa_full, threads
-            });
-            const ok = await ctx.init();
-            await sleep(20);
-            out.ok = ok === true;
-            out.create_ms = Math.round(performance.now() - t1);
-            if (out.ok) {
-                const cb = ctx.getMemoryBreakdown();
-                out.ctx_cpuRam_bytes = cb.cpuRam;
-                out.ctx_gpuVram_bytes = cb.gpuVram;
-                out.context_size = ctx.getContextSize();
-                out.state_size = ctx.getStateSize();
-            }
-        } catch (e) {
-            out.ok = false;
-            out.error = String(e?.message ?? e);
-            out.create_ms = Math.round(performance.now() - t1);
-        }
-        const initLines = lines;
-        lines = [];
-        const t2 = performance.now();
-        if (ctx != null) { try { await ctx.dispose(); } catch (e) { out.dispose_error = String(e?.message ?? e); } }
-        await sleep(20);
-        out.dispose_ms = Math.round(performance.now() - t2);
-        const all = [...initLines, ...lines];
-        const p = parseContextLog(all);
-        Object.assign(out, {
-            n_ctx: p.n_ctx, n_ctx_seq: p.n_ctx_seq, n_batch: p.n_batch, n_ubatch: p.n_ubatch, n_seq_max: p.n_seq_max, n_rs_seq: p.n_rs_seq, n_outputs_max: p.n_outputs_max,
-            flash_attn: p.flash_attn, kv_unified: p.kv_unified, graph_nodes: p.graph_nodes, graph_splits: p.graph_splits,
-            output_buffer_MiB: p.output_buffer_MiB,
-            output_buffer_bytes_formula: modelInfo.n_vocab != null ? modelInfo.n_vocab * req.n_seq * 4 : null,
-            kv_caches: p.kv_caches, kv_buffer_MiB: p.kv_buffers, kv_buffer_MiB_list: p.kv_buffer_list, rs: p.rs,
-            compute_buffer_MiB: p.compute_buffers, compute_buffer_MiB_4dp: p.compute_buffers_4dp
-        });
-        // Exact here: ctx_cpuRam_bytes (= KV + recurrent state + compute, llama.cpp's memory breakdown)
-        // and model_bytes. The log gives KV/RS in MiB with 2 decimals (+-0.005 MiB each figure) and, at
-        // dispose in real mode only, the compute buffer with 4 decimals (+-0.00005 MiB = +-52 B). So:
-        if (out.ok) {
-            const kvMiB = p.kv_caches.reduce((s, k) => s + k.K_MiB + k.V_MiB, 0);
-            const rsMiB = p.rs ? p.rs.R_MiB + p.rs.S_MiB + p.rs.P_MiB : 0;
-            out.kv_MiB_log = Math.round(kvMiB * 100) / 100;
-            out.rs_MiB_log = Math.round(rsMiB * 100) / 100;
-            out.compute_bytes_approx = out.ctx_cpuRam_bytes - Math.round(kvMiB * MiB) - Math.round(rsMiB * MiB);
-            const c4 = p.compute_buffers_4dp.CPU;
-            if (c4 != null)
-                out.kv_plus_rs_bytes_range = [out.ctx_cpuRam_bytes - Math.ceil((c4 + 0.00005) * MiB),
-                    out.ctx_cpuRam_bytes - Math.floor((c4 - 0.00005) * MiB)];
-        }
-        out.raw = p.raw;
-        if (!out.ok) out.errors = all.filter((l) => /error|failed|unsupported|not supported|requires/i.test(l));
-        if (withLog) out.log = all;
-        console.log(JSON.stringify(out));
+        const req = { n_ctx: c.n_ctx, n_seq: c.n_seq ?? 1, flash_attn: c.flash_attn ?? true, type_k: c.type_k ?? "f16",
+            type_v: c.type_v ?? "f16", n_ubatch: c.n_ubatch ?? 512, swa_full: c.swa_full ?? false };
+        const r = await h.measureContext(m.addon, req);
+        if (!withLog) delete r.raw;
+        console.log(JSON.stringify({ kind: "context", id: c.id ?? null, req, ...r }));
     }
-    if (model != null) await model.dispose(); else await addonModel.dispose();
-    await llama.dispose();
+    await h.disposeModel(m.addon);
+    await h.dispose();
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+    main().catch((e) => { console.error(e); process.exit(1); });
+}

@@ -8,15 +8,18 @@
 //
 // Hyperparameters come from the published config.json (../shared/configs/ where a copy is kept; the
 // others are cited per model). Weight types do not change any buffer compared here except the model
-// buffer, which kvfit reads from the same file: big matrices are q4_K when the row allows, else q8_0.
+// buffer, which kvfit reads from the same file. Matrices are iq1_s (1.56 bits per weight) when a row is a
+// multiple of 256, else q5_0, else f16: small files, because llama.cpp maps the model with MAP_POPULATE
+// (llama-mmap.cpp) and so reads every byte of the sparse hole once per load with real allocation; and
+// none of these types is repacked by the CPU backend (q4_0/q4_K/q5_K/q6_K/q8_0/iq4_nl/mxfp4 are moved into
+// an extra CPU_REPACK buffer whose size depends on the host CPU: ggml-cpu/repack.cpp).
 
 /// ggml type for a weight of this name and shape (ne[0] first).
 function weightType(name, shape) {
     const small = shape.length === 1 || /norm|bias|ssm_a$|ssm_d$|conv1d|sinks|exp_probs_b|ffn_gate_inp\.|ssm_beta\.|ssm_alpha\.|ssm_ba\./.test(name);
     if (small) return /ssm_beta\.|ssm_alpha\.|ssm_ba\./.test(name) ? "f16" : "f32";
-    if (shape[0] % 256 === 0) return "q4_k";
-    if (shape[0] % 32 === 0) return "q8_0";
-    return "f16";
+    if (shape[0] % 256 === 0) return "iq1_s";
+    return shape[0] % 32 === 0 ? "q5_0" : "f16";
 }
 
 class Builder {
