@@ -2,7 +2,10 @@
 // summary line "N passed, M failed".
 const MiB = 1024 * 1024;
 const mib = (b) => (b == null ? "–" : (b / MiB).toFixed(2));
-const signed = (x, digits) => (x > 0 ? "+" : "") + x.toFixed(digits);
+const signed = (x, digits) => {
+    const t = x.toFixed(digits);
+    return Number(t) === 0 ? (0).toFixed(digits) : (x > 0 ? "+" : "") + t;
+};
 
 function cell(row, name, fmt) {
     const k = row.checks.find((c) => c.name === name);
@@ -114,6 +117,7 @@ export function renderReport(meta, rows) {
 /// The report when the suite could not run (npm registry unreachable): says so, never passes silently.
 export function renderSkipped(reason, date) {
     return ["# kvfit accuracy against the real llama.cpp", "", "Written by `tests/conformance/run.sh` (do not edit by hand).", "",
-        `**CONFORMANCE SUITE SKIPPED** (${date}): ${reason}. Nothing was measured; the numbers below this line are absent, not passing.`,
-        "", "0 passed, 0 failed (skipped)", ""].join("\n");
+        `**CONFORMANCE SUITE SKIPPED: npm registry unreachable** (${date}): ${reason}.`, "",
+        "Nothing was measured: kvfit was not checked against llama.cpp in this run.", "",
+        "0 passed, 0 failed (skipped)", ""].join("\n");
 }
