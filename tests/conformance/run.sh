@@ -56,7 +56,7 @@ if [[ ! -f "$here/node_modules/node-llama-cpp/package.json" || ! -d "$here/node_
   rm -f "$log"
 fi
 
-# 2. kvfit and kvfit-gguf-write (tools/ is added from tests/CMakeLists.txt, so it needs KVFIT_BUILD_TESTS=ON)
+# 2. kvfit and kvfit-gguf-write
 if [[ ! -x "$build/kvfit" || ! -x "$build/tools/kvfit-gguf-write" ]]; then
   echo "== conformance: building kvfit and kvfit-gguf-write in $build"
   if [[ ! -f "$build/build.ninja" ]]; then
