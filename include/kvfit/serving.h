@@ -233,9 +233,10 @@ struct ollama_plan {
     uint64_t fit_target_bytes = 0;     ///< per device, what llama-server's --fit keeps free
     bool mmproj_offload = true;        ///< false: --no-mmproj-offload
     llamacpp_settings llama;           ///< -c num_ctx x num_parallel, -np, cache types, -fa
-    llamacpp_plan plan;                ///< kvfit's llama.cpp plan of that launch
+    llamacpp_plan plan;                ///< kvfit's llama.cpp plan of that launch (after --fit lowers -ngl)
+    bool all_on_gpu = false;           ///< every layer and the output on the GPUs (no CPU spill)
     std::vector<std::string> notes, warnings;
-    bool fits() const { return plan.fits(); }
+    bool fits() const { return plan.fits() && all_on_gpu; }
 };
 
 /// Ollama's families whose parallel slots are forced to 1 (server/sched.go), keyed on the GGUF

@@ -22,6 +22,36 @@ uint32_t vllm_dtype_bytes(const std::string & name, uint32_t fallback, const std
     throw error(fmt::format("{} '{}': unknown dtype (float32, bfloat16, float16)", where, name));
 }
 
+void recurrent_state_bytes(const model_desc & m, uint32_t tp_, uint32_t conv_s, uint32_t ssm_s, uint64_t & conv,
+                           uint64_t & ssm) {
+    const uint64_t tp = tp_, k1 = m.ssm_d_conv - 1;
+    switch (m.rec_kind) {
+    case recurrent_kind::gated_deltanet: // conv (k-1) x (2 H_k D_k + H_v D_v)/tp; temporal (H_v/tp) x D_v x D_k
+        conv = k1 * ((2ull * m.ssm_n_group * m.ssm_d_state + uint64_t(m.ssm_n_head) * m.ssm_head_dim) / tp);
+        ssm = uint64_t(m.ssm_n_head / tp) * m.ssm_head_dim * m.ssm_d_state;
+        break;
+    case recurrent_kind::mamba2: { // groups replicated when n_groups % tp != 0
+        const uint64_t ng = m.ssm_n_group + (m.ssm_n_group % tp == 0 ? 0 : tp - m.ssm_n_group);
+        conv = k1 * ((m.ssm_d_inner + 2 * ng * m.ssm_d_state) / tp);
+        ssm = uint64_t(m.ssm_n_head / tp) * m.ssm_head_dim * m.ssm_d_state;
+        break;
+    }
+    case recurrent_kind::mamba1:
+        conv = k1 * (m.ssm_d_inner / tp);
+        ssm = (m.ssm_d_inner / tp) * uint64_t(m.ssm_d_state);
+        break;
+    case recurrent_kind::short_conv:
+        conv = k1 * ((m.ssm_d_inner ? m.ssm_d_inner : m.n_embd) / tp);
+        ssm = 0;
+        break;
+    default:
+        throw error(fmt::format("recurrent layers of kind {} are not modelled for serving runtimes",
+                                recurrent_kind_name(m.rec_kind)));
+    }
+    conv *= conv_s;
+    ssm *= ssm_s;
+}
+
 namespace {
 
 // Per-layer spec before grouping.
@@ -53,39 +83,15 @@ uint64_t attention_bytes_per_token(const model_desc & m, const vllm_settings & s
     return bytes;
 }
 
-// MambaStateShapeCalculator per TP rank (n_spec = 0), times MambaStateDtypeCalculator's dtypes.
+// MambaStateDtypeCalculator: conv = --mamba-cache-dtype (auto: model dtype); temporal = --mamba-ssm-cache-dtype
+// (auto: the config's mamba_ssm_dtype, Qwen3.5: float32, else the conv dtype).
 void mamba_state_bytes(const model_desc & m, const vllm_settings & s, uint64_t & conv, uint64_t & ssm) {
     const uint32_t model_s = vllm_dtype_bytes(m.dtype, 2, "dtype");
     const uint32_t conv_s = vllm_dtype_bytes(s.mamba_cache_dtype, model_s, "--mamba-cache-dtype");
-    // auto: the config's mamba_ssm_dtype (Qwen3.5: float32), else the conv dtype.
     const uint32_t ssm_s = s.mamba_ssm_cache_dtype != "auto"
                                ? vllm_dtype_bytes(s.mamba_ssm_cache_dtype, conv_s, "--mamba-ssm-cache-dtype")
                                : vllm_dtype_bytes(m.ssm_dtype, conv_s, "mamba_ssm_dtype");
-    const uint64_t tp = s.tp, k1 = m.ssm_d_conv - 1;
-    switch (m.rec_kind) {
-    case recurrent_kind::gated_deltanet: // conv (k-1) x (2 H_k D_k + H_v D_v)/tp; temporal (H_v/tp) x D_v x D_k
-        conv = k1 * ((2ull * m.ssm_n_group * m.ssm_d_state + uint64_t(m.ssm_n_head) * m.ssm_head_dim) / tp);
-        ssm = uint64_t(m.ssm_n_head / tp) * m.ssm_head_dim * m.ssm_d_state;
-        break;
-    case recurrent_kind::mamba2: { // groups replicated when n_groups % tp != 0
-        const uint64_t ng = m.ssm_n_group + (m.ssm_n_group % tp == 0 ? 0 : tp - m.ssm_n_group);
-        conv = k1 * ((m.ssm_d_inner + 2 * ng * m.ssm_d_state) / tp);
-        ssm = uint64_t(m.ssm_n_head / tp) * m.ssm_head_dim * m.ssm_d_state;
-        break;
-    }
-    case recurrent_kind::mamba1:
-        conv = k1 * (m.ssm_d_inner / tp);
-        ssm = (m.ssm_d_inner / tp) * uint64_t(m.ssm_d_state);
-        break;
-    case recurrent_kind::short_conv:
-        conv = k1 * ((m.ssm_d_inner ? m.ssm_d_inner : m.n_embd) / tp);
-        ssm = 0;
-        break;
-    default:
-        throw error(fmt::format("vllm: recurrent layers of kind {} are not modelled", recurrent_kind_name(m.rec_kind)));
-    }
-    conv *= conv_s;
-    ssm *= ssm_s;
+    recurrent_state_bytes(m, s.tp, conv_s, ssm_s, conv, ssm);
 }
 
 const char * spec_kind(layer_kind k) {

@@ -15,6 +15,13 @@ inline uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 /// Empty or "auto" -> `fallback`. Throws kvfit::error for an unknown name (`where` names the flag).
 uint32_t vllm_dtype_bytes(const std::string & name, uint32_t fallback, const std::string & where);
 
+/// Recurrent state of one layer on one TP rank, bytes (MambaStateShapeCalculator, n_spec = 0; RULES §1.2):
+/// GDN conv (k-1) x (2 H_k D_k + H_v D_v)/tp, temporal (H_v/tp) x D_v x D_k; Mamba2 with groups replicated when
+/// n_groups % tp != 0; Mamba1; short_conv. Element sizes conv_s and ssm_s. Throws kvfit::error for rwkv.
+/// Qwen3.5-27B, tp 1, bf16 conv, f32 temporal: conv 61,440, temporal 3,145,728.
+void recurrent_state_bytes(const model_desc & m, uint32_t tp, uint32_t conv_s, uint32_t ssm_s, uint64_t & conv,
+                           uint64_t & ssm);
+
 /// The KV-cache layout of a model under resolved settings, global over all layers (before PP projection).
 struct vllm_layout {
     uint32_t block_size = 16;            ///< attention block size (after hybrid alignment)
