@@ -1,5 +1,6 @@
 // Golden outputs of serving plans (text and --json) through the CLI: a TP=2 and a TP=8 hybrid, an MLA and a
-// dense plan. Regenerate after an intended change with KVFIT_UPDATE_GOLDEN=1 ./build/tests/kvfit_tests
+// dense plan; Ollama for a hybrid and for gpt-oss. README.md quotes vllm_hybrid_tp2.txt and ollama_hybrid.txt.
+// Regenerate after an intended change with KVFIT_UPDATE_GOLDEN=1 ./build/tests/kvfit_tests
 // --gtest_filter='serving_golden*' and review the diff of tests/data/golden/.
 #include "support/files.h"
 #include "support/run_cli.h"
@@ -26,6 +27,9 @@ const golden_case cases[] = {
     {"vllm_mla_tp8", "DeepSeek-V3 --runtime vllm --gpu 8xH200 -tp 8 --max-model-len 65536 --weights-size 671GB "
                      "--block-size 64 --max-num-seqs 64", 0},
     {"vllm_dense", "Meta-Llama-3.1-8B --runtime vllm --gpu H100 --max-model-len 131072", 0},
+    {"ollama_hybrid", "Qwen3.5-9B --runtime ollama --gpu 'RTX 4090' --num-parallel 4", 0},
+    {"ollama_gpt_oss", "gpt-oss-20b --runtime ollama --gpu 'RTX 4090' --num-parallel 4 --ollama-kv-cache-type q8_0 "
+                       "--weights mxfp4", 0},
 };
 
 void check(const std::string & file, const std::string & got) {
