@@ -145,16 +145,9 @@ uint64_t stage_weights(const model_desc & m, uint32_t tp, uint32_t pp_rank, uint
     return b / tp;
 }
 
-} // namespace
-
-vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const device_spec & gpu, double cc) {
-    vllm_plan p;
-    p.device_name = gpu.name;
-    p.compute_capability = cc;
-    p.settings = resolve(m, s_in, gpu, p);
+// Warnings vLLM (or its kernels) would give for a KV dtype the GPU cannot run (RULES §4).
+void warn_dtype(vllm_plan & p, double cc) {
     const vllm_settings & s = p.settings;
-    check_input(m, s);
-    p.hybrid = is_hybrid(m);
     const bool e4m3 = s.kv_cache_dtype == "fp8" || s.kv_cache_dtype == "fp8_e4m3" || s.kv_cache_dtype == "fp8_per_token_head";
     if (e4m3 && cc > 0 && cc < 8.9) {
         p.warnings.push_back(fmt::format(
@@ -165,8 +158,11 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
     if (s.kv_cache_dtype == "nvfp4" && cc > 0 && cc < 10.0) {
         p.warnings.push_back(fmt::format("--kv-cache-dtype nvfp4 needs a Blackwell GPU (compute capability 10.0+), got {:.1f}", cc));
     }
+}
 
-    detail::vllm_layout lay = detail::vllm_kv_layout(m, s);
+// Copies the layout's per-rank facts into the plan.
+void take_layout(vllm_plan & p, const detail::vllm_layout & lay) {
+    const vllm_settings & s = p.settings;
     p.notes.insert(p.notes.end(), lay.notes.begin(), lay.notes.end());
     p.block_size = lay.block_size;
     p.block_size_raised = lay.raised && lay.block_size != s.block_size;
@@ -179,8 +175,12 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
     p.page_bytes = lay.page;
     p.group_size = lay.group_size;
     for (const auto & g : lay.groups) p.padding_layers += g.n_padding;
+}
 
-    // Budget per stage (determine_available_memory).
+// determine_available_memory per PP stage: requested - weights - activation - non-torch - graphs, or
+// --kv-cache-memory-bytes verbatim; then that stage's blocks.
+void budget_ranks(vllm_plan & p, const model_desc & m, const detail::vllm_layout & lay, const device_spec & gpu) {
+    const vllm_settings & s = p.settings;
     const uint32_t world = s.tp * s.pp;
     const std::vector<uint32_t> parts = pp_partition(m.n_layer, s.pp);
     uint32_t first = 0;
@@ -204,6 +204,11 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
         k.num_blocks = k.available_kv_bytes > 0 && bb > 0 ? uint64_t(k.available_kv_bytes) / bb : 0;
         p.ranks.push_back(k);
     }
+}
+
+// Says which budget inputs were given and which are kvfit's defaults.
+void note_inputs(vllm_plan & p) {
+    const vllm_settings & s = p.settings;
     const vllm_rank & r0 = p.ranks[0];
     if (s.kv_cache_memory_bytes) {
         p.notes.push_back(fmt::format("reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes "
@@ -219,15 +224,12 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
             said("CUDA-graph estimate", r0.cudagraph_bytes, s.cudagraph_bytes.has_value(), "--cudagraph-memory", "kvfit default");
         }
     }
-    p.num_gpu_blocks = p.ranks[0].num_blocks;
-    p.available_kv_bytes = p.ranks[0].available_kv_bytes;
-    for (const auto & k : p.ranks) {
-        p.num_gpu_blocks = std::min(p.num_gpu_blocks, k.num_blocks);
-        p.available_kv_bytes = std::min(p.available_kv_bytes, k.available_kv_bytes);
-    }
-    uint32_t tensors_all = 0;
-    p.block_bytes = detail::vllm_stage_block_bytes(lay, 0, m.n_layer, tensors_all);
+}
 
+// The max_model_len check, the binary search for the largest length that fits (auto-fit under -1), the
+// per-request blocks, concurrency and both token lines. Returns true when one request does not fit.
+bool fit_length(vllm_plan & p, const model_desc & m, detail::vllm_layout & lay) {
+    const vllm_settings & s = p.settings;
     // need(len) on the worst worker: block bytes of the stage x blocks one request holds.
     auto need_exceeds = [&](uint64_t len, uint64_t & need_out) {
         detail::vllm_fill_per_request(lay, s, len);
@@ -272,6 +274,12 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
     for (const auto & g : p.groups) min_block = std::min(min_block, g.block_size);
     p.kv_cache_tokens_v2025 = p.num_gpu_blocks / p.groups.size() * min_block;
 
+    return over;
+}
+
+// vLLM's startup errors: no memory, max_model_len over the pool, max_num_seqs over the mamba blocks.
+void check_startup(vllm_plan & p, bool over) {
+    const vllm_settings & s = p.settings;
     if (p.available_kv_bytes <= 0) {
         p.errors.push_back("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
                            "initializing the engine.");
@@ -303,6 +311,31 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
                                           p.groups[g].n_padding, 100.0 * p.groups[g].n_padding / n_type));
         }
     }
+}
+
+} // namespace
+
+vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const device_spec & gpu, double cc) {
+    vllm_plan p;
+    p.device_name = gpu.name;
+    p.compute_capability = cc;
+    p.settings = resolve(m, s_in, gpu, p);
+    check_input(m, p.settings);
+    p.hybrid = is_hybrid(m);
+    warn_dtype(p, cc);
+    detail::vllm_layout lay = detail::vllm_kv_layout(m, p.settings);
+    take_layout(p, lay);
+    budget_ranks(p, m, lay, gpu);
+    note_inputs(p);
+    p.num_gpu_blocks = p.ranks[0].num_blocks;
+    p.available_kv_bytes = p.ranks[0].available_kv_bytes;
+    for (const auto & k : p.ranks) {
+        p.num_gpu_blocks = std::min(p.num_gpu_blocks, k.num_blocks);
+        p.available_kv_bytes = std::min(p.available_kv_bytes, k.available_kv_bytes);
+    }
+    uint32_t tensors_all = 0;
+    p.block_bytes = detail::vllm_stage_block_bytes(lay, 0, m.n_layer, tensors_all);
+    check_startup(p, fit_length(p, m, lay));
     return p;
 }
 
