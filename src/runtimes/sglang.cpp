@@ -18,7 +18,7 @@ namespace {
 // Weights on one TP rank: everything / tp (linear layers and the vocab-parallel embedding and head).
 uint64_t rank_weights(const model_desc & m, uint32_t tp) {
     const uint32_t s = detail::vllm_dtype_bytes(m.dtype, 2, "dtype");
-    auto bytes = [&](const weight_group & g) { return g.bytes ? g.bytes : g.n_params * s; };
+    auto bytes = [&](const weight_group & g) { return detail::weight_bytes(g, s); };
     uint64_t b = bytes(m.weights.token_embd) + bytes(m.weights.output) + bytes(m.weights.other);
     for (const auto & g : m.weights.layers) b += bytes(g);
     return b / tp;

@@ -15,6 +15,9 @@ inline uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 /// Empty or "auto" -> `fallback`. Throws kvfit::error for an unknown name (`where` names the flag).
 uint32_t vllm_dtype_bytes(const std::string & name, uint32_t fallback, const std::string & where);
 
+/// Bytes of a weight group: its bytes when known, else n_params x the model dtype's element size.
+inline uint64_t weight_bytes(const weight_group & g, uint32_t dtype_s) { return g.bytes ? g.bytes : g.n_params * dtype_s; }
+
 /// Recurrent state of one layer on one TP rank, bytes (MambaStateShapeCalculator, n_spec = 0; RULES §1.2):
 /// GDN conv (k-1) x (2 H_k D_k + H_v D_v)/tp, temporal (H_v/tp) x D_v x D_k; Mamba2 with groups replicated when
 /// n_groups % tp != 0; Mamba1; short_conv. Element sizes conv_s and ssm_s. Throws kvfit::error for rwkv.

@@ -132,16 +132,14 @@ std::vector<uint32_t> pp_partition(uint32_t n_layer, uint32_t pp) {
     return parts;
 }
 
-uint64_t group_bytes(const weight_group & g, uint32_t dtype_s) { return g.bytes ? g.bytes : g.n_params * dtype_s; }
-
 // Weights on one GPU of a stage: its blocks / tp; embedding (first stage) and LM head (last stage, also the
 // tied embedding when pp > 1) are vocab-parallel, / tp.
 uint64_t stage_weights(const model_desc & m, uint32_t tp, uint32_t pp_rank, uint32_t pp, uint32_t first, uint32_t n) {
     const uint32_t s = detail::vllm_dtype_bytes(m.dtype, 2, "dtype");
     uint64_t b = 0;
-    for (uint32_t il = first; il < first + n; ++il) b += group_bytes(m.weights.layers.at(il), s);
-    if (pp_rank == 0) b += group_bytes(m.weights.token_embd, s) + group_bytes(m.weights.other, s);
-    if (pp_rank == pp - 1) b += m.tied_embeddings && pp > 1 ? group_bytes(m.weights.token_embd, s) : group_bytes(m.weights.output, s);
+    for (uint32_t il = first; il < first + n; ++il) b += detail::weight_bytes(m.weights.layers.at(il), s);
+    if (pp_rank == 0) b += detail::weight_bytes(m.weights.token_embd, s) + detail::weight_bytes(m.weights.other, s);
+    if (pp_rank == pp - 1) b += m.tied_embeddings && pp > 1 ? detail::weight_bytes(m.weights.token_embd, s) : detail::weight_bytes(m.weights.output, s);
     return b / tp;
 }
 
