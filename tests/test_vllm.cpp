@@ -5,6 +5,7 @@
 #include "kvfit/sources.h"
 #include "support/files.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -190,6 +191,24 @@ TEST(vllm, gpt_oss_swa_and_full_groups) {
     EXPECT_EQ(p.groups[0].kind, "sliding_window");
     EXPECT_EQ(p.groups[0].per_request_blocks, (128 - 1 + 8192 + 15) / 16 + 1); // 521
     EXPECT_EQ(p.groups[1].per_request_blocks, 8192u);
+}
+
+// Nemotron-H-56B: 10 attention and 54 Mamba2 layers -> group_size 10, 6 mamba groups of 9 (+1 padding each).
+TEST(vllm, padding_layers_of_a_short_type) {
+    const kvfit::model_desc m = catalog_model("Nemotron-H-56B-Base-8K");
+    vllm_settings s;
+    s.tp = 2;
+    s.max_model_len = 8192;
+    s.kv_cache_memory_bytes = 10 * GiB;
+    const auto p = kvfit::plan_vllm(m, s, {"H100 SXM", 80 * GiB}, 9.0);
+    EXPECT_EQ(p.group_size, 10u);
+    EXPECT_EQ(p.groups.size(), 7u);
+    EXPECT_EQ(p.padding_layers, 6u);
+    EXPECT_EQ(p.mamba_conv_bytes, 3u * (16384 + 2 * 8 * 256) / 2 * 2); // Mamba2, 8 groups divide tp 2
+    EXPECT_EQ(p.mamba_ssm_bytes, 128u * 64 * 256 * 2);                 // no mamba_ssm_dtype: bf16
+    const auto note = std::find_if(p.notes.begin(), p.notes.end(), [](const std::string & n) { return n.starts_with("Add "); });
+    ASSERT_NE(note, p.notes.end());
+    EXPECT_EQ(*note, "Add 6 padding layers, may waste at most 11.11% KV cache memory");
 }
 
 TEST(vllm, max_num_seqs_against_mamba_blocks) {

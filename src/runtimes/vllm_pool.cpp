@@ -300,13 +300,18 @@ void check_startup(vllm_plan & p, bool over) {
                                              s.max_num_seqs, p.mamba_blocks_per_request, p.num_gpu_blocks));
         }
     }
-    if (p.padding_layers > 0) {
-        for (size_t g = 0; g < p.groups.size(); ++g) {
-            if (p.groups[g].n_padding == 0) continue;
-            uint32_t n_type = 0;
-            for (const auto & h : p.groups) n_type += h.kind == p.groups[g].kind ? h.n_layer : 0;
-            p.notes.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory",
-                                          p.groups[g].n_padding, 100.0 * p.groups[g].n_padding / n_type));
+    // One line per layer type, as _get_kv_cache_groups_uniform_page_size logs it: pad = group_size - n % group_size.
+    std::vector<std::string> seen;
+    for (const auto & g : p.groups) {
+        if (std::find(seen.begin(), seen.end(), g.kind) != seen.end()) continue;
+        seen.push_back(g.kind);
+        uint32_t pads = 0, n_type = 0;
+        for (const auto & h : p.groups) {
+            if (h.kind == g.kind) pads += h.n_padding, n_type += h.n_layer;
+        }
+        if (pads > 0) {
+            p.notes.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", pads,
+                                          100.0 * pads / n_type));
         }
     }
 }
