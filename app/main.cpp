@@ -6,6 +6,7 @@
 #include "kvfit/gpus.h"
 #include "kvfit/report.h"
 #include "kvfit/sources.h"
+#include "serving_cli.h"
 
 #include <CLI/CLI.hpp>
 #include <charconv>
@@ -29,6 +30,8 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
         {"-np", "--parallel"},      {"-fa", "--flash-attn"},    {"-ngl", "--n-gpu-layers"},
         {"-ts", "--tensor-split"},  {"-ot", "--override-tensor"}, {"-kvu", "--kv-unified"},
         {"-nkvo", "--no-kv-offload"}, {"-cmoe", "--cpu-moe"},   {"-ncmoe", "--n-cpu-moe"},
+        {"-tp", "--tensor-parallel-size"}, {"-pp", "--pipeline-parallel-size"}, {"-dp", "--data-parallel-size"},
+        {"-dcp", "--decode-context-parallel-size"}, // vLLM (app/serving_cli.cpp)
     };
     std::vector<std::string> out;
     for (int i = 1; i < argc; ++i) {
@@ -221,6 +224,8 @@ int main(int argc, char ** argv) {
     app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
     app.add_flag("--list", o.list, "list the built-in catalog");
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
+    kvfit::cli::serving_options so;
+    kvfit::cli::add_serving_flags(app, so);
     try {
         app.parse(normalise_args(argc, argv));
     } catch (const CLI::CallForHelp &) {
@@ -231,6 +236,9 @@ int main(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
+        const int served = kvfit::cli::run_serving_if_selected(
+            app, so, {o.model, o.gpu, o.weights, o.weights_size, o.json, o.list || o.inspect});
+        if (served >= 0) return served;
         return run(o);
     } catch (const kvfit::error & e) {
         fmt::print(stderr, "kvfit: {}\n", e.what());

@@ -203,6 +203,11 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     m.n_layer_mtp = static_cast<uint32_t>(cfg.count_or("num_nextn_predict_layers", 0, 1000) +
                                           cfg.count_or("mtp_num_hidden_layers", 0, 1000));
     m.n_pos_per_embd = pos_per_embd(cfg);
+    // Serving runtimes (vLLM, SGLang) size caches in these dtypes; llama.cpp does not read them.
+    m.dtype = cfg.has("dtype") ? cfg.text_or("dtype", "") : cfg.has("torch_dtype") ? cfg.text_or("torch_dtype", "")
+            : root.has("dtype") ? root.text_or("dtype", "") : root.text_or("torch_dtype", "");
+    m.ssm_dtype = cfg.text_or("mamba_ssm_dtype", "");
+    m.ssm_chunk_size = static_cast<uint32_t>(cfg.uint_or("chunk_size", cfg.uint_or("mamba_chunk_size", 0, 1u << 20), 1u << 20));
     resize_layers(m);
     b.n_norm.assign(m.n_layer, 2);
     b.attn_linear.assign(m.n_layer, 0);
@@ -245,6 +250,7 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
 
     hf_build b;
     b.m.architecture = model_type;
+    b.m.gguf_architecture = std::string(row->gguf_arch);
     b.m.name = where_s;
     b.m.source = where_s;
     read_common(cfg, root, b);
