@@ -7,6 +7,7 @@
 #include "kvfit/remote.h"
 #include "kvfit/report.h"
 #include "kvfit/sources.h"
+#include "serving_cli.h"
 
 #include <CLI/CLI.hpp>
 #include <charconv>
@@ -30,6 +31,8 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
         {"-np", "--parallel"},      {"-fa", "--flash-attn"},    {"-ngl", "--n-gpu-layers"},
         {"-ts", "--tensor-split"},  {"-ot", "--override-tensor"}, {"-kvu", "--kv-unified"},
         {"-nkvo", "--no-kv-offload"}, {"-cmoe", "--cpu-moe"},   {"-ncmoe", "--n-cpu-moe"},
+        {"-tp", "--tensor-parallel-size"}, {"-pp", "--pipeline-parallel-size"}, {"-dp", "--data-parallel-size"},
+        {"-dcp", "--decode-context-parallel-size"}, // vLLM (app/serving_cli.cpp)
     };
     std::vector<std::string> out;
     for (int i = 1; i < argc; ++i) {
@@ -200,6 +203,12 @@ int run(const options & o) {
     kvfit::model_desc m = load(spec, o, warn);
     if (!o.weights_size.empty()) kvfit::apply_weight_size(m, kvfit::parse_size(o.weights_size));
     else if (!o.weights.empty()) kvfit::apply_weight_format(m, o.weights, true);
+    else if (!m.weights.exact) {
+        // A config.json gives no bytes: plan with the format most people run in llama.cpp, and say so.
+        kvfit::apply_weight_format(m, kvfit::default_weight_format);
+        warn.push_back(fmt::format("weights assumed {} (no --weights or --weights-size given; the file holds no "
+                                   "weight bytes)", kvfit::default_weight_format));
+    }
 
     if (o.check && gpus.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
     const kvfit::report r = kvfit::make_report(m, warn, s, p, contexts, gpus, margin);
@@ -242,6 +251,8 @@ int main(int argc, char ** argv) {
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
     app.add_flag("--offline", o.offline, "hf: models: read only the cache ($KVFIT_CACHE, $XDG_CACHE_HOME/kvfit, ~/.cache/kvfit)");
     app.add_flag("--verbose", o.verbose, "hf: models: print each request and the bytes fetched (stderr)");
+    kvfit::cli::serving_options so;
+    kvfit::cli::add_serving_flags(app, so);
     try {
         app.parse(normalise_args(argc, argv));
     } catch (const CLI::CallForHelp &) {
@@ -252,6 +263,9 @@ int main(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
+        const int served = kvfit::cli::run_serving_if_selected(
+            app, so, {o.model, o.gpu, o.weights, o.weights_size, o.json, o.list || o.inspect});
+        if (served >= 0) return served;
         return run(o);
     } catch (const kvfit::error & e) {
         fmt::print(stderr, "kvfit: {}\n", e.what());

@@ -167,7 +167,8 @@ TEST(gguf_model, weights_by_placement_with_experts_nextn_and_tied_output) {
     EXPECT_EQ(m.weights.layers[1].expert_bytes, 144u * 64 * 8);
     EXPECT_EQ(m.weights.layers[1].n_params, 256u * 64 * 8 + 256 * 8);
     EXPECT_EQ(m.is_moe, (std::vector<uint8_t>{0, 1}));
-    EXPECT_EQ(m.weights.other.n_params, 512u * 256 + 64);
+    EXPECT_EQ(m.weights.other.n_params, 64u);          // rope_freqs
+    EXPECT_EQ(m.weights.mtp.n_params, 512u * 256);     // blk.2 (NextN), reported apart
     EXPECT_EQ(m.weights.total_params(), m.n_params());
 }
 

@@ -146,8 +146,9 @@ uint64_t st_param_count(const st_tensor & t, const st_quant & q);
 /// "language_model.model.", "language_model.", "model."):
 /// - embed_tokens.* -> token_embd; lm_head.*, norm.* -> output (tied: the norm alone);
 /// - layers.<il>.* -> layers[il] for il < n_layer, tensors with ".experts." also in expert_params/expert_bytes;
-/// - layers.<il>.* with il >= n_layer and mtp.* / mtp_layers.* -> other, and weights.mtp (MTP / NextN blocks);
-/// - visual.*, vision_tower.*, vision_model.*, multi_modal_projector.*, audio_tower.* ... -> other and
+/// - layers.<il>.* with il >= n_layer and mtp.* / mtp_layers.* -> weights.mtp (MTP / NextN blocks: not in the
+///   totals, as for GGUF);
+/// - visual.*, vision_tower.*, vision_model.*, multi_modal_projector.*, audio_tower.* ... -> other, and also
 ///   weights.vision (towers bundled with the text model);
 /// - anything else -> other.
 /// weights.exact becomes true and weights.format the quantization label or the dtype holding most bytes ("bf16").

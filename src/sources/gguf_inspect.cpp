@@ -84,9 +84,9 @@ std::string gguf_inspect(const std::vector<gguf_file> & shards, warnings & warn)
         out += fmt::format("  {:<12} {}\n", range, line);
         il = end;
     }
-    out += fmt::format("weights: {} parameters, {} bytes (token_embd {}, output {}{}, other {})\n", m.n_params(),
+    out += fmt::format("weights: {} parameters, {} bytes (token_embd {}, output {}{}, other {}, MTP blocks not loaded {})\n", m.n_params(),
                        m.weights.total_bytes(), m.weights.token_embd.bytes, m.weights.output.bytes,
-                       m.tied_embeddings ? " tied" : "", m.weights.other.bytes);
+                       m.tied_embeddings ? " tied" : "", m.weights.other.bytes, m.weights.mtp.bytes);
     return out;
 }
 

@@ -172,8 +172,7 @@ void apply_safetensors_weights(model_desc & m, const std::vector<safetensors_fil
                 add(w.vision, t, n, false);
                 ++n_tower;
             } else if ((il && *il >= m.n_layer) || has_prefix(name, "mtp.") || has_prefix(name, "mtp_layers.")) {
-                add(w.other, t, n, false);
-                add(w.mtp, t, n, false);
+                add(w.mtp, t, n, false); // not in the totals: llama.cpp does not load them (model.h)
                 ++n_mtp;
             } else if (il) {
                 add(w.layers[*il], t, n, t.name.find(".experts.") != std::string::npos);
@@ -195,8 +194,8 @@ void apply_safetensors_weights(model_desc & m, const std::vector<safetensors_fil
         }
     }
     if (n_tower + n_mtp > 0) {
-        warn.push_back(fmt::format("{}: reported apart from the text model and counted in 'other': {} vision/audio "
-                                   "tensors ({} params, {} bytes), {} MTP tensors ({} params, {} bytes)", where, n_tower,
+        warn.push_back(fmt::format("{}: reported apart from the text model: {} vision/audio tensors ({} params, {} bytes, "
+                                   "counted in 'other'), {} MTP tensors ({} params, {} bytes, not counted)", where, n_tower,
                                    w.vision.n_params, w.vision.bytes, n_mtp, w.mtp.n_params, w.mtp.bytes));
     }
     if (m.tied_embeddings && has_head) {
