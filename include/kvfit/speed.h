@@ -11,7 +11,8 @@
 /// pipeline of one token), so the times of the devices add:
 ///   t_token = sum over devices d of bytes_read(d) / (bandwidth(d) * efficiency(d)).
 /// Prefill of a long prompt is compute-bound: 2 FLOPs per active parameter per token plus attention
-/// (4 * n_head * head_dim_k FLOPs per attended cell, full layers only), over each device's FLOP/s.
+/// (4 * n_head * head_dim_k FLOPs per attended cell), over each device's FLOP/s; CPU layers of a plan with a
+/// GPU run on the first GPU after their weights cross PCIe once per micro-batch (see default_pcie_bytes_per_s).
 /// docs/speed.md checks the decode bound against published llama.cpp benchmarks.
 
 #include "kvfit/plan.h"
@@ -36,6 +37,12 @@ inline constexpr double default_cpu_bandwidth_bytes_per_s = 60e9;
 /// layers are the coarsest numbers kvfit prints. `--cpu-flops` changes it.
 inline constexpr double default_cpu_flops_per_s = 1e12;
 
+/// Host-to-GPU bandwidth for prefill of layers left on the CPU: 25 GB/s (PCIe 4.0 x16 is 31.5 GB/s raw).
+/// With a GPU present, llama.cpp's scheduler runs a large batch's matrix products of CPU-resident weights on
+/// the GPU and copies those weights over once per micro-batch (ggml-backend's op offload, batch >= 32), so a
+/// spilled layer costs prefill weight_bytes / (pcie x n_ubatch) per token rather than CPU FLOPs.
+inline constexpr double default_pcie_bytes_per_s = 25e9;
+
 /// Fraction of the GPU table's peak bandwidth that llama.cpp's decode reaches: 0.65, calibrated as the median
 /// of measured / roofline over the eight dense published benchmarks in docs/speed.md (range 0.42-0.84; NVIDIA
 /// CUDA 0.57-0.84, Apple Metal 0.42-0.55, AMD ROCm 0.51). Applied to GPUs only.
@@ -51,6 +58,7 @@ struct speed_settings {
     double cpu_flops_per_s = default_cpu_flops_per_s;                     ///< --cpu-flops
     double gpu_bandwidth_efficiency = default_gpu_bandwidth_efficiency;   ///< fraction of peak, 0 < x <= 1
     double unknown_gpu_bandwidth_bytes_per_s = default_unknown_gpu_bandwidth_bytes_per_s;
+    double pcie_bytes_per_s = default_pcie_bytes_per_s; ///< host-to-GPU copies of CPU weights during prefill
     /// Tokens already in the context when the decoded token is produced; 0 = the plan's n_ctx_seq (a full
     /// conversation, the slowest point). Full-attention layers read min(depth, cells) cells per token.
     uint64_t depth = 0;

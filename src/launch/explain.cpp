@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <map>
 #include <regex>
@@ -155,6 +156,11 @@ size_t device_index(const log_settings & ls, const llamacpp_plan & plan, const s
 
 void add(explanation & e, size_t line, std::string what, std::string log, std::string kvfit, std::string note = {}) {
     const bool same = log == kvfit;
+    if (!same && log.find(" MiB") != std::string::npos && kvfit.find(" MiB") != std::string::npos) {
+        const double delta = std::strtod(kvfit.c_str(), nullptr) - std::strtod(log.c_str(), nullptr);
+        note = fmt::format("kvfit {} by {:.2f} MiB{}{}", delta < 0 ? "under" : "over", std::abs(delta),
+                           note.empty() ? "" : "; ", note);
+    }
     e.rows.push_back({line, std::move(what), std::move(log), std::move(kvfit), same, std::move(note)});
     if (!same) ++e.differences;
 }

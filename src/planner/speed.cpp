@@ -97,9 +97,16 @@ speed_estimate estimate_speed(const model_desc & m, const llamacpp_plan & plan, 
         e.devices[i].prefill_flops += 2.0 * m.n_vocab * m.n_embd / s.prompt_tokens; // logits of the last token only
     }
     double decode = 0, prefill = 0;
+    const bool has_gpu = e.devices.size() > 1;
     for (auto & d : e.devices) {
         d.decode_seconds = double(d.weight_bytes + d.kv_bytes + d.state_bytes) / d.bandwidth_bytes_per_s;
         d.prefill_seconds = d.prefill_flops / d.flops_per_s;
+        if (d.is_host && has_gpu) {
+            // op offload: the first GPU multiplies, the weights (all experts of a batch) cross PCIe per micro-batch
+            const double host_weights = double(plan.devices.back().used.weights_bytes - m.weights.token_embd.bytes);
+            d.prefill_seconds = d.prefill_flops / e.devices.front().flops_per_s +
+                                host_weights / (s.pcie_bytes_per_s * std::max<uint32_t>(1, plan.ctx.n_ubatch));
+        }
         decode += d.decode_seconds;
         prefill += d.prefill_seconds;
     }
