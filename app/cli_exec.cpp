@@ -51,12 +51,11 @@ struct candidate {
 };
 
 // Plan a variant of the command; fills the candidate's speed and returns whether it fits.
-bool try_variant(const model_desc & m, const launch_command & c, const std::vector<device_spec> & gpus, uint64_t margin,
-                 const speed_settings & ss, candidate & out) {
+bool try_variant(const model_desc & m, const std::vector<device_spec> & gpus, uint64_t margin, const speed_settings & ss,
+                 candidate & out) {
     const launch_command v = parse_launch_command(out.argv);
     const llamacpp_plan plan = plan_llamacpp(m, v.settings, v.placement, gpus, margin);
     out.decode_tokens_per_s = estimate_speed(m, plan, ss).decode_tokens_per_s;
-    (void)c;
     return plan.fits();
 }
 
@@ -66,7 +65,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
                                         uint64_t margin, const speed_settings & ss) {
     std::vector<candidate> out;
     auto consider = [&](candidate cand) {
-        if (try_variant(m, c, gpus, margin, ss, cand)) out.push_back(std::move(cand));
+        if (try_variant(m, gpus, margin, ss, cand)) out.push_back(std::move(cand));
     };
     const llamacpp_settings & s = c.settings;
     if (!ggml_is_quantized(s.type_k) || !ggml_is_quantized(s.type_v)) {
@@ -78,7 +77,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
         for (uint32_t n = std::max<uint32_t>(1, c.placement.n_cpu_moe + 1); n <= m.n_layer; ++n) {
             candidate cand{fmt::format("experts of the first {} layers on the CPU", n),
                            with_flag(c.argv, {"-ncmoe", "--n-cpu-moe"}, std::to_string(n))};
-            if (try_variant(m, c, gpus, margin, ss, cand)) {
+            if (try_variant(m, gpus, margin, ss, cand)) {
                 out.push_back(std::move(cand));
                 break;
             }
@@ -92,7 +91,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
     for (int32_t ngl = int32_t(n_total) - 1; ngl >= 0; --ngl) {
         candidate cand{fmt::format("{} of {} layers on the GPU (a spill)", ngl, n_total),
                        with_flag(c.argv, {"-ngl", "--n-gpu-layers", "--gpu-layers"}, std::to_string(ngl))};
-        if (try_variant(m, c, gpus, margin, ss, cand)) {
+        if (try_variant(m, gpus, margin, ss, cand)) {
             out.push_back(std::move(cand));
             break;
         }
