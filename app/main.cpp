@@ -179,6 +179,12 @@ int run(const options & o) {
     kvfit::model_desc m = kvfit::load_model(spec, warn);
     if (!o.weights_size.empty()) kvfit::apply_weight_size(m, kvfit::parse_size(o.weights_size));
     else if (!o.weights.empty()) kvfit::apply_weight_format(m, o.weights, true);
+    else if (!m.weights.exact) {
+        // A config.json gives no bytes: plan with the format most people run in llama.cpp, and say so.
+        kvfit::apply_weight_format(m, kvfit::default_weight_format);
+        warn.push_back(fmt::format("weights assumed {} (no --weights or --weights-size given; the file holds no "
+                                   "weight bytes)", kvfit::default_weight_format));
+    }
 
     if (o.check && gpus.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
     const kvfit::report r = kvfit::make_report(m, warn, s, p, contexts, gpus, margin);

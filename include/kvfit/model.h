@@ -91,6 +91,9 @@ struct model_desc {
     uint32_t n_chunk = 0;       ///< chunked-attention chunk in tokens (chunked layers), 0 when none
     uint32_t n_layer_mtp = 0;   ///< MTP / NextN layers present in the checkpoint, not counted in n_layer
     bool tied_embeddings = false; ///< output head shares the token embedding
+    uint32_t n_pos_per_embd = 1; ///< positions per token in the graph's inp_pos: 4 with M-RoPE (Qwen2-VL,
+                                 ///< Qwen3-VL, Qwen3.5: t/h/w/extra sections), else 1. llama_hparams::n_pos_per_embd
+                                 ///< (llama.cpp src/llama-hparams.cpp); sizes inp_pos in the compute buffer
 
     // --- per-layer attention shape (length n_layer) ---------------------------------------------
     std::vector<layer_kind> kind;       ///< memory kind of each layer
