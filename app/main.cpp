@@ -7,6 +7,8 @@
 #include "kvfit/report.h"
 #include "kvfit/sources.h"
 #include "serving_cli.h"
+#include "kvfit/speed.h"
+#include "cli_exec.h"
 
 #include <CLI/CLI.hpp>
 #include <charconv>
@@ -131,7 +133,8 @@ struct options {
     bool kv_unified = false, swa_full = false, mla_kv = false, no_kv_offload = false, cpu_moe = false;
     std::string gpu, margin, weights, weights_size, ts;
     std::vector<std::string> ot;
-    bool json = false, list = false, inspect = false, check = false;
+    bool json = false, list = false, inspect = false, check = false, speed = false;
+    std::string cpu_bandwidth;
 };
 
 int run(const options & o) {
@@ -172,7 +175,7 @@ int run(const options & o) {
     if (!o.ts.empty()) p.tensor_split = parse_split(o.ts);
     for (const auto & rule : o.ot) p.override_tensor_cpu.push_back(parse_override(rule));
 
-    const std::vector<kvfit::device_spec> gpus = o.gpu.empty() ? std::vector<kvfit::device_spec>{} : kvfit::parse_gpu_list(o.gpu);
+    const std::vector<kvfit::device_spec> gpus = o.gpu.empty() ? std::vector<kvfit::device_spec>{} : kvfit::cli::gpus_from_option(o.gpu);
     const uint64_t margin = o.margin.empty() ? kvfit::default_margin_bytes : kvfit::parse_size(o.margin);
 
     kvfit::warnings warn;
@@ -189,12 +192,14 @@ int run(const options & o) {
     if (o.check && gpus.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
     const kvfit::report r = kvfit::make_report(m, warn, s, p, contexts, gpus, margin);
     fmt::print("{}", o.json ? kvfit::render_json(r) : o.check ? kvfit::render_check(r) : kvfit::render_text(r));
+    if (o.speed) fmt::print("{}", kvfit::render_speed_section(r, gpus, margin, kvfit::cli::speed_settings_from(o.cpu_bandwidth)));
     return r.fit && !r.plan.fits() ? exit_does_not_fit : exit_fits;
 }
 
 } // namespace
 
 int main(int argc, char ** argv) {
+    if (argc > 1 && kvfit::cli::is_subcommand(argv[1])) return kvfit::cli::main_subcommand(argc, argv); // exec, explain
     CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
                  "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input."};
     options o;
@@ -223,6 +228,8 @@ int main(int argc, char ** argv) {
     app.add_flag("--json", o.json, "print the plan as JSON");
     app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
     app.add_flag("--list", o.list, "list the built-in catalog");
+    app.add_flag("--speed", o.speed, "decode/prefill tokens/s and the spill cliff (roofline; docs/speed.md)");
+    app.add_option("--cpu-bandwidth", o.cpu_bandwidth, "host RAM bandwidth for spilled layers (default 60GB/s)");
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
     kvfit::cli::serving_options so;
     kvfit::cli::add_serving_flags(app, so);
