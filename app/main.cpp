@@ -4,6 +4,7 @@
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
+#include "kvfit/llamacpp_flags.h"
 #include "kvfit/report.h"
 #include "kvfit/sources.h"
 #include "serving_cli.h"
@@ -47,18 +48,6 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
     return out;
 }
 
-// A strictly positive integer flag value, e.g. -c 8192. "0", "-1", "abc", "1e9" are errors.
-uint64_t parse_positive(const std::string & flag, const std::string & text, uint64_t max) {
-    uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || p != text.data() + text.size() || text.empty() || text[0] == '-' || text[0] == '+') {
-        throw kvfit::error(fmt::format("{} '{}': expected a positive integer", flag, text));
-    }
-    if (v == 0) throw kvfit::error(fmt::format("{} 0: must be at least 1", flag));
-    if (v > max) throw kvfit::error(fmt::format("{} {}: exceeds the limit {}", flag, v, max));
-    return v;
-}
-
 // -c takes one value as in llama.cpp, or several (repeated or comma-separated) for the table.
 std::vector<uint64_t> parse_contexts(const std::vector<std::string> & values) {
     std::vector<uint64_t> out;
@@ -66,58 +55,11 @@ std::vector<uint64_t> parse_contexts(const std::vector<std::string> & values) {
         size_t start = 0;
         while (start <= v.size()) {
             const size_t end = std::min(v.find(',', start), v.size());
-            out.push_back(parse_positive("-c", v.substr(start, end - start), 1ull << 32));
+            out.push_back(kvfit::parse_flag_count("-c", v.substr(start, end - start), 1, 1ull << 32));
             start = end + 1;
         }
     }
     return out;
-}
-
-kvfit::ggml_type parse_cache_type(const std::string & flag, const std::string & name) {
-    // llama.cpp's kv_cache_types (common/arg.cpp): the types a KV cache may take.
-    static const kvfit::ggml_type allowed[] = {kvfit::ggml_type::f32,  kvfit::ggml_type::f16,  kvfit::ggml_type::bf16,
-                                               kvfit::ggml_type::q8_0, kvfit::ggml_type::q4_0, kvfit::ggml_type::q4_1,
-                                               kvfit::ggml_type::iq4_nl, kvfit::ggml_type::q5_0, kvfit::ggml_type::q5_1};
-    std::string names;
-    for (auto t : allowed) {
-        if (kvfit::ggml_traits(t).name == name) return t;
-        names += fmt::format("{}{}", names.empty() ? "" : ", ", kvfit::ggml_traits(t).name);
-    }
-    throw kvfit::error(fmt::format("{} '{}': unknown cache type (allowed: {})", flag, name, names));
-}
-
-std::vector<double> parse_split(const std::string & text) {
-    std::vector<double> out;
-    size_t start = 0;
-    while (start <= text.size()) {
-        const size_t end = std::min(text.find_first_of(",/", start), text.size());
-        const std::string item = text.substr(start, end - start);
-        double v = -1;
-        const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (ec != std::errc() || p != item.data() + item.size() || v < 0) {
-            throw kvfit::error(fmt::format("-ts '{}': expected non-negative proportions like 3,1", text));
-        }
-        out.push_back(v);
-        start = end + 1;
-    }
-    return out;
-}
-
-// -ot "regex=CPU" (llama.cpp common/arg.cpp: pattern=buffer type). Only the CPU target is modelled.
-std::string parse_override(const std::string & rule) {
-    const size_t eq = rule.rfind('=');
-    if (eq == std::string::npos || eq == 0) throw kvfit::error(fmt::format("-ot '{}': expected PATTERN=CPU", rule));
-    const std::string target = rule.substr(eq + 1);
-    if (target != "CPU") {
-        throw kvfit::error(fmt::format("-ot '{}': only the CPU target is modelled (got '{}')", rule, target));
-    }
-    const std::string pattern = rule.substr(0, eq);
-    try {
-        std::regex check(pattern);
-    } catch (const std::regex_error & e) {
-        throw kvfit::error(fmt::format("-ot '{}': invalid regular expression: {}", rule, e.what()));
-    }
-    return pattern;
 }
 
 void print_catalog() {
@@ -151,15 +93,15 @@ int run(const options & o) {
         return exit_fits;
     }
     kvfit::llamacpp_settings s;
-    s.type_k = parse_cache_type("-ctk", o.ctk);
-    s.type_v = parse_cache_type("-ctv", o.ctv);
+    s.type_k = kvfit::parse_cache_type_flag("-ctk", o.ctk);
+    s.type_v = kvfit::parse_cache_type_flag("-ctv", o.ctv);
     if (o.fa == "on") s.flash_attn = kvfit::flash_attn_mode::on;
     else if (o.fa == "off") s.flash_attn = kvfit::flash_attn_mode::off;
     else if (o.fa == "auto") s.flash_attn = kvfit::flash_attn_mode::automatic;
     else throw kvfit::error(fmt::format("-fa '{}': expected on, off or auto", o.fa));
-    if (!o.ub.empty()) s.n_ubatch = uint32_t(parse_positive("-ub", o.ub, 1u << 20));
-    if (!o.b.empty()) s.n_batch = uint32_t(parse_positive("-b", o.b, 1u << 20));
-    if (!o.np.empty()) s.n_seq = uint32_t(parse_positive("-np", o.np, 256));
+    if (!o.ub.empty()) s.n_ubatch = uint32_t(kvfit::parse_flag_count("-ub", o.ub, 1, 1u << 20));
+    if (!o.b.empty()) s.n_batch = uint32_t(kvfit::parse_flag_count("-b", o.b, 1, 1u << 20));
+    if (!o.np.empty()) s.n_seq = uint32_t(kvfit::parse_flag_count("-np", o.np, 1, 256));
     s.kv_unified = o.kv_unified;
     s.swa_full = o.swa_full;
     s.mla = o.mla_kv ? kvfit::mla_layout::k_and_v : kvfit::mla_layout::k_only;
@@ -167,13 +109,17 @@ int run(const options & o) {
 
     kvfit::placement_settings p;
     if (!o.ngl.empty() && o.ngl != "all" && o.ngl != "auto") {
-        p.n_gpu_layers = o.ngl == "0" ? 0 : int32_t(parse_positive("-ngl", o.ngl, 100000));
+        p.n_gpu_layers = int32_t(kvfit::parse_flag_count("-ngl", o.ngl, 0, 100000));
     }
     p.no_kv_offload = o.no_kv_offload;
     p.cpu_moe = o.cpu_moe;
-    if (!o.n_cpu_moe.empty()) p.n_cpu_moe = uint32_t(parse_positive("--n-cpu-moe", o.n_cpu_moe, 100000));
-    if (!o.ts.empty()) p.tensor_split = parse_split(o.ts);
-    for (const auto & rule : o.ot) p.override_tensor_cpu.push_back(parse_override(rule));
+    if (!o.n_cpu_moe.empty()) p.n_cpu_moe = uint32_t(kvfit::parse_flag_count("--n-cpu-moe", o.n_cpu_moe, 0, 100000));
+    if (!o.ts.empty()) p.tensor_split = kvfit::parse_tensor_split(o.ts);
+    for (const auto & rule : o.ot) {
+        const auto pattern = kvfit::parse_override_rule(rule);
+        if (!pattern) throw kvfit::error(fmt::format("-ot '{}': only the CPU target is modelled", rule));
+        p.override_tensor_cpu.push_back(*pattern);
+    }
 
     const std::vector<kvfit::device_spec> gpus = o.gpu.empty() ? std::vector<kvfit::device_spec>{} : kvfit::cli::gpus_from_option(o.gpu);
     const uint64_t margin = o.margin.empty() ? kvfit::default_margin_bytes : kvfit::parse_size(o.margin);

@@ -2,6 +2,7 @@
 // Flag names and defaults follow llama.cpp common/arg.cpp.
 #include "kvfit/error.h"
 #include "kvfit/launch.h"
+#include "kvfit/llamacpp_flags.h"
 
 #include <algorithm>
 #include <charconv>
@@ -20,40 +21,6 @@ bool is_one_of(const std::string & flag, std::initializer_list<const char *> nam
     return std::any_of(names.begin(), names.end(), [&](const char * n) { return flag == n; });
 }
 
-uint64_t parse_count(const std::string & flag, const std::string & v, uint64_t max) {
-    uint64_t out = 0;
-    const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || out > max) {
-        throw error(fmt::format("exec: {} '{}': expected an integer 0..{}", flag, v, max));
-    }
-    return out;
-}
-
-ggml_type parse_type(const std::string & flag, const std::string & v) {
-    for (auto t : {ggml_type::f32, ggml_type::f16, ggml_type::bf16, ggml_type::q8_0, ggml_type::q4_0, ggml_type::q4_1,
-                   ggml_type::iq4_nl, ggml_type::q5_0, ggml_type::q5_1}) {
-        if (ggml_traits(t).name == v) return t;
-    }
-    throw error(fmt::format("exec: {} '{}': unknown cache type", flag, v));
-}
-
-std::vector<double> parse_split(const std::string & v) {
-    std::vector<double> out;
-    size_t start = 0;
-    while (start <= v.size()) {
-        const size_t end = std::min(v.find_first_of(",/", start), v.size());
-        const std::string item = v.substr(start, end - start);
-        double x = -1;
-        const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), x);
-        if (ec != std::errc() || p != item.data() + item.size() || x < 0) {
-            throw error(fmt::format("exec: -ts '{}': expected proportions like 3,1", v));
-        }
-        out.push_back(x);
-        start = end + 1;
-    }
-    return out;
-}
-
 // -ot takes comma-separated PATTERN=BUFFER rules; only =CPU rules move memory off the GPUs.
 void add_overrides(launch_command & c, const std::string & v) {
     size_t start = 0;
@@ -61,18 +28,11 @@ void add_overrides(launch_command & c, const std::string & v) {
         const size_t end = std::min(v.find(',', start), v.size());
         const std::string rule = v.substr(start, end - start);
         start = end + 1;
-        const size_t eq = rule.rfind('=');
-        if (eq == std::string::npos || eq == 0) throw error(fmt::format("exec: -ot '{}': expected PATTERN=BUFFER", rule));
-        if (rule.substr(eq + 1) != "CPU") {
+        if (const auto pattern = parse_override_rule(rule)) {
+            c.placement.override_tensor_cpu.push_back(*pattern);
+        } else {
             c.not_modelled.push_back("-ot " + rule + " (only =CPU rules are modelled)");
-            continue;
         }
-        try {
-            std::regex check(rule.substr(0, eq));
-        } catch (const std::regex_error &) {
-            throw error(fmt::format("exec: -ot '{}': invalid regular expression", rule));
-        }
-        c.placement.override_tensor_cpu.push_back(rule.substr(0, eq));
     }
 }
 
@@ -121,12 +81,12 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         else if (is_one_of(flag, {"-hf", "-hfr", "--hf-repo"})) c.hf_repo = take();
         else if (is_one_of(flag, {"-mm", "--mmproj"})) c.mmproj_path = take();
         else if (flag == "--no-mmproj-offload") c.mmproj_offload = false;
-        else if (is_one_of(flag, {"-c", "--ctx-size"})) s.n_ctx = parse_count(flag, take(), 1ull << 32);
-        else if (is_one_of(flag, {"-np", "--parallel"})) s.n_seq = uint32_t(std::max<uint64_t>(1, parse_count(flag, take(), 256)));
-        else if (is_one_of(flag, {"-b", "--batch-size"})) s.n_batch = uint32_t(parse_count(flag, take(), 1u << 20));
-        else if (is_one_of(flag, {"-ub", "--ubatch-size"})) s.n_ubatch = uint32_t(parse_count(flag, take(), 1u << 20));
-        else if (is_one_of(flag, {"-ctk", "--cache-type-k"})) s.type_k = parse_type(flag, take());
-        else if (is_one_of(flag, {"-ctv", "--cache-type-v"})) s.type_v = parse_type(flag, take());
+        else if (is_one_of(flag, {"-c", "--ctx-size"})) s.n_ctx = parse_flag_count(flag, take(), 0, 1ull << 32);
+        else if (is_one_of(flag, {"-np", "--parallel"})) s.n_seq = uint32_t(std::max<uint64_t>(1, parse_flag_count(flag, take(), 0, 256)));
+        else if (is_one_of(flag, {"-b", "--batch-size"})) s.n_batch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        else if (is_one_of(flag, {"-ub", "--ubatch-size"})) s.n_ubatch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        else if (is_one_of(flag, {"-ctk", "--cache-type-k"})) s.type_k = parse_cache_type_flag(flag, take());
+        else if (is_one_of(flag, {"-ctv", "--cache-type-v"})) s.type_v = parse_cache_type_flag(flag, take());
         else if (is_one_of(flag, {"-fa", "--flash-attn"})) {
             // current llama.cpp: -fa on|off|auto; older builds: a bare -fa meant on
             const bool has_value = inline_value || (i + 1 < argv.size() && argv[i + 1][0] != '-');
@@ -137,10 +97,10 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
             else throw error(fmt::format("exec: {} '{}': expected on, off or auto", flag, v));
         } else if (is_one_of(flag, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) {
             const std::string v = take();
-            p.n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_count(flag, v, 100000));
-        } else if (is_one_of(flag, {"-ts", "--tensor-split"})) p.tensor_split = parse_split(take());
+            p.n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_flag_count(flag, v, 0, 100000));
+        } else if (is_one_of(flag, {"-ts", "--tensor-split"})) p.tensor_split = parse_tensor_split(take());
         else if (is_one_of(flag, {"-ot", "--override-tensor"})) add_overrides(c, take());
-        else if (is_one_of(flag, {"-ncmoe", "--n-cpu-moe"})) p.n_cpu_moe = uint32_t(parse_count(flag, take(), 100000));
+        else if (is_one_of(flag, {"-ncmoe", "--n-cpu-moe"})) p.n_cpu_moe = uint32_t(parse_flag_count(flag, take(), 0, 100000));
         else if (is_one_of(flag, {"-cmoe", "--cpu-moe"})) p.cpu_moe = true;
         else if (is_one_of(flag, {"-nkvo", "--no-kv-offload"})) p.no_kv_offload = true;
         else if (is_one_of(flag, {"-kvu", "--kv-unified"})) s.kv_unified = true;
