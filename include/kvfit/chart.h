@@ -5,9 +5,10 @@
 /// one against plan_llamacpp and the --json document). render_chart_svg draws the data; render_chart_json
 /// hands the same data to the web page (`kvfit serve`, POST /v1/chart).
 ///
-/// Example (Qwen3.5-9B, 6.6 GB of weights, 8 GiB GPU, f16 cache): x runs 1,024 ... 262,144 tokens on a
-/// log2 axis; at n_ctx 32,768 the stack is weights 6.15 GiB + KV 1.00 GiB + state 0.05 GiB + compute;
-/// the capacity line is at 8 GiB, the margin line at 7 GiB, and the f16 mark at 32,768 tokens.
+/// Example (Qwen3.5-9B, --weights-size 6.6GB, --gpu 8GiB, f16 cache): x runs 1,024 ... 262,144 tokens on a
+/// log2 axis; at n_ctx 32,768 the GPU holds weights 5.45 GiB (the token embedding, 0.70 GiB, stays in host
+/// memory) + KV 1.00 GiB + state 0.05 GiB + compute 0.50 GiB = 6.99 GiB; the capacity line is at 8 GiB, the
+/// capacity - margin line at 7 GiB, and the f16 mark at 32,768 tokens (q8_0: 61,952; q4_0: 116,992).
 
 #include "kvfit/report.h"
 

@@ -57,7 +57,7 @@ std::string render_chart_json(const chart_series & c) {
     j["stack"] = st;
     j["curves"] = nlohmann::ordered_json::array();
     for (const auto & cv : c.curves) {
-        j["curves"].push_back({{"label", cv.label}, {"bytes", cv.bytes}, {"max_n_ctx", cv.max_n_ctx}, {"dashed", cv.dashed}});
+        j["curves"].push_back({{"label", cv.label}, {"bytes", cv.bytes}, {"max_n_ctx", cv.max_n_ctx}, {"dashed", cv.dashed}, {"color", cv.color}});
     }
     j["capacity_bytes"] = c.capacity_bytes;
     j["margin_bytes"] = c.margin_bytes;

@@ -8,6 +8,7 @@
 #include "kvfit/server.h"
 #include "kvfit/sources.h"
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -75,9 +76,10 @@ model_loader body_loader(const json & body, const plan_request & q, const server
         const std::string text = c.is_string() ? c.get<std::string>() : c.dump();
         check_upload_size(name, text.size(), o);
         return [text, name](warnings & warn) {
+            // As load_model names a config.json file, so that an upload named like the CLI's path gives its JSON.
             model_desc m = model_from_hf_config(text, name, warn);
-            m.source = "upload:" + name;
-            if (m.name.empty()) m.name = name;
+            m.source = name;
+            if (m.name.empty()) m.name = std::filesystem::path(name).stem().string();
             return m;
         };
     }
@@ -136,7 +138,7 @@ api_response handle_chart(std::string_view body, const server_options & o) {
 }
 
 std::string models_json() {
-    json out = json::array();
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto & e : catalog()) out.push_back({{"name", e.name}, {"hf_id", e.hf_id}});
     return out.dump() + "\n";
 }
