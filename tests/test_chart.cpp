@@ -207,3 +207,18 @@ TEST(chart, json_for_the_page_holds_the_same_values) {
 }
 
 } // namespace
+
+namespace {
+
+// docs/chart-qwen35-9b.svg (shown in the README) is what the README's command writes today. After a change to
+// the rules, regenerate it: ./build/kvfit Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB --chart docs/chart-qwen35-9b.svg
+TEST(chart, readme_chart_is_current) {
+    std::ifstream in(std::string(KVFIT_TEST_DATA) + "/../../docs/chart-qwen35-9b.svg");
+    ASSERT_TRUE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), kvfit::render_chart_svg(kvfit::make_chart_series(seeds_report())))
+        << "regenerate docs/chart-qwen35-9b.svg with the command in this test's comment";
+}
+
+} // namespace

@@ -6,7 +6,10 @@
 #include "support/gguf_fixture.h"
 #include "support/run_cli.h"
 
+#include "kvfit/sources.h"
+
 #include <atomic>
+#include <fstream>
 #include <chrono>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -254,6 +257,42 @@ TEST(server, bounded_load_test_on_loopback) {
     EXPECT_EQ(ok.load(), 500) << "wrong: " << wrong.load() << ", " << seconds << " s";
     EXPECT_LT(seconds, 60.0);
     std::printf("load test: 500 requests over 4 threads in %.2f s\n", seconds);
+}
+
+} // namespace
+
+namespace {
+
+// Every example command in docs/api.md runs against a live server (STYLE.md: docs examples run in CI), in a
+// scratch directory holding the config.json and model.gguf the examples upload.
+TEST(server, docs_api_examples_run) {
+    std::ifstream doc(std::string(KVFIT_TEST_DATA) + "/../../docs/api.md");
+    ASSERT_TRUE(doc);
+    kvfit::test::scratch_dir dir("api_examples");
+    std::ofstream(dir.file("config.json")) << kvfit::find_catalog("Qwen3-8B")->config_json;
+    kvfit::gguf_writer w = kvfit::test::model_writer("llama", 4);
+    w.add("llama.attention.head_count", kvfit::gguf_wvalue::u32(8));
+    w.add("llama.attention.head_count_kv", kvfit::gguf_wvalue::u32(2));
+    std::ofstream(dir.file("model.gguf"), std::ios::binary) << w.header();
+    live_server s;
+    int n = 0;
+    for (std::string line; std::getline(doc, line);) {
+        if (line.rfind("curl ", 0) != 0 && line.rfind("{ printf", 0) != 0) continue;
+        for (size_t at; (at = line.find(":8080/")) != std::string::npos;) line.replace(at, 6, ":" + std::to_string(s.port) + "/");
+        const std::string out = dir.file("out" + std::to_string(n++));
+        const int rc = std::system(("cd " + dir.path.string() + " && (" + line + ") > " + out).c_str());
+        EXPECT_EQ(rc, 0) << line;
+        std::ifstream in(out);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const bool error_example = line.find("\"ctx_size\": 0") != std::string::npos;
+        if (error_example) {
+            EXPECT_EQ(text, "{\"error\":\"-c 0: must be at least 1\"}\n HTTP 400\n") << line;
+        } else {
+            EXPECT_TRUE(json::accept(text)) << line << "\n" << text.substr(0, 300);
+            EXPECT_EQ(text.find("\"error\""), std::string::npos) << line << "\n" << text.substr(0, 300);
+        }
+    }
+    EXPECT_EQ(n, 8);
 }
 
 } // namespace
