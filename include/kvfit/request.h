@@ -81,8 +81,9 @@ report make_report_from_request(const plan_request & q, const model_loader & loa
 /// CLI's own checks (-c 0 gives "-c 0: must be at least 1" on both doors). Fields not in the table above
 /// (except those listed in `extra_fields`, which the caller reads) are refused:
 ///   "request: unknown field 'ctx' (known: model, ctx_size, cache_type_k, ...)".
-/// Throws kvfit::error "request: expected a JSON object", "request: field 'kv_unified': expected true or
-/// false", "request: field 'gpu': expected a string or a number".
+/// Throws kvfit::error "request: expected a JSON object, got array", "request: field 'kv_unified': expected
+/// true or false, got string", "request: field 'gpu': expected a string or a number, got object", and
+/// "request: field 'ctx_size': 65 values exceed the limit 64".
 plan_request plan_request_from_json(const nlohmann::json & body, const std::vector<std::string> & extra_fields = {});
 
 } // namespace kvfit
