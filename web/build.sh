@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 [[ -d node_modules/uplot && -d node_modules/vite ]] || npm ci --no-audit --no-fund
 npx vite build --logLevel warn
-if [[ "${1:-}" == "--check" ]]; then
+if [[ "${1:-}" == "--check" ]] && ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  echo "web/build.sh --check: not a git checkout, cannot compare web/dist with the committed one (skipped)" >&2
+elif [[ "${1:-}" == "--check" ]]; then
   git diff --exit-code --stat -- dist || { echo "web/dist is stale: run web/build.sh and commit web/dist" >&2; exit 1; }
   untracked=$(git ls-files --others --exclude-standard -- dist)
   [[ -z "$untracked" ]] || { echo "web/dist has new files: $untracked (run web/build.sh, commit web/dist)" >&2; exit 1; }
