@@ -44,7 +44,7 @@ function build(doc) {
     data.push(b.values);
   }
   doc.curves.forEach((c, k) => {
-    const color = CURVE_COLORS[(c.color ?? k) % CURVE_COLORS.length];
+    const color = CURVE_COLORS[(c.color >= 0 ? c.color : k) % CURVE_COLORS.length];
     series.push({ label: c.label, stroke: color, width: 2, dash: c.dashed ? [6, 4] : undefined, value: (u, v) => gib(v), points: { show: false } });
     data.push(c.bytes.map((v) => v / GIB));
   });
@@ -60,7 +60,7 @@ function build(doc) {
 
 function marks(doc) {
   const out = doc.curves
-    .map((c, k) => ({ n: c.max_n_ctx, color: CURVE_COLORS[(c.color ?? k) % CURVE_COLORS.length], label: c.label }))
+    .map((c, k) => ({ n: c.max_n_ctx, color: CURVE_COLORS[(c.color >= 0 ? c.color : k) % CURVE_COLORS.length], label: c.label }))
     .filter((m) => m.n > 0);
   if (doc.stack.weights_bytes.length && doc.max_n_ctx && !out.some((m) => m.n === doc.max_n_ctx)) {
     out.unshift({ n: doc.max_n_ctx, color: '#000', label: 'requested types' });
