@@ -65,6 +65,11 @@ try {
   assert.equal(q8, api.fit.max_n_ctx.q8_0);
   assert.match(await page.textContent('#command'), /-ctk q8_0 -ctv q8_0/);
   assert.equal(await page.locator('#chart canvas').count() > 0, true, 'the chart is drawn');
+  for (const id of ['#chart', '#chart-compare']) {
+    const series = (await page.getAttribute(id, 'data-series')).split(';');
+    assert.ok(series.length >= 6, `${id}: ${series}`);
+    for (const s of series) assert.match(s, /=#[0-9a-f]{6,8}$/, `${id}: series without a colour: ${s}`);
+  }
 
   // Bad input: the CLI's one-line message on the page, and the page recovers.
   await page.evaluate(() => { document.body.dataset.state = 'busy'; });

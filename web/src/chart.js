@@ -108,5 +108,7 @@ export function drawChart(el, doc) {
     hooks: { draw: [(u) => drawMarks(u, list)] },
   };
   el.replaceChildren();
+  // For tests/browser: every drawn series with its colour ("label=color;..."), as the canvas cannot be read.
+  el.dataset.series = series.slice(1).map((s) => `${s.label}=${s.stroke || ''}`).join(';');
   return new uPlot(opts, data, el);
 }
