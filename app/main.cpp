@@ -9,6 +9,9 @@
 #include "kvfit/report.h"
 #include "kvfit/request.h"
 #include "kvfit/sources.h"
+#include "serving_cli.h"
+#include "kvfit/speed.h"
+#include "cli_exec.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -30,6 +33,8 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
         {"-np", "--parallel"},      {"-fa", "--flash-attn"},    {"-ngl", "--n-gpu-layers"},
         {"-ts", "--tensor-split"},  {"-ot", "--override-tensor"}, {"-kvu", "--kv-unified"},
         {"-nkvo", "--no-kv-offload"}, {"-cmoe", "--cpu-moe"},   {"-ncmoe", "--n-cpu-moe"},
+        {"-tp", "--tensor-parallel-size"}, {"-pp", "--pipeline-parallel-size"}, {"-dp", "--data-parallel-size"},
+        {"-dcp", "--decode-context-parallel-size"}, // vLLM (app/serving_cli.cpp)
     };
     std::vector<std::string> out;
     for (int i = 1; i < argc; ++i) {
@@ -50,7 +55,8 @@ void print_catalog() {
 
 struct options {
     kvfit::plan_request req; // the planning flags, shared with `kvfit serve` (include/kvfit/request.h)
-    bool json = false, list = false, inspect = false, check = false;
+    bool json = false, list = false, inspect = false, check = false, speed = false;
+    std::string cpu_bandwidth;
     std::string chart, chart_compare; // --chart FILE.svg|.png, --chart-compare FILE.svg|.png
 };
 
@@ -68,18 +74,23 @@ int run(const options & o) {
         return exit_fits;
     }
     if (o.check && o.req.gpu.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
-    const kvfit::report r = kvfit::make_report_from_request(o.req, [&](kvfit::warnings & warn) {
-        return kvfit::load_model(spec, warn);
-    });
+    const kvfit::report r = kvfit::make_report_from_request(
+        o.req, [&](kvfit::warnings & warn) { return kvfit::load_model(spec, warn); }, kvfit::cli::gpus_from_option);
     if (!o.chart.empty()) kvfit::write_chart_file(o.chart, kvfit::make_chart_series(r));
     if (!o.chart_compare.empty()) kvfit::write_chart_file(o.chart_compare, kvfit::make_compare_series(r));
     fmt::print("{}", o.json ? kvfit::render_json(r) : o.check ? kvfit::render_check(r) : kvfit::render_text(r));
+    if (o.speed) {
+        const std::vector<kvfit::device_spec> gpus = r.fit ? r.fit->gpus : std::vector<kvfit::device_spec>{};
+        const uint64_t margin = r.fit ? r.fit->margin_bytes : kvfit::default_margin_bytes;
+        fmt::print("{}", kvfit::render_speed_section(r, gpus, margin, kvfit::cli::speed_settings_from(o.cpu_bandwidth)));
+    }
     return r.fit && !r.plan.fits() ? exit_does_not_fit : exit_fits;
 }
 
 } // namespace
 
 int main(int argc, char ** argv) {
+    if (argc > 1 && kvfit::cli::is_subcommand(argv[1])) return kvfit::cli::main_subcommand(argc, argv); // exec, explain
     CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
                  "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input."};
     if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::app::run_serve(argc - 1, argv + 1);
@@ -111,7 +122,11 @@ int main(int argc, char ** argv) {
     app.add_option("--chart", o.chart, "write the memory-vs-context chart: FILE.svg or FILE.png (needs rsvg-convert)");
     app.add_option("--chart-compare", o.chart_compare, "write the chart of the model vs its all-full-attention variant");
     app.add_flag("--list", o.list, "list the built-in catalog");
+    app.add_flag("--speed", o.speed, "decode/prefill tokens/s and the spill cliff (roofline; docs/speed.md)");
+    app.add_option("--cpu-bandwidth", o.cpu_bandwidth, "host RAM bandwidth for spilled layers (default 60GB/s)");
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
+    kvfit::cli::serving_options so;
+    kvfit::cli::add_serving_flags(app, so);
     try {
         app.parse(normalise_args(argc, argv));
     } catch (const CLI::CallForHelp &) {
@@ -122,6 +137,9 @@ int main(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
+        const int served = kvfit::cli::run_serving_if_selected(
+            app, so, {o.req.model, o.req.gpu, o.req.weights, o.req.weights_size, o.json, o.list || o.inspect});
+        if (served >= 0) return served;
         return run(o);
     } catch (const kvfit::error & e) {
         fmt::print(stderr, "kvfit: {}\n", e.what());

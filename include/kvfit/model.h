@@ -81,6 +81,9 @@ struct model_desc {
     std::string name;           ///< display name, e.g. "Qwen3.5-9B"
     std::string architecture;   ///< HF model_type or GGUF general.architecture, e.g. "qwen3_5_text", "qwen35"
     std::string source;         ///< where it came from: "catalog", a file path, "hf:org/name"
+    /// GGUF general.architecture of the family ("qwen35" for HF "qwen3_5_text"), from the architecture table;
+    /// empty when unknown. Equals `architecture` for GGUF sources. Ollama keys its per-family rules on it.
+    std::string gguf_architecture;
 
     // --- model-level scalars ---------------------------------------------------------------------
     uint32_t n_layer = 0;       ///< counted blocks (num_hidden_layers / block_count, MTP excluded)
@@ -91,6 +94,12 @@ struct model_desc {
     uint32_t n_chunk = 0;       ///< chunked-attention chunk in tokens (chunked layers), 0 when none
     uint32_t n_layer_mtp = 0;   ///< MTP / NextN layers present in the checkpoint, not counted in n_layer
     bool tied_embeddings = false; ///< output head shares the token embedding
+    uint32_t n_pos_per_embd = 1; ///< positions per token in the graph's inp_pos: 4 with M-RoPE (Qwen2-VL,
+                                 ///< Qwen3-VL, Qwen3.5: t/h/w/extra sections), else 1. llama_hparams::n_pos_per_embd
+                                 ///< (llama.cpp src/llama-hparams.cpp); sizes inp_pos in the compute buffer
+    /// HF `dtype` / `torch_dtype` ("bfloat16", "float16", "float32"); empty when the source does not say.
+    /// vLLM's `--dtype auto` and `--kv-cache-dtype auto` resolve to it (serving runtimes only).
+    std::string dtype;
 
     // --- per-layer attention shape (length n_layer) ---------------------------------------------
     std::vector<layer_kind> kind;       ///< memory kind of each layer
@@ -116,6 +125,10 @@ struct model_desc {
     uint32_t ssm_n_head = 0;    ///< SSM heads (ssm.time_step_rank; Mamba2 heads, GDN: H_v)
     uint32_t ssm_head_dim = 0;  ///< per-head width of the SSM (Mamba2 head_dim, GDN: D_v)
     uint32_t rwkv_head_size = 0;///< RWKV wkv head size
+    /// HF `mamba_ssm_dtype` ("float32" in Qwen3.5 configs): the dtype of the SSM / delta-rule state in vLLM and
+    /// SGLang; empty = the model dtype. llama.cpp ignores it (always f32).
+    std::string ssm_dtype;
+    uint32_t ssm_chunk_size = 0;///< HF `chunk_size` / `mamba_chunk_size` of Mamba2 kernels, tokens; 0 when absent
 
     // --- MoE -------------------------------------------------------------------------------------
     uint32_t n_expert = 0;          ///< routed experts per MoE layer (0 for dense)

@@ -38,6 +38,14 @@ struct fit_report {
     std::vector<cache_type_fit> max_n_ctx;   ///< per cache type: f16, q8_0, q4_0 (+ the requested types)
     uint64_t max_n_ctx_if_all_full = 0; ///< the same search for the all-full-attention variant, requested types
     uint64_t weights_bytes_that_fit = 0;///< the largest weight size that fits at requested_n_ctx (0: none)
+    /// When the requested plan does not fit: the largest -ngl that fits at the requested n_ctx (the rest of
+    /// the blocks run on the CPU), and its host-RAM total; -1 when even -ngl 0 does not fit the GPU buffers.
+    int32_t offload_n_gpu_layers = -1;
+    uint64_t offload_host_bytes = 0;    ///< host RAM under that -ngl (weights, KV, compute, output)
+    /// For MoE models: the smallest --n-cpu-moe N (experts of the first N blocks in host RAM, everything else
+    /// on the GPU) that fits at the requested n_ctx, and its host-RAM total; -1 when none does or no MoE.
+    int32_t offload_n_cpu_moe = -1;
+    uint64_t offload_moe_host_bytes = 0;
 };
 
 /// Everything the renderers print.

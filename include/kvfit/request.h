@@ -61,21 +61,26 @@ struct plan_inputs {
     uint64_t margin_bytes = default_margin_bytes; ///< --margin
 };
 
+/// Turns `--gpu` text into devices. The default is parse_gpu_list (names and sizes); the CLI passes one that
+/// also takes "auto" (detect the machine's GPUs), which the server does not offer.
+using gpu_parser = std::function<std::vector<device_spec>(const std::string & gpu)>;
+
 /// Parse the flags. Throws kvfit::error with the CLI's one-line messages, for example
 /// "-c 0: must be at least 1", "-ctk 'q9_9': unknown cache type (allowed: f32, ...)",
 /// "-fa 'maybe': expected on, off or auto", "-ts '3,x': expected non-negative proportions like 3,1".
-plan_inputs parse_plan_request(const plan_request & q);
+plan_inputs parse_plan_request(const plan_request & q, const gpu_parser & parse_gpus = {});
 
 /// Apply --weights-size (wins) or --weights to a loaded model, as the CLI does (formats forced over exact
-/// weights). Throws kvfit::error for an unknown format or a bad size.
-void apply_request_weights(model_desc & m, const plan_request & q);
+/// weights). With neither, a model without exact weights (a config.json) gets default_weight_format and a
+/// warning saying so. Throws kvfit::error for an unknown format or a bad size.
+void apply_request_weights(model_desc & m, const plan_request & q, warnings & warn);
 
 /// Loads the request's model: the CLI calls load_model(q.model), the server reads the catalog or an upload.
 using model_loader = std::function<model_desc(warnings & warn)>;
 
 /// The one path from flags to report, in the CLI's order: parse_plan_request (flag errors first), `load`,
 /// apply_request_weights, make_report. Throws kvfit::error from any of them.
-report make_report_from_request(const plan_request & q, const model_loader & load);
+report make_report_from_request(const plan_request & q, const model_loader & load, const gpu_parser & parse_gpus = {});
 
 /// Read a `POST /v1/plan` body into a plan_request. Numbers become their decimal text so they meet the
 /// CLI's own checks (-c 0 gives "-c 0: must be at least 1" on both doors). Fields not in the table above

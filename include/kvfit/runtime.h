@@ -89,12 +89,13 @@ struct buffer_set {
 
 /// Context sizing exactly as llama.cpp does. Throws kvfit::error for n_seq 0, n_ubatch 0, an n_ctx over
 /// 2^32 tokens, a quantized V cache without flash attention ("type_v q8_0 needs flash attention",
-/// llama_context refuses the same), and for n_ctx 0 with a model whose n_ctx_train is unknown.
+/// llama_context refuses the same), different K and V types on an MLA model (llama_init_from_model refuses
+/// them), and for n_ctx 0 with a model whose n_ctx_train is unknown.
 llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_settings & s);
 
 /// The KV caches (0, 1 or 2 of them) for the given context: full/MLA layers hold n_ctx_seq cells per stream,
 /// window layers pad256(min(n_ctx_seq, n_swa * (unified ? n_seq : 1) + n_ubatch)) (chunked layers use n_chunk)
-/// unless swa_full. Source: llama_kv_cache_iswa (src/llama-kv-cache-iswa.cpp), llama_kv_cache (src/llama-kv-cache.cpp).
+/// unless swa_full (then both caches stay, the window one with n_ctx_seq cells). Source: llama_kv_cache_iswa (src/llama-kv-cache-iswa.cpp), llama_kv_cache (src/llama-kv-cache.cpp).
 std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
                                                 const llamacpp_context & c);
 
@@ -110,10 +111,13 @@ recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context
 /// (llama_context::output_reserve).
 uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c);
 
-/// Compute buffer of the scheduler for one device that runs the whole graph, bytes: the peak of the
-/// reserve graph (n_ubatch tokens, n_ctx_seq KV cells, all n_ubatch outputs) as ggml-alloc packs it.
-/// Terms and the graph tensor each stands for are documented in src/runtimes/llamacpp_compute.cpp;
-/// checked against the measured compute_bytes of every row of ../shared/reference/llamacpp/results.csv.
+/// Compute buffer of the scheduler for one device (CPU backend) that runs the whole graph, bytes: the peak of
+/// the reserve graph (n_ubatch tokens rounded up to a multiple of n_seq, n_ctx_seq KV cells per stream, logits for
+/// min(n_ubatch, n_batch) outputs) as ggml-alloc packs it, max over graph stages chosen by layer features (mla,
+/// recurrent kind, window layers, MoE), never by architecture name. Terms and the graph tensor each stands for:
+/// src/runtimes/llamacpp_compute*.cpp. Byte-exact on all 254 rows of ../shared/reference/llamacpp/results.csv and
+/// on tests/data/llamacpp_compute.csv except its documented misses. Example: Qwen3.5-9B, 248320-token vocabulary,
+/// -ub 512 -c 32768 -fa on: 2048 + 512 x (248320 + 3 x 4096) x 4 = 533727232 B (509.00 MiB).
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
 
 /// KV bytes per token of the layers whose cache grows with context (full and MLA), for given cache types:

@@ -75,6 +75,10 @@ struct weight_format {
     std::string_view source;   ///< where the figure comes from
 };
 
+/// The weight format assumed for a model whose source gives no weight bytes and no --weights was given:
+/// q4_k_m, the most common GGUF quantization people run in llama.cpp.
+inline constexpr const char * default_weight_format = "q4_k_m";
+
 /// All known weight formats: f32, f16, bf16 (exact type sizes), q8_0, q6_k, q5_k_m, q5_k_s, q5_0, q4_k_m,
 /// q4_k_s, q4_0, q3_k_m, q3_k_s, q2_k (average over a Llama-3-8B file: llama-quantize's QUANT_OPTIONS size in
 /// GiB * 2^30 * 8 / 8,030,261,248 params; Q4_K_M 4.58 GiB -> 4.90 bpw), iq4_xs, iq4_nl, iq3_xxs, iq2_xxs (bpw as

@@ -37,6 +37,39 @@ std::vector<cache_type_fit> fit_cache_types(const model_desc & m, const llamacpp
     return out;
 }
 
+// When the GPUs cannot hold everything: the largest -ngl that fits (fits() is monotone in -ngl: fewer layers
+// on the GPU never need more GPU memory) and, for MoE, the smallest --n-cpu-moe that fits with every layer
+// offloaded — llama.cpp --fit makes the same two moves (common_params_fit_impl in common/fit.cpp).
+void find_offload(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                  const std::vector<device_spec> & gpus, uint64_t margin, fit_report & f) {
+    const int32_t n_all = int32_t(m.n_layer + m.n_layer_mtp + 1);
+    auto plan_with = [&](int32_t ngl, uint32_t n_cpu_moe) {
+        placement_settings q = p;
+        q.n_gpu_layers = ngl;
+        q.n_cpu_moe = n_cpu_moe;
+        return plan_llamacpp(m, s, q, gpus, margin);
+    };
+    auto host_total = [](const llamacpp_plan & pl) { return pl.devices.back().used.total(); };
+    if (plan_with(0, 0).fits()) {
+        int32_t lo = 0, hi = n_all; // lo fits, hi does not
+        while (hi - lo > 1) {
+            const int32_t mid = (lo + hi) / 2;
+            (plan_with(mid, 0).fits() ? lo : hi) = mid;
+        }
+        f.offload_n_gpu_layers = lo;
+        f.offload_host_bytes = host_total(plan_with(lo, 0));
+    }
+    if (m.weights.expert_params() > 0 && plan_with(-1, m.n_layer).fits()) {
+        uint32_t lo = 0, hi = m.n_layer; // lo does not fit (the requested plan), hi fits
+        while (hi - lo > 1) {
+            const uint32_t mid = (lo + hi) / 2;
+            (plan_with(-1, mid).fits() ? hi : lo) = mid;
+        }
+        f.offload_n_cpu_moe = int32_t(hi);
+        f.offload_moe_host_bytes = host_total(plan_with(-1, hi));
+    }
+}
+
 } // namespace
 
 model_desc all_full_attention_variant(const model_desc & m) {
@@ -100,6 +133,7 @@ report make_report(const model_desc & m, const warnings & warn, const llamacpp_s
             if (c.type == s.type_k) f.recommended_n_ctx = c.max_n_ctx;
         }
     }
+    if (!r.plan.fits()) find_offload(m, at, p, gpus, margin_bytes, f);
     int64_t room = 0;
     for (const auto & d : r.plan.devices) {
         if (!d.is_host) room += d.free_bytes() + int64_t(d.used.weights_bytes);

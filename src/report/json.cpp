@@ -94,6 +94,10 @@ std::string render_json(const report & r) {
         fj["max_n_ctx"] = mx;
         fj["max_n_ctx_if_all_full_attention"] = f.max_n_ctx_if_all_full;
         fj["weights_bytes_that_fit"] = f.weights_bytes_that_fit;
+        fj["offload"] = {{"n_gpu_layers", f.offload_n_gpu_layers >= 0 ? json(f.offload_n_gpu_layers) : json(nullptr)},
+                         {"host_bytes", f.offload_host_bytes},
+                         {"n_cpu_moe", f.offload_n_cpu_moe >= 0 ? json(f.offload_n_cpu_moe) : json(nullptr)},
+                         {"moe_host_bytes", f.offload_moe_host_bytes}};
         fj["llama_server"] = f.recommended_n_ctx ? json(llama_server_command(r, f.recommended_n_ctx)) : json(nullptr);
         j["fit"] = fj;
     }

@@ -89,7 +89,7 @@ std::string parse_override(const std::string & rule) {
 
 } // namespace
 
-plan_inputs parse_plan_request(const plan_request & q) {
+plan_inputs parse_plan_request(const plan_request & q, const gpu_parser & parse_gpus) {
     plan_inputs in;
     llamacpp_settings & s = in.settings;
     s.type_k = parse_cache_type("-ctk", q.cache_type_k);
@@ -116,21 +116,29 @@ plan_inputs parse_plan_request(const plan_request & q) {
     if (!q.tensor_split.empty()) p.tensor_split = parse_split(q.tensor_split);
     for (const auto & rule : q.override_tensor) p.override_tensor_cpu.push_back(parse_override(rule));
 
-    if (!q.gpu.empty()) in.gpus = parse_gpu_list(q.gpu);
+    if (!q.gpu.empty()) in.gpus = parse_gpus ? parse_gpus(q.gpu) : parse_gpu_list(q.gpu);
     if (!q.margin.empty()) in.margin_bytes = parse_size(q.margin);
     return in;
 }
 
-void apply_request_weights(model_desc & m, const plan_request & q) {
-    if (!q.weights_size.empty()) apply_weight_size(m, parse_size(q.weights_size));
-    else if (!q.weights.empty()) apply_weight_format(m, q.weights, true);
+void apply_request_weights(model_desc & m, const plan_request & q, warnings & warn) {
+    if (!q.weights_size.empty()) {
+        apply_weight_size(m, parse_size(q.weights_size));
+    } else if (!q.weights.empty()) {
+        apply_weight_format(m, q.weights, true);
+    } else if (!m.weights.exact) {
+        // A config.json gives no bytes: plan with the format most people run in llama.cpp, and say so.
+        apply_weight_format(m, default_weight_format);
+        warn.push_back(fmt::format("weights assumed {} (no --weights or --weights-size given; the file holds no "
+                                   "weight bytes)", default_weight_format));
+    }
 }
 
-report make_report_from_request(const plan_request & q, const model_loader & load) {
-    const plan_inputs in = parse_plan_request(q);
+report make_report_from_request(const plan_request & q, const model_loader & load, const gpu_parser & parse_gpus) {
+    const plan_inputs in = parse_plan_request(q, parse_gpus);
     warnings warn;
     model_desc m = load(warn);
-    apply_request_weights(m, q);
+    apply_request_weights(m, q, warn);
     return make_report(m, warn, in.settings, in.placement, in.contexts, in.gpus, in.margin_bytes);
 }
 

@@ -102,6 +102,18 @@ void render_fit(std::string & out, const report & r) {
                 out += fmt::format("    -c {} with -ctk {} -ctv {}\n", c.max_n_ctx, type_name(c.type), type_name(c.type));
             }
         }
+        const uint32_t n_all = r.model.n_layer + r.model.n_layer_mtp + 1;
+        if (f.offload_n_gpu_layers >= 0) {
+            out += fmt::format("    -ngl {} (of {}): the first {} blocks run on the CPU from host RAM ({} in host memory) "
+                               "at n_ctx {} — this is the spill: it fits, but decoding slows down sharply\n",
+                               f.offload_n_gpu_layers, n_all, n_all - std::min<uint32_t>(n_all, f.offload_n_gpu_layers),
+                               human_bytes(f.offload_host_bytes), with_commas(r.requested_n_ctx));
+        }
+        if (f.offload_n_cpu_moe >= 0) {
+            out += fmt::format("    --n-cpu-moe {}: the routed experts of the first {} blocks in host RAM ({} in host "
+                               "memory), attention and KV on the GPU\n", f.offload_n_cpu_moe, f.offload_n_cpu_moe,
+                               human_bytes(f.offload_moe_host_bytes));
+        }
         if (f.weights_bytes_that_fit > 0) {
             out += fmt::format("    weights of at most {} (now {}) at n_ctx {}\n", human_bytes(f.weights_bytes_that_fit),
                                human_bytes(r.model.weights.total_bytes()), with_commas(r.requested_n_ctx));

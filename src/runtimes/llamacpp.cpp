@@ -42,6 +42,11 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
         throw error(fmt::format("llama.cpp: type_v {} needs flash attention (quantized V cache requires -fa on)",
                                 ggml_traits(s.type_v).name));
     }
+    if (m.count(layer_kind::mla) > 0 && s.type_k != s.type_v) {
+        // llama_init_from_model (src/llama-context.cpp): "model does not support different K and V cache types"
+        throw error(fmt::format("llama.cpp: an MLA model does not support different K ({}) and V ({}) cache types",
+                                ggml_traits(s.type_k).name, ggml_traits(s.type_v).name));
+    }
     uint64_t n_ctx = s.n_ctx != 0 ? s.n_ctx : m.n_ctx_train;
     if (n_ctx == 0) throw error("llama.cpp: n_ctx 0 and the model does not state its training context");
     if (n_ctx > (1ull << 32)) throw error(fmt::format("llama.cpp: n_ctx {} exceeds 4294967296 tokens", n_ctx));
@@ -94,7 +99,8 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
     kv_cache_buffer swa{"swa", 0, c.n_stream, 0, 0, 0};
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (!m.has_kv(il)) continue;
-        add_layer(m.is_swa(il) && !s.swa_full ? swa : base, m, s, c, il);
+        // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
+        add_layer(m.is_swa(il) ? swa : base, m, s, c, il);
     }
     std::vector<kv_cache_buffer> out;
     if (base.n_layer > 0) out.push_back(base);

@@ -226,6 +226,7 @@ param_flags with(std::string_view names) {
     f.expert_bias = has("expert_bias");
     f.shexp_gate = has("shexp_gate");
     f.score_bias = has("score_bias");
+    f.mrope = has("mrope");
     return f;
 }
 
@@ -241,8 +242,8 @@ const std::vector<arch_row> & rows() {
         {"qwen3",            "qwen3",      sliding_window_if_used,  "sliding_window",          dense,             "intermediate_size",         with("qk_norm"),                      "qwen3/modeling_qwen3.py"},
         {"qwen3_moe",        "qwen3moe",   sliding_window_if_used,  "sliding_window",          moe_sparse_step,   "decoder_sparse_step",       with("qk_norm"),                      "qwen3_moe/modeling_qwen3_moe.py"},
         {"qwen3_next",       "qwen3next",  from_array_or_interval,  "full_attention_interval", moe_sparse_step,   "decoder_sparse_step",       with("qk_norm attn_gate shexp_gate"), "qwen3_next/modeling_qwen3_next.py (Qwen3NextGatedDeltaNet)"},
-        {"qwen3_5_text",     "qwen35",     from_array_or_interval,  "full_attention_interval", dense,             "intermediate_size",         with("qk_norm attn_gate"),            "qwen3_5/modeling_qwen3_5.py (Qwen3_5GatedDeltaNet)"},
-        {"qwen3_5_moe_text", "qwen35moe",  from_array_or_interval,  "full_attention_interval", moe_sparse_step,   "decoder_sparse_step",       with("qk_norm attn_gate shexp_gate"), "qwen3_5_moe/modeling_qwen3_5_moe.py"},
+        {"qwen3_5_text",     "qwen35",     from_array_or_interval,  "full_attention_interval", dense,             "intermediate_size",         with("qk_norm attn_gate mrope"),      "qwen3_5/modeling_qwen3_5.py (Qwen3_5GatedDeltaNet)"},
+        {"qwen3_5_moe_text", "qwen35moe",  from_array_or_interval,  "full_attention_interval", moe_sparse_step,   "decoder_sparse_step",       with("qk_norm attn_gate shexp_gate mrope"), "qwen3_5_moe/modeling_qwen3_5_moe.py"},
         {"deepseek_v2",      "deepseek2",  mla,                     "kv_lora_rank",            moe_first_k_dense, "first_k_dense_replace",     with(""),                             "deepseek_v2/modeling_deepseek_v2.py"},
         {"deepseek_v3",      "deepseek2",  mla,                     "kv_lora_rank",            moe_first_k_dense, "first_k_dense_replace",     with("score_bias"),                   "deepseek_v3/modeling_deepseek_v3.py (DeepseekV3TopkRouter)"},
         {"llama4_text",      "llama4",     chunked,                 "attention_chunk_size",    moe_interleave,    "interleave_moe_layer_step", with(""),                             "llama4/configuration_llama4.py (no_rope_layers), modeling_llama4.py"},

@@ -203,6 +203,14 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     m.n_embd = k.required("embedding_length");
     m.n_ctx_train = k.uint("context_length").value_or(0);
     m.n_vocab = vocab_size(f, k);
+    // M-RoPE: llama.cpp gives 4 positions per token to the MROPE/IMROPE rope types, which are exactly the models
+    // whose rope.dimension_sections has non-zero t and h sections (use_mrope(), src/llama-hparams.cpp; qwen2vl,
+    // qwen3vl, qwen35 and qwen35moe always carry the key). Example qwen35: [11, 11, 10, 0] -> 4.
+    if (const gguf_value * sec = k.get("rope.dimension_sections"); sec && sec->is_array() && sec->n >= 2) {
+        const bool t = sec->at(0, f.path()).to_uint().value_or(0) > 0;
+        const bool h = sec->at(1, f.path()).to_uint().value_or(0) > 0;
+        m.n_pos_per_embd = t && h ? 4 : 1;
+    }
     m.n_swa = row->layout == gguf_layout::chunked_period ? 0 : k.u32("attention.sliding_window", row->window);
     m.n_chunk = row->layout == gguf_layout::chunked_period && k.u32("attention.sliding_window", 1) != 0 ? row->window : 0;
 

@@ -162,6 +162,17 @@ namespace {
 using detail::hf_build;
 using detail::hf_keys;
 
+// M-RoPE (Qwen2-VL, Qwen3-VL, Qwen3.5): rope_scaling or rope_parameters carries mrope_section ([11, 11, 10] for
+// Qwen3.5, with mrope_interleaved); llama.cpp then feeds 4 positions per token (llama_hparams::n_pos_per_embd).
+uint32_t pos_per_embd(const hf_keys & cfg) {
+    for (const char * key : {"rope_scaling", "rope_parameters"}) {
+        if (!cfg.has(key) || !cfg.at(key).is_object()) continue;
+        const auto & sec = cfg.at(key).find("mrope_section");
+        if (sec != cfg.at(key).end() && sec->is_array() && sec->size() >= 2) return 4;
+    }
+    return 1;
+}
+
 // Fields every decoder has. Per-layer defaults: full attention with the config's heads, two norms.
 void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     model_desc & m = b.m;
@@ -191,6 +202,12 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
                                                        : root.flag_or("tie_word_embeddings", false);
     m.n_layer_mtp = static_cast<uint32_t>(cfg.count_or("num_nextn_predict_layers", 0, 1000) +
                                           cfg.count_or("mtp_num_hidden_layers", 0, 1000));
+    m.n_pos_per_embd = pos_per_embd(cfg);
+    // Serving runtimes (vLLM, SGLang) size caches in these dtypes; llama.cpp does not read them.
+    m.dtype = cfg.has("dtype") ? cfg.text_or("dtype", "") : cfg.has("torch_dtype") ? cfg.text_or("torch_dtype", "")
+            : root.has("dtype") ? root.text_or("dtype", "") : root.text_or("torch_dtype", "");
+    m.ssm_dtype = cfg.text_or("mamba_ssm_dtype", "");
+    m.ssm_chunk_size = static_cast<uint32_t>(cfg.uint_or("chunk_size", cfg.uint_or("mamba_chunk_size", 0, 1u << 20), 1u << 20));
     resize_layers(m);
     b.n_norm.assign(m.n_layer, 2);
     b.attn_linear.assign(m.n_layer, 0);
@@ -233,12 +250,14 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
 
     hf_build b;
     b.m.architecture = model_type;
+    b.m.gguf_architecture = std::string(row->gguf_arch);
     b.m.name = where_s;
     b.m.source = where_s;
     read_common(cfg, root, b);
     if (b.m.n_ctx_train == 0) warn.push_back(where_s + ": max_position_embeddings absent: training context unknown");
     b.flags = row->flags;
     apply_config_flags(cfg, b.flags);
+    if (b.flags.mrope) b.m.n_pos_per_embd = 4; // llama_model_rope_type: LLM_ARCH_QWEN35/QWEN35MOE -> IMROPE
     row->layout(cfg, row->layout_key, b, warn);
     row->ffn(cfg, row->ffn_key, b);
     detail::count_params(b);

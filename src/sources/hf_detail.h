@@ -60,6 +60,8 @@ struct param_flags {
     bool expert_bias = false;   ///< routed experts have biases (gpt-oss)
     bool shexp_gate = false;    ///< sigmoid gate on the shared expert, n_embd -> 1 (Qwen2-MoE family)
     bool score_bias = false;    ///< e_score_correction_bias of n_expert values (DeepSeek-V3 noaux_tc)
+    bool mrope = false;         ///< llama.cpp ropes it as M-RoPE (IMROPE for qwen35): 4 positions per token in the
+                                ///< graph (model_desc::n_pos_per_embd) even when config.json omits mrope_section
     bool conv_bias = false;     ///< Mamba2 conv1d has a bias (use_conv_bias)
     bool ssm_proj_bias = false; ///< Mamba2 in_proj/out_proj have biases (use_bias)
 };

@@ -1,0 +1,111 @@
+// kvfit's prediction against llama.cpp's measurement for one case: one check per buffer.
+//
+// What is exact, and how (docs/accuracy.md repeats this):
+// - model buffer: the model's memory breakdown (exact bytes) against kvfit's weights_bytes.
+// - KV and recurrent state, each figure: llama.cpp logs K, V, R and S as (float)bytes / MiB with 2 decimals;
+//   kvfit's bytes must print the same (|predicted MiB - logged MiB| <= 0.005). Cells per stream, layers,
+//   streams, n_ctx and n_ctx_seq are logged as integers and compared exactly.
+// - KV + recurrent state, in bytes: the context's memory breakdown gives KV + RS + compute exactly
+//   (ctx cpuRam); the compute buffer is logged with 2 decimals at creation and, with real allocation only,
+//   with 4 decimals at dispose. So KV + RS lies in [cpuRam - compute_max, cpuRam - compute_min]: a 10 KiB
+//   window in no_alloc mode, a 105-byte window with real allocation. Every KV and RS buffer is a multiple
+//   of 256 cells x a row of >= 64 bytes (KV) or of n_seq x a multiple of 4 bytes (RS), so inside the
+//   105-byte window the prediction is byte-exact.
+// - output buffer: logged with 2 decimals only (not in the breakdown); compared at that precision.
+// - compute buffer: within 5 % of the logged value (4 decimals when allocated, else 2).
+const MiB = 1024 * 1024;
+
+/// llama.cpp prints (float)bytes / (1024.0f * 1024.0f) with %.2f.
+const asLogged = (bytes) => Math.fround(Math.fround(bytes) / MiB);
+const atLogPrecision = (bytes, logMiB) => logMiB != null && Math.abs(asLogged(bytes) - logMiB) <= 0.005 + 1e-9;
+export const COMPUTE_TOLERANCE = 0.05;
+
+function check(name, pass, pred, meas, diff, note = "") { return { name, pass, pred, meas, diff, note }; }
+
+/// pred: kvfit --json output (null when kvfit refused: rc), meas: Harness.measureContext result,
+/// model: {model_bytes}, c: the case, mode: "no_alloc" | "alloc". Returns {pass, checks, notes}.
+export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
+    const checks = [];
+    // A context either side refuses: both must refuse (kvfit with exit status 2). The matrix marks the
+    // refusals it expects (c.refused: quantized V without flash attention); llama.cpp also refuses others,
+    // e.g. different K and V types on an MLA model.
+    if (c.refused || !pred || !meas.ok) {
+        const refusedByLlama = !meas.ok, refusedByKvfit = !pred && rc === 2;
+        const llamaText = refusedByLlama ? `llama.cpp refused: ${(meas.errors ?? [meas.error]).join("; ")}` : "llama.cpp accepted";
+        const kvfitText = pred ? "kvfit accepted" : `kvfit exit ${rc}${kvfitError ? `: ${kvfitError}` : ""}`;
+        checks.push(check("refusal", refusedByLlama && refusedByKvfit, kvfitText, llamaText, null));
+        return finish(checks);
+    }
+
+    // context size
+    checks.push(check("n_ctx", pred.n_ctx === meas.n_ctx && pred.n_ctx_seq === meas.n_ctx_seq,
+        `${pred.n_ctx}/${pred.n_ctx_seq}`, `${meas.n_ctx}/${meas.n_ctx_seq}`, null));
+
+    // KV caches: the layout (one line per cache: cells per stream, layers, streams) exactly, and the K and V
+    // bytes of all caches together at the log's precision (one 0.005 MiB rounding per logged figure)
+    const pk = [...pred.kv_caches].sort((a, b) => (a.name === "swa") - (b.name === "swa"));
+    const mk = [...meas.kv_caches].sort((a, b) => (a.which === "swa") - (b.which === "swa"));
+    const kPred = pk.reduce((s, k) => s + k.k_bytes, 0), vPred = pk.reduce((s, k) => s + k.v_bytes, 0);
+    const kLog = mk.reduce((s, k) => s + k.K_MiB, 0), vLog = mk.reduce((s, k) => s + k.V_MiB, 0);
+    const kvPred = kPred + vPred, kvLog = kLog + vLog;
+    const slack = 0.005 * Math.max(1, mk.length) + 1e-9;
+    const kvNotes = [];
+    if (Math.abs(asLogged(kPred) - kLog) > slack) kvNotes.push(`K ${asLogged(kPred).toFixed(2)} vs ${kLog.toFixed(2)} MiB`);
+    if (Math.abs(asLogged(vPred) - vLog) > slack) kvNotes.push(`V ${asLogged(vPred).toFixed(2)} vs ${vLog.toFixed(2)} MiB`);
+    checks.push(check("kv", kvNotes.length === 0, kvPred, kvLog, asLogged(kvPred) - kvLog, kvNotes.join(", ")));
+
+    const layoutNotes = [];
+    if (pk.length !== mk.length) layoutNotes.push(`${pk.length} caches predicted (${pk.map((k) => k.name).join(", ")}), ${mk.length} logged (${mk.map((k) => k.which).join(", ")})`);
+    for (let i = 0; i < Math.min(pk.length, mk.length); ++i) {
+        const p = pk[i], m = mk[i], streams = Number(m.seqs.split("/")[1]);
+        if (p.cells_per_stream !== m.cells) layoutNotes.push(`${p.name}: cells ${p.cells_per_stream} vs ${m.cells}`);
+        if (p.n_layer !== m.layers) layoutNotes.push(`${p.name}: layers ${p.n_layer} vs ${m.layers}`);
+        if (p.n_stream !== streams) layoutNotes.push(`${p.name}: streams ${p.n_stream} vs ${streams}`);
+        if (!atLogPrecision(p.k_bytes, m.K_MiB)) layoutNotes.push(`${p.name}: K ${asLogged(p.k_bytes).toFixed(2)} vs ${m.K_MiB} MiB`);
+        if (!atLogPrecision(p.v_bytes, m.V_MiB)) layoutNotes.push(`${p.name}: V ${asLogged(p.v_bytes).toFixed(2)} vs ${m.V_MiB} MiB`);
+    }
+    const fmtCaches = (list, cells, layers, streams) => list.map((k) => `${k[cells]}x${k[streams]}:${k[layers]}L`).join("+") || "none";
+    checks.push(check("kv caches", layoutNotes.length === 0, fmtCaches(pk, "cells_per_stream", "n_layer", "n_stream"),
+        fmtCaches(mk.map((k) => ({ ...k, streams: k.seqs.split("/")[1] })), "cells", "layers", "streams"), null, layoutNotes.join(", ")));
+
+    // recurrent state, figure by figure
+    const pr = pred.recurrent, mr = meas.rs;
+    const rsPred = pr.r_bytes + pr.s_bytes;
+    if (pr.n_layer > 0 || mr) {
+        const notes = [];
+        let ok = !!mr && pr.n_layer > 0;
+        if (!mr) notes.push("no recurrent state logged");
+        if (mr && pr.n_layer === 0) notes.push("recurrent state logged, none predicted");
+        if (mr && pr.n_layer > 0) {
+            if (pr.n_seq !== mr.cells) { ok = false; notes.push(`sequences ${pr.n_seq} vs ${mr.cells}`); }
+            if (!atLogPrecision(pr.r_bytes, mr.R_MiB)) { ok = false; notes.push(`R ${asLogged(pr.r_bytes).toFixed(2)} vs ${mr.R_MiB} MiB`); }
+            if (!atLogPrecision(pr.s_bytes, mr.S_MiB)) { ok = false; notes.push(`S ${asLogged(pr.s_bytes).toFixed(2)} vs ${mr.S_MiB} MiB`); }
+        }
+        checks.push(check("rs", ok, rsPred, mr ? mr.R_MiB + mr.S_MiB : null, mr ? asLogged(rsPred) - (mr.R_MiB + mr.S_MiB) : null, notes.join(", ")));
+    }
+
+    // KV + RS in bytes, from the exact context total minus the compute buffer
+    const c4 = meas.compute_buffers_4dp?.CPU, c2 = meas.compute_buffers?.CPU;
+    const [cMid, cHalf] = mode === "alloc" && c4 != null ? [c4, 0.00005] : [c2, 0.005];
+    const lo = meas.ctx_cpuRam_bytes - Math.ceil((cMid + cHalf) * MiB), hi = meas.ctx_cpuRam_bytes - Math.floor((cMid - cHalf) * MiB);
+    const sum = kvPred + rsPred;
+    const sumDiff = sum < lo ? sum - lo : sum > hi ? sum - hi : 0;
+    checks.push(check("kv+rs bytes", sumDiff === 0, sum, [lo, hi], sumDiff,
+        `window ${hi - lo + 1} B (compute logged with ${mode === "alloc" && c4 != null ? 4 : 2} decimals)`));
+
+    // output buffer (log only)
+    checks.push(check("output", atLogPrecision(pred.buffers.output_bytes, meas.output_buffer_MiB), pred.buffers.output_bytes,
+        meas.output_buffer_MiB, asLogged(pred.buffers.output_bytes) - meas.output_buffer_MiB));
+
+    // compute buffer, within 5 %
+    const cMeas = Math.round(cMid * MiB), cPred = pred.buffers.compute_bytes;
+    const rel = (cPred - cMeas) / cMeas;
+    checks.push(check("compute", Math.abs(rel) <= COMPUTE_TOLERANCE, cPred, cMeas, rel));
+
+    // model buffer
+    const wDiff = pred.buffers.weights_bytes - model.model_bytes;
+    checks.push(check("weights", Math.abs(wDiff) < 32, pred.buffers.weights_bytes, model.model_bytes, wDiff));
+    return finish(checks);
+}
+
+function finish(checks) { return { pass: checks.every((k) => k.pass), checks }; }

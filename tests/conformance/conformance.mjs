@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+// The conformance suite: for every architecture, write shape-exact GGUFs (generate.mjs), let kvfit predict each
+// case of the matrix (matrix.mjs), measure the same case on the real llama.cpp (measure.mjs), compare buffer by
+// buffer (compare.mjs) and write docs/accuracy.md. Exit status 1 when any case fails.
+//
+// usage: node conformance.mjs [--kvfit PATH] [--gguf-write PATH] [--models DIR] [--out FILE] [--results FILE]
+//                             [--no-alloc-only] [--threads N] [ID...]
+import fs from "node:fs";
+import path from "node:path";
+import os from "node:os";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { MODELS } from "./models.mjs";
+import { generate, SMALL_VOCAB, defaultGgufWrite } from "./generate.mjs";
+import { smallVocabCases, realVocabCases, measureAllocated } from "./matrix.mjs";
+import { Harness, bundledRelease } from "./measure.mjs";
+import { compareCase, COMPUTE_TOLERANCE } from "./compare.mjs";
+import { renderReport } from "./report.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => { const i = args.indexOf(name); if (i < 0) return dflt; const v = args[i + 1]; args.splice(i, 2); return v; };
+const flag = (name) => { const i = args.indexOf(name); if (i < 0) return false; args.splice(i, 1); return true; };
+const kvfit = opt("--kvfit", process.env.KVFIT ?? path.join(root, "build/kvfit"));
+const ggufWrite = opt("--gguf-write", defaultGgufWrite());
+const modelsDir = opt("--models", path.join(root, "build/conformance/models"));
+const outFile = opt("--out", path.join(root, "docs/accuracy.md"));
+const resultsFile = opt("--results", path.join(root, "build/conformance/results.json"));
+const threads = Number(opt("--threads", "2"));
+const noAllocOnly = flag("--no-alloc-only");
+const ids = args.length ? args : Object.keys(MODELS);
+for (const id of ids) if (!MODELS[id]) { console.error(`unknown model '${id}' (known: ${Object.keys(MODELS).join(", ")})`); process.exit(2); }
+
+const settingsOf = (c) => `c${c.n_ctx} np${c.n_seq} fa${c.flash_attn ? 1 : 0} ${c.type_k}/${c.type_v} ub${c.n_ubatch}${c.swa_full ? " swa_full" : ""}`;
+
+/// kvfit's prediction for a case: {pred} or {rc, error}.
+function predict(gguf, c) {
+    const argv = [gguf, "-c", String(c.n_ctx), "-np", String(c.n_seq), "-ctk", c.type_k, "-ctv", c.type_v,
+        "-fa", c.flash_attn ? "on" : "off", "-ub", String(c.n_ubatch), "-b", String(c.n_ubatch), ...(c.swa_full ? ["--swa-full"] : []), "--json"];
+    const r = spawnSync(kvfit, argv, { encoding: "utf8" });
+    if (r.status === 0) return { pred: JSON.parse(r.stdout), rc: 0, command: `kvfit ${argv.slice(1).join(" ")}` };
+    return { pred: null, rc: r.status, error: (r.stderr || r.error?.message || "").trim(), command: `kvfit ${argv.slice(1).join(" ")}` };
+}
+
+async function main() {
+    const t0 = performance.now();
+    const release = bundledRelease();
+    const h = new Harness({ threads });
+    await h.init();
+    const rows = [];
+    let kvfitRules = null;
+    const log = (s) => process.stderr.write(s + "\n");
+
+    for (const id of ids) {
+        const variants = [
+            { n_vocab: SMALL_VOCAB, cases: smallVocabCases({ swa: !!MODELS[id].swa }) },
+            { n_vocab: MODELS[id].n_vocab, cases: realVocabCases() },
+        ];
+        for (const v of variants) {
+            const tm = performance.now();
+            const gguf = generate(id, v.n_vocab, modelsDir, ggufWrite);
+            const preds = v.cases.map((c) => predict(gguf, c));
+            kvfitRules ??= preds.find((p) => p.pred)?.pred.rules ?? null;
+            // real allocation: small cases of the small-vocabulary files that llama.cpp accepted in no_alloc mode
+            // (each such load reads the whole file once: MAP_POPULATE)
+            const accepted = new Set();
+            const modes = [["no_alloc", () => v.cases.map((c, i) => i)]];
+            if (!noAllocOnly && v.n_vocab === SMALL_VOCAB)
+                modes.push(["alloc", () => v.cases.map((c, i) => i).filter((i) => accepted.has(i) && measureAllocated(v.cases[i], preds[i].pred))]);
+            for (const [mode, select] of modes) {
+                const which = select();
+                if (!which.length) continue;
+                const m = await h.loadModel(gguf, { noAlloc: mode === "no_alloc" });
+                if (!m.ok) {
+                    for (const i of which) rows.push({ id, name: MODELS[id].name, n_vocab: v.n_vocab, mode, settings: settingsOf(v.cases[i]),
+                        case: v.cases[i], command: preds[i].command, pass: false,
+                        checks: [{ name: "load", pass: false, pred: "", meas: `${m.error}: ${m.log_tail.slice(-3).join(" | ")}`, diff: null, note: "" }] });
+                    continue;
+                }
+                for (const i of which) {
+                    const c = v.cases[i];
+                    const meas = await h.measureContext(m.addon, c);
+                    if (meas.ok) accepted.add(i);
+                    const res = compareCase({ c, pred: preds[i].pred, rc: preds[i].rc, kvfitError: preds[i].error, meas, model: m.info, mode });
+                    rows.push({ id, name: MODELS[id].name, n_vocab: v.n_vocab, mode, settings: settingsOf(c), case: c, command: preds[i].command, ...res,
+                        ctx_cpuRam_bytes: meas.ctx_cpuRam_bytes ?? null, graph_nodes: meas.graph_nodes ?? null });
+                }
+                await h.disposeModel(m.addon);
+            }
+            const done = rows.filter((r) => r.id === id && r.n_vocab === v.n_vocab);
+            log(`${id} v${v.n_vocab}: ${done.filter((r) => r.pass).length}/${done.length} passed (${Math.round(performance.now() - tm)} ms)`);
+        }
+    }
+    await h.dispose();
+
+    const seconds = (performance.now() - t0) / 1000;
+    const meta = { release, date: new Date().toISOString().slice(0, 10), seconds, host: `${os.cpus()[0]?.model ?? "?"}, ${os.cpus().length} cores`,
+        compute_tolerance: COMPUTE_TOLERANCE, kvfit_rules: kvfitRules };
+    fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
+    fs.writeFileSync(resultsFile, JSON.stringify({ meta, rows }, null, 1));
+    fs.mkdirSync(path.dirname(outFile), { recursive: true });
+    fs.writeFileSync(outFile, renderReport(meta, rows));
+    const failed = rows.filter((r) => !r.pass).length;
+    log(`${rows.length - failed} passed, ${failed} failed in ${seconds.toFixed(1)} s; report ${path.relative(process.cwd(), outFile)}`);
+    process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => { console.error(e); process.exit(3); });

@@ -1,0 +1,137 @@
+// Ollama and SGLang policies (RULES §6, §5), multi-GPU placements (§3), and the serving CLI's bad input.
+#include "kvfit/error.h"
+#include "kvfit/serving.h"
+#include "kvfit/sources.h"
+#include "support/run_cli.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+constexpr uint64_t GiB = 1ull << 30;
+
+kvfit::model_desc load(const char * name, const char * format) {
+    kvfit::warnings w;
+    kvfit::model_desc m = kvfit::load_model(name, w);
+    kvfit::apply_weight_format(m, format, true);
+    return m;
+}
+
+// Hybrid (GGUF architecture qwen35): Ollama forces one slot whatever OLLAMA_NUM_PARALLEL says; num_ctx by tier.
+TEST(ollama, hybrid_runs_one_slot_with_the_tier_context) {
+    const kvfit::model_desc m = load("Qwen3.5-9B", "q4_k_m");
+    kvfit::ollama_settings s;
+    s.num_parallel = 4;
+    const auto p = kvfit::plan_ollama(m, s, {{"RTX 4090", 24 * GiB}});
+    EXPECT_EQ(p.num_parallel, 1u);
+    EXPECT_TRUE(p.parallel_forced);
+    EXPECT_EQ(p.num_ctx, 32768u);               // >= 23 GiB tier
+    EXPECT_EQ(p.llama.n_ctx, 32768u);           // -c num_ctx x 1
+    EXPECT_EQ(p.plan.kv[0].bytes(), 32768ull * 32768); // 8 full layers x 4 x 256 x 2 x 2 B per token
+    EXPECT_EQ(p.plan.rs.bytes(), 52690944u);    // one state slot
+    EXPECT_EQ(p.fit_target_bytes, 1024ull << 20);
+    EXPECT_TRUE(p.fits());
+    // >= 47 GiB of VRAM: 262144; below 23 GiB: 4096; OLLAMA_GPU_OVERHEAD counts against the tier.
+    EXPECT_EQ(kvfit::plan_ollama(m, s, {{"A", 48 * GiB}}).num_ctx, 262144u);
+    s.gpu_overhead_bytes = 2 * GiB;
+    EXPECT_EQ(kvfit::plan_ollama(m, s, {{"RTX 4090", 24 * GiB}}).num_ctx, 4096u);
+}
+
+// gpt-oss (GGUF architecture gpt-oss) is not in Ollama's single-slot list: -c num_ctx x 4 -np 4.
+TEST(ollama, gpt_oss_multiplies_context_by_parallel_slots) {
+    const kvfit::model_desc m = load("gpt-oss-20b", "mxfp4");
+    kvfit::ollama_settings s;
+    s.num_parallel = 4;
+    s.kv_cache_type = "q8_0";
+    const auto p = kvfit::plan_ollama(m, s, {{"RTX 4090", 24 * GiB}});
+    EXPECT_EQ(p.num_parallel, 4u);
+    EXPECT_FALSE(p.parallel_forced);
+    EXPECT_EQ(p.llama.n_ctx, 4u * 32768);
+    EXPECT_EQ(p.plan.ctx.n_ctx_seq, 32768u);
+    EXPECT_EQ(p.plan.kv.size(), 2u);            // base (12 full layers) and swa (12 window layers)
+    EXPECT_EQ(p.llama.type_k, kvfit::ggml_type::q8_0);
+    // flash attention off: Ollama cannot quantize the cache, it stays f16
+    s.flash_attention = "0";
+    EXPECT_EQ(kvfit::plan_ollama(m, s, {{"RTX 4090", 24 * GiB}}).cache_type, kvfit::ggml_type::f16);
+    s.kv_cache_type = "q5_1";
+    EXPECT_THROW(kvfit::plan_ollama(m, s, {{"RTX 4090", 24 * GiB}}), kvfit::error);
+}
+
+TEST(ollama, projector_headroom_and_spill) {
+    const kvfit::model_desc m = load("Qwen3.5-27B", "q4_k_m");
+    kvfit::ollama_settings s;
+    s.mmproj_bytes = 900ull << 20;
+    auto p = kvfit::plan_ollama(m, s, {{"GPU0", 48 * GiB}});
+    EXPECT_TRUE(p.mmproj_offload);
+    EXPECT_EQ(p.fit_target_bytes, (900ull << 20) + GiB); // ceil((mmproj + 1 GiB) / MiB) MiB
+    s.fit_target_bytes = 512ull << 20;                    // LLAMA_ARG_FIT_TARGET in extraEnvs: the pad adds to it
+    EXPECT_EQ(kvfit::plan_ollama(m, s, {{"GPU0", 48 * GiB}}).fit_target_bytes, (1412ull << 20) + GiB);
+    p = kvfit::plan_ollama(m, {}, {{"GPU0", 12 * GiB}}); // 16 GB of weights on 12 GiB: --fit spills layers
+    EXPECT_FALSE(p.all_on_gpu);
+    EXPECT_FALSE(p.fits());
+}
+
+TEST(sglang, hybrid_mamba_split_and_token_pool) {
+    const kvfit::model_desc m = load("Qwen3.5-27B", "bf16");
+    kvfit::sglang_settings s;
+    s.mem_fraction_static = 0.9;
+    s.context_length = 32768;
+    const auto p = kvfit::plan_sglang(m, s, {"H200", 141 * GiB});
+    EXPECT_EQ(p.cell_bytes, 16u * 4 * 512 * 2);                  // 16 full layers x 4 heads x (256 + 256) x 2 B
+    EXPECT_EQ(p.mamba_bytes_per_request, 48u * 3207168);         // every GDN layer, f32 temporal state
+    const double rest = double(p.rest_bytes);
+    EXPECT_EQ(p.mamba_slots, uint64_t(rest * 0.9 / 1.9 / double(p.mamba_bytes_per_request)));
+    EXPECT_EQ(p.max_total_num_tokens, uint64_t(rest - rest * 0.9 / 1.9) / p.cell_bytes);
+    EXPECT_TRUE(p.fits());
+}
+
+TEST(vllm_placement, two_nodes_pp_or_dp) {
+    const kvfit::model_desc m = load("Qwen3.5-27B", "bf16");
+    kvfit::vllm_settings s;
+    s.max_model_len = 262144;
+    s.max_num_seqs = 64;
+    const auto v = kvfit::vllm_placements(m, s, {"H100 SXM", 80 * GiB}, 9.0, 8, 2);
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(v[0].pp, 2u);
+    EXPECT_EQ(v[1].dp, 2u);
+    EXPECT_EQ(v[0].plan.ranks.size(), 2u); // 32 + 32 layers
+    EXPECT_EQ(v[0].plan.ranks[1].first_layer, 32u);
+    EXPECT_DOUBLE_EQ(v[1].total_concurrency, 2 * v[1].plan.max_concurrency);
+}
+
+struct bad_row { const char * args; const char * message; };
+
+TEST(serving_cli, flags_of_the_wrong_runtime_and_bad_parallelism) {
+    const bad_row rows[] = {
+        {"Qwen3.5-27B --max-model-len 8192", "--max-model-len is a vLLM flag; add --runtime vllm"},
+        {"Qwen3.5-27B --runtime vllm --gpu H100 -ctk q8_0", "-ctk/--cache-type-k is a llama.cpp flag; with --runtime vllm use --kv-cache-dtype"},
+        {"Qwen3.5-27B --runtime vllm --gpu H100 -c 8192", "-c/--ctx-size is a llama.cpp flag; with --runtime vllm use --max-model-len"},
+        {"Qwen3.5-27B --runtime ollama --max-model-len 8192", "--max-model-len is a vLLM flag; add --runtime vllm (the runtime is ollama)"},
+        {"Qwen3.5-27B --runtime vllm --gpu 8xH100 -tp 5", "Total number of attention heads (24) must be divisible by tensor parallel size (5)."},
+        {"Qwen3.5-27B --runtime vllm --gpu 2xH100 -tp 4", "-tp 4 x -pp 1 x -dp 1 = 4 GPUs, but --gpu gives 2"},
+        {"Qwen3.5-27B --runtime vllm --gpu H100 --kv-cache-dtype fp4", "--kv-cache-dtype 'fp4': invalid choice"},
+        {"Qwen3.5-27B --runtime vllm", "--runtime vllm needs --gpu"},
+        {"Qwen3.5-27B --runtime sglang --gpu H100 --mem-fraction-static 1.5", "--mem-fraction-static '1.5'"},
+    };
+    for (const auto & r : rows) {
+        const auto out = kvfit::test::run_kvfit(r.args);
+        EXPECT_EQ(out.status, 2) << r.args;
+        EXPECT_NE(out.err.find(r.message), std::string::npos) << r.args << "\n" << out.err;
+    }
+}
+
+TEST(serving_cli, fp8_e4m3_on_ampere_warns_as_triton_fails) {
+    const auto out = kvfit::test::run_kvfit("Qwen3.5-27B --runtime vllm --gpu '2xRTX 3090' -tp 2 --kv-cache-dtype fp8 "
+                                            "--max-model-len 8192 --max-num-seqs 8 --json");
+    const auto j = nlohmann::json::parse(out.out);
+    ASSERT_FALSE(j["runtime_plan"]["warnings"].empty());
+    EXPECT_NE(j["runtime_plan"]["warnings"][0].get<std::string>().find("fp8e4nv not supported"), std::string::npos);
+    EXPECT_DOUBLE_EQ(j["compute_capability"].get<double>(), 8.6);
+    for (const char * key : {"runtime", "version_rules", "block_size", "page_bytes", "num_gpu_blocks", "per_request_blocks",
+                             "max_concurrency", "kv_cache_tokens", "available_kv_bytes", "max_model_len_fit", "per_rank"}) {
+        EXPECT_TRUE(j["runtime_plan"].contains(key)) << key;
+    }
+}
+
+} // namespace
