@@ -34,9 +34,12 @@ uint64_t stages_gated_deltanet(const model_desc & m, const compute_graph & g) {
         gdn = std::max(t0, base + S + X + 2 * Qk + gate + G);
     }
     // FFN above attn_norm/l_out and the freed slot (I + 2E). FA with only V rotated (f16/q8_0): the FA output
-    // rotated back takes Qcur's block, so attn_output lands in Qcur_full's and the FFN sits one E higher
-    // (measured on qwen35-9b and qwen3next, the gated attention layers).
-    const uint64_t rot_v_only = g.fa && g.rot_v && !g.rot_k ? E : 0;
+    // [Q] drops into attn_norm's freed block when it fits (E, plus the router's freed E under it with routed
+    // experts), its rotation back takes Qcur's block, so attn_output lands in Qcur_full's and the FFN sits one E
+    // higher (measured: qwen35-9b Q == E, qwen3next Q == 2E with MoE; not Qwen3.5-27B, Q 6144 > E 5120, where
+    // attn_output takes attn_norm's block).
+    const uint64_t attn_norm_block = E + (any_moe(m) ? E : 0);
+    const uint64_t rot_v_only = g.fa && g.rot_v && !g.rot_k && Q <= attn_norm_block ? E : 0;
     uint64_t ffn = ffn_block(m, g) + rot_v_only;
     if (any_moe(m)) {
         // routed experts (qwen3next, build_moe_ffn): ffn_norm, a freed [n_embd, T] block the router scratch sits
@@ -49,7 +52,8 @@ uint64_t stages_gated_deltanet(const model_desc & m, const compute_graph & g) {
     const uint64_t out = output_stage(g, 2);
     if (g.fa) return std::max({gdn, I + 2 * E + ffn, out});
     // Qcur_full = Q + gate (2Q) and the normed Q under kq; a rotated Q takes one more Q slot
-    const uint64_t attn = I + 2 * E + (g.rot_k ? 4 : 3) * Q + g.KQ;
+    // (with routed experts one more E under them: the router's freed block, measured on qwen3next)
+    const uint64_t attn = I + 2 * E + (any_moe(m) ? E : 0) + (g.rot_k ? 4 : 3) * Q + g.KQ;
     const uint64_t ffn_stage = I + 2 * E + (Q == E && !g.rot_k ? E : 0) + ffn;
     return std::max({gdn, attn, ffn_stage, out});
 }
