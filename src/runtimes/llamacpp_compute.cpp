@@ -12,14 +12,15 @@
 // ../shared/reference/llamacpp/results.csv to the byte. This file sizes the tensors and picks the stage set from
 // the model's features, never from an architecture name:
 //   any mla layer                           -> stages_mla_moe        (measured: deepseek2)
-//   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35)
+//   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35, qwen3next)
 //   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
 //   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)
 //   recurrent layers, mamba1/rwkv           -> stages_ssm            (approximation, not measured)
-//   swa or chunked layers (two KV caches)   -> stages_windowed       (measured: gemma3)
+//   swa or chunked layers (two KV caches)   -> stages_windowed       (measured: gemma3, gpt-oss)
 //   otherwise                               -> stages_dense          (measured: llama, six synthetic shapes)
-// Routed experts outside MLA (qwen3moe, gpt-oss, qwen3next, llama4) reuse these sets with the MoE FFN block of
-// ffn_block(): an approximation until the conformance suite measures them.
+// Routed experts outside MLA reuse these sets with moe_block() (gate, up, swiglu, down and the freed block gate may
+// drop into): measured on gpt-oss, qwen3next and granitehybrid (tests/data/llamacpp_compute.md,
+// conformance_shapes); qwen3moe, mixtral and llama4 (dense-attention MoE) are not measured.
 #include "runtimes/llamacpp_compute.h"
 
 #include <algorithm>
