@@ -131,7 +131,9 @@ std::vector<detected_gpu> parse_rocm_smi_json(std::string_view text) {
     const auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw error("rocm-smi: output is not a JSON object");
     std::vector<detected_gpu> out;
-    for (const auto & [card, v] : j.items()) {
+    for (const auto & item : j.items()) {
+        const std::string card = item.key(); // named, not bound: clang 14 cannot capture structured bindings
+        const auto & v = item.value();
         if (!v.is_object() || !v.contains("VRAM Total Memory (B)")) continue;
         auto number = [&](const char * key) -> uint64_t {
             if (!v.contains(key)) return 0;
