@@ -1,17 +1,21 @@
 // kvfit: does this model, at this context length, fit in my GPU — and if not, what do I change?
 // Parses flags (spelled as llama.cpp spells them), calls the library, prints. No memory rule lives here.
 // Exit status: 0 fits (or no --gpu given), 3 does not fit, 2 bad input.
+#include "cli_serve.h"
+#include "kvfit/chart.h"
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
+#include "kvfit/llamacpp_flags.h"
 #include "kvfit/remote.h"
 #include "kvfit/report.h"
+#include "kvfit/request.h"
 #include "kvfit/sources.h"
 #include "serving_cli.h"
+#include "kvfit/speed.h"
+#include "cli_exec.h"
 
 #include <CLI/CLI.hpp>
-#include <charconv>
-#include <regex>
 #include <cstdio>
 #include <fmt/format.h>
 #include <string>
@@ -46,94 +50,17 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
     return out;
 }
 
-// A strictly positive integer flag value, e.g. -c 8192. "0", "-1", "abc", "1e9" are errors.
-uint64_t parse_positive(const std::string & flag, const std::string & text, uint64_t max) {
-    uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || p != text.data() + text.size() || text.empty() || text[0] == '-' || text[0] == '+') {
-        throw kvfit::error(fmt::format("{} '{}': expected a positive integer", flag, text));
-    }
-    if (v == 0) throw kvfit::error(fmt::format("{} 0: must be at least 1", flag));
-    if (v > max) throw kvfit::error(fmt::format("{} {}: exceeds the limit {}", flag, v, max));
-    return v;
-}
-
-// -c takes one value as in llama.cpp, or several (repeated or comma-separated) for the table.
-std::vector<uint64_t> parse_contexts(const std::vector<std::string> & values) {
-    std::vector<uint64_t> out;
-    for (const auto & v : values) {
-        size_t start = 0;
-        while (start <= v.size()) {
-            const size_t end = std::min(v.find(',', start), v.size());
-            out.push_back(parse_positive("-c", v.substr(start, end - start), 1ull << 32));
-            start = end + 1;
-        }
-    }
-    return out;
-}
-
-kvfit::ggml_type parse_cache_type(const std::string & flag, const std::string & name) {
-    // llama.cpp's kv_cache_types (common/arg.cpp): the types a KV cache may take.
-    static const kvfit::ggml_type allowed[] = {kvfit::ggml_type::f32,  kvfit::ggml_type::f16,  kvfit::ggml_type::bf16,
-                                               kvfit::ggml_type::q8_0, kvfit::ggml_type::q4_0, kvfit::ggml_type::q4_1,
-                                               kvfit::ggml_type::iq4_nl, kvfit::ggml_type::q5_0, kvfit::ggml_type::q5_1};
-    std::string names;
-    for (auto t : allowed) {
-        if (kvfit::ggml_traits(t).name == name) return t;
-        names += fmt::format("{}{}", names.empty() ? "" : ", ", kvfit::ggml_traits(t).name);
-    }
-    throw kvfit::error(fmt::format("{} '{}': unknown cache type (allowed: {})", flag, name, names));
-}
-
-std::vector<double> parse_split(const std::string & text) {
-    std::vector<double> out;
-    size_t start = 0;
-    while (start <= text.size()) {
-        const size_t end = std::min(text.find_first_of(",/", start), text.size());
-        const std::string item = text.substr(start, end - start);
-        double v = -1;
-        const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (ec != std::errc() || p != item.data() + item.size() || v < 0) {
-            throw kvfit::error(fmt::format("-ts '{}': expected non-negative proportions like 3,1", text));
-        }
-        out.push_back(v);
-        start = end + 1;
-    }
-    return out;
-}
-
-// -ot "regex=CPU" (llama.cpp common/arg.cpp: pattern=buffer type). Only the CPU target is modelled.
-std::string parse_override(const std::string & rule) {
-    const size_t eq = rule.rfind('=');
-    if (eq == std::string::npos || eq == 0) throw kvfit::error(fmt::format("-ot '{}': expected PATTERN=CPU", rule));
-    const std::string target = rule.substr(eq + 1);
-    if (target != "CPU") {
-        throw kvfit::error(fmt::format("-ot '{}': only the CPU target is modelled (got '{}')", rule, target));
-    }
-    const std::string pattern = rule.substr(0, eq);
-    try {
-        std::regex check(pattern);
-    } catch (const std::regex_error & e) {
-        throw kvfit::error(fmt::format("-ot '{}': invalid regular expression: {}", rule, e.what()));
-    }
-    return pattern;
-}
-
 void print_catalog() {
     fmt::print("{:<36} {}\n", "name", "Hugging Face id");
     for (const auto & e : kvfit::catalog()) fmt::print("{:<36} {}\n", e.name, e.hf_id);
 }
 
 struct options {
-    std::string model;
-    std::vector<std::string> ctx;
-    std::string ctk = "f16", ctv = "f16", fa = "auto";
-    std::string ub, b, np, ngl, n_cpu_moe;
-    bool kv_unified = false, swa_full = false, mla_kv = false, no_kv_offload = false, cpu_moe = false;
-    std::string gpu, margin, weights, weights_size, ts;
-    std::vector<std::string> ot;
-    bool json = false, list = false, inspect = false, check = false;
-    bool offline = false, verbose = false;
+    kvfit::plan_request req; // the planning flags, shared with `kvfit serve` (include/kvfit/request.h)
+    bool json = false, list = false, inspect = false, check = false, speed = false;
+    std::string cpu_bandwidth;
+    std::string chart, chart_compare; // --chart FILE.svg|.png, --chart-compare FILE.svg|.png
+    bool offline = false, verbose = false; // hf: models
 };
 
 // hf:org/name[...]: read from the Hub (or the cache with --offline); --verbose reports what it cost, on stderr.
@@ -163,7 +90,7 @@ int run(const options & o) {
         print_catalog();
         return exit_fits;
     }
-    const std::string spec = o.model.empty() ? std::string(kvfit::default_model_name()) : o.model;
+    const std::string spec = o.req.model.empty() ? std::string(kvfit::default_model_name()) : o.req.model;
     if (o.inspect) {
         kvfit::warnings warn;
         const std::string text = kvfit::gguf_inspect(kvfit::gguf_open_shards(spec), warn);
@@ -171,83 +98,58 @@ int run(const options & o) {
         fmt::print("{}", text);
         return exit_fits;
     }
-    kvfit::llamacpp_settings s;
-    s.type_k = parse_cache_type("-ctk", o.ctk);
-    s.type_v = parse_cache_type("-ctv", o.ctv);
-    if (o.fa == "on") s.flash_attn = kvfit::flash_attn_mode::on;
-    else if (o.fa == "off") s.flash_attn = kvfit::flash_attn_mode::off;
-    else if (o.fa == "auto") s.flash_attn = kvfit::flash_attn_mode::automatic;
-    else throw kvfit::error(fmt::format("-fa '{}': expected on, off or auto", o.fa));
-    if (!o.ub.empty()) s.n_ubatch = uint32_t(parse_positive("-ub", o.ub, 1u << 20));
-    if (!o.b.empty()) s.n_batch = uint32_t(parse_positive("-b", o.b, 1u << 20));
-    if (!o.np.empty()) s.n_seq = uint32_t(parse_positive("-np", o.np, 256));
-    s.kv_unified = o.kv_unified;
-    s.swa_full = o.swa_full;
-    s.mla = o.mla_kv ? kvfit::mla_layout::k_and_v : kvfit::mla_layout::k_only;
-    const std::vector<uint64_t> contexts = parse_contexts(o.ctx);
-
-    kvfit::placement_settings p;
-    if (!o.ngl.empty() && o.ngl != "all" && o.ngl != "auto") {
-        p.n_gpu_layers = o.ngl == "0" ? 0 : int32_t(parse_positive("-ngl", o.ngl, 100000));
-    }
-    p.no_kv_offload = o.no_kv_offload;
-    p.cpu_moe = o.cpu_moe;
-    if (!o.n_cpu_moe.empty()) p.n_cpu_moe = uint32_t(parse_positive("--n-cpu-moe", o.n_cpu_moe, 100000));
-    if (!o.ts.empty()) p.tensor_split = parse_split(o.ts);
-    for (const auto & rule : o.ot) p.override_tensor_cpu.push_back(parse_override(rule));
-
-    const std::vector<kvfit::device_spec> gpus = o.gpu.empty() ? std::vector<kvfit::device_spec>{} : kvfit::parse_gpu_list(o.gpu);
-    const uint64_t margin = o.margin.empty() ? kvfit::default_margin_bytes : kvfit::parse_size(o.margin);
-
-    kvfit::warnings warn;
-    kvfit::model_desc m = load(spec, o, warn);
-    if (!o.weights_size.empty()) kvfit::apply_weight_size(m, kvfit::parse_size(o.weights_size));
-    else if (!o.weights.empty()) kvfit::apply_weight_format(m, o.weights, true);
-    else if (!m.weights.exact) {
-        // A config.json gives no bytes: plan with the format most people run in llama.cpp, and say so.
-        kvfit::apply_weight_format(m, kvfit::default_weight_format);
-        warn.push_back(fmt::format("weights assumed {} (no --weights or --weights-size given; the file holds no "
-                                   "weight bytes)", kvfit::default_weight_format));
-    }
-
-    if (o.check && gpus.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
-    const kvfit::report r = kvfit::make_report(m, warn, s, p, contexts, gpus, margin);
+    if (o.check && o.req.gpu.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
+    const kvfit::report r = kvfit::make_report_from_request(
+        o.req, [&](kvfit::warnings & warn) { return load(spec, o, warn); }, kvfit::cli::gpus_from_option);
+    if (!o.chart.empty()) kvfit::write_chart_file(o.chart, kvfit::make_chart_series(r));
+    if (!o.chart_compare.empty()) kvfit::write_chart_file(o.chart_compare, kvfit::make_compare_series(r));
     fmt::print("{}", o.json ? kvfit::render_json(r) : o.check ? kvfit::render_check(r) : kvfit::render_text(r));
+    if (o.speed) {
+        const std::vector<kvfit::device_spec> gpus = r.fit ? r.fit->gpus : std::vector<kvfit::device_spec>{};
+        const uint64_t margin = r.fit ? r.fit->margin_bytes : kvfit::default_margin_bytes;
+        fmt::print("{}", kvfit::render_speed_section(r, gpus, margin, kvfit::cli::speed_settings_from(o.cpu_bandwidth)));
+    }
     return r.fit && !r.plan.fits() ? exit_does_not_fit : exit_fits;
 }
 
 } // namespace
 
 int main(int argc, char ** argv) {
+    if (argc > 1 && kvfit::cli::is_subcommand(argv[1])) return kvfit::cli::main_subcommand(argc, argv); // exec, explain
     CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
                  "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input."};
+    if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::app::run_serve(argc - 1, argv + 1);
     options o;
-    app.add_option("model", o.model, "catalog name, config.json, model directory, .gguf, or hf:org/name[@rev][:file.gguf|:QUANT] "
-                                     "(default: Qwen3.5-9B)");
-    app.add_option("-c,--ctx-size", o.ctx, "context size(s) in tokens; several values (8192,32768) make the table")
+    app.add_option("model", o.req.model, "catalog name, config.json, model directory, .gguf, or "
+                                         "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B)");
+    app.add_option("-c,--ctx-size", o.req.ctx_size, "context size(s) in tokens; several values (8192,32768) make the table")
         ->take_all()->allow_extra_args(false);
-    app.add_option("--cache-type-k", o.ctk, "-ctk: K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1");
-    app.add_option("--cache-type-v", o.ctv, "-ctv: V cache type (quantized needs flash attention)");
-    app.add_option("--flash-attn", o.fa, "-fa: on, off or auto (default auto = on where supported)");
-    app.add_option("--ubatch-size", o.ub, "-ub: physical batch, tokens (default 512)");
-    app.add_option("-b,--batch-size", o.b, "logical batch, tokens (default 2048)");
-    app.add_option("--parallel", o.np, "-np: sequences / server slots (default 1)");
-    app.add_flag("--kv-unified", o.kv_unified, "-kvu: one KV stream shared by all sequences");
-    app.add_flag("--swa-full", o.swa_full, "full-size cache for sliding-window layers");
-    app.add_flag("--mla-kv", o.mla_kv, "older llama.cpp MLA layout: K 576 plus V 512 per layer");
-    app.add_option("--gpu", o.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
-    app.add_option("--margin", o.margin, "memory kept free per GPU (default 1GiB, as llama.cpp --fit)");
-    app.add_option("--weights", o.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");
-    app.add_option("--weights-size", o.weights_size, "total weight size, e.g. 6.6GB (overrides --weights)");
-    app.add_option("--n-gpu-layers", o.ngl, "-ngl: layers on the GPU, counting the output layer (default all)");
-    app.add_flag("--no-kv-offload", o.no_kv_offload, "-nkvo: keep KV cache and state in host memory");
-    app.add_option("--tensor-split", o.ts, "-ts: split proportions across GPUs, e.g. 3,1");
-    app.add_option("--override-tensor", o.ot, "-ot: PATTERN=CPU keeps matching tensors in host memory (repeatable)");
-    app.add_flag("--cpu-moe", o.cpu_moe, "-cmoe: keep all MoE expert weights on the CPU");
-    app.add_option("--n-cpu-moe", o.n_cpu_moe, "-ncmoe: keep the experts of the first N layers on the CPU");
+    app.add_option("--cache-type-k", o.req.cache_type_k, "-ctk: K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1");
+    app.add_option("--cache-type-v", o.req.cache_type_v, "-ctv: V cache type (quantized needs flash attention)");
+    app.add_option("--flash-attn", o.req.flash_attn, "-fa: on, off or auto (default auto = on where supported)");
+    app.add_option("--ubatch-size", o.req.ubatch_size, "-ub: physical batch, tokens (default 512)");
+    app.add_option("-b,--batch-size", o.req.batch_size, "logical batch, tokens (default 2048)");
+    app.add_option("--parallel", o.req.parallel, "-np: sequences / server slots (default 1)");
+    app.add_flag("--kv-unified", o.req.kv_unified, "-kvu: one KV stream shared by all sequences");
+    app.add_flag("--swa-full", o.req.swa_full, "full-size cache for sliding-window layers");
+    app.add_flag("--mla-kv", o.req.mla_kv, "older llama.cpp MLA layout: K 576 plus V 512 per layer");
+    app.add_option("--gpu", o.req.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
+    app.add_option("--margin", o.req.margin, "memory kept free per GPU (default 1GiB, as llama.cpp --fit)");
+    app.add_option("--weights", o.req.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");
+    app.add_option("--weights-size", o.req.weights_size, "total weight size, e.g. 6.6GB (overrides --weights)");
+    app.add_option("--n-gpu-layers", o.req.n_gpu_layers, "-ngl: layers on the GPU, counting the output layer (default all)");
+    app.add_flag("--no-kv-offload", o.req.no_kv_offload, "-nkvo: keep KV cache and state in host memory");
+    app.add_option("--tensor-split", o.req.tensor_split, "-ts: split proportions across GPUs, e.g. 3,1");
+    app.add_option("--override-tensor", o.req.override_tensor, "-ot: PATTERN=CPU keeps matching tensors in host memory (repeatable)");
+    app.add_flag("--cpu-moe", o.req.cpu_moe, "-cmoe: keep all MoE expert weights on the CPU");
+    app.add_option("--n-cpu-moe", o.req.n_cpu_moe, "-ncmoe: keep the experts of the first N layers on the CPU");
     app.add_flag("--json", o.json, "print the plan as JSON");
     app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
+    app.add_option("--chart", o.chart, "write the memory-vs-context chart: FILE.svg or FILE.png (needs rsvg-convert)");
+    app.add_option("--chart-compare", o.chart_compare, "write the chart of the model vs its all-full-attention variant");
     app.add_flag("--list", o.list, "list the built-in catalog");
+    app.add_flag("--speed", o.speed, "decode/prefill tokens/s and the spill cliff (roofline; docs/speed.md)");
+    app.add_option("--cpu-bandwidth", o.cpu_bandwidth, "host RAM bandwidth for spilled layers (default 60GB/s)");
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
     app.add_flag("--offline", o.offline, "hf: models: read only the cache ($KVFIT_CACHE, $XDG_CACHE_HOME/kvfit, ~/.cache/kvfit)");
     app.add_flag("--verbose", o.verbose, "hf: models: print each request and the bytes fetched (stderr)");
@@ -264,7 +166,7 @@ int main(int argc, char ** argv) {
     }
     try {
         const int served = kvfit::cli::run_serving_if_selected(
-            app, so, {o.model, o.gpu, o.weights, o.weights_size, o.json, o.list || o.inspect});
+            app, so, {o.req.model, o.req.gpu, o.req.weights, o.req.weights_size, o.json, o.list || o.inspect});
         if (served >= 0) return served;
         return run(o);
     } catch (const kvfit::error & e) {

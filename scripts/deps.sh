@@ -2,9 +2,13 @@
 # Installs kvfit's build dependencies from Debian packages when they are missing (needs root or sudo).
 # Used by scripts/run.sh and scripts/test.sh; safe to run again.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev libcurl4-openssl-dev)
+pkgs=(cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev)
+pkgs+=(pkg-config libcpp-httplib-dev librsvg2-bin) # kvfit serve (cpp-httplib); --chart FILE.png (rsvg-convert)
+pkgs+=(libcurl4-openssl-dev) # hf: models (src/sources/http.cpp)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang libclang-rt-14-dev)
+  # chromium and chromium-driver (the browser test) are installed by tests/browser/run.sh itself, so that a
+  # machine where they cannot be installed reports the test SKIPPED instead of failing every other test here.
   # node and npm run the conformance suite; the machine image may ship them outside Debian's npm package
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi

@@ -28,4 +28,5 @@ if [[ -x tests/conformance/run.sh ]]; then
   echo "== conformance suite against the real llama.cpp"
   tests/conformance/run.sh
 fi
+echo "== browser test of kvfit serve (headless Chromium)" && tests/browser/run.sh
 echo "== all tests passed"

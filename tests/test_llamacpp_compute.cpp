@@ -31,13 +31,35 @@ double tolerance_pct(const std::string & tag) {
     if (tag == "gemma3-12b_v262208") return 1.5;
     if (tag == "lfm2-1.2b_v65536") return 6.0;
     if (tag == "syn-qwen35-27b-v") return 19.0;
+    // conformance_shapes (MoE without MLA, Mamba2 hybrids; worst measured error + margin): stage formulas read off
+    // the peak live sets, not a replay of the allocator. Exact: granitehybrid's MoE stage, gpt-oss FA. Within 1 %:
+    // the Mamba2 scan stage (holes under it left out). Two known misses: nemotron-h ub 1024 with one sequence
+    // (-8.4 %: SSM_SCAN exactly fills the freed conv concat, and from then on the MLP blocks' l_out sits above
+    // ffn_up), qwen3next with 8 sequences (-7.9 %: its GDN repeats q/k to H_v heads, ggml_repeat_4d in
+    // qwen3next.cpp, which the qwen35 GDN stage does not have).
+    static const std::map<std::string, double> conformance = {
+        {"qwen3next-80b_v512", 8.0},       {"qwen3next-80b_v151936", 1.5}, {"gpt-oss-20b_v512", 0.2},
+        {"gpt-oss-20b_v201088", 2.6},      {"mamba2-2.7b_v512", 1.0},      {"mamba2-2.7b_v50288", 0.1},
+        {"nemotron-h-56b_v512", 8.5},      {"nemotron-h-56b_v131072", 0.3}, {"granite-4.0-h-small_v512", 0.0},
+        {"granite-4.0-h-small_v100352", 0.1}, {"deepseek-v2-lite_v102400", 1.9}};
+    if (auto it = conformance.find(tag); it != conformance.end()) return it->second;
     return 0.0;
 }
 
 // syn-qwen35-27b-v is syn-qwen35-27b with the real 248320-token vocabulary and nothing else changed; its 6 MiB
 // header is not copied, the small file is read and n_vocab set.
 struct gguf_for_tag { const char * tag; const char * file; uint32_t n_vocab; };
-constexpr gguf_for_tag k_vocab_variants[] = {{"syn-qwen35-27b-v", "syn-qwen35-27b", 248320}};
+// The conformance shapes' real-vocabulary rows likewise read the small-vocabulary header (tests/data/gguf_synthetic,
+// deepseek-v2-lite_v512 from the reference set) with n_vocab set.
+constexpr gguf_for_tag k_vocab_variants[] = {
+    {"syn-qwen35-27b-v", "syn-qwen35-27b", 248320},
+    {"qwen3next-80b_v151936", "qwen3next-80b_v512", 151936},
+    {"gpt-oss-20b_v201088", "gpt-oss-20b_v512", 201088},
+    {"mamba2-2.7b_v50288", "mamba2-2.7b_v512", 50288},
+    {"nemotron-h-56b_v131072", "nemotron-h-56b_v512", 131072},
+    {"granite-4.0-h-small_v100352", "granite-4.0-h-small_v512", 100352},
+    {"deepseek-v2-lite_v102400", "deepseek-v2-lite_v512", 102400},
+};
 
 struct oracle_row {
     std::string set, tag;
@@ -154,8 +176,8 @@ TEST(llamacpp_compute, qwen3_5_9b_real_vocab_is_flat) {
 
 namespace {
 
-// Every catalog model, including the graphs with no measured stage set yet (MoE without MLA: Mixtral, Qwen3-Next,
-// gpt-oss, Llama 4; Mamba2: Nemotron-H; MLA: DeepSeek-V3), gives a buffer that holds at least the logits and the
+// Every catalog model, including the graphs with no measured stage set (Mixtral, Llama 4, DeepSeek-V3) and those
+// measured only on the conformance shapes (Qwen3-Next, gpt-oss, Nemotron-H, Granite-4.0-H), gives a buffer that holds at least the logits and the
 // mask (the mask is freed before the logits, so not both), grows without flash attention, and does not depend on the architecture name (a policy reads features).
 TEST(llamacpp_compute, catalog_models_are_sane) {
     for (const auto & e : kvfit::catalog()) {

@@ -46,3 +46,32 @@ TEST(llamacpp_kv, case_k2_sliding_window_per_stream_padding) {
 }
 
 } // namespace
+
+// llama.cpp flag values shared by the CLI, exec and the HTTP API (include/kvfit/llamacpp_flags.h).
+#include "kvfit/error.h"
+#include "kvfit/llamacpp_flags.h"
+
+namespace {
+
+TEST(llamacpp_flags, values_parse_as_llama_cpp_spells_them) {
+    EXPECT_EQ(kvfit::parse_flag_count("-c", "8192", 1, 1ull << 32), 8192u);
+    EXPECT_EQ(kvfit::parse_cache_type_flag("-ctk", "q8_0"), kvfit::ggml_type::q8_0);
+    EXPECT_EQ(kvfit::parse_tensor_split("3,1"), (std::vector<double>{3, 1}));
+    EXPECT_EQ(kvfit::parse_tensor_split("1/1/2"), (std::vector<double>{1, 1, 2}));
+    EXPECT_EQ(kvfit::parse_override_rule("blk\\.[0-9]\\.ffn_.*_exps=CPU").value(), "blk\\.[0-9]\\.ffn_.*_exps");
+    EXPECT_FALSE(kvfit::parse_override_rule("exps=CUDA1").has_value());
+    auto message = [](auto f) {
+        try { f(); } catch (const kvfit::error & e) { return std::string(e.what()); }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message([] { kvfit::parse_flag_count("-c", "0", 1, 100); }), "-c 0: must be at least 1");
+    EXPECT_EQ(message([] { kvfit::parse_flag_count("-c", "-1", 1, 100); }), "-c '-1': expected a positive integer");
+    EXPECT_EQ(message([] { kvfit::parse_flag_count("-ub", "4096", 1, 2048); }), "-ub 4096: exceeds the limit 2048");
+    EXPECT_EQ(message([] { kvfit::parse_tensor_split("3,,1"); }), "-ts '3,,1': expected non-negative proportions like 3,1");
+    EXPECT_EQ(message([] { kvfit::parse_override_rule("exps"); }), "-ot 'exps': expected PATTERN=BUFFER");
+    EXPECT_NE(message([] { kvfit::parse_override_rule("blk[=CPU"); }).find("invalid regular expression"), std::string::npos);
+    EXPECT_NE(message([] { kvfit::parse_cache_type_flag("-ctv", "q9"); }).find("-ctv 'q9': unknown cache type"),
+              std::string::npos);
+}
+
+} // namespace

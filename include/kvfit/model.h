@@ -110,6 +110,9 @@ struct model_desc {
     std::vector<uint32_t> head_dim_k;   ///< K width per head, elements (MLA: kv_lora_rank + n_rot_mla)
     std::vector<uint32_t> head_dim_v;   ///< V width per head, elements (MLA: kv_lora_rank)
     std::vector<uint32_t> n_ff;         ///< dense FFN width of each layer (0 for an MoE or MLP-less layer)
+    bool ffn_gated = true;              ///< the dense FFN has a gate projection (SwiGLU/GeGLU: ffn_gate, ffn_up
+                                        ///< and their product live together); false for a plain up/act/down MLP
+                                        ///< (Nemotron-H relu^2). GGUF: an ffn_gate.weight tensor in a dense block
 
     // --- MLA (DeepSeek-V2/V3, kind == mla) ---------------------------------------------------------
     uint32_t kv_lora_rank = 0;  ///< compressed KV latent width (HF kv_lora_rank)

@@ -72,6 +72,13 @@ struct llamacpp_plan {
     buffer_set total;                    ///< all buffers, all devices
     std::vector<device_usage> devices;   ///< GPUs in order, then the host
     uint32_t n_gpu_layers = 0;           ///< effective -ngl (output layer counted, as llama.cpp logs "offloaded N/M")
+    /// Per block il (length n_layer): index into `devices` of the device -ngl gives the block; its KV cache
+    /// and recurrent state live there unless --no-kv-offload. Read by the speed model (speed.h).
+    std::vector<uint32_t> layer_device;
+    /// Per block il: device of the block's non-expert weights (the host when an -ot rule moves them).
+    std::vector<uint32_t> weight_device;
+    /// Per block il: device of the block's routed-expert weights (the host under --cpu-moe, --n-cpu-moe, -ot).
+    std::vector<uint32_t> expert_device;
     bool fits() const;                   ///< every GPU within capacity - margin
 };
 

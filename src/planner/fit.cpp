@@ -173,6 +173,11 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
         const uint64_t experts = w.expert_bytes, rest = w.bytes - w.expert_bytes;
         (cpu_experts ? host : d).used.weights_bytes += experts;
         (cpu_rest ? host : d).used.weights_bytes += rest;
+        const uint32_t host_index = uint32_t(plan.devices.size() - 1);
+        const uint32_t d_index = dev[il] < 0 ? host_index : uint32_t(dev[il]);
+        plan.layer_device.push_back(d_index);
+        plan.weight_device.push_back(cpu_rest ? host_index : d_index);
+        plan.expert_device.push_back(cpu_experts ? host_index : d_index);
         d.n_layers += 1;
         device_usage & cache_dev = p.no_kv_offload ? host : d;
         cache_dev.used.kv_bytes += llamacpp_kv_layer_bytes(m, s, plan.ctx, il);

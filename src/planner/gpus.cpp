@@ -266,7 +266,8 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
             for (uint64_t i = 0; i < count; ++i) out.push_back({g->name, g->memory_bytes});
             continue;
         }
-        const auto closest = [rest = rest] { return fmt::format("{}", fmt::join(closest_gpu_names(rest, 3), ", ")); }; // clang 14: no binding capture
+        const std::string_view name = rest; // clang 14 cannot capture a structured binding
+        const auto closest = [&] { return fmt::format("{}", fmt::join(closest_gpu_names(name, 3), ", ")); };
         // Text that does not start like a number cannot be a size: report it as an unknown GPU.
         if (!std::isdigit(static_cast<unsigned char>(rest.front())) && rest.front() != '.') {
             throw error::at(where, fmt::format("unknown GPU (closest: {})", closest()));

@@ -12,13 +12,15 @@
 // ../shared/reference/llamacpp/results.csv to the byte. This file sizes the tensors and picks the stage set from
 // the model's features, never from an architecture name:
 //   any mla layer                           -> stages_mla_moe        (measured: deepseek2)
-//   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35)
+//   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35, qwen3next)
 //   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
-//   recurrent layers, mamba1/mamba2/rwkv    -> stages_ssm            (approximation, not measured)
-//   swa or chunked layers (two KV caches)   -> stages_windowed       (measured: gemma3)
+//   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)
+//   recurrent layers, mamba1/rwkv           -> stages_ssm            (approximation, not measured)
+//   swa or chunked layers (two KV caches)   -> stages_windowed       (measured: gemma3, gpt-oss)
 //   otherwise                               -> stages_dense          (measured: llama, six synthetic shapes)
-// Routed experts outside MLA (qwen3moe, gpt-oss, qwen3next, llama4) reuse these sets with the MoE FFN block of
-// ffn_block(): an approximation until the conformance suite measures them.
+// Routed experts outside MLA reuse these sets with moe_block() (gate, up, swiglu, down and the freed block gate may
+// drop into): measured on gpt-oss, qwen3next and granitehybrid (tests/data/llamacpp_compute.md,
+// conformance_shapes); qwen3moe, mixtral and llama4 (dense-attention MoE) are not measured.
 #include "runtimes/llamacpp_compute.h"
 
 #include <algorithm>
@@ -128,11 +130,11 @@ uint64_t output_stage(const compute_graph & g, uint64_t n_e) {
     return g.tok + g.E + g.hole() + (n_e - in_hole) * g.E + g.L;
 }
 
-namespace {
-
 bool any_moe(const model_desc & m) {
     return std::any_of(m.is_moe.begin(), m.is_moe.end(), [](uint8_t x) { return x != 0; });
 }
+
+namespace {
 
 struct moe_sizes {
     uint64_t Fm = 0; ///< ffn_moe_gate / ffn_moe_up / ffn_moe_swiglu [n_ff_exp, n_expert_used, T]
@@ -153,13 +155,28 @@ moe_sizes moe_of(const model_desc & m, const compute_graph & g) {
 
 } // namespace
 
-uint64_t ffn_block(const model_desc & m, const compute_graph & g) {
-    uint64_t block = 3 * g.F; // ffn_gate, ffn_up, ffn_swiglu [n_ff, T] (build_ffn, src/llama-graph.cpp)
-    if (!any_moe(m)) return block;
-    // build_moe_ffn (src/llama-graph.cpp): router scratch, gate and up (swiglu in place), down; the shared expert
-    // runs beside the routed output (one E). Approximation outside MLA: not yet measured.
+uint64_t moe_block(const model_desc & m, const compute_graph & g, uint64_t hole) {
+    // build_moe_ffn (src/llama-graph.cpp), this release: ffn_moe_gate and ffn_moe_up [n_ff_exp, n_used, T]
+    // (MUL_MAT_ID), ffn_moe_swiglu beside them (SWIGLU of two sources, not in place), then ffn_moe_down
+    // [n_embd, n_used, T] once gate and up are freed. ffn_moe_gate, allocated first, drops into the freed `hole`
+    // under the FFN input when it fits beside the router's ffn_moe_probs/argsort [n_expert, T]; up and swiglu go
+    // on top. ffn_moe_down reuses the freed gate + up block (one block when both were on top) when it fits.
+    // Measured: gpt-oss (hole 0, down == gate: 3 Fm), qwen3next (3 Fm + Dm), granitehybrid (gate in the hole).
     const moe_sizes x = moe_of(m, g);
-    block = std::max(block, x.R + 2 * x.Fm + x.Dm);
+    const uint64_t router = 2 * pad32(uint64_t(m.n_expert) * g.n_tokens * 4);
+    const bool gate_in_hole = x.Fm + router <= hole;
+    const uint64_t freed = gate_in_hole ? x.Fm : 2 * x.Fm; // block left under ffn_moe_swiglu for ffn_moe_down
+    return (gate_in_hole ? 0 : x.Fm) + 2 * x.Fm + (x.Dm > freed ? x.Dm : 0);
+}
+
+uint64_t ffn_block(const model_desc & m, const compute_graph & g) {
+    // build_ffn (src/llama-graph.cpp): ffn_gate, ffn_up, ffn_swiglu [n_ff, T]; a plain MLP without gate
+    // (LLM_FFN_RELU_SQR, nemotron-h.cpp) is ffn_up alone, the activation in place
+    uint64_t block = (m.ffn_gated ? 3 : 1) * g.F;
+    if (!any_moe(m)) return block;
+    // routed experts (moe_block, nothing freed under them) or the shared expert beside the routed output (one E)
+    const moe_sizes x = moe_of(m, g);
+    block = std::max(block, moe_block(m, g, 0));
     if (x.Fs > 0) block = std::max(block, g.E + 3 * x.Fs);
     return block;
 }
@@ -179,6 +196,7 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
         switch (m.rec_kind) {
         case recurrent_kind::gated_deltanet: return detail::stages_gated_deltanet(m, g);
         case recurrent_kind::short_conv:     return detail::stages_short_conv(m, g);
+        case recurrent_kind::mamba2:         return detail::stages_mamba2(m, g);
         default:                             return detail::stages_ssm(m, g);
         }
     }

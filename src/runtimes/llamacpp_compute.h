@@ -63,12 +63,20 @@ uint64_t stages_mla_moe(const model_desc & m, const compute_graph & g);
 uint64_t stages_gated_deltanet(const model_desc & m, const compute_graph & g);
 /// Short-convolution layers + GQA (src/models/lfm2.cpp).
 uint64_t stages_short_conv(const model_desc & m, const compute_graph & g);
-/// Mamba/Mamba2/RWKV layers: approximate scratch of one recurrent layer (no measured oracle yet).
+/// Mamba2 layers alone or with attention and dense/MoE FFN blocks (src/models/mamba-base.cpp, nemotron-h.cpp,
+/// granite-hybrid.cpp).
+uint64_t stages_mamba2(const model_desc & m, const compute_graph & g);
+/// Mamba/RWKV layers: approximate scratch of one recurrent layer (no measured oracle yet).
 uint64_t stages_ssm(const model_desc & m, const compute_graph & g);
 
+/// True when some layer's FFN is routed experts.
+bool any_moe(const model_desc & m);
+/// Routed-expert FFN above the live slots (build_moe_ffn): gate, up, swiglu, then down; `hole` is a freed block
+/// under the FFN input that ffn_moe_gate may drop into (0 when none).
+uint64_t moe_block(const model_desc & m, const compute_graph & g, uint64_t hole);
 /// The FFN block of one layer above the live slots: 3F for a dense SwiGLU FFN; for routed experts the router
 /// scratch R, moe gate/up (2 Fm) and moe_down Dm, or the shared expert beside the routed output, whichever is
-/// larger. Routed-expert terms are exact only under MLA (stages_mla_moe); elsewhere they are an approximation.
+/// larger. A dense FFN without gate (ffn_gated false) is F.
 uint64_t ffn_block(const model_desc & m, const compute_graph & g);
 /// Largest single tensor of the FFN block: F, or max(Fm, Dm) for routed experts.
 uint64_t ffn_largest(const model_desc & m, const compute_graph & g);

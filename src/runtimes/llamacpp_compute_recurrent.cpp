@@ -33,14 +33,27 @@ uint64_t stages_gated_deltanet(const model_desc & m, const compute_graph & g) {
     } else {                   // both fit below; everything after conv_input reuses the tail
         gdn = std::max(t0, base + S + X + 2 * Qk + gate + G);
     }
-    const uint64_t ffn = ffn_block(m, g);
+    // FFN above attn_norm/l_out and the freed slot (I + 2E). FA with only V rotated (f16/q8_0): the FA output
+    // [Q] drops into attn_norm's freed block when it fits (E, plus the router's freed E under it with routed
+    // experts), its rotation back takes Qcur's block, so attn_output lands in Qcur_full's and the FFN sits one E
+    // higher (measured: qwen35-9b Q == E, qwen3next Q == 2E with MoE; not Qwen3.5-27B, Q 6144 > E 5120, where
+    // attn_output takes attn_norm's block).
+    const uint64_t attn_norm_block = E + (any_moe(m) ? E : 0);
+    const uint64_t rot_v_only = g.fa && g.rot_v && !g.rot_k && Q <= attn_norm_block ? E : 0;
+    uint64_t ffn = ffn_block(m, g) + rot_v_only;
+    if (any_moe(m)) {
+        // routed experts (qwen3next, build_moe_ffn): ffn_norm, a freed [n_embd, T] block the router scratch sits
+        // in (too small for ffn_moe_gate unless it fits) and the residual, under gate/up/swiglu/down
+        ffn = std::max(ffn, E + moe_block(m, g, E) + rot_v_only);
+    }
     // output: the last ffn_out and result_norm drop into the freed input hole while they fit. With a large hole
     // (long context, FA) and Q != E, the 27B shape's last FFN can fit into the hole and the stage becomes
     // I + E + L instead (up to -18.6 % at 248k vocabulary, 128K): a known miss.
     const uint64_t out = output_stage(g, 2);
     if (g.fa) return std::max({gdn, I + 2 * E + ffn, out});
     // Qcur_full = Q + gate (2Q) and the normed Q under kq; a rotated Q takes one more Q slot
-    const uint64_t attn = I + 2 * E + (g.rot_k ? 4 : 3) * Q + g.KQ;
+    // (with routed experts one more E under them: the router's freed block, measured on qwen3next)
+    const uint64_t attn = I + 2 * E + (any_moe(m) ? E : 0) + (g.rot_k ? 4 : 3) * Q + g.KQ;
     const uint64_t ffn_stage = I + 2 * E + (Q == E && !g.rot_k ? E : 0) + ffn;
     return std::max({gdn, attn, ffn_stage, out});
 }
@@ -58,7 +71,46 @@ uint64_t stages_short_conv(const model_desc & m, const compute_graph & g) {
     return std::max({ffn, attn, out});
 }
 
-// Mamba1/Mamba2 (src/models/graph-context-mamba.cpp: mamba2, nemotron_h, granitehybrid, jamba) and RWKV.
+// Mamba2 layers (build_mamba2_layer, src/models/mamba-base.cpp), alone (mamba2) or with attention and
+// FFN/MoE blocks (nemotron_h: one mixer or FFN per block; granitehybrid: mixer + MoE in every block).
+// Measured with the instrumented ggml-alloc on the conformance shapes: the scan stage is within 1 % for
+// mamba2-2.7b and Nemotron-H (ub <= 512); the MoE stage is exact on Granite-4.0-H-Small.
+uint64_t stages_mamba2(const model_desc & m, const compute_graph & g) {
+    const uint64_t T = g.n_tokens, n_seq = g.n_seq, I = g.inputs, E = g.E;
+    const uint64_t d_inner = m.ssm_d_inner, ng_ds = 2 * uint64_t(m.ssm_n_group) * m.ssm_d_state;
+    const uint64_t conv_dim = d_inner + ng_ds, n_head = m.ssm_n_head;
+    const uint64_t Z = pad32((2 * d_inner + ng_ds + n_head) * T * 4);  // in_proj zxBCdt [d_in_proj, T]
+    const uint64_t dt = pad32(n_head * T * 4);                          // dt (cont) [n_head, T/s, s]
+    const uint64_t Cc = pad32((T + (std::max<uint64_t>(1, m.ssm_d_conv) - 1) * n_seq) * conv_dim * 4); // conv_x concat
+    const uint64_t Xc = pad32(conv_dim * T * 4);                        // SSM_CONV output [conv_dim, T/s, s]
+    const uint64_t Y = pad32((d_inner * T + m.n_embd_s() * n_seq) * 4); // SSM_SCAN: y + final states
+    // scan: inp_embd/l_out and attn_norm (2E), dt, in_proj, the freed conv_x concat, conv output, scan output
+    const uint64_t scan = I + 2 * E + dt + Z + Cc + Xc + Y;
+    uint64_t top = scan;
+    const bool mixer_and_ffn = [&] {
+        for (uint32_t il = 0; il < m.n_layer; ++il)
+            if ((m.is_recurrent(il) || m.has_kv(il)) && (m.n_ff[il] > 0 || m.is_moe[il])) return true;
+        return false;
+    }();
+    if (any_moe(m)) {
+        // MoE after the mixer: ffn_norm, the freed gated-norm output y [d_inner, T] (ffn_moe_gate drops into it
+        // when it fits beside the router), ffn_inp, then moe_block (granitehybrid, exact)
+        const uint64_t Yn = pad32(d_inner * T * 4);
+        top = std::max(top, I + 2 * E + Yn + moe_block(m, g, Yn));
+    }
+    const bool any_attn = std::any_of(m.kind.begin(), m.kind.end(), [](layer_kind k) {
+        return k == layer_kind::full || k == layer_kind::swa || k == layer_kind::chunked;
+    });
+    if (any_attn && !g.fa) top = std::max(top, I + 2 * E + (g.rot_k ? 1 : 2) * g.Q + g.KQ); // kq, as dense
+    uint64_t n_ff = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) n_ff = std::max<uint64_t>(n_ff, m.n_ff[il]);
+    if (n_ff > 0) top = std::max(top, I + 2 * E + (any_attn ? g.Q : 0) + (m.ffn_gated ? 3 : 1) * g.F);
+    // output: inp_embd, the freed input hole, the last l_out and result_norm (one more [n_embd, T] slot when
+    // blocks carry a mixer and an FFN: granitehybrid's ffn_inp), the logits
+    return std::max(top, output_stage(g, mixer_and_ffn ? 3 : 2));
+}
+
+// Mamba1 (src/models/graph-context-mamba.cpp: mamba, jamba) and RWKV.
 // APPROXIMATION, not measured: every scratch tensor of one recurrent layer live at the scan, no reuse, above the
 // dense stages of the attention/FFN layers. Mamba: in_proj zxBCdt [d_in_proj, T], conv_states gathered, conv_x
 // concat [T/s + K-1, conv_dim, s], ssm states gathered, ssm_scan output (y [d_inner, T] + final states).

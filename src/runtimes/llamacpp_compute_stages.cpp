@@ -44,13 +44,24 @@ uint64_t stages_dense(const model_desc & m, const compute_graph & g) {
 uint64_t stages_windowed(const model_desc & m, const compute_graph & g) {
     const uint64_t I = g.inputs, E = g.E, Q = g.Q;
     const uint64_t ffn = ffn_block(m, g);
+    const bool moe = any_moe(m);
     if (g.fa) {
-        // FA output and attn_out take different slots when Q != E (gemma3-12b: Q 4096 wide, E 3840)
-        return std::max(I + 2 * E + Q + ffn, g.tok + 2 * E + g.L);
+        // FA output and attn_out take different slots when Q != E (gemma3-12b: Q 4096 wide, E 3840). With routed
+        // experts and only V rotated (gpt-oss f16/q8_0), the FA output rotated back (MUL_MAT by attn_inp_v_rot)
+        // frees the Q-sized slot before the FFN: measured I + 2E + moe_block.
+        const uint64_t q_slot = moe && g.rot_v && !g.rot_k ? 0 : Q;
+        return std::max(I + 2 * E + q_slot + ffn, g.tok + 2 * E + g.L);
     }
     const uint64_t attn = I + 2 * E + (g.rot_k ? 1 : 2) * Q + g.KQ; // kq of the first full layer
-    // output: one more stale [n_embd, T] slot under result_norm without FA
-    return std::max({attn, I + 2 * E + ffn, g.tok + 3 * E + g.L});
+    // output: one more stale [n_embd, T] slot under result_norm without FA. With routed experts the last
+    // ffn_moe_out ADD [n_embd, n_outputs] has no free E block when n_outputs == T and sits above the
+    // ffn_moe_down slot (attn_post_norm's, right above the inputs): I + Dm + E + L (gpt-oss, 201k vocab).
+    uint64_t out = g.tok + 3 * E + g.L;
+    if (moe && g.n_outputs == g.n_tokens) {
+        const uint64_t Dm = pad32(uint64_t(m.n_embd) * m.n_expert_used * g.n_tokens * 4);
+        out = std::max(out, I + Dm + E + g.L);
+    }
+    return std::max({attn, I + 2 * E + ffn, out});
 }
 
 // MLA, absorbed, K-only latent cache, and MoE (src/models/deepseek2.cpp). Exact on deepseek-v2-lite for
@@ -67,7 +78,11 @@ uint64_t stages_mla_moe(const model_desc & m, const compute_graph & g) {
     // router: ffn_moe_probs and argsort [n_expert, T], ffn_moe_weights [n_expert_used, T]
     const uint64_t R = 2 * pad32(uint64_t(m.n_expert) * T * 4) + pad32(uint64_t(m.n_expert_used) * T * 4);
     const uint64_t dense = I + 2 * E + 3 * g.F; // leading dense layer(s): ffn_gate/up/swiglu
-    const uint64_t out = g.tok + 2 * E + g.L;
+    // output: inp_embd, the last l_out (result_norm in place) and the logits. When n_outputs == T the last
+    // ffn_moe_out ADD [n_embd, n_outputs] finds no free E block and sits above ffn_moe_down, with ffn_inp below:
+    // I + Dm + 2E + L (deepseek-v2-lite, 102k vocab; the router scratch under it, 0.1 %, is left out).
+    uint64_t out = g.tok + 2 * E + g.L;
+    if (g.n_outputs == g.n_tokens) out = std::max(out, I + Dm + 2 * E + g.L);
     if (g.fa) {
         // MoE layers: ffn_norm (E), a 5E block freed by the attention (the FA output [kv_lora_rank, n_head, T] is
         // 4E of it, the router scratch sits inside it) and one more [n_embd, T] tensor, under moe gate/up and down

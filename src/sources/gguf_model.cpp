@@ -258,6 +258,21 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     m.n_ff_exp = k.u32("expert_feed_forward_length", 0);
     m.n_ff_shexp = k.u32("expert_shared_feed_forward_length", 0);
     add_weights(m, shards);
+    // Shapes the compute-buffer model needs that no key states: the routed expert width when
+    // expert_feed_forward_length is absent (granitehybrid: ffn_down_exps [n_ff_exp, n_embd, n_expert]) and
+    // whether the dense FFN has a gate (nemotron_h: ffn_up + relu^2 + ffn_down only).
+    bool dense_ffn = false, gate = false;
+    for (const auto & f : shards) {
+        for (const auto & t : f.tensors()) {
+            const auto il = block_index(t.name);
+            if (!il || *il >= m.n_layer) continue;
+            const std::string_view n = t.name;
+            if (m.n_ff_exp == 0 && n.ends_with(".ffn_down_exps.weight")) m.n_ff_exp = uint32_t(t.ne[0]);
+            dense_ffn |= n.ends_with(".ffn_up.weight");
+            gate |= n.ends_with(".ffn_gate.weight");
+        }
+    }
+    if (dense_ffn && !gate) m.ffn_gated = false;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         m.is_moe[il] = m.weights.layers[il].expert_params > 0;
         if (m.is_moe[il]) m.n_ff[il] = 0;

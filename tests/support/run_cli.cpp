@@ -25,12 +25,14 @@ std::filesystem::path temp_dir() {
 
 } // namespace
 
-cli_result run_kvfit(const std::string & args) {
+cli_result run_kvfit(const std::string & args) { return run_kvfit_env("", args); }
+
+cli_result run_kvfit_env(const std::string & env, const std::string & args) {
     static int counter = 0;
     const auto dir = temp_dir();
     const std::string out = (dir / ("out" + std::to_string(counter))).string();
     const std::string err = (dir / ("err" + std::to_string(counter++))).string();
-    const std::string cmd = std::string(KVFIT_BINARY) + " " + args + " >" + out + " 2>" + err;
+    const std::string cmd = env + (env.empty() ? "" : " ") + std::string(KVFIT_BINARY) + " " + args + " >" + out + " 2>" + err;
     const int rc = std::system(cmd.c_str());
     cli_result r;
     r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;

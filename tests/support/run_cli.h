@@ -13,6 +13,9 @@ struct cli_result {
 /// Run `kvfit <args>` through /bin/sh (args are inserted verbatim: quote them).
 cli_result run_kvfit(const std::string & args);
 
+/// Run `<env> kvfit <args>` through /bin/sh: `env` is a list of NAME=value words placed before the binary.
+cli_result run_kvfit_env(const std::string & env, const std::string & args);
+
 /// Write `text` to a fresh file under the test temp dir and return its path.
 std::string write_temp(const std::string & name, const std::string & text);
 

@@ -1,0 +1,249 @@
+// `kvfit exec [--gpu auto|SPEC] [--fix] -- COMMAND...`: plan the exact launch on the GPUs present; run it when it
+// fits, refuse (exit 3) with what overflows, the speed a spill costs and the closest command that fits.
+// `kvfit explain LOG [-m MODEL]`: a llama.cpp log beside kvfit's plan, line by line.
+#include "cli_exec.h"
+
+#include "kvfit/detect.h"
+#include "kvfit/error.h"
+#include "kvfit/gpus.h"
+#include "kvfit/launch.h"
+#include "kvfit/report.h"
+#include "kvfit/sources.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace kvfit::cli {
+namespace {
+
+constexpr int exit_bad_input = 2;
+constexpr int exit_does_not_fit = 3;
+constexpr int exit_cannot_run = 127;
+
+struct exec_options {
+    std::string gpu = "auto", margin, cpu_bandwidth;
+    bool fix = false;
+    std::vector<std::string> command;
+};
+
+// Replace this process with the command; only returns on failure.
+int run_command(const std::vector<std::string> & argv) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::vector<char *> args;
+    for (const auto & a : argv) args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    fmt::print(stderr, "kvfit: exec: cannot run '{}': {}\n", argv[0], std::strerror(errno));
+    return exit_cannot_run;
+}
+
+struct candidate {
+    std::string why;
+    std::vector<std::string> argv;
+    double decode_tokens_per_s = 0;
+};
+
+// Plan a variant of the command; fills the candidate's speed and returns whether it fits.
+bool try_variant(const model_desc & m, const std::vector<device_spec> & gpus, uint64_t margin, const speed_settings & ss,
+                 candidate & out) {
+    const launch_command v = parse_launch_command(out.argv);
+    const llamacpp_plan plan = plan_llamacpp(m, v.settings, v.placement, gpus, margin);
+    out.decode_tokens_per_s = estimate_speed(m, plan, ss).decode_tokens_per_s;
+    return plan.fits();
+}
+
+// The commands that fit, closest first: a q8_0 cache at the same context, MoE experts on the CPU, a shorter
+// context, fewer GPU layers (the spill llama.cpp itself would make).
+std::vector<candidate> fitting_variants(const model_desc & m, const launch_command & c, const std::vector<device_spec> & gpus,
+                                        uint64_t margin, const speed_settings & ss) {
+    std::vector<candidate> out;
+    auto consider = [&](candidate cand) {
+        if (try_variant(m, gpus, margin, ss, cand)) out.push_back(std::move(cand));
+    };
+    const llamacpp_settings & s = c.settings;
+    if (!ggml_is_quantized(s.type_k) || !ggml_is_quantized(s.type_v)) {
+        auto a = with_flag(with_flag(c.argv, {"-ctk", "--cache-type-k"}, "q8_0"), {"-ctv", "--cache-type-v"}, "q8_0");
+        if (s.flash_attn == flash_attn_mode::off) a = with_flag(a, {"-fa", "--flash-attn"}, "on");
+        consider({"q8_0 KV cache (34/64 of f16), same context", a});
+    }
+    if (m.n_expert > 0 && !c.placement.cpu_moe) {
+        for (uint32_t n = std::max<uint32_t>(1, c.placement.n_cpu_moe + 1); n <= m.n_layer; ++n) {
+            candidate cand{fmt::format("experts of the first {} layers on the CPU", n),
+                           with_flag(c.argv, {"-ncmoe", "--n-cpu-moe"}, std::to_string(n))};
+            if (try_variant(m, gpus, margin, ss, cand)) {
+                out.push_back(std::move(cand));
+                break;
+            }
+        }
+    }
+    const uint64_t n_ctx = max_fitting_n_ctx(m, s, c.placement, gpus, margin, s.n_ctx ? s.n_ctx : m.n_ctx_train);
+    if (n_ctx > 0) {
+        consider({fmt::format("context {} tokens", with_commas(n_ctx)), with_flag(c.argv, {"-c", "--ctx-size"}, std::to_string(n_ctx))});
+    }
+    const uint32_t n_total = m.n_layer + m.n_layer_mtp + 1;
+    for (int32_t ngl = int32_t(n_total) - 1; ngl >= 0; --ngl) {
+        candidate cand{fmt::format("{} of {} layers on the GPU (a spill)", ngl, n_total),
+                       with_flag(c.argv, {"-ngl", "--n-gpu-layers", "--gpu-layers"}, std::to_string(ngl))};
+        if (try_variant(m, gpus, margin, ss, cand)) {
+            out.push_back(std::move(cand));
+            break;
+        }
+    }
+    return out;
+}
+
+std::vector<device_spec> exec_gpus(const std::string & spec) {
+    return spec == "auto" ? gpus_from_option("auto") : parse_gpu_list(spec);
+}
+
+int run_exec(const exec_options & o) {
+    const launch_command c = parse_launch_command(o.command);
+    if (c.runtime == launch_runtime::vllm) {
+        fmt::print(stderr, "kvfit: vllm serve: not checked here (vllm plans: see kvfit --runtime vllm); running it\n");
+        return run_command(c.argv);
+    }
+    if (c.runtime != launch_runtime::llamacpp) {
+        throw error(fmt::format("exec: '{}' is not a llama.cpp program (llama-server, llama-cli) or 'vllm serve'", c.argv[0]));
+    }
+    if (c.model_path.empty()) {
+        throw error(c.hf_repo.empty() ? "exec: no model (-m PATH) in the command"
+                                      : fmt::format("exec: -hf {}: remote models not supported yet (download it and pass -m PATH)", c.hf_repo));
+    }
+    std::vector<device_spec> gpus = exec_gpus(o.gpu);
+    const uint64_t margin = o.margin.empty() ? default_margin_bytes : parse_size(o.margin);
+    const speed_settings ss = speed_settings_from(o.cpu_bandwidth);
+    warnings warn;
+    const model_desc m = load_model(c.model_path, warn);
+    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
+    if (!c.mmproj_path.empty() && c.mmproj_offload && !gpus.empty()) {
+        std::error_code ec;
+        const uint64_t bytes = std::filesystem::file_size(c.mmproj_path, ec);
+        if (ec) throw error(fmt::format("exec: --mmproj {}: cannot read its size", c.mmproj_path));
+        gpus[0].memory_bytes = gpus[0].memory_bytes > bytes ? gpus[0].memory_bytes - bytes : 0;
+        fmt::print(stderr, "kvfit: --mmproj {} ({}) is loaded on {}: counted against its memory\n", c.mmproj_path,
+                   human_bytes(bytes), gpus[0].name);
+    }
+    for (const auto & f : c.not_modelled) fmt::print(stderr, "kvfit: not modelled (passed through untouched): {}\n", f);
+    if (c.no_mmap) fmt::print(stderr, "kvfit: --no-mmap: weights are read into RAM instead of mapped (no effect on GPU memory)\n");
+    if (gpus.empty()) {
+        fmt::print(stderr, "kvfit: no GPU: the command runs on the CPU; nothing to check\n");
+        return run_command(c.argv);
+    }
+    const std::vector<uint64_t> contexts = c.settings.n_ctx ? std::vector<uint64_t>{c.settings.n_ctx} : std::vector<uint64_t>{};
+    const report r = make_report(m, warn, c.settings, c.placement, contexts, gpus, margin);
+    if (r.plan.fits()) {
+        fmt::print(stderr, "kvfit: {}", render_check(r));
+        return run_command(c.argv);
+    }
+    std::string out = render_check(r);
+    const spill_cliff cliff = make_spill_cliff(m, c.settings, c.placement, gpus, margin, ss);
+    const double full = estimate_speed(m, r.plan, ss).decode_tokens_per_s;
+    if (cliff.fit_ngl >= 0) {
+        out += fmt::format("  Speed: on GPUs large enough this would decode at {:.1f} t/s; spilled to -ngl {} (what llama.cpp "
+                           "would do) about {:.1f} t/s, {:.1f}x slower (roofline, docs/speed.md).\n", full, cliff.fit_ngl,
+                           cliff.fit_decode_tokens_per_s, full / std::max(1e-9, cliff.fit_decode_tokens_per_s));
+    }
+    if (c.fit != "off") {
+        out += "  llama.cpp's --fit (on by default in current builds) would start it anyway with layers moved to the CPU.\n";
+    }
+    const auto variants = fitting_variants(m, c, gpus, margin, ss);
+    for (size_t i = 0; i < variants.size(); ++i) {
+        out += fmt::format("  {} {} ({:.1f} t/s): {}\n", i == 0 ? "closest that fits:" : "  also fits:       ",
+                           variants[i].why, variants[i].decode_tokens_per_s, shell_join(variants[i].argv));
+    }
+    if (variants.empty()) out += "  nothing close fits on these GPUs\n";
+    if (o.fix && !variants.empty()) {
+        fmt::print(stderr, "{}kvfit: --fix: running the closest command that fits\n", out);
+        return run_command(variants.front().argv);
+    }
+    fmt::print("{}", out);
+    return exit_does_not_fit;
+}
+
+std::string read_file_text(const std::string & path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw error(fmt::format("{}: cannot open", path));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+int run_explain(const std::string & log_path, const std::string & model_spec) {
+    const llamacpp_log log = parse_llamacpp_log(read_file_text(log_path));
+    std::string spec = model_spec;
+    if (spec.empty()) {
+        if (log.model_path.empty()) throw error(fmt::format("{}: the log names no model file; pass -m MODEL", log_path));
+        if (!std::filesystem::exists(log.model_path)) {
+            throw error(fmt::format("{}: the log's model {} is not on this machine; pass -m MODEL", log_path, log.model_path));
+        }
+        spec = log.model_path;
+    }
+    warnings warn;
+    const model_desc m = load_model(spec, warn);
+    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
+    const explanation e = explain_log(log, m);
+    fmt::print("{}", render_explanation(m, e));
+    return e.differences == 0 ? 0 : 1;
+}
+
+} // namespace
+
+bool is_subcommand(const char * arg) { return std::strcmp(arg, "exec") == 0 || std::strcmp(arg, "explain") == 0; }
+
+int main_subcommand(int argc, char ** argv) {
+    CLI::App app{"kvfit exec / explain"};
+    app.require_subcommand(1);
+    exec_options eo;
+    auto * exec = app.add_subcommand("exec", "plan a llama-server / llama-cli command on this machine's GPUs; run it when "
+                                             "it fits, else exit 3 with what overflows and the closest command that fits");
+    exec->add_option("--gpu", eo.gpu, "GPUs: auto (detect: NVML, nvidia-smi, rocm-smi) or as kvfit --gpu (default auto)");
+    exec->add_option("--margin", eo.margin, "memory kept free per GPU (default 1GiB)");
+    exec->add_option("--cpu-bandwidth", eo.cpu_bandwidth, "host RAM bandwidth for the speed estimate (default 60GB/s)");
+    exec->add_flag("--fix", eo.fix, "run the closest command that fits instead of refusing");
+    exec->add_option("command", eo.command, "-- then the command")->required();
+    exec->positionals_at_end();
+    std::string log_path, model;
+    auto * explain = app.add_subcommand("explain", "a llama.cpp log beside kvfit's plan, line by line");
+    explain->add_option("log", log_path, "llama.cpp log file")->required();
+    explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &) {
+        fmt::print("{}", app.help());
+        return 0;
+    } catch (const CLI::ParseError & e) {
+        fmt::print(stderr, "kvfit: {}\n", e.what());
+        return exit_bad_input;
+    }
+    try {
+        return exec->parsed() ? run_exec(eo) : run_explain(log_path, model);
+    } catch (const error & e) {
+        fmt::print(stderr, "kvfit: {}\n", e.what());
+        return exit_bad_input;
+    } catch (const std::exception & e) {
+        fmt::print(stderr, "kvfit: internal error: {}\n", e.what());
+        return exit_bad_input;
+    }
+}
+
+std::vector<device_spec> gpus_from_option(const std::string & gpu) {
+    if (gpu != "auto") return parse_gpu_list(gpu);
+    const gpu_detection d = detect_gpus();
+    fmt::print(stderr, "kvfit: {}", describe_detection(d));
+    return devices_from_detection(d);
+}
+
+speed_settings speed_settings_from(const std::string & cpu_bandwidth) {
+    speed_settings s;
+    if (!cpu_bandwidth.empty()) s.cpu_bandwidth_bytes_per_s = parse_bandwidth(cpu_bandwidth);
+    return s;
+}
+
+} // namespace kvfit::cli

@@ -1,0 +1,27 @@
+#pragma once
+// The `exec` and `explain` subcommands and the small hooks app/main.cpp calls (--gpu auto, --speed settings).
+#include "kvfit/plan.h"
+#include "kvfit/speed.h"
+
+#include <string>
+#include <vector>
+
+namespace kvfit::cli {
+
+/// True for "exec" and "explain": main() hands such a command line to main_subcommand before its own parsing
+/// (the command after `exec --` must reach the launched program untouched, so main's flag rewriting must not see it).
+bool is_subcommand(const char * arg);
+
+/// Run `kvfit exec ...` or `kvfit explain ...` (argv as main received it). Returns the exit status: exec's is the
+/// launched command's (it replaces kvfit), 3 when the command does not fit, 2 on bad input; explain's is 0 when
+/// every line matches, 1 when some differ, 2 on bad input.
+int main_subcommand(int argc, char ** argv);
+
+/// `--gpu` for the main command: "auto" detects (printing what it found to stderr), anything else is
+/// kvfit::parse_gpu_list.
+std::vector<device_spec> gpus_from_option(const std::string & gpu);
+
+/// Speed settings from `--cpu-bandwidth` (empty: the default).
+speed_settings speed_settings_from(const std::string & cpu_bandwidth);
+
+} // namespace kvfit::cli

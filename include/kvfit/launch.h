@@ -1,0 +1,146 @@
+#pragma once
+/// @file launch.h
+/// Standing in front of a launch: read the command a person is about to run (`kvfit exec -- llama-server ...`,
+/// src/launch/exec.cpp) and read the log llama.cpp wrote (`kvfit explain LOG`, src/launch/explain.cpp).
+/// Both turn text into the same llamacpp_settings + placement_settings the planner takes.
+
+#include "kvfit/plan.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvfit {
+
+// --- commands (src/launch/exec.cpp) ---------------------------------------------------------------------
+
+/// Which runtime a command starts, from its program name (basename of argv[0]).
+enum class launch_runtime : uint8_t { llamacpp, vllm, unknown };
+
+/// A launch command, parsed. Flags are spelled as llama.cpp's common/arg.cpp spells them (short and long).
+struct launch_command {
+    std::vector<std::string> argv;          ///< the command exactly as given (argv[0] is the program)
+    launch_runtime runtime = launch_runtime::unknown;
+    std::string model_path;                 ///< -m/--model
+    std::string hf_repo;                    ///< -hf/--hf-repo (a remote model)
+    std::string mmproj_path;                ///< --mmproj/-mm (multimodal projector file)
+    bool mmproj_offload = true;             ///< false with --no-mmproj-offload
+    llamacpp_settings settings;             ///< -c (0 or absent: n_ctx_train), -np, -b, -ub, -ctk, -ctv, -fa,
+                                            ///< --kv-unified, --swa-full
+    placement_settings placement;           ///< -ngl (absent: all layers), -ts, -ot, --cpu-moe, --n-cpu-moe, -nkvo
+    bool no_mmap = false;                   ///< --no-mmap (no effect on GPU memory; noted)
+    std::string fit;                        ///< --fit value as given ("on", "off"); empty when absent
+    /// Flags kvfit does not model, each with the value that followed it ("--foo 3"); passed through untouched.
+    std::vector<std::string> not_modelled;
+};
+
+/// Parse a command line. llama-server, llama-cli (and other llama-* tools) are llama.cpp; `vllm serve` is vLLM
+/// (recognised, flags not read). Flags may be written "--flag value" or "--flag=value".
+/// Throws kvfit::error "exec: <flag> '<value>': ..." for a malformed value of a modelled flag, and
+/// "exec: no command after --" for an empty argv.
+launch_command parse_launch_command(const std::vector<std::string> & argv);
+
+/// A copy of argv with the flag set to `value`: the first occurrence of any of `names` gets the new value
+/// (an empty value removes a flag that takes none), others are removed; absent flags are appended.
+/// Example: with_flag({"llama-server","-m","x.gguf","-c","131072"}, {"-c","--ctx-size"}, "32768")
+///          -> {"llama-server","-m","x.gguf","-c","32768"}.
+std::vector<std::string> with_flag(const std::vector<std::string> & argv, const std::vector<std::string> & names,
+                                   const std::string & value, bool takes_value = true);
+
+/// argv as one shell line, single-quoting words with characters the shell would interpret.
+std::string shell_join(const std::vector<std::string> & argv);
+
+// --- logs (src/launch/explain.cpp) ----------------------------------------------------------------------
+
+/// One "<device> <what> buffer size = X MiB" line.
+struct log_buffer {
+    size_t line_no = 0;      ///< 1-based line in the log
+    std::string device;      ///< "CPU_Mapped", "CPU", "CUDA0", "ROCm0", "Metal", ...
+    double mib = 0;          ///< the figure as printed (2 decimals; 4 in the "is ... MiB" compute line)
+    int cache = -1;          ///< KV buffers: index of the KV cache the line belongs to (0 = first created)
+};
+
+/// "llama_kv_cache: size = X MiB (N cells, L layers, a/b seqs), K (t): X MiB, V (t): Y MiB".
+struct log_kv_cache {
+    size_t line_no = 0;
+    double mib = 0, k_mib = 0, v_mib = 0;
+    uint64_t cells = 0;
+    uint32_t n_layer = 0, seqs_used = 0, seqs = 0;
+    std::string type_k, type_v;
+    std::string which;       ///< "base"/"swa" after llama_kv_cache_iswa's "creating non-SWA/SWA" line, else "base"
+};
+
+/// "llama_memory_recurrent: size = X MiB (N cells, L layers, S seqs ...), R (f32): X MiB, S (f32): Y MiB".
+struct log_recurrent {
+    size_t line_no = 0;
+    double mib = 0, r_mib = 0, s_mib = 0;
+    uint64_t cells = 0;
+    uint32_t n_layer = 0, seqs = 0;
+};
+
+/// A numeric "llama_context: <key> = <value>" line (n_ctx, n_ctx_seq, n_batch, n_ubatch, n_seq_max).
+struct log_value {
+    size_t line_no = 0;
+    std::string text;        ///< value as printed ("4096", "enabled", "false")
+};
+
+/// What kvfit reads from a llama.cpp log. Lines it does not know are ignored.
+struct llamacpp_log {
+    std::string model_path;                  ///< from "llama_model_loader: loaded meta data ... from <path> (version"
+    std::vector<std::pair<std::string, log_value>> context;  ///< llama_context key = value, in log order
+    std::optional<uint32_t> offloaded, offload_total;        ///< "offloaded N/M layers to GPU"
+    size_t offloaded_line = 0;
+    std::vector<std::pair<std::string, uint64_t>> iswa_cells; ///< "creating non-SWA|SWA KV cache, size = N cells"
+    std::vector<log_buffer> model_buffers, kv_buffers, rs_buffers, output_buffers, compute_buffers;
+    std::vector<log_buffer> compute_buffers_4dp;  ///< "~llama_context: X compute buffer size is N.NNNN MiB" (real runs)
+    std::vector<log_kv_cache> kv_caches;
+    std::optional<log_recurrent> recurrent;
+    /// Value of a llama_context key, or nullptr.
+    const log_value * value(std::string_view key) const;
+};
+
+/// Parse a llama.cpp log (llama-server, llama-cli or library stderr; leading timestamps and log-level
+/// prefixes such as "0.00.123.456 I " are skipped). Throws kvfit::error "log: ..." only for a log with no
+/// llama.cpp line at all.
+llamacpp_log parse_llamacpp_log(std::string_view text);
+
+/// Settings and placement reconstructed from a log, for planning the same run.
+struct log_settings {
+    llamacpp_settings settings;
+    placement_settings placement;
+    std::vector<device_spec> gpus;       ///< one per GPU device named in the model buffers, capacity unknown (1 TiB)
+    std::vector<std::string> log_devices;///< the log's device name of each GPU, in order
+    std::vector<std::string> notes;      ///< how each setting was inferred, and what could not be
+};
+
+/// Reconstruct n_ctx, n_seq, unified, n_batch, n_ubatch, flash attention, cache types, swa_full, -ngl and
+/// --no-kv-offload from a parsed log. Throws kvfit::error "log: no 'llama_context: n_ctx' line" when the log
+/// stops before a context was created.
+log_settings settings_from_log(const llamacpp_log & log, const model_desc & m);
+
+/// One line of the side-by-side explanation.
+struct explain_row {
+    size_t line_no = 0;       ///< log line (0 for a kvfit-only row)
+    std::string what;         ///< "n_ctx", "model buffer CPU_Mapped", "KV cache 0 (base)", ...
+    std::string log;          ///< the figure from the log
+    std::string kvfit;        ///< kvfit's figure, printed the way llama.cpp prints it
+    bool same = true;
+    std::string note;         ///< how they differ, or why a difference is expected
+};
+
+/// The log beside the plan.
+struct explanation {
+    std::vector<explain_row> rows;
+    std::vector<std::string> notes;
+    size_t differences = 0;   ///< rows with same == false
+};
+
+/// Plan the run the log describes and compare every size and context line (see llamacpp_log).
+explanation explain_log(const llamacpp_log & log, const model_desc & m);
+
+/// The explanation as text: one line per row, "=" when equal, "DIFFERS" with the difference otherwise.
+std::string render_explanation(const model_desc & m, const explanation & e);
+
+} // namespace kvfit

@@ -1,0 +1,78 @@
+#pragma once
+/// @file server.h
+/// `kvfit serve`: the web page and a JSON API over HTTP (cpp-httplib, Debian libcpp-httplib-dev).
+///
+///   GET  /                 the page (web/, built with vite and embedded into the binary)
+///   GET  /v1/models        the catalog: [{"name", "hf_id"}]
+///   GET  /v1/gpus          the GPU table: [{"name", "vendor", "memory_bytes", ...}]
+///   POST /v1/plan          the CLI's --json document for the same flags (include/kvfit/request.h)
+///   POST /v1/chart         {"chart": ..., "compare": ...}: the chart data (include/kvfit/chart.h)
+///
+/// A plan body names its model one of three ways: "model" (a catalog name; never a path on the server),
+/// "config" (the text of a config.json, or the object itself), or "gguf_base64" (the first bytes of a
+/// GGUF file, base64, at most max_upload_bytes once decoded: the header is enough, tensor data is not read).
+/// Bad input gives 4xx with {"error": "<the CLI's one-line message>"}; the server keeps serving.
+/// Docs with curl examples: docs/api.md.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace kvfit {
+
+/// How `kvfit serve` listens and what it accepts.
+struct server_options {
+    std::string host = "127.0.0.1";         ///< loopback unless --host says otherwise
+    int port = 8080;                        ///< 0 = any free port (server::bind returns it)
+    size_t n_threads = 4;                   ///< requests handled at once
+    size_t max_queued = 64;                 ///< accepted connections waiting for a thread; beyond, accept waits
+    size_t max_upload_bytes = 16u << 20;    ///< decoded "config" / "gguf_base64", bytes (16 MiB)
+    size_t max_body_bytes = 24u << 20;      ///< request body, bytes: a 16 MiB upload as base64 plus the fields
+};
+
+/// One HTTP answer, independent of the socket library (the handlers are tested without a socket).
+struct api_response {
+    int status = 200;                       ///< HTTP status
+    std::string content_type = "application/json";
+    std::string body;                       ///< the document, or {"error": "..."} for 4xx
+};
+
+/// A 4xx/5xx answer: {"error": "<message>"} (the message cut at 2,000 characters: it may quote a value).
+api_response api_error(int status, std::string message);
+
+/// POST /v1/plan: body -> render_json(make_report_from_request(...)). 400 for bad input, 413 for an upload over
+/// the limit. The body of a 200 is byte for byte what `kvfit <same flags> --json` prints.
+api_response handle_plan(std::string_view body, const server_options & o);
+
+/// POST /v1/chart: the same body -> {"chart": render_chart_json(make_chart_series), "compare": ...}.
+api_response handle_chart(std::string_view body, const server_options & o);
+
+/// GET /v1/models: [{"name": "Qwen3.5-9B", "hf_id": "Qwen/Qwen3.5-9B"}, ...] in catalog order.
+std::string models_json();
+
+/// GET /v1/gpus: every row of the GPU table: name, vendor, arch, memory_bytes, bandwidth_bytes_per_s, source.
+std::string gpus_json();
+
+/// The HTTP server. Construct, bind, run (blocks until stop from another thread or a signal).
+class server {
+public:
+    explicit server(server_options o);
+    ~server();
+    server(const server &) = delete;
+    server & operator=(const server &) = delete;
+
+    /// Bind host:port. Returns the port (the chosen one when port is 0).
+    /// Throws kvfit::error "serve: cannot listen on <host>:<port>" when the address is taken or invalid.
+    int bind();
+    /// Serve until stop(). Returns false when the listening socket failed.
+    bool run();
+    /// Stop serving (thread-safe); run() returns.
+    void stop();
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+} // namespace kvfit

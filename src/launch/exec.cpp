@@ -1,0 +1,160 @@
+// Launch commands (include/kvfit/launch.h): llama-server / llama-cli / vllm serve flags -> settings.
+// Flag names and defaults follow llama.cpp common/arg.cpp.
+#include "kvfit/error.h"
+#include "kvfit/launch.h"
+#include "kvfit/llamacpp_flags.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <regex>
+
+namespace kvfit {
+namespace {
+
+std::string basename_of(const std::string & path) {
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool is_one_of(const std::string & flag, std::initializer_list<const char *> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char * n) { return flag == n; });
+}
+
+// -ot takes comma-separated PATTERN=BUFFER rules; only =CPU rules move memory off the GPUs.
+void add_overrides(launch_command & c, const std::string & v) {
+    size_t start = 0;
+    while (start <= v.size()) {
+        const size_t end = std::min(v.find(',', start), v.size());
+        const std::string rule = v.substr(start, end - start);
+        start = end + 1;
+        if (const auto pattern = parse_override_rule(rule)) {
+            c.placement.override_tensor_cpu.push_back(*pattern);
+        } else {
+            c.not_modelled.push_back("-ot " + rule + " (only =CPU rules are modelled)");
+        }
+    }
+}
+
+// Flags that change nothing kvfit plans (server, sampling, logging): passed through silently.
+bool harmless_with_value(const std::string & f) {
+    return is_one_of(f, {"--host", "--port", "-t", "--threads", "-tb", "--threads-batch", "--temp", "-a", "--alias",
+                         "--api-key", "--chat-template", "--chat-template-file", "-n", "--n-predict", "-p", "--prompt",
+                         "-s", "--seed", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "-sys",
+                         "--system-prompt", "--log-file", "-md", "--model-draft", "--reasoning-format", "-mg",
+                         "--main-gpu", "-sm", "--split-mode", "--timeout", "--threads-http", "-to"});
+}
+
+bool harmless_flag(const std::string & f) {
+    return is_one_of(f, {"--jinja", "--metrics", "--no-webui", "-cnv", "--conversation", "-v", "--verbose",
+                         "--log-disable", "--mlock", "--cont-batching", "-cb", "--no-warmup", "-st", "--single-turn"});
+}
+
+} // namespace
+
+launch_command parse_launch_command(const std::vector<std::string> & argv) {
+    if (argv.empty()) throw error("exec: no command after --");
+    launch_command c;
+    c.argv = argv;
+    const std::string prog = basename_of(argv[0]);
+    if (prog == "vllm" && argv.size() > 1 && argv[1] == "serve") c.runtime = launch_runtime::vllm;
+    else if (prog.rfind("llama-", 0) == 0 || prog == "llama-server" || prog == "main" || prog == "server") c.runtime = launch_runtime::llamacpp;
+    if (c.runtime != launch_runtime::llamacpp) return c;
+
+    c.placement.n_gpu_layers = -1; // planning default: every layer on the GPU (llama.cpp's -ngl default is "auto")
+    for (size_t i = 1; i < argv.size(); ++i) {
+        std::string flag = argv[i], value;
+        bool inline_value = false;
+        if (const size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = flag.substr(eq + 1);
+            flag = flag.substr(0, eq);
+            inline_value = true;
+        }
+        auto take = [&]() -> std::string {
+            if (inline_value) return value;
+            if (i + 1 >= argv.size()) throw error(fmt::format("exec: {} needs a value", flag));
+            return argv[++i];
+        };
+        llamacpp_settings & s = c.settings;
+        placement_settings & p = c.placement;
+        if (is_one_of(flag, {"-m", "--model"})) c.model_path = take();
+        else if (is_one_of(flag, {"-hf", "-hfr", "--hf-repo"})) c.hf_repo = take();
+        else if (is_one_of(flag, {"-mm", "--mmproj"})) c.mmproj_path = take();
+        else if (flag == "--no-mmproj-offload") c.mmproj_offload = false;
+        else if (is_one_of(flag, {"-c", "--ctx-size"})) s.n_ctx = parse_flag_count(flag, take(), 0, 1ull << 32);
+        else if (is_one_of(flag, {"-np", "--parallel"})) s.n_seq = uint32_t(std::max<uint64_t>(1, parse_flag_count(flag, take(), 0, 256)));
+        else if (is_one_of(flag, {"-b", "--batch-size"})) s.n_batch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        else if (is_one_of(flag, {"-ub", "--ubatch-size"})) s.n_ubatch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        else if (is_one_of(flag, {"-ctk", "--cache-type-k"})) s.type_k = parse_cache_type_flag(flag, take());
+        else if (is_one_of(flag, {"-ctv", "--cache-type-v"})) s.type_v = parse_cache_type_flag(flag, take());
+        else if (is_one_of(flag, {"-fa", "--flash-attn"})) {
+            // current llama.cpp: -fa on|off|auto; older builds: a bare -fa meant on
+            const bool has_value = inline_value || (i + 1 < argv.size() && argv[i + 1][0] != '-');
+            const std::string v = has_value ? take() : "on";
+            if (v == "on" || v == "1" || v == "true") s.flash_attn = flash_attn_mode::on;
+            else if (v == "off" || v == "0" || v == "false") s.flash_attn = flash_attn_mode::off;
+            else if (v == "auto") s.flash_attn = flash_attn_mode::automatic;
+            else throw error(fmt::format("exec: {} '{}': expected on, off or auto", flag, v));
+        } else if (is_one_of(flag, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) {
+            const std::string v = take();
+            p.n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_flag_count(flag, v, 0, 100000));
+        } else if (is_one_of(flag, {"-ts", "--tensor-split"})) p.tensor_split = parse_tensor_split(take());
+        else if (is_one_of(flag, {"-ot", "--override-tensor"})) add_overrides(c, take());
+        else if (is_one_of(flag, {"-ncmoe", "--n-cpu-moe"})) p.n_cpu_moe = uint32_t(parse_flag_count(flag, take(), 0, 100000));
+        else if (is_one_of(flag, {"-cmoe", "--cpu-moe"})) p.cpu_moe = true;
+        else if (is_one_of(flag, {"-nkvo", "--no-kv-offload"})) p.no_kv_offload = true;
+        else if (is_one_of(flag, {"-kvu", "--kv-unified"})) s.kv_unified = true;
+        else if (flag == "--swa-full") s.swa_full = true;
+        else if (flag == "--no-mmap") c.no_mmap = true;
+        else if (is_one_of(flag, {"-fit", "--fit"})) c.fit = take();
+        else if (harmless_with_value(flag)) take();
+        else if (harmless_flag(flag)) {
+        } else if (flag.size() > 1 && flag[0] == '-') {
+            // Unknown: keep the next word with it when it is not a flag (probably its value).
+            std::string entry = argv[i];
+            if (!inline_value && i + 1 < argv.size() && argv[i + 1][0] != '-') entry += " " + argv[++i];
+            c.not_modelled.push_back(entry);
+        } else {
+            c.not_modelled.push_back(argv[i]);
+        }
+    }
+    return c;
+}
+
+std::vector<std::string> with_flag(const std::vector<std::string> & argv, const std::vector<std::string> & names,
+                                   const std::string & value, bool takes_value) {
+    std::vector<std::string> out;
+    bool done = false;
+    for (size_t i = 0; i < argv.size(); ++i) {
+        const bool match = i > 0 && std::find(names.begin(), names.end(), argv[i]) != names.end();
+        if (!match) {
+            out.push_back(argv[i]);
+            continue;
+        }
+        if (takes_value) ++i; // skip the old value
+        if (done) continue;
+        done = true;
+        if (!takes_value && value.empty()) continue;
+        out.push_back(argv[i - (takes_value ? 1 : 0)]);
+        if (takes_value) out.push_back(value);
+    }
+    if (!done && !(value.empty() && !takes_value)) {
+        out.push_back(names.front());
+        if (takes_value) out.push_back(value);
+    }
+    return out;
+}
+
+std::string shell_join(const std::vector<std::string> & argv) {
+    std::string out;
+    for (const auto & a : argv) {
+        const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-_./=:,+@%") == std::string::npos;
+        std::string quoted = "'";
+        for (char ch : a) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+        out += (out.empty() ? "" : " ") + (plain ? a : quoted + "'");
+    }
+    return out;
+}
+
+} // namespace kvfit

@@ -1,0 +1,287 @@
+// `kvfit explain` (include/kvfit/launch.h): read a llama.cpp log, rebuild its settings, plan the same run
+// and set every size line beside kvfit's figure. Line formats: llama.cpp src/llama-context.cpp,
+// src/llama-kv-cache.cpp, src/llama-memory-recurrent.cpp, src/llama-model.cpp (build 5b4ebc5).
+#include "kvfit/error.h"
+#include "kvfit/launch.h"
+#include "kvfit/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <map>
+#include <regex>
+
+namespace kvfit {
+namespace {
+
+constexpr double mib = 1048576.0;
+
+const std::string num = R"(([0-9]+(?:\.[0-9]+)?))";
+const std::regex rx_loaded(R"(llama_model_loader: loaded meta data with .* from (.+?) \(version)");
+const std::regex rx_context(R"(^llama_context: (n_ctx|n_ctx_seq|n_batch|n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)\s*$)");
+const std::regex rx_offloaded(R"(offloaded (\d+)/(\d+) layers to GPU)");
+const std::regex rx_model_buffer(R"(^load_tensors:\s+(\S+) model buffer size =\s+)" + num + " MiB");
+const std::regex rx_output(R"(^llama_context:\s+(\S+)\s+output buffer size =\s+)" + num + " MiB");
+const std::regex rx_iswa(R"(^llama_kv_cache_iswa: creating\s+(non-SWA|SWA) KV cache, size = (\d+) cells)");
+const std::regex rx_kv_buffer(R"(^llama_kv_cache(?:_iswa)?:\s+(\S+) KV buffer size =\s+)" + num + " MiB");
+const std::regex rx_kv_size(R"(^llama_kv_cache: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+)/\s*(\d+) seqs\), K \((\w+)\):\s+)" + num + R"( MiB, V \((\w+)\):\s+)" + num + " MiB");
+const std::regex rx_rs_buffer(R"(^llama_memory_recurrent:\s+(\S+) RS buffer size =\s+)" + num + " MiB");
+const std::regex rx_rs_size(R"(^llama_memory_recurrent: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+) seqs.*\), R \(\w+\):\s+)" + num + R"( MiB, S \(\w+\):\s+)" + num + " MiB");
+const std::regex rx_compute(R"(^\w+:\s+(\S+) compute buffer size =\s+)" + num + " MiB");
+const std::regex rx_compute_4dp(R"(^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB)");
+// llama-server prefixes: "0.00.123.456 I ", "srv  load_model: ", "[1712345678] "
+const std::regex rx_prefix(R"(^(?:\d+\.\d+\.\d+\.\d+ [IWEDT] |\[\d+\] ))");
+
+double to_d(const std::string & s) { return std::stod(s); }
+uint64_t to_u(const std::string & s) { return std::stoull(s); }
+
+bool is_host_device(const std::string & d) { return d.rfind("CPU", 0) == 0; }
+
+std::string mib2(uint64_t bytes) { return fmt::format("{:.2f} MiB", double(bytes) / mib); }
+std::string mib2(double value) { return fmt::format("{:.2f} MiB", value); }
+
+} // namespace
+
+const log_value * llamacpp_log::value(std::string_view key) const {
+    for (const auto & [k, v] : context) {
+        if (k == key) return &v;
+    }
+    return nullptr;
+}
+
+llamacpp_log parse_llamacpp_log(std::string_view text) {
+    llamacpp_log log;
+    size_t line_no = 0, start = 0, known = 0;
+    std::string which = "base";
+    while (start < text.size()) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        std::string line(text.substr(start, end - start));
+        start = end + 1;
+        ++line_no;
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        line = std::regex_replace(line, rx_prefix, "", std::regex_constants::format_first_only);
+        std::smatch m;
+        const size_t before = known++;
+        if (std::regex_search(line, m, rx_loaded)) log.model_path = m[1];
+        else if (std::regex_search(line, m, rx_context)) log.context.push_back({m[1], {line_no, m[2]}});
+        else if (std::regex_search(line, m, rx_offloaded)) {
+            log.offloaded = uint32_t(to_u(m[1]));
+            log.offload_total = uint32_t(to_u(m[2]));
+            log.offloaded_line = line_no;
+        } else if (std::regex_search(line, m, rx_model_buffer)) log.model_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (std::regex_search(line, m, rx_output)) log.output_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (std::regex_search(line, m, rx_iswa)) {
+            which = m[1] == "SWA" ? "swa" : "base";
+            log.iswa_cells.push_back({which, to_u(m[2])});
+        } else if (std::regex_search(line, m, rx_kv_buffer)) {
+            log.kv_buffers.push_back({line_no, m[1], to_d(m[2]), int(log.kv_caches.size())});
+        } else if (std::regex_search(line, m, rx_kv_size)) {
+            log.kv_caches.push_back({line_no, to_d(m[1]), to_d(m[7]), to_d(m[9]), to_u(m[2]), uint32_t(to_u(m[3])),
+                                     uint32_t(to_u(m[4])), uint32_t(to_u(m[5])), m[6], m[8], which});
+        } else if (std::regex_search(line, m, rx_rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (std::regex_search(line, m, rx_rs_size)) {
+            log.recurrent = log_recurrent{line_no, to_d(m[1]), to_d(m[5]), to_d(m[6]), to_u(m[2]), uint32_t(to_u(m[3])),
+                                          uint32_t(to_u(m[4]))};
+        } else if (std::regex_search(line, m, rx_compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (std::regex_search(line, m, rx_compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
+        else known = before;
+    }
+    if (known == 0 && log.model_buffers.empty()) throw error("log: no llama.cpp line found (is this a llama.cpp log?)");
+    return log;
+}
+
+log_settings settings_from_log(const llamacpp_log & log, const model_desc & m) {
+    log_settings r;
+    llamacpp_settings & s = r.settings;
+    const log_value * n_ctx = log.value("n_ctx");
+    if (!n_ctx) throw error("log: no 'llama_context: n_ctx' line (the log ends before a context was created)");
+    s.n_ctx = to_u(n_ctx->text);
+    if (const auto * v = log.value("n_seq_max")) s.n_seq = uint32_t(to_u(v->text));
+    if (const auto * v = log.value("n_batch")) s.n_batch = uint32_t(to_u(v->text));
+    if (const auto * v = log.value("n_ubatch")) s.n_ubatch = uint32_t(to_u(v->text));
+    if (const auto * v = log.value("kv_unified")) s.kv_unified = v->text == "true" || v->text == "1";
+    if (const auto * v = log.value("flash_attn")) {
+        s.flash_attn = v->text == "disabled" || v->text == "0" || v->text == "false" ? flash_attn_mode::off
+                       : v->text == "auto" ? flash_attn_mode::automatic : flash_attn_mode::on;
+    }
+    if (!log.kv_caches.empty()) {
+        for (auto t : {ggml_type::f32, ggml_type::f16, ggml_type::bf16, ggml_type::q8_0, ggml_type::q4_0, ggml_type::q4_1,
+                       ggml_type::iq4_nl, ggml_type::q5_0, ggml_type::q5_1}) {
+            if (ggml_traits(t).name == log.kv_caches.front().type_k) s.type_k = t;
+            if (ggml_traits(t).name == log.kv_caches.front().type_v) s.type_v = t;
+        }
+    }
+    // A window cache as large as the full one means --swa-full.
+    for (const auto & [which, cells] : log.iswa_cells) {
+        if (which != "swa") continue;
+        llamacpp_settings capped = s;
+        const auto c = llamacpp_context_size(m, capped);
+        const auto caches = llamacpp_kv_caches(m, capped, c);
+        if (caches.size() == 2 && cells > caches[1].cells_per_stream) {
+            s.swa_full = true;
+            r.notes.push_back(fmt::format("window cache of {} cells (> {} capped): --swa-full", cells, caches[1].cells_per_stream));
+        }
+    }
+    std::vector<double> split;
+    for (const auto & b : log.model_buffers) {
+        if (is_host_device(b.device) || std::count(r.log_devices.begin(), r.log_devices.end(), b.device)) continue;
+        r.log_devices.push_back(b.device);
+        r.gpus.push_back({b.device, 1ull << 40});
+        split.push_back(b.mib);
+    }
+    if (r.gpus.size() > 1) {
+        r.placement.tensor_split = split;
+        r.notes.push_back("several GPUs: layers split in proportion to their model buffers (the log does not print -ts)");
+    }
+    if (log.offloaded) r.placement.n_gpu_layers = int32_t(*log.offloaded);
+    else r.placement.n_gpu_layers = r.gpus.empty() ? 0 : -1;
+    const bool kv_on_gpu = std::any_of(log.kv_buffers.begin(), log.kv_buffers.end(),
+                                       [](const log_buffer & b) { return !is_host_device(b.device); });
+    if (!r.gpus.empty() && !log.kv_buffers.empty() && !kv_on_gpu) {
+        r.placement.no_kv_offload = true;
+        r.notes.push_back("KV buffers only on the CPU with a GPU present: --no-kv-offload");
+    }
+    if (r.gpus.empty()) r.notes.push_back("no GPU model buffer in the log: a CPU-only run");
+    return r;
+}
+
+namespace {
+
+// Index into plan.devices of a log device name ("CPU*" -> host, GPUs by their order in the model buffers).
+size_t device_index(const log_settings & ls, const llamacpp_plan & plan, const std::string & name) {
+    const auto it = std::find(ls.log_devices.begin(), ls.log_devices.end(), name);
+    return it == ls.log_devices.end() || is_host_device(name) ? plan.devices.size() - 1 : size_t(it - ls.log_devices.begin());
+}
+
+void add(explanation & e, size_t line, std::string what, std::string log, std::string kvfit, std::string note = {}) {
+    const bool same = log == kvfit;
+    if (!same && log.find(" MiB") != std::string::npos && kvfit.find(" MiB") != std::string::npos) {
+        const double delta = std::strtod(kvfit.c_str(), nullptr) - std::strtod(log.c_str(), nullptr);
+        note = fmt::format("kvfit {} by {:.2f} MiB{}{}", delta < 0 ? "under" : "over", std::abs(delta),
+                           note.empty() ? "" : "; ", note);
+    }
+    e.rows.push_back({line, std::move(what), std::move(log), std::move(kvfit), same, std::move(note)});
+    if (!same) ++e.differences;
+}
+
+// Bytes of KV cache `cache` (0 = base, 1 = swa when two) on device `dev`.
+uint64_t kv_bytes_on(const model_desc & m, const llamacpp_plan & plan, size_t cache, size_t dev) {
+    const bool two = plan.kv.size() == 2;
+    uint64_t sum = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (!m.has_kv(il)) continue;
+        const bool in_swa = m.is_swa(il) && !plan.settings.swa_full;
+        if (two && (cache == 1) != in_swa) continue;
+        const size_t d = plan.placement.no_kv_offload ? plan.devices.size() - 1 : plan.layer_device[il];
+        if (d == dev) sum += llamacpp_kv_layer_bytes(m, plan.settings, plan.ctx, il);
+    }
+    return sum;
+}
+
+void explain_context(explanation & e, const llamacpp_log & log, const llamacpp_plan & plan) {
+    const std::map<std::string, std::string> kv = {
+        {"n_ctx", std::to_string(plan.ctx.n_ctx)},       {"n_ctx_seq", std::to_string(plan.ctx.n_ctx_seq)},
+        {"n_batch", std::to_string(plan.ctx.n_batch)},   {"n_ubatch", std::to_string(plan.ctx.n_ubatch)},
+        {"n_seq_max", std::to_string(plan.ctx.n_seq)},   {"kv_unified", plan.settings.kv_unified ? "true" : "false"},
+        {"flash_attn", plan.ctx.flash_attn ? "enabled" : "disabled"}};
+    for (const auto & [key, v] : log.context) {
+        const auto it = kv.find(key);
+        if (it == kv.end()) continue;
+        std::string mine = it->second;
+        if (key == "flash_attn" && v.text == "auto") mine = "auto"; // printed before the auto check resolves it
+        add(e, v.line_no, key, v.text, mine);
+    }
+}
+
+void explain_buffers(explanation & e, const llamacpp_log & log, const log_settings & ls, const model_desc & m,
+                     const llamacpp_plan & plan) {
+    // Model buffers: several host lines (CPU_Mapped + CPU_REPACK) together hold the host's weights.
+    std::map<size_t, double> model_mib;
+    std::map<size_t, size_t> model_line;
+    for (const auto & b : log.model_buffers) {
+        const size_t d = device_index(ls, plan, b.device);
+        model_mib[d] += b.mib;
+        model_line[d] = b.line_no;
+    }
+    for (const auto & [d, total] : model_mib) {
+        const auto & dev = plan.devices[d];
+        add(e, model_line[d], fmt::format("model buffer {}", dev.is_host ? "host" : ls.log_devices[d]), mib2(total),
+            mib2(dev.used.weights_bytes), dev.is_host ? "token embedding, CPU layers and any expert overrides" : "");
+    }
+    for (const auto & b : log.output_buffers) {
+        add(e, b.line_no, "output buffer " + b.device, mib2(b.mib), mib2(plan.devices.back().used.output_bytes),
+            "n_vocab x n_seq x 4 B");
+    }
+    for (const auto & b : log.kv_buffers) {
+        const size_t cache = log.kv_caches.size() > 1 ? size_t(std::max(0, b.cache)) : 0;
+        add(e, b.line_no, fmt::format("KV buffer {} (cache {})", b.device, cache), mib2(b.mib),
+            mib2(kv_bytes_on(m, plan, cache, device_index(ls, plan, b.device))));
+    }
+    for (size_t i = 0; i < log.kv_caches.size(); ++i) {
+        const log_kv_cache & k = log.kv_caches[i];
+        const std::string lg = fmt::format("{} ({} cells, {} layers, {}/{} seqs), K ({}): {}, V ({}): {}", mib2(k.mib),
+                                           k.cells, k.n_layer, k.seqs_used, k.seqs, k.type_k, mib2(k.k_mib), k.type_v, mib2(k.v_mib));
+        std::string mine = "no such cache in the plan";
+        if (i < plan.kv.size()) {
+            const kv_cache_buffer & c = plan.kv[i];
+            mine = fmt::format("{} ({} cells, {} layers, {}/{} seqs), K ({}): {}, V ({}): {}", mib2(c.bytes()),
+                               c.cells_per_stream, c.n_layer, plan.ctx.n_seq, c.n_stream,
+                               ggml_traits(plan.settings.type_k).name, mib2(c.k_bytes), ggml_traits(plan.settings.type_v).name,
+                               mib2(c.v_bytes));
+        }
+        add(e, k.line_no, fmt::format("KV cache {} ({})", i, i < plan.kv.size() ? plan.kv[i].name : k.which), lg, mine);
+    }
+    for (const auto & b : log.rs_buffers) {
+        add(e, b.line_no, "recurrent state buffer " + b.device, mib2(b.mib), mib2(plan.rs.bytes()));
+    }
+    if (log.recurrent) {
+        const log_recurrent & r = *log.recurrent;
+        add(e, r.line_no, "recurrent state", fmt::format("{}, R (f32): {}, S (f32): {}", mib2(r.mib), mib2(r.r_mib), mib2(r.s_mib)),
+            fmt::format("{}, R (f32): {}, S (f32): {}", mib2(plan.rs.bytes()), mib2(plan.rs.r_bytes), mib2(plan.rs.s_bytes)),
+            fmt::format("llama.cpp prints {} layers (all blocks); {} hold state", r.n_layer, plan.rs.n_layer));
+    }
+    for (const auto & b : log.compute_buffers) {
+        add(e, b.line_no, "compute buffer " + b.device, mib2(b.mib),
+            mib2(plan.devices[device_index(ls, plan, b.device)].used.compute_bytes));
+    }
+    for (const auto & b : log.compute_buffers_4dp) {
+        const uint64_t bytes = plan.devices[device_index(ls, plan, b.device)].used.compute_bytes;
+        add(e, b.line_no, "compute buffer " + b.device + " (at dispose)", fmt::format("{:.4f} MiB", b.mib),
+            fmt::format("{:.4f} MiB", double(bytes) / mib));
+    }
+}
+
+} // namespace
+
+explanation explain_log(const llamacpp_log & log, const model_desc & m) {
+    const log_settings ls = settings_from_log(log, m);
+    explanation e;
+    e.notes = ls.notes;
+    const llamacpp_plan plan = plan_llamacpp(m, ls.settings, ls.placement, ls.gpus, 0);
+    if (log.offloaded) {
+        add(e, log.offloaded_line, "offloaded layers", fmt::format("{}/{}", *log.offloaded, *log.offload_total),
+            fmt::format("{}/{}", plan.n_gpu_layers, m.n_layer + m.n_layer_mtp + 1), "-ngl counts the output layer");
+    }
+    explain_context(e, log, plan);
+    explain_buffers(e, log, ls, m, plan);
+    std::stable_sort(e.rows.begin(), e.rows.end(), [](const explain_row & a, const explain_row & b) { return a.line_no < b.line_no; });
+    return e;
+}
+
+std::string render_explanation(const model_desc & m, const explanation & e) {
+    std::string out = fmt::format("{} ({}): the log beside kvfit's plan ({})\n", m.name, m.source, llamacpp_rules_release);
+    for (const auto & n : e.notes) out += fmt::format("  settings: {}\n", n);
+    size_t width = 0;
+    for (const auto & r : e.rows) width = std::max(width, r.what.size());
+    for (const auto & r : e.rows) {
+        out += fmt::format("  line {:>5}  {:<{}}  log {}\n", r.line_no, r.what, width, r.log);
+        out += fmt::format("  {:>10}  {:<{}}  kvfit {}{}\n", r.same ? "=" : "DIFFERS", "", width, r.kvfit,
+                           r.note.empty() ? "" : "  (" + r.note + ")");
+    }
+    out += e.differences == 0 ? fmt::format("All {} lines match.\n", e.rows.size())
+                              : fmt::format("{} of {} lines differ.\n", e.differences, e.rows.size());
+    return out;
+}
+
+} // namespace kvfit

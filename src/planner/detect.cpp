@@ -1,0 +1,210 @@
+// GPU detection for `--gpu auto` (include/kvfit/detect.h): NVML by dlopen, then nvidia-smi, then rocm-smi.
+#include "kvfit/detect.h"
+#include "kvfit/error.h"
+#include "kvfit/gpus.h"
+#include "kvfit/report.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+namespace kvfit {
+namespace {
+
+// --- NVML ------------------------------------------------------------------------------------------------------
+// Declared here rather than from nvml.h so kvfit builds without the CUDA toolkit. Layouts from NVML's nvml.h:
+// nvmlReturn_t is an int (0 = NVML_SUCCESS), nvmlDevice_t an opaque pointer, nvmlMemory_t { total, free, used }.
+struct nvml_memory { unsigned long long total, free, used; };
+using nvml_device = void *;
+using fn_init = int (*)();
+using fn_count = int (*)(unsigned int *);
+using fn_handle = int (*)(unsigned int, nvml_device *);
+using fn_name = int (*)(nvml_device, char *, unsigned int);
+using fn_memory = int (*)(nvml_device, nvml_memory *);
+
+bool detect_nvml(gpu_detection & out) {
+    const char * off = std::getenv("KVFIT_NO_NVML");
+    if (off && std::string_view(off) == "1") {
+        out.notes.push_back("NVML skipped (KVFIT_NO_NVML=1)");
+        return false;
+    }
+    void * lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        out.notes.push_back("libnvidia-ml.so.1 not found");
+        return false;
+    }
+    auto sym = [&](const char * n) { return dlsym(lib, n); };
+    const auto init = reinterpret_cast<fn_init>(sym("nvmlInit_v2"));
+    const auto count = reinterpret_cast<fn_count>(sym("nvmlDeviceGetCount_v2"));
+    const auto handle = reinterpret_cast<fn_handle>(sym("nvmlDeviceGetHandleByIndex_v2"));
+    const auto name = reinterpret_cast<fn_name>(sym("nvmlDeviceGetName"));
+    const auto memory = reinterpret_cast<fn_memory>(sym("nvmlDeviceGetMemoryInfo"));
+    const auto shutdown = reinterpret_cast<fn_init>(sym("nvmlShutdown"));
+    unsigned int n = 0;
+    if (!init || !count || !handle || !name || !memory || init() != 0) {
+        out.notes.push_back("NVML present but could not be initialised");
+        dlclose(lib);
+        return false;
+    }
+    bool ok = count(&n) == 0;
+    for (unsigned int i = 0; ok && i < n; ++i) {
+        nvml_device dev = nullptr;
+        char buf[96] = {};
+        nvml_memory mem{};
+        ok = handle(i, &dev) == 0 && name(dev, buf, sizeof buf) == 0 && memory(dev, &mem) == 0;
+        if (ok) out.gpus.push_back({buf, mem.total, mem.free});
+    }
+    if (shutdown) shutdown();
+    dlclose(lib);
+    if (!ok) {
+        out.gpus.clear();
+        out.notes.push_back("NVML query failed");
+        return false;
+    }
+    out.method = "nvml";
+    return true;
+}
+
+// --- tools on PATH ------------------------------------------------------------------------------------------
+
+// Run a command through the shell; the stdout text when it exits 0, else nullopt-like empty + false.
+bool run_tool(const std::string & command, std::string & output) {
+    FILE * f = popen((command + " 2>/dev/null").c_str(), "r");
+    if (!f) return false;
+    char buf[4096];
+    size_t got = 0;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, got);
+    const int status = pclose(f);
+    return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string trim(std::string_view s) {
+    const size_t a = s.find_first_not_of(" \t\r\n\"");
+    if (a == std::string_view::npos) return "";
+    const size_t b = s.find_last_not_of(" \t\r\n\"");
+    return std::string(s.substr(a, b - a + 1));
+}
+
+// Split one CSV line on commas outside double quotes.
+std::vector<std::string> csv_fields(std::string_view line) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (char c : line) {
+        if (c == '"') quoted = !quoted;
+        if (c == ',' && !quoted) out.emplace_back();
+        else out.back() += c;
+    }
+    for (auto & f : out) f = trim(f);
+    return out;
+}
+
+uint64_t parse_u64(const std::string & text, const std::string & where) {
+    char * end = nullptr;
+    const unsigned long long v = text.empty() ? 0 : std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0') throw error(fmt::format("{}: expected a number, got '{}'", where, text));
+    return v;
+}
+
+} // namespace
+
+std::vector<detected_gpu> parse_nvidia_smi_csv(std::string_view text) {
+    std::vector<detected_gpu> out;
+    size_t line_no = 0, start = 0;
+    while (start < text.size()) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        const std::string_view line = text.substr(start, end - start);
+        start = end + 1;
+        ++line_no;
+        if (trim(line).empty()) continue;
+        const std::string where = fmt::format("nvidia-smi: line {}", line_no);
+        const auto f = csv_fields(line);
+        if (f.size() != 3) throw error(fmt::format("{}: expected name, memory.total, memory.free; got {} fields", where, f.size()));
+        out.push_back({f[0], parse_u64(f[1], where) << 20, parse_u64(f[2], where) << 20});
+    }
+    return out;
+}
+
+std::vector<detected_gpu> parse_rocm_smi_json(std::string_view text) {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw error("rocm-smi: output is not a JSON object");
+    std::vector<detected_gpu> out;
+    for (const auto & item : j.items()) {
+        const std::string card = item.key(); // named, not bound: clang 14 cannot capture structured bindings
+        const auto & v = item.value();
+        if (!v.is_object() || !v.contains("VRAM Total Memory (B)")) continue;
+        auto number = [&](const char * key) -> uint64_t {
+            if (!v.contains(key)) return 0;
+            const auto & x = v[key];
+            return x.is_string() ? parse_u64(x.get<std::string>(), fmt::format("rocm-smi: {} '{}'", card, key))
+                                 : x.get<uint64_t>();
+        };
+        std::string name = v.value("Card Series", v.value("Card SKU", fmt::format("AMD GPU {}", card)));
+        const uint64_t total = number("VRAM Total Memory (B)");
+        const uint64_t used = number("VRAM Total Used Memory (B)");
+        out.push_back({name, total, total > used ? total - used : 0});
+    }
+    return out;
+}
+
+gpu_detection detect_gpus() {
+    gpu_detection d;
+    if (detect_nvml(d)) return d;
+    std::string text;
+    if (run_tool("nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader,nounits", text)) {
+        try {
+            d.gpus = parse_nvidia_smi_csv(text);
+            d.method = "nvidia-smi";
+            if (!d.gpus.empty()) return d;
+        } catch (const error & e) {
+            d.notes.push_back(e.what());
+        }
+    } else {
+        d.notes.push_back("nvidia-smi not found or failed");
+    }
+    text.clear();
+    if (run_tool("rocm-smi --showproductname --showmeminfo vram --json", text)) {
+        try {
+            d.gpus = parse_rocm_smi_json(text);
+            d.method = "rocm-smi";
+            if (!d.gpus.empty()) return d;
+        } catch (const error & e) {
+            d.notes.push_back(e.what());
+        }
+    } else {
+        d.notes.push_back("rocm-smi not found or failed");
+    }
+    d.gpus.clear();
+    d.method = "none";
+    return d;
+}
+
+std::vector<device_spec> devices_from_detection(const gpu_detection & d) {
+    std::vector<device_spec> out;
+    for (const auto & g : d.gpus) {
+        const gpu_info * known = find_gpu(g.name);
+        out.push_back({known ? known->name : g.name, g.free_bytes});
+    }
+    return out;
+}
+
+std::string describe_detection(const gpu_detection & d) {
+    if (d.gpus.empty()) {
+        std::string why;
+        for (const auto & n : d.notes) why += (why.empty() ? "" : "; ") + n;
+        return fmt::format("no GPU found ({}): planning for the CPU\n", why);
+    }
+    std::string out;
+    const auto devices = devices_from_detection(d);
+    for (size_t i = 0; i < d.gpus.size(); ++i) {
+        const auto & g = d.gpus[i];
+        out += fmt::format("GPU{}: {}{}, {} free of {}, via {}\n", i, g.name,
+                           devices[i].name != g.name ? fmt::format(" ({})", devices[i].name) : "",
+                           human_bytes(g.free_bytes), human_bytes(g.total_bytes), d.method);
+    }
+    return out;
+}
+
+} // namespace kvfit

@@ -1,0 +1,250 @@
+// Speed model (include/kvfit/speed.h): roofline bounds on decode and prefill for a llama.cpp plan, and the
+// spill cliff. Bytes come from the plan's per-layer placement; rates from data/gpus.csv.
+#include "kvfit/speed.h"
+#include "kvfit/gpus.h"
+#include "kvfit/error.h"
+#include "kvfit/report.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fmt/format.h>
+
+namespace kvfit {
+namespace {
+
+// FP16 rate assumed for a GPU that is not in the table: the RTX 3070 row (40.6 TFLOP/s), the same class as
+// default_unknown_gpu_bandwidth_bytes_per_s.
+constexpr double unknown_gpu_flops_per_s = 40.6e12;
+
+// Parameters one token multiplies in block il (experts scaled by n_expert_used / n_expert).
+double active_block_params(const model_desc & m, uint32_t il, bool experts) {
+    const weight_group & w = m.weights.layers.at(il);
+    if (!experts) return double(w.n_params - w.expert_params);
+    if (m.n_expert == 0) return double(w.expert_params);
+    return double(w.expert_params) * m.n_expert_used / m.n_expert;
+}
+
+// Cells a decoded token attends to in layer il at the given depth (one sequence).
+uint64_t attended_cells(const model_desc & m, uint32_t il, uint64_t depth) {
+    if (!m.has_kv(il)) return 0;
+    if (m.is_swa(il)) return std::min<uint64_t>(depth, m.kind[il] == layer_kind::chunked ? m.n_chunk : m.n_swa);
+    return depth;
+}
+
+// KV bytes per cell of layer il for the plan's cache types (K only for MLA's k_only layout).
+uint64_t kv_bytes_per_cell(const model_desc & m, const llamacpp_settings & s, uint32_t il) {
+    if (!m.has_kv(il)) return 0;
+    const bool v_less = m.kind[il] == layer_kind::mla && s.mla == mla_layout::k_only;
+    return ggml_row_size(s.type_k, m.n_embd_k_gqa(il)) + (v_less ? 0 : ggml_row_size(s.type_v, m.n_embd_v_gqa(il)));
+}
+
+void set_rates(device_speed & d, const speed_settings & s) {
+    if (d.is_host) {
+        d.bandwidth_bytes_per_s = s.cpu_bandwidth_bytes_per_s;
+        d.flops_per_s = s.cpu_flops_per_s;
+        return;
+    }
+    const gpu_info * g = find_gpu(d.name);
+    d.assumed = g == nullptr || g->bandwidth_bytes_per_s == 0;
+    const double peak = d.assumed ? s.unknown_gpu_bandwidth_bytes_per_s : double(g->bandwidth_bytes_per_s);
+    d.bandwidth_bytes_per_s = peak * s.gpu_bandwidth_efficiency;
+    d.flops_per_s = g && g->fp16_flops_per_s > 0 ? g->fp16_flops_per_s : unknown_gpu_flops_per_s;
+}
+
+} // namespace
+
+uint64_t active_block_bytes(const model_desc & m, uint32_t il, bool experts) {
+    const weight_group & w = m.weights.layers.at(il);
+    if (!experts) return w.bytes - w.expert_bytes;
+    if (m.n_expert == 0) return w.expert_bytes;
+    return w.expert_bytes * m.n_expert_used / m.n_expert;
+}
+
+speed_estimate estimate_speed(const model_desc & m, const llamacpp_plan & plan, const speed_settings & s) {
+    speed_estimate e;
+    e.depth = s.depth ? s.depth : plan.ctx.n_ctx_seq;
+    for (const auto & d : plan.devices) {
+        device_speed ds;
+        ds.name = d.name;
+        ds.is_host = d.is_host;
+        set_rates(ds, s);
+        e.devices.push_back(ds);
+    }
+    const double prompt_half = s.prompt_tokens / 2.0; // causal: the average prompt token sees half the prompt
+    const uint32_t host = uint32_t(plan.devices.size() - 1);
+    const uint64_t state_per_layer = plan.rs.n_layer ? plan.rs.bytes() / plan.rs.n_layer / plan.rs.n_seq : 0;
+    for (uint32_t il = 0; il < m.n_layer && il < plan.layer_device.size(); ++il) {
+        device_speed & wd = e.devices[plan.weight_device[il]];
+        device_speed & xd = e.devices[plan.expert_device[il]];
+        device_speed & cd = e.devices[plan.placement.no_kv_offload ? host : plan.layer_device[il]];
+        wd.weight_bytes += active_block_bytes(m, il, false);
+        xd.weight_bytes += active_block_bytes(m, il, true);
+        wd.prefill_flops += 2 * active_block_params(m, il, false);
+        xd.prefill_flops += 2 * active_block_params(m, il, true);
+        cd.kv_bytes += attended_cells(m, il, e.depth) * kv_bytes_per_cell(m, plan.settings, il);
+        if (m.is_recurrent(il)) cd.state_bytes += 2 * state_per_layer; // read and written back every token
+        if (m.has_kv(il)) {
+            const double cells = double(attended_cells(m, il, uint64_t(prompt_half)));
+            cd.prefill_flops += 4.0 * m.n_head[il] * m.head_dim_k[il] * cells;
+        }
+    }
+    // The output head is one n_vocab x n_embd matrix read per token; a tied head reads the token embedding.
+    const weight_group & head = m.weights.output.n_params ? m.weights.output : m.weights.token_embd;
+    for (size_t i = 0; i < plan.devices.size(); ++i) {
+        if (!plan.devices[i].has_output) continue;
+        e.devices[i].weight_bytes += head.bytes;
+        e.devices[i].prefill_flops += 2.0 * m.n_vocab * m.n_embd / s.prompt_tokens; // logits of the last token only
+    }
+    double decode = 0, prefill = 0;
+    const bool has_gpu = e.devices.size() > 1;
+    for (auto & d : e.devices) {
+        d.decode_seconds = double(d.weight_bytes + d.kv_bytes + d.state_bytes) / d.bandwidth_bytes_per_s;
+        d.prefill_seconds = d.prefill_flops / d.flops_per_s;
+        if (d.is_host && has_gpu) {
+            // op offload: the first GPU multiplies, the weights (all experts of a batch) cross PCIe per micro-batch
+            const double host_weights = double(plan.devices.back().used.weights_bytes - m.weights.token_embd.bytes);
+            d.prefill_seconds = d.prefill_flops / e.devices.front().flops_per_s +
+                                host_weights / (s.pcie_bytes_per_s * std::max<uint32_t>(1, plan.ctx.n_ubatch));
+        }
+        decode += d.decode_seconds;
+        prefill += d.prefill_seconds;
+    }
+    e.decode_tokens_per_s = decode > 0 ? 1.0 / decode : 0;
+    e.prefill_tokens_per_s = prefill > 0 ? 1.0 / prefill : 0;
+    return e;
+}
+
+// --- the cliff ------------------------------------------------------------------------------------------------
+
+namespace {
+
+cliff_row make_row(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                   const std::vector<device_spec> & gpus, uint64_t margin, const speed_settings & ss,
+                   std::string label, std::string flags, uint32_t on_cpu) {
+    const llamacpp_plan plan = plan_llamacpp(m, s, p, gpus, margin);
+    const speed_estimate e = estimate_speed(m, plan, ss);
+    cliff_row r{std::move(label), std::move(flags), p, on_cpu, plan.fits(), 0, e.decode_tokens_per_s,
+                e.prefill_tokens_per_s};
+    for (const auto & d : plan.devices) {
+        if (!d.is_host) r.gpu_bytes = std::max(r.gpu_bytes, d.used.total());
+    }
+    return r;
+}
+
+std::string layers_label(uint32_t k, uint32_t n_total) {
+    if (k == 0) return "all on GPU";
+    if (k >= n_total) return "all on CPU";
+    return fmt::format("{} layer{} on CPU", k, k == 1 ? "" : "s");
+}
+
+} // namespace
+
+spill_cliff make_spill_cliff(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                             const std::vector<device_spec> & gpus, uint64_t margin_bytes, const speed_settings & ss) {
+    spill_cliff c;
+    c.n_ctx = s.n_ctx ? s.n_ctx : m.n_ctx_train;
+    const uint32_t n_total = m.n_layer + m.n_layer_mtp + 1; // -ngl counts the output layer
+    auto row_for = [&](uint32_t on_cpu) {
+        placement_settings q = p;
+        q.n_gpu_layers = int32_t(n_total - on_cpu);
+        return make_row(m, s, q, gpus, margin_bytes, ss, layers_label(on_cpu, n_total),
+                        fmt::format("-ngl {}", n_total - on_cpu), on_cpu);
+    };
+    for (uint32_t k = 0; k < n_total; k = k == 0 ? 1 : k * 2) c.rows.push_back(row_for(k));
+    c.rows.push_back(row_for(n_total));
+    for (int32_t ngl = int32_t(n_total); ngl >= 0 && c.fit_ngl < 0; --ngl) {
+        placement_settings q = p;
+        q.n_gpu_layers = ngl;
+        if (plan_llamacpp(m, s, q, gpus, margin_bytes).fits()) c.fit_ngl = ngl;
+    }
+    if (c.fit_ngl >= 0 && !c.rows.front().fits) {
+        const uint32_t on_cpu = n_total - uint32_t(c.fit_ngl);
+        auto it = std::find_if(c.rows.begin(), c.rows.end(), [&](const cliff_row & r) { return r.layers_on_cpu >= on_cpu; });
+        if (it == c.rows.end() || it->layers_on_cpu != on_cpu) it = c.rows.insert(it, row_for(on_cpu));
+        c.llamacpp_choice = int(it - c.rows.begin());
+        c.fit_decode_tokens_per_s = it->decode_tokens_per_s;
+    }
+    if (m.n_expert > 0) {
+        placement_settings q = p;
+        q.n_gpu_layers = int32_t(n_total);
+        q.cpu_moe = true;
+        c.rows.push_back(make_row(m, s, q, gpus, margin_bytes, ss, "experts on CPU", "--cpu-moe", 0));
+    }
+    return c;
+}
+
+std::string render_spill_cliff(const model_desc & m, const spill_cliff & c, const speed_estimate & full,
+                               const speed_settings & ss) {
+    std::string out = fmt::format("Spill cliff: {} at n_ctx {} (decode at depth {}, one sequence; prefill of a "
+                                  "{}-token prompt)\n", m.name, with_commas(c.n_ctx), with_commas(full.depth),
+                                  ss.prompt_tokens);
+    for (const auto & d : full.devices) {
+        out += fmt::format("  {:<10} {:>6.0f} GB/s effective{}, {:.1f} TFLOP/s{}\n", d.name, d.bandwidth_bytes_per_s / 1e9,
+                           d.is_host ? " (--cpu-bandwidth)" : fmt::format(" ({:.0f}% of peak)", ss.gpu_bandwidth_efficiency * 100),
+                           d.flops_per_s / 1e12,
+                           d.assumed ? "  [GPU not in the table: bandwidth and FLOP/s assumed; pass its name to --gpu]" : "");
+    }
+    out += fmt::format("  {:<16} {:<12} {:>5} {:>12} {:>11} {:>8} {:>12}\n", "placement", "flags", "fits", "fullest GPU",
+                       "decode t/s", "vs full", "prefill t/s");
+    const double base = c.rows.empty() ? 0 : c.rows.front().decode_tokens_per_s;
+    for (size_t i = 0; i < c.rows.size(); ++i) {
+        const cliff_row & r = c.rows[i];
+        out += fmt::format("  {:<16} {:<12} {:>5} {:>12} {:>11.1f} {:>7.2f}x {:>12.0f}{}\n", r.label, r.flags,
+                           r.fits ? "yes" : "no", human_bytes(r.gpu_bytes), r.decode_tokens_per_s,
+                           base > 0 ? r.decode_tokens_per_s / base : 0, r.prefill_tokens_per_s,
+                           int(i) == c.llamacpp_choice ? "  <- what llama.cpp runs (most layers that fit)" : "");
+    }
+    if (c.llamacpp_choice >= 0) {
+        out += fmt::format("  The full-GPU plan does not fit: llama.cpp would spill to -ngl {} and decode at {:.1f} t/s "
+                           "instead of {:.1f} t/s ({:.1f}x slower).\n", c.fit_ngl, c.fit_decode_tokens_per_s, base,
+                           base / std::max(1e-9, c.fit_decode_tokens_per_s));
+    } else if (!c.rows.empty() && !c.rows.front().fits && c.fit_ngl < 0) {
+        out += "  Nothing fits on the GPU at this context, not even -ngl 0 (the compute buffer still goes to the GPU).\n";
+    }
+    out += "  Roofline bounds: decode = bytes read per token / bandwidth, summed over devices; see docs/speed.md.\n";
+    return out;
+}
+
+std::string render_speed_section(const report & r, const std::vector<device_spec> & gpus, uint64_t margin_bytes,
+                                 const speed_settings & ss) {
+    const model_desc & m = r.model;
+    llamacpp_settings s = r.settings;
+    s.n_ctx = r.requested_n_ctx;
+    const placement_settings & p = r.placement;
+    if (m.weights.total_bytes() == 0) {
+        return "\nSpeed: pass --weights FORMAT or --weights-size SIZE (bytes read per token are the weights' bytes)\n";
+    }
+    const llamacpp_plan plan = plan_llamacpp(m, s, p, gpus, margin_bytes);
+    const speed_estimate e = estimate_speed(m, plan, ss);
+    if (gpus.empty()) {
+        return fmt::format("\nSpeed on the CPU alone ({:.0f} GB/s, --cpu-bandwidth): decode {:.1f} t/s at depth {}, "
+                           "prefill {:.0f} t/s (roofline bounds, docs/speed.md)\n", ss.cpu_bandwidth_bytes_per_s / 1e9,
+                           e.decode_tokens_per_s, with_commas(e.depth), e.prefill_tokens_per_s);
+    }
+    return "\n" + render_spill_cliff(m, make_spill_cliff(m, s, p, gpus, margin_bytes, ss), e, ss);
+}
+
+double parse_bandwidth(std::string_view text) {
+    std::string t;
+    for (char c : text) {
+        if (!std::isspace(static_cast<unsigned char>(c))) t += char(std::tolower(static_cast<unsigned char>(c)));
+    }
+    double scale = 1e9;
+    for (const auto & [suffix, factor] : {std::pair{"tb/s", 1e12}, std::pair{"gb/s", 1e9}, std::pair{"mb/s", 1e6}}) {
+        const std::string_view sv(suffix);
+        if (t.size() > sv.size() && t.compare(t.size() - sv.size(), sv.size(), sv) == 0) {
+            t.resize(t.size() - sv.size());
+            scale = factor;
+            break;
+        }
+    }
+    char * end = nullptr;
+    const double v = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !(v > 0) || v > 1e6) {
+        throw error(fmt::format("bandwidth '{}': expected a positive number of GB/s, e.g. 60 or 76.8GB/s", text));
+    }
+    return v * scale;
+}
+
+} // namespace kvfit

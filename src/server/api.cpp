@@ -1,0 +1,155 @@
+// The JSON API's handlers (include/kvfit/server.h), free of any socket: body in, status and document out.
+// Plans go through make_report_from_request, the CLI's own path, so a 200 is the CLI's --json byte for byte.
+#include "kvfit/chart.h"
+#include "kvfit/error.h"
+#include "kvfit/gguf.h"
+#include "kvfit/gpus.h"
+#include "kvfit/request.h"
+#include "kvfit/server.h"
+#include "kvfit/sources.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace kvfit {
+namespace {
+
+using json = nlohmann::json;
+
+// Body fields that name the model's bytes instead of a catalog entry (read here, not by plan_request_from_json).
+const std::vector<std::string> k_upload_fields = {"config", "gguf_base64", "upload_name"};
+
+/// An error the client caused, with its HTTP status (400 bad input, 413 too large).
+struct http_error : error {
+    int status;
+    http_error(int s, const std::string & msg) : error(msg), status(s) {}
+};
+
+// RFC 4648 base64 (padding optional, no whitespace); refuses anything else.
+std::string base64_decode(std::string_view in, std::string_view where) {
+    auto value = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    while (!in.empty() && in.back() == '=') in.remove_suffix(1);
+    std::string out;
+    out.reserve(in.size() * 3 / 4);
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        const int v = value(in[i]);
+        if (v < 0) throw http_error(400, fmt::format("{}: byte {}: not base64", where, i));
+        acc = (acc << 6) | uint32_t(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(char((acc >> bits) & 0xff));
+        }
+    }
+    return out;
+}
+
+void check_upload_size(std::string_view where, size_t bytes, const server_options & o) {
+    if (bytes > o.max_upload_bytes) {
+        throw http_error(413, fmt::format("{}: {} bytes exceeds the upload limit of {} bytes (GGUF: send the header "
+                                          "only, the first {} MiB)", where, bytes, o.max_upload_bytes, o.max_upload_bytes >> 20));
+    }
+}
+
+// The model a body names: "config", "gguf_base64", or "model" (catalog names only: the server reads no paths).
+model_loader body_loader(const json & body, const plan_request & q, const server_options & o) {
+    const bool has_config = body.contains("config"), has_gguf = body.contains("gguf_base64");
+    if (int(has_config) + int(has_gguf) + int(!q.model.empty()) > 1) {
+        throw http_error(400, "request: give one of 'model', 'config' or 'gguf_base64'");
+    }
+    const std::string name = body.contains("upload_name") && body["upload_name"].is_string()
+                                 ? body["upload_name"].get<std::string>().substr(0, 200)
+                                 : has_gguf ? "upload.gguf" : "config.json";
+    if (has_config) {
+        const json & c = body["config"];
+        if (!c.is_string() && !c.is_object()) throw http_error(400, "request: field 'config': expected the config.json text or object");
+        const std::string text = c.is_string() ? c.get<std::string>() : c.dump();
+        check_upload_size(name, text.size(), o);
+        return [text, name](warnings & warn) {
+            // As load_model names a config.json file, so that an upload named like the CLI's path gives its JSON.
+            model_desc m = model_from_hf_config(text, name, warn);
+            m.source = name;
+            if (m.name.empty()) m.name = std::filesystem::path(name).stem().string();
+            return m;
+        };
+    }
+    if (has_gguf) {
+        const json & g = body["gguf_base64"];
+        if (!g.is_string()) throw http_error(400, "request: field 'gguf_base64': expected a base64 string");
+        check_upload_size(name, g.get_ref<const std::string &>().size() / 4 * 3, o);
+        auto bytes = std::make_shared<std::string>(base64_decode(g.get_ref<const std::string &>(), name));
+        return [bytes, name](warnings & warn) {
+            return model_from_gguf(std::vector<gguf_file>{gguf_file::parse(*bytes, name)}, warn);
+        };
+    }
+    const std::string spec = q.model.empty() ? std::string(default_model_name()) : q.model;
+    if (!find_catalog(spec)) {
+        throw http_error(400, error::at(spec.substr(0, 200), "no such catalog model (GET /v1/models lists them; "
+                                                              "upload a config.json or GGUF header instead)").what());
+    }
+    return [spec](warnings & warn) { return load_model(spec, warn); };
+}
+
+template <typename F>
+api_response with_report(std::string_view body, const server_options & o, F && render) {
+    try {
+        const json j = json::parse(body.begin(), body.end());
+        const plan_request q = plan_request_from_json(j, k_upload_fields);
+        const model_loader load = body_loader(j, q, o);
+        return {200, "application/json", render(make_report_from_request(q, load))};
+    } catch (const json::parse_error & e) {
+        return api_error(400, fmt::format("request: not valid JSON: {}", e.what()));
+    } catch (const http_error & e) {
+        return api_error(e.status, e.what());
+    } catch (const error & e) {
+        return api_error(400, e.what());
+    } catch (const std::exception & e) {
+        return api_error(500, fmt::format("internal error: {}", e.what())); // the CLI says the same
+    }
+}
+
+} // namespace
+
+api_response api_error(int status, std::string message) {
+    // Messages quote the offending value; a megabyte of it helps nobody.
+    if (message.size() > 2000) message = message.substr(0, 2000) + "...";
+    return {status, "application/json", json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"};
+}
+
+api_response handle_plan(std::string_view body, const server_options & o) {
+    return with_report(body, o, [](const report & r) { return render_json(r); });
+}
+
+api_response handle_chart(std::string_view body, const server_options & o) {
+    return with_report(body, o, [](const report & r) {
+        return fmt::format("{{\"chart\":{},\"compare\":{}}}\n", render_chart_json(make_chart_series(r)),
+                           render_chart_json(make_compare_series(r)));
+    });
+}
+
+std::string models_json() {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto & e : catalog()) out.push_back({{"name", e.name}, {"hf_id", e.hf_id}});
+    return out.dump() + "\n";
+}
+
+std::string gpus_json() {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto & g : gpu_table()) {
+        out.push_back({{"name", g.name}, {"vendor", g.vendor}, {"arch", g.arch}, {"memory_bytes", g.memory_bytes},
+                       {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s}, {"source", g.source}});
+    }
+    return out.dump() + "\n";
+}
+
+} // namespace kvfit

@@ -1,0 +1,88 @@
+// The page of `kvfit serve` in a real browser (issue 9): choose Qwen3.5-9B and an 8 GiB GPU, read the largest
+// context off the page, switch the cache type to q8_0 and see it grow; the page's numbers must equal the
+// API's (which equals the CLI's --json). Keeps a screenshot. Run by tests/browser/run.sh, which starts the
+// server and passes its address: node serve.test.mjs http://127.0.0.1:PORT/ SCREENSHOT.png
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const [base, screenshot] = process.argv.slice(2);
+const profile = mkdtempSync(join(tmpdir(), 'kvfit-chromium-'));
+// A fresh profile each run (playwright passes it as --user-data-dir).
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1400, height: 1500 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync'],
+});
+const number = (text) => Number(text.replace(/,/g, ''));
+
+try {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('requestfailed', (r) => errors.push(`${r.url()}: ${r.failure()?.errorText}`));
+  // Nothing but the kvfit server: no CDN, no font service.
+  page.on('request', (r) => { if (!r.url().startsWith(base)) errors.push(`request outside kvfit: ${r.url()}`); });
+
+  // Each settled update sets data-state=ready; a change sets it to busy first.
+  const settle = async (change) => {
+    await page.evaluate(() => { document.body.dataset.state = 'busy'; });
+    await change();
+    await page.waitForFunction(() => document.body.dataset.state !== 'busy', null, { timeout: 15000 });
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready', await page.textContent('#error'));
+  };
+
+  await page.goto(base);
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  await settle(async () => {
+    await page.selectOption('#model', 'Qwen3.5-9B');
+    await page.selectOption('#gpu', '');          // "memory size:"
+    await page.fill('#gpu-memory', '8GiB');
+    await page.fill('#weights-size', '6.6GB');     // the seeds' 4-bit file
+    await page.selectOption('#cache-type', 'f16');
+  });
+  const f16 = number(await page.textContent('#max-ctx'));
+  console.log(`largest context, f16 cache: ${f16}`);
+  assert.ok(f16 >= 24576 && f16 <= 40960, `f16: ${f16}`);
+  assert.equal(number(await page.textContent('#max-f16 td:nth-child(2)')), f16);
+  assert.match(await page.textContent('#command'), /^llama-server -m Qwen3\.5-9B\.gguf /);
+
+  // The page shows the API's numbers, and the API's JSON is the CLI's (tests/test_server.cpp compares bytes).
+  const api = await page.evaluate(async () => {
+    const r = await fetch('v1/plan', { method: 'POST', body: JSON.stringify({ model: 'Qwen3.5-9B', gpu: '8GiB', weights_size: '6.6GB' }) });
+    return r.json();
+  });
+  assert.equal(api.fit.max_n_ctx.f16, f16);
+
+  await settle(() => page.selectOption('#cache-type', 'q8_0'));
+  const q8 = number(await page.textContent('#max-ctx'));
+  console.log(`largest context, q8_0 cache: ${q8}`);
+  assert.ok(q8 > f16 * 1.7 && q8 < f16 * 2, `q8_0 ${q8} vs f16 ${f16}`);
+  assert.equal(q8, api.fit.max_n_ctx.q8_0);
+  assert.match(await page.textContent('#command'), /-ctk q8_0 -ctv q8_0/);
+  assert.equal(await page.locator('#chart canvas').count() > 0, true, 'the chart is drawn');
+  for (const id of ['#chart', '#chart-compare']) {
+    const series = (await page.getAttribute(id, 'data-series')).split(';');
+    assert.ok(series.length >= 6, `${id}: ${series}`);
+    for (const s of series) assert.match(s, /=#[0-9a-f]{6,8}$/, `${id}: series without a colour: ${s}`);
+  }
+
+  // Bad input: the CLI's one-line message on the page, and the page recovers.
+  await page.evaluate(() => { document.body.dataset.state = 'busy'; });
+  await page.fill('#ubatch-size', '0');
+  await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 15000 });
+  assert.equal(await page.textContent('#error'), '-ub 0: must be at least 1');
+  await settle(() => page.fill('#ubatch-size', '512'));
+  assert.equal(number(await page.textContent('#max-ctx')), q8);
+
+  await page.screenshot({ path: screenshot, fullPage: true });
+  assert.deepEqual(errors, []);
+  console.log(`browser test passed; screenshot ${screenshot}`);
+} finally {
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+}
