@@ -33,14 +33,14 @@ double tolerance_pct(const std::string & tag) {
     if (tag == "syn-qwen35-27b-v") return 19.0;
     // conformance_shapes (MoE without MLA, Mamba2 hybrids; worst measured error + margin): stage formulas read off
     // the peak live sets, not a replay of the allocator. Exact: granitehybrid's MoE stage, gpt-oss FA. Within 1 %:
-    // the Mamba2 scan stage (holes under it left out). Two known misses: nemotron-h ub 1024 with one sequence
-    // (-8.4 %: SSM_SCAN exactly fills the freed conv concat, and from then on the MLP blocks' l_out sits above
-    // ffn_up), qwen3next with 8 sequences (-7.9 %: its GDN repeats q/k to H_v heads, ggml_repeat_4d in
+    // the Mamba2 scan stage (holes under it left out; nemotron-h's non-FA attention stage -1.4 %; its scan-above-l_out
+    // window, T 1024-1092 per sequence, is a stage of its own, within 4 KiB: inp_pos is counted but not built).
+    // One known miss: qwen3next with 8 sequences (-7.9 %: its GDN repeats q/k to H_v heads, ggml_repeat_4d in
     // qwen3next.cpp, which the qwen35 GDN stage does not have).
     static const std::map<std::string, double> conformance = {
         {"qwen3next-80b_v512", 8.0},       {"qwen3next-80b_v151936", 1.5}, {"gpt-oss-20b_v512", 0.2},
         {"gpt-oss-20b_v201088", 2.6},      {"mamba2-2.7b_v512", 1.0},      {"mamba2-2.7b_v50288", 0.1},
-        {"nemotron-h-56b_v512", 8.5},      {"nemotron-h-56b_v131072", 0.3}, {"granite-4.0-h-small_v512", 0.0},
+        {"nemotron-h-56b_v512", 1.5},      {"nemotron-h-56b_v131072", 0.3}, {"granite-4.0-h-small_v512", 0.0},
         {"granite-4.0-h-small_v100352", 0.1}, {"deepseek-v2-lite_v102400", 1.9}};
     if (auto it = conformance.find(tag); it != conformance.end()) return it->second;
     return 0.0;

@@ -105,6 +105,19 @@ uint64_t stages_mamba2(const model_desc & m, const compute_graph & g) {
     uint64_t n_ff = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) n_ff = std::max<uint64_t>(n_ff, m.n_ff[il]);
     if (n_ff > 0) top = std::max(top, I + 2 * E + (any_attn ? g.Q : 0) + (m.ffn_gated ? 3 : 1) * g.F);
+    if (n_ff > 0 && !mixer_and_ffn && !any_moe(m) && g.fa) {
+        // Mixer blocks alternating with FFN-only blocks (nemotron_h), FA. When the scan output fits the freed
+        // conv_x concat with less to spare than the dt CONT and the gathered conv states (Cc - Y < dt + Cs) and is
+        // no larger than the SSM_CONV output (Y <= Xc), best fit puts it right above the previous FFN block's
+        // l_out; the mixer's output and the next FFN block's l_out then stack there, and the next mixer's conv
+        // output and y CONT land on top (measured: Nemotron-H, T = 1024..1092 per sequence, n_seq 1-3, any n_ctx
+        // and K/V type, byte-exact; outside that window the scan stage above holds):
+        //   inp_embd/residual (E), the freed gated-norm y [d_inner, T] (Yd), mamba_out (E), the freed ffn_up [n_ff, T]
+        //   (F), that block's l_out (E), the next mamba_out (E), the next l_out (E), SSM_CONV out (Xc), y CONT (Yd).
+        const uint64_t Cs = pad32((std::max<uint64_t>(1, m.ssm_d_conv) - 1) * conv_dim * n_seq * 4); // conv states
+        const uint64_t Yd = pad32(d_inner * T * 4);
+        if (Y <= Xc && Cc - Y < dt + Cs) top = std::max(top, I + 5 * E + 2 * Yd + g.F + Xc);
+    }
     // output: inp_embd, the freed input hole, the last l_out and result_norm (one more [n_embd, T] slot when
     // blocks carry a mixer and an FFN: granitehybrid's ffn_inp), the logits
     return std::max(top, output_stage(g, mixer_and_ffn ? 3 : 2));
