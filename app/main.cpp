@@ -117,7 +117,10 @@ int run(const options & o) {
 int main(int argc, char ** argv) {
     if (argc > 1 && kvfit::cli::is_subcommand(argv[1])) return kvfit::cli::main_subcommand(argc, argv); // exec, explain
     CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
-                 "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input."};
+                 "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input.", "kvfit"};
+    app.footer("Subcommands:\n  kvfit exec [--gpu auto|GPUS] [--fix] -- llama-server ...   check a launch command, run it if it fits\n"
+               "  kvfit explain LOG [-m MODEL]                                compare a llama.cpp log with kvfit's plan\n"
+               "  kvfit serve [--port N] [--host ADDR]                        web page and JSON API on loopback\n");
     if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::app::run_serve(argc - 1, argv + 1);
     options o;
     app.add_option("model", o.req.model, "catalog name, config.json, model directory, .gguf, or "
@@ -165,6 +168,13 @@ int main(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
+        // An option given with an empty value is a mistake, not "use the default".
+        for (const char * name : {"model", "--gpu", "--chart", "--chart-compare", "--margin", "--weights", "--weights-size"}) {
+            if (app.count(name) > 0 && app.get_option(name)->as<std::string>().empty()) {
+                throw kvfit::error(fmt::format("{}: empty value", name));
+            }
+        }
+        if (!o.cpu_bandwidth.empty()) kvfit::cli::speed_settings_from(o.cpu_bandwidth); // validate before printing
         const int served = kvfit::cli::run_serving_if_selected(
             app, so, {o.req.model, o.req.gpu, o.req.weights, o.req.weights_size, o.json, o.list || o.inspect});
         if (served >= 0) return served;

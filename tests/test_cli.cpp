@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 namespace {
 
@@ -98,6 +99,9 @@ TEST(cli, bad_input_gives_one_line_and_exit_2) {
         R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":0,"vocab_size":32000})");
     const std::string neg_heads = write_temp("neg_heads.json",
         R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":-8,"vocab_size":32000})");
+    const std::string zeros_gguf = write_temp("zeros.gguf", std::string(64, '\0'));
+    const std::string fifo = write_temp("fifo.gguf", "") + ".fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     const bad_case cases[] = {
         {"missing file", "/nonexistent/model.json", "no such file"},
         {"not json", not_json, "not valid JSON"},
@@ -111,6 +115,14 @@ TEST(cli, bad_input_gives_one_line_and_exit_2) {
         {"quantized V without FA", "-ctv q8_0 -fa off", "needs flash attention"},
         {"bad gpu size", "--gpu 8XB", "unknown GPU"},
         {"unknown flag", "--no-such-flag", "no-such-flag"},
+        {"empty model", "\"\"", "model: empty value"},
+        {"empty gpu", "--gpu \"\"", "--gpu: empty value"},
+        {"gpu without unit", "--gpu 8", "did you forget a unit"},
+        {"margin over capacity", "--gpu 24GiB --margin 100GiB", "is not less than GPU0's"},
+        {"non-finite split", "--gpu 24GiB,8GiB -ts nan,1", "-ts 'nan,1'"},
+        {"gguf with bad magic", zeros_gguf, "not a GGUF file (bad magic)"},
+        {"fifo as gguf", "--inspect " + fifo, "not a regular file"},
+        {"cpu bandwidth 0", "--gpu 8GiB --speed --cpu-bandwidth 0", "bandwidth '0'"},
     };
     for (const auto & c : cases) {
         const auto r = run_kvfit(c.args);

@@ -22,7 +22,8 @@ uint64_t parse_flag_count(std::string_view flag, std::string_view text, uint64_t
 /// q5_0, q5_1). "-ctk 'q9_9': unknown cache type (allowed: ...)".
 ggml_type parse_cache_type_flag(std::string_view flag, std::string_view name);
 
-/// -ts proportions, comma- or slash-separated non-negative numbers: "3,1" -> {3, 1}.
+/// -ts proportions, comma- or slash-separated finite non-negative numbers (at most 1e9): "3,1" -> {3, 1}.
+/// All zeros give an empty vector: llama.cpp's default split by free memory (llama_model::load_tensors).
 std::vector<double> parse_tensor_split(std::string_view text);
 
 /// One -ot rule "PATTERN=BUFFER": the pattern when BUFFER is CPU (validated as a std::regex, as llama.cpp

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <charconv>
 #include <fmt/format.h>
 #include <map>
 #include <regex>
@@ -33,8 +34,21 @@ const std::regex rx_compute_4dp(R"(^~?\w+:\s+(\S+) compute buffer size is\s+([0-
 // llama-server prefixes: "0.00.123.456 I ", "srv  load_model: ", "[1712345678] "
 const std::regex rx_prefix(R"(^(?:\d+\.\d+\.\d+\.\d+ [IWEDT] |\[\d+\] ))");
 
-double to_d(const std::string & s) { return std::stod(s); }
-uint64_t to_u(const std::string & s) { return std::stoull(s); }
+// Numbers of log lines; anything but a plain number is a one-line error naming the value.
+double to_d(const std::string & s) {
+    double v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size()) throw error(fmt::format("log: '{}' is not a number", s));
+    return v;
+}
+uint64_t to_u(const std::string & s) {
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size()) {
+        throw error(fmt::format("log: '{}' is not a whole number", s));
+    }
+    return v;
+}
 
 bool is_host_device(const std::string & d) { return d.rfind("CPU", 0) == 0; }
 

@@ -150,6 +150,14 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
         throw error(fmt::format("-ts: {} proportions for {} GPUs", p.tensor_split.size(), gpus.size()));
     }
     for (const auto & g : gpus) {
+        if (g.memory_bytes < (64ull << 20)) {
+            throw error(fmt::format("--gpu: {} has {} B; a GPU has at least 64 MiB (did you forget a unit, e.g. 8GiB?)",
+                                    g.name, g.memory_bytes));
+        }
+        if (margin_bytes >= g.memory_bytes) {
+            throw error(fmt::format("--margin {} B is not less than {}'s {} B of memory", margin_bytes, g.name,
+                                    g.memory_bytes));
+        }
         plan.devices.push_back({g.name, false, g.memory_bytes, margin_bytes, 0, false, {}});
     }
     plan.devices.push_back({"host", true, 0, 0, 0, false, {}});

@@ -71,20 +71,28 @@ void render_fit(std::string & out, const report & r) {
                            human_bytes(u.kv_bytes), human_bytes(u.state_bytes), human_bytes(u.output_bytes),
                            human_bytes(u.compute_bytes), human_bytes(u.total()),
                            d.is_host ? "RAM" : human_bytes(d.capacity_bytes),
-                           d.is_host ? "" : (d.fits() ? "  fits" : fmt::format("  OVER by {}", human_bytes(uint64_t(-d.free_bytes())))));
+                           d.is_host ? "" : (d.fits() ? "  fits" : fmt::format("  OVER by {} (capacity minus margin)", human_bytes(uint64_t(-d.free_bytes())))));
     }
     out += fmt::format("  offloaded {}/{} layers to the GPU (-ngl counts the output layer)\n", p.n_gpu_layers,
                        r.model.n_layer + r.model.n_layer_mtp + 1);
     if (p.fits()) {
-        out += fmt::format("  FITS: n_ctx {} with {} K / {} V runs fully on the GPU.\n", with_commas(r.requested_n_ctx),
-                           type_name(r.settings.type_k), type_name(r.settings.type_v));
+        const device_usage & host = p.devices.back();
+        const bool on_host = host.n_layers > 0 || host.used.kv_bytes + host.used.state_bytes > 0 ||
+                             host.used.weights_bytes > r.model.weights.token_embd.bytes + r.model.weights.other.bytes;
+        out += on_host ? fmt::format("  FITS the GPU memory: n_ctx {} with {} K / {} V, but with {} in host memory "
+                                     "(the CPU does part of the work: slower than a full offload).\n",
+                                     with_commas(r.requested_n_ctx), type_name(r.settings.type_k),
+                                     type_name(r.settings.type_v), human_bytes(host.used.total()))
+                       : fmt::format("  FITS: n_ctx {} with {} K / {} V runs fully on the GPU.\n",
+                                     with_commas(r.requested_n_ctx), type_name(r.settings.type_k),
+                                     type_name(r.settings.type_v));
     } else {
         out += fmt::format("  DOES NOT FIT: n_ctx {} needs more than the GPU holds. llama.cpp would not refuse: with --fit "
                            "(on by default) it shrinks the context or moves layers to the CPU, and with a fixed -ngl it "
                            "keeps fewer layers on the GPU; either way generation slows down sharply.\n",
                            with_commas(r.requested_n_ctx));
     }
-    out += "  Largest n_ctx that fits fully on the GPU, by KV cache type (-ctk/-ctv):\n";
+    out += "  Largest n_ctx that fits the GPU memory with these placement flags, by KV cache type (-ctk/-ctv):\n";
     for (const auto & c : f.max_n_ctx) {
         if (!c.allowed) {
             out += fmt::format("    {:<7} needs flash attention (-fa on)\n", type_name(c.type));
@@ -178,8 +186,13 @@ std::string render_text(const report & r) {
     for (const auto & w : r.warn) out += fmt::format("warning: {}\n", w);
     out += fmt::format("{} ({}, from {})\n", m.name, m.architecture, m.source);
     out += fmt::format("  {}\n", layer_summary(m));
-    out += fmt::format("  rules: {}; n_seq {}, n_ubatch {}, flash attention {}\n\n", llamacpp_rules_release, s.n_seq,
-                       s.n_ubatch, s.flash_attn == flash_attn_mode::off ? "off" : "on");
+    out += fmt::format("  rules: {}; n_seq {}, n_ubatch {}, flash attention {}\n\n", llamacpp_rules_release, r.plan.ctx.n_seq,
+                       r.plan.ctx.n_ubatch, r.plan.ctx.flash_attn ? "on" : "off");
+    if (r.requested_n_ctx > m.n_ctx_train && m.n_ctx_train > 0) {
+        out += fmt::format("warning: n_ctx {} exceeds the model's training context {}: llama.cpp accepts it, but quality "
+                           "beyond it is not what the model was trained for; fit searches stop at {}\n\n",
+                           with_commas(r.requested_n_ctx), with_commas(m.n_ctx_train), with_commas(m.n_ctx_train));
+    }
 
     const std::string formula = per_token_formula(m, s);
     out += fmt::format("KV cache per token ({} K, {} V): {} B ({}){}\n", type_name(s.type_k), type_name(s.type_v),

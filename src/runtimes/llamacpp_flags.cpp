@@ -2,6 +2,7 @@
 #include "kvfit/llamacpp_flags.h"
 #include "kvfit/error.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
 #include <regex>
@@ -40,12 +41,14 @@ std::vector<double> parse_tensor_split(std::string_view text) {
         const std::string_view item = text.substr(start, end - start);
         double v = -1;
         const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 0) {
+        if (item.empty() || ec != std::errc() || p != item.data() + item.size() || !(v >= 0) || v > 1e9) {
             throw error(fmt::format("-ts '{}': expected non-negative proportions like 3,1", text));
         }
         out.push_back(v);
         start = end + 1;
     }
+    // llama.cpp (llama_model::load_tensors): an all-zero split means the default split by free memory
+    if (std::all_of(out.begin(), out.end(), [](double x) { return x == 0; })) out.clear();
     return out;
 }
 

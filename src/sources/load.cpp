@@ -40,6 +40,7 @@ bool has_gguf_magic(const fs::path & path) {
 } // namespace
 
 model_desc load_model(std::string_view spec, warnings & warn) {
+    if (spec.empty()) throw error("model: empty name (a catalog name, config.json, model directory or .gguf)");
     if (const catalog_entry * e = find_catalog(spec)) {
         model_desc m = model_from_hf_config(e->config_json, fmt::format("catalog:{}", e->name), warn);
         m.name = std::string(e->name);
@@ -66,6 +67,7 @@ model_desc load_model(std::string_view spec, warnings & warn) {
     }
     if (!fs::is_regular_file(path, ec)) throw error::at(spec, "not a regular file");
     if (has_gguf_magic(path)) return model_from_gguf(path.string(), warn);
+    if (path.extension() == ".gguf") throw error::at_offset(path.string(), 0, "not a GGUF file (bad magic)");
     model_desc m = model_from_hf_config(read_text(path), path.string(), warn);
     m.source = path.string();
     if (m.name.empty()) m.name = path.stem().string();
