@@ -22,6 +22,13 @@ T number(const std::string & flag, const std::string & text, T lo, T hi) {
     return v;
 }
 
+// A fraction in (0, 1], as vLLM's Field(gt=0, le=1) and SGLang's mem_fraction_static take it.
+double fraction(const std::string & flag, const std::string & text) {
+    const double v = number<double>(flag, text, 0.0, 1.0);
+    if (!(v > 0)) throw error(fmt::format("{} '{}': must be greater than 0 and at most 1", flag, text));
+    return v;
+}
+
 uint32_t count(const std::string & flag, const std::string & text, uint32_t def, uint32_t hi = 1u << 30) {
     return text.empty() ? def : number<uint32_t>(flag, text, 1, hi);
 }
@@ -78,8 +85,11 @@ kvfit::vllm_settings vllm_from(const serving_options & o) {
     }
     if (!o.max_model_len.empty()) s.max_model_len = number<int64_t>("--max-model-len", o.max_model_len, -1, 1ll << 32);
     if (s.max_model_len == 0 && !o.max_model_len.empty()) throw error("--max-model-len 0: use -1 for auto-fit");
-    if (!o.gpu_memory_utilization.empty()) s.gpu_memory_utilization = number<double>("--gpu-memory-utilization", o.gpu_memory_utilization, 0.0, 1.0);
-    if (!o.kv_cache_memory_bytes.empty()) s.kv_cache_memory_bytes = parse_size(o.kv_cache_memory_bytes);
+    if (!o.gpu_memory_utilization.empty()) s.gpu_memory_utilization = fraction("--gpu-memory-utilization", o.gpu_memory_utilization);
+    if (!o.kv_cache_memory_bytes.empty()) {
+        s.kv_cache_memory_bytes = parse_size(o.kv_cache_memory_bytes);
+        if (s.kv_cache_memory_bytes == 0) throw error("--kv-cache-memory-bytes 0: must be positive");
+    }
     if (!o.kv_cache_dtype.empty()) s.kv_cache_dtype = o.kv_cache_dtype;
     s.block_size = count("--block-size", o.block_size, 0, 1u << 20);
     s.max_num_seqs = count("--max-num-seqs", o.max_num_seqs, 0);
@@ -132,7 +142,7 @@ void plan_vllm_into(serving_report & r, const serving_options & o, const device_
 
 sglang_settings sglang_from(const serving_options & o) {
     sglang_settings s;
-    if (!o.mem_fraction_static.empty()) s.mem_fraction_static = number<double>("--mem-fraction-static", o.mem_fraction_static, 0.0, 1.0);
+    if (!o.mem_fraction_static.empty()) s.mem_fraction_static = fraction("--mem-fraction-static", o.mem_fraction_static);
     s.tp = count("--tp", o.sglang_tp, 1, 1024);
     if (!o.context_length.empty()) s.context_length = number<uint64_t>("--context-length", o.context_length, 1, 1ull << 32);
     s.max_running_requests = count("--max-running-requests", o.max_running_requests, 0);
