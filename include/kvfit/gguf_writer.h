@@ -17,6 +17,8 @@ namespace kvfit {
 /// A metadata value to write, already encoded (the bytes after its type tag).
 class gguf_wvalue {
 public:
+    /// Scalars, one per GGUF value type (gguf.h GGUF_TYPE_*): the value in little-endian, as ggml writes it;
+    /// a string is a u64 length and its bytes, without a terminator.
     static gguf_wvalue u8(uint8_t v);
     static gguf_wvalue i8(int8_t v);
     static gguf_wvalue u16(uint16_t v);
@@ -32,11 +34,13 @@ public:
     /// Array of `elem` values; every element must have type `elem` (nested arrays: elem == array).
     /// Throws kvfit::error "gguf writer: array element i has type x, expected y" otherwise.
     static gguf_wvalue array(gguf_type elem, const std::vector<gguf_wvalue> & elems);
+    /// Shorthands for arrays of one scalar type.
     static gguf_wvalue array_u32(const std::vector<uint32_t> & v);
     static gguf_wvalue array_i32(const std::vector<int32_t> & v);
     static gguf_wvalue array_f32(const std::vector<float> & v);
     static gguf_wvalue array_string(const std::vector<std::string> & v);
 
+    /// The GGUF value type of this value (array for arrays).
     gguf_type type() const { return type_; }
     gguf_type elem_type() const { return elem_; }
     /// Encoded bytes after the type tag (arrays: element type, count, elements).

@@ -84,6 +84,7 @@ struct buffer_set {
     uint64_t output_bytes = 0;  ///< logits/embeddings output buffer (host)
     uint64_t compute_bytes = 0; ///< scheduler compute buffer
     uint64_t total() const { return weights_bytes + kv_bytes + state_bytes + output_bytes + compute_bytes; }
+    /// Add another set field by field (per-device totals into the plan's total).
     buffer_set & operator+=(const buffer_set & o);
 };
 

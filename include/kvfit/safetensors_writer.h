@@ -14,6 +14,9 @@
 
 namespace kvfit {
 
+/// Writes safetensors files for tests and fuzz seeds: an 8-byte little-endian header length, the JSON header
+/// (tensors in the order added, contiguous data offsets, optional __metadata__), then the data section as a
+/// sparse hole. The format's rules are those huggingface/safetensors documents; the reader checks them.
 class safetensors_writer {
 public:
     /// Append a tensor of `dtype` and `shape` at the end of the data section. Its size is

@@ -57,6 +57,8 @@ std::string gpus_json();
 /// The HTTP server. Construct, bind, run (blocks until stop from another thread or a signal).
 class server {
 public:
+    /// Configure routes and limits and parse the embedded catalog and GPU table; nothing is bound until run.
+    /// Throws kvfit::error only if an embedded table is malformed (a build defect, caught by the tests).
     explicit server(server_options o);
     ~server();
     server(const server &) = delete;
