@@ -101,8 +101,14 @@ int run(const options & o) {
     if (o.check && o.req.gpu.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
     const kvfit::report r = kvfit::make_report_from_request(
         o.req, [&](kvfit::warnings & warn) { return load(spec, o, warn); }, kvfit::cli::gpus_from_option);
-    if (!o.chart.empty()) kvfit::write_chart_file(o.chart, kvfit::make_chart_series(r));
-    if (!o.chart_compare.empty()) kvfit::write_chart_file(o.chart_compare, kvfit::make_compare_series(r));
+    if (!o.chart.empty()) {
+        kvfit::write_chart_file(o.chart, kvfit::make_chart_series(r));
+        fmt::print(stderr, "kvfit: wrote {}\n", o.chart);
+    }
+    if (!o.chart_compare.empty()) {
+        kvfit::write_chart_file(o.chart_compare, kvfit::make_compare_series(r));
+        fmt::print(stderr, "kvfit: wrote {}\n", o.chart_compare);
+    }
     fmt::print("{}", o.json ? kvfit::render_json(r) : o.check ? kvfit::render_check(r) : kvfit::render_text(r));
     if (o.speed) {
         const std::vector<kvfit::device_spec> gpus = r.fit ? r.fit->gpus : std::vector<kvfit::device_spec>{};
