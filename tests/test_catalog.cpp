@@ -77,3 +77,10 @@ TEST(catalog, qwen3_5_9b_kv_and_state) {
 }
 
 } // namespace
+
+TEST(model_name_from_path, folder_of_a_config_or_file_stem) {
+    EXPECT_EQ(kvfit::model_name_from_path("models/Qwen3-8B/config.json"), "Qwen3-8B");
+    EXPECT_EQ(kvfit::model_name_from_path("config.json"), "config");
+    EXPECT_EQ(kvfit::model_name_from_path("/x/llama31-8b.gguf"), "llama31-8b");
+    EXPECT_EQ(kvfit::model_name_from_path("/x/Qwen__Qwen3-8B.json"), "Qwen__Qwen3-8B");
+}

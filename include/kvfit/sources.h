@@ -68,6 +68,11 @@ const catalog_entry * find_catalog(std::string_view name);
 /// from the environment). Throws kvfit::error "<spec>: no such file or catalog model" when nothing matches.
 model_desc load_model(std::string_view spec, warnings & warn);
 
+/// The display name of a model read from a file: the folder of a config.json ("models/Qwen3-8B/config.json"
+/// -> "Qwen3-8B"), otherwise the file name without its extension ("llama31-8b.gguf" -> "llama31-8b"; a bare
+/// "config.json" -> "config"). Lexical only: the file system is not consulted.
+std::string model_name_from_path(std::string_view path);
+
 // --- weights --------------------------------------------------------------------------------------------
 
 /// A weight format for models whose file gives no exact bytes: average bits per weight over the whole model.

@@ -79,7 +79,7 @@ model_loader body_loader(const json & body, const plan_request & q, const server
             // As load_model names a config.json file, so that an upload named like the CLI's path gives its JSON.
             model_desc m = model_from_hf_config(text, name, warn);
             m.source = name;
-            if (m.name.empty()) m.name = std::filesystem::path(name).stem().string();
+            m.name = model_name_from_path(name);
             return m;
         };
     }

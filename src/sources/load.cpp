@@ -56,7 +56,7 @@ model_desc load_model(std::string_view spec, warnings & warn) {
         const std::string cfg_text = read_text(cfg);
         model_desc m = model_from_hf_config(cfg_text, cfg.string(), warn);
         m.source = cfg.string();
-        if (m.name.empty()) m.name = path.filename().string();
+        m.name = model_name_from_path(cfg.string());
         // The shape is config.json's; the safetensors headers beside it make the weights exact.
         const auto shards = safetensors_open_dir(path.string());
         if (!shards.empty()) apply_safetensors_weights(m, shards, cfg_text, path.string(), warn);
@@ -70,8 +70,18 @@ model_desc load_model(std::string_view spec, warnings & warn) {
     if (path.extension() == ".gguf") throw error::at_offset(path.string(), 0, "not a GGUF file (bad magic)");
     model_desc m = model_from_hf_config(read_text(path), path.string(), warn);
     m.source = path.string();
-    if (m.name.empty()) m.name = path.stem().string();
+    m.name = model_name_from_path(path.string());
     return m;
+}
+
+std::string model_name_from_path(std::string_view path_text) {
+    fs::path path{std::string(path_text)};
+    if (!path.has_filename()) path = path.parent_path(); // "models/x/" -> "models/x"
+    if (path.filename() == "config.json") {
+        const fs::path dir = path.parent_path().filename(); // lexical: an upload's name is not a real path
+        if (!dir.empty()) return dir.string();
+    }
+    return path.stem().string();
 }
 
 } // namespace kvfit
