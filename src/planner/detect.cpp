@@ -152,29 +152,30 @@ std::vector<detected_gpu> parse_rocm_smi_json(std::string_view text) {
 gpu_detection detect_gpus() {
     gpu_detection d;
     if (detect_nvml(d)) return d;
-    std::string text;
-    if (run_tool("nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader,nounits", text)) {
+    // The command-line tools in order; the first that answers with at least one GPU wins.
+    struct tool {
+        const char * name;
+        const char * command;
+        std::vector<detected_gpu> (*parse)(std::string_view);
+    };
+    static const tool tools[] = {
+        {"nvidia-smi", "nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader,nounits",
+         parse_nvidia_smi_csv},
+        {"rocm-smi", "rocm-smi --showproductname --showmeminfo vram --json", parse_rocm_smi_json},
+    };
+    for (const tool & t : tools) {
+        std::string text;
+        if (!run_tool(t.command, text)) {
+            d.notes.push_back(fmt::format("{} not found or failed", t.name));
+            continue;
+        }
         try {
-            d.gpus = parse_nvidia_smi_csv(text);
-            d.method = "nvidia-smi";
+            d.gpus = t.parse(text);
+            d.method = t.name;
             if (!d.gpus.empty()) return d;
         } catch (const error & e) {
             d.notes.push_back(e.what());
         }
-    } else {
-        d.notes.push_back("nvidia-smi not found or failed");
-    }
-    text.clear();
-    if (run_tool("rocm-smi --showproductname --showmeminfo vram --json", text)) {
-        try {
-            d.gpus = parse_rocm_smi_json(text);
-            d.method = "rocm-smi";
-            if (!d.gpus.empty()) return d;
-        } catch (const error & e) {
-            d.notes.push_back(e.what());
-        }
-    } else {
-        d.notes.push_back("rocm-smi not found or failed");
     }
     d.gpus.clear();
     d.method = "none";
