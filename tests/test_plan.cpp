@@ -1,5 +1,6 @@
 // Placement and fit search of the planner on hand-built models (include/kvfit/plan.h).
 #include "kvfit/error.h"
+#include "kvfit/gpus.h"
 #include "kvfit/plan.h"
 
 #include <gtest/gtest.h>
@@ -139,11 +140,11 @@ TEST(plan, sizes_parse_exactly) {
     EXPECT_THROW(kvfit::parse_size("abc"), kvfit::error);
     EXPECT_THROW(kvfit::parse_size("8XB"), kvfit::error);
     EXPECT_THROW(kvfit::parse_size("99999999999TB"), kvfit::error);
-    const auto g = kvfit::parse_gpus("2x24GiB,8GiB");
+    const auto g = kvfit::parse_gpu_list("2x24GiB,8GiB");
     ASSERT_EQ(g.size(), 3u);
     EXPECT_EQ(g[1].memory_bytes, 24ull << 30);
     EXPECT_EQ(g[2].memory_bytes, 8ull << 30);
-    EXPECT_THROW(kvfit::parse_gpus("0x8GiB"), kvfit::error);
+    EXPECT_THROW(kvfit::parse_gpu_list("0x8GiB"), kvfit::error);
 }
 
 } // namespace

@@ -28,10 +28,6 @@ struct device_spec {
 /// a byte. Throws kvfit::error for an empty, negative, non-numeric or over-2^60 value or an unknown unit.
 uint64_t parse_size(std::string_view text);
 
-/// Parse `--gpu`: comma-separated sizes ("24GiB,24GiB"), optionally with a count ("2x24GiB").
-/// Throws kvfit::error on a bad entry or more than 64 devices.
-std::vector<device_spec> parse_gpus(std::string_view text);
-
 /// Where llama.cpp puts tensors: -ngl, --no-kv-offload, -ts, and MoE experts kept on the CPU.
 struct placement_settings {
     int32_t n_gpu_layers = -1;        ///< -ngl; -1 (or anything >= n_layer + 1) offloads every block and the output

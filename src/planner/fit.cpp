@@ -51,30 +51,6 @@ uint64_t parse_size(std::string_view text) {
     return static_cast<uint64_t>(value + 1e-6L);
 }
 
-std::vector<device_spec> parse_gpus(std::string_view text) {
-    std::vector<device_spec> out;
-    size_t start = 0;
-    while (start <= text.size()) {
-        const size_t end = std::min(text.find(',', start), text.size());
-        std::string_view item = text.substr(start, end - start);
-        uint32_t count = 1;
-        const size_t x = item.find_first_of("xX");
-        if (x != std::string_view::npos && x > 0 && std::all_of(item.begin(), item.begin() + x, ::isdigit)) {
-            std::from_chars(item.data(), item.data() + x, count);
-            item = item.substr(x + 1);
-        }
-        if (count == 0 || count > 64) throw error(fmt::format("--gpu '{}': device count {} outside 1..64", text, count));
-        const uint64_t bytes = parse_size(item);
-        if (bytes == 0) throw error(fmt::format("--gpu '{}': device memory must be positive", text));
-        for (uint32_t i = 0; i < count; ++i) {
-            out.push_back({fmt::format("GPU{}", out.size()), bytes});
-        }
-        if (out.size() > 64) throw error(fmt::format("--gpu '{}': more than 64 devices", text));
-        start = end + 1;
-    }
-    return out;
-}
-
 // --- device usage -------------------------------------------------------------------------------------------
 
 int64_t device_usage::free_bytes() const {

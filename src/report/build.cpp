@@ -107,7 +107,9 @@ report make_report(const model_desc & m, const warnings & warn, const llamacpp_s
     r.kv_bytes_per_token_if_all_full = kv_bytes_per_token_if_all_full(m, s.type_k, s.type_v, s.mla);
     r.kv_bytes_per_token_f16 = kv_bytes_per_token(m, ggml_type::f16, ggml_type::f16, s.mla);
     r.kv_bytes_per_token_q8_0 = kv_bytes_per_token(m, ggml_type::q8_0, ggml_type::q8_0, s.mla);
-    r.state_bytes_per_sequence = m.count(layer_kind::recurrent) * (m.n_embd_r() + m.n_embd_s()) * 4;
+    llamacpp_context one_sequence;
+    one_sequence.n_seq = 1;
+    r.state_bytes_per_sequence = llamacpp_recurrent(m, one_sequence).bytes();
 
     const model_desc full = all_full_attention_variant(m);
     for (uint64_t n_ctx : user_contexts.empty() ? k_default_contexts : user_contexts) {
