@@ -106,9 +106,9 @@ TEST(cases, k4_quantized_v_needs_flash_attention) {
     m.n_ctx_train = 4096;
     kvfit::resize_layers(m);
     for (uint32_t il = 0; il < 2; ++il) {
-        m.kind[il] = kvfit::layer_kind::full;
         m.n_head[il] = m.n_head_kv[il] = 4;
         m.head_dim_k[il] = m.head_dim_v[il] = 64;
+        m.caches[il] = {kvfit::layer_cache::attention(kvfit::cache_kind::full, 4, 64, 64)};
     }
     kvfit::llamacpp_settings s;
     s.flash_attn = kvfit::flash_attn_mode::off;

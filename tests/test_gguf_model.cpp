@@ -15,7 +15,7 @@ using kvfit::layer_kind;
 
 std::string kinds(const kvfit::model_desc & m) {
     std::string s;
-    for (auto k : m.kind) s += "FSCMRN"[int(k)];
+    for (uint32_t il = 0; il < m.n_layer; ++il) s += "FSCMRN"[int(m.kind_of(il))];
     return s;
 }
 

@@ -100,9 +100,9 @@ TEST(hf_config, qwen3_next_gated_deltanet_dims_and_layout) {
     EXPECT_EQ(m.ssm_n_head, 32u);
     EXPECT_EQ(m.ssm_head_dim, 128u);
     // il 0, 1, 2 recurrent, il 3 full, ...
-    EXPECT_EQ(m.kind[2], kvfit::layer_kind::recurrent);
-    EXPECT_EQ(m.kind[3], kvfit::layer_kind::full);
-    EXPECT_EQ(m.kind[47], kvfit::layer_kind::full);
+    EXPECT_EQ(m.kind_of(2), kvfit::layer_kind::recurrent);
+    EXPECT_EQ(m.kind_of(3), kvfit::layer_kind::full);
+    EXPECT_EQ(m.kind_of(47), kvfit::layer_kind::full);
     EXPECT_EQ(m.n_expert, 512u);
     EXPECT_EQ(m.n_expert_used, 10u);
     EXPECT_EQ(m.n_ff_exp, 512u);
@@ -127,7 +127,7 @@ TEST(hf_config, llama4_every_fourth_layer_global) {
     const auto m = load_shared("meta-llama__Llama-4-Scout-17B-16E-Instruct.json");
     EXPECT_EQ(m.n_chunk, 8192u);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        EXPECT_EQ(m.kind[il], (il + 1) % 4 == 0 ? kvfit::layer_kind::full : kvfit::layer_kind::chunked) << il;
+        EXPECT_EQ(m.kind_of(il), (il + 1) % 4 == 0 ? kvfit::layer_kind::full : kvfit::layer_kind::chunked) << il;
     }
     EXPECT_EQ(m.n_ctx_train, 10485760u);
     EXPECT_EQ(m.n_expert, 16u);
@@ -151,9 +151,9 @@ TEST(hf_config, nemotron_h_mamba2_and_nas_heads) {
     EXPECT_EQ(h.rec_kind, kvfit::recurrent_kind::mamba2);
     EXPECT_EQ(h.ssm_d_inner, 256u * 64u);
     EXPECT_EQ(h.ssm_n_group, 8u);
-    EXPECT_EQ(h.kind[0], kvfit::layer_kind::recurrent);
-    EXPECT_EQ(h.kind[1], kvfit::layer_kind::none);
-    EXPECT_EQ(h.kind[7], kvfit::layer_kind::full);
+    EXPECT_EQ(h.kind_of(0), kvfit::layer_kind::recurrent);
+    EXPECT_EQ(h.kind_of(1), kvfit::layer_kind::none);
+    EXPECT_EQ(h.kind_of(7), kvfit::layer_kind::full);
     const auto nas = load_shared("nvidia__Llama-3_3-Nemotron-Super-49B-v1.json");
     EXPECT_EQ(nas.n_head_kv[0], 8u);
     EXPECT_EQ(nas.n_ff[0], 14336u); // ffn_mult 2.625: _find_multiple(int(2*2.625*8192/3), 256)

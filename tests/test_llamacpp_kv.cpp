@@ -15,10 +15,12 @@ kvfit::model_desc k2_gemma3() {
     m.n_swa = 512;
     kvfit::resize_layers(m);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        m.kind[il] = (il + 1) % 6 == 0 ? kvfit::layer_kind::full : kvfit::layer_kind::swa;
         m.n_head[il] = 4;
         m.n_head_kv[il] = 1;
         m.head_dim_k[il] = m.head_dim_v[il] = 256;
+        const bool full = (il + 1) % 6 == 0;
+        m.caches[il] = {kvfit::layer_cache::attention(full ? kvfit::cache_kind::full : kvfit::cache_kind::window, 1, 256,
+                                                      256, full ? 0 : m.n_swa)};
     }
     return m;
 }

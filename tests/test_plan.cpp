@@ -17,10 +17,10 @@ kvfit::model_desc dense28() {
     m.n_ctx_train = 32768;
     kvfit::resize_layers(m);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        m.kind[il] = kvfit::layer_kind::full;
         m.n_head[il] = 28;
         m.n_head_kv[il] = 4;
         m.head_dim_k[il] = m.head_dim_v[il] = 128;
+        m.caches[il] = {kvfit::layer_cache::attention(kvfit::cache_kind::full, 4, 128, 128)};
         m.weights.layers[il].bytes = 1ull << 30;
     }
     m.weights.token_embd.bytes = 512ull << 20;

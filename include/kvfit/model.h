@@ -12,14 +12,67 @@
 
 namespace kvfit {
 
-/// How a layer keeps memory across tokens.
-/// - full:      attention over the whole context; K and V grow with n_ctx.
-/// - swa:       sliding-window attention; the cache is capped near n_swa tokens.
-/// - chunked:   chunked local attention (Llama 4); capped near n_chunk tokens.
-/// - mla:       multi-head latent attention (DeepSeek-V2/V3): one latent of kv_lora_rank + n_rot_mla values
-///              per token, stored as K only in llama.cpp.
-/// - recurrent: a fixed-size state per sequence (Gated DeltaNet, Mamba, short convolution, RWKV).
-/// - none:      no cache (attention removed, MLP-only block, or KV shared with an earlier layer).
+/// One kind of memory a layer keeps across tokens. A layer keeps a list of them (model_desc::caches[il]):
+/// a DSA layer an MLA latent and indexer keys, a DeepSeek-V4 layer a window and a compressed cache, a Falcon-H1
+/// layer attention K/V and SSM state. llama.cpp keeps the same facts as independent per-layer flags and sizes
+/// (llama_hparams::swa_layers[], recurrent_layer_arr[], n_embd_head_k_mla(), indexer_head_size).
+/// - full:       attention K and V over the whole context (one cell per token).
+/// - window:     sliding-window attention K and V: capped near `window` tokens (n_swa).
+/// - chunked:    chunked local attention K and V (Llama 4): capped near `window` tokens (the chunk).
+/// - latent:     MLA latent (DeepSeek-V2/V3): kv_lora_rank + rope values per token, stored as K; no V.
+/// - indexer:    DSA / lightning-indexer keys (DeepSeek-V3.2, GLM-5): K only, one cell per `ratio` tokens.
+/// - compressed: compressed attention K (DeepSeek-V4 CSA/HCA): one cell per `ratio` tokens.
+/// - conv_state: fixed per sequence: the convolution (or RWKV token-shift) state, width_k() elements.
+/// - ssm_state:  fixed per sequence: the SSM / Gated DeltaNet / KDA / RWKV-wkv state, width_k() elements.
+enum class cache_kind : uint8_t { full, window, chunked, latent, indexer, compressed, conv_state, ssm_state };
+
+/// Name of a cache kind as used in reports and JSON: "full", "window", "chunked", "latent", "indexer",
+/// "compressed", "conv_state", "ssm_state".
+const char * cache_kind_name(cache_kind k);
+
+/// One cache a layer keeps. Widths are elements per cell (per token, or per `ratio` tokens) for attention-like
+/// caches, and elements per sequence for the two states. A runtime sizes it with its own element types and
+/// cell rule; the model only says what is stored.
+/// Examples: Llama-3.1-8B layer: {full, 8 heads, 128/128}; DeepSeek-V3 layer: {latent, 1 head, 576/0};
+/// DeepSeek-V3.2 layer: {latent, 1, 576/0} + {indexer, 1, 128/0}; Qwen3.5-9B Gated DeltaNet layer:
+/// {conv_state, 1, 24576/0} + {ssm_state, 1, 524288/0}.
+struct layer_cache {
+    cache_kind kind = cache_kind::full;
+    uint32_t n_head = 0;     ///< heads stored per cell (KV heads; 1 for latent, indexer and states)
+    uint32_t head_dim_k = 0; ///< K elements per head per cell; for a state: elements per sequence
+    uint32_t head_dim_v = 0; ///< V elements per head per cell; 0 = no V cache (latent, indexer, compressed, states)
+    uint32_t window = 0;     ///< window / chunked: tokens in the window or chunk; 0 for every other kind
+    uint32_t ratio = 1;      ///< tokens per cell: 1, or the compression ratio of a compressed / indexer cache
+
+    /// K elements per cell: n_head * head_dim_k (llama_hparams::n_embd_k_gqa for attention caches).
+    uint64_t width_k() const { return uint64_t(n_head) * head_dim_k; }
+    /// V elements per cell: n_head * head_dim_v; 0 without a V cache.
+    uint64_t width_v() const { return uint64_t(n_head) * head_dim_v; }
+    /// True when the cache gains cells as the context grows: full, latent, indexer, compressed (one cell per
+    /// `ratio` tokens). Window and chunked caches are capped; states are fixed per sequence.
+    bool grows_with_ctx() const;
+    /// True for the fixed per-sequence states (conv_state, ssm_state).
+    bool is_state() const { return kind == cache_kind::conv_state || kind == cache_kind::ssm_state; }
+    /// True for the layer's attention K/V (full, window, chunked, latent): the cache its attention reads.
+    bool is_attention() const;
+    bool operator==(const layer_cache &) const = default;
+
+    /// An attention cache of `kind` (full, window, chunked) with n_head_kv heads of head_dim_k / head_dim_v.
+    static layer_cache attention(cache_kind kind, uint32_t n_head_kv, uint32_t head_dim_k, uint32_t head_dim_v,
+                                 uint32_t window = 0);
+    /// An MLA latent of `width` values (kv_lora_rank + qk_rope_head_dim), K only.
+    static layer_cache latent(uint32_t width);
+    /// Indexer keys of `width` values (index_head_dim, one head), K only, one cell per `ratio` tokens.
+    static layer_cache indexer(uint32_t width, uint32_t ratio = 1);
+    /// A compressed K cache of `width` values, one cell per `ratio` tokens.
+    static layer_cache compressed(uint32_t width, uint32_t ratio);
+    /// A fixed state of `elements` per sequence (kind conv_state or ssm_state).
+    static layer_cache state(cache_kind kind, uint32_t elements);
+};
+
+/// The attention type of a layer, derived from its caches (model_desc::kind_of): the label reports count and
+/// the compute model dispatches on. mla: a latent cache; full / swa / chunked: that attention cache; recurrent:
+/// states only; none: no cache at all (attention removed, MLP-only block, or KV shared with an earlier layer).
 enum class layer_kind : uint8_t { full, swa, chunked, mla, recurrent, none };
 
 /// Name of a layer kind as used in reports and JSON: "full_attention", "sliding_window", "chunked", "mla",
@@ -103,10 +156,15 @@ struct model_desc {
     /// vLLM's `--dtype auto` and `--kv-cache-dtype auto` resolve to it (serving runtimes only).
     std::string dtype;
 
-    // --- per-layer attention shape (length n_layer) ---------------------------------------------
-    std::vector<layer_kind> kind;       ///< memory kind of each layer
+    // --- per-layer shape (length n_layer) ----------------------------------------------------------
+    /// The caches layer il keeps, in order (attention first, then indexer / compressed, then states); empty for a
+    /// layer without memory. Runtimes size memory from these lists only.
+    std::vector<std::vector<layer_cache>> caches;
+    /// Attention shape of each layer (what the attention computes, not what it stores: an MLA layer has
+    /// n_head heads of qk_nope + rope here and one 576-wide latent in `caches`; a KV-shared layer has heads here
+    /// and no cache). 0 on layers without attention.
     std::vector<uint32_t> n_head;       ///< query heads (0 on layers without attention)
-    std::vector<uint32_t> n_head_kv;    ///< KV heads (0 on layers without KV); 1 on MLA layers
+    std::vector<uint32_t> n_head_kv;    ///< KV heads (0 on layers without attention); 1 on MLA layers
     std::vector<uint32_t> head_dim_k;   ///< K width per head, elements (MLA: kv_lora_rank + n_rot_mla)
     std::vector<uint32_t> head_dim_v;   ///< V width per head, elements (MLA: kv_lora_rank)
     std::vector<uint32_t> n_ff;         ///< dense FFN width of each layer (0 for an MoE or MLP-less layer)
@@ -147,17 +205,25 @@ struct model_desc {
     model_weights weights;      ///< parameters (and bytes when exact) by placement
 
     // --- queries (explicit layer index; no default) ----------------------------------------------
-    /// True when layer `il` holds a K/V cache that grows with context (full, swa, chunked, mla).
+    /// The attention type of layer `il` from its caches: mla if it keeps a latent, else full / swa / chunked by its
+    /// attention cache, else recurrent if it keeps a state, else none.
+    layer_kind kind_of(uint32_t il) const;
+    /// True when layer `il` keeps cells that depend on the context (any cache but the states).
     bool has_kv(uint32_t il) const;
-    /// True when layer `il` is capped by a window (swa or chunked).
+    /// True when layer `il`'s attention cache is capped by a window (window or chunked).
     bool is_swa(uint32_t il) const;
-    /// True when layer `il` holds a recurrent state.
+    /// True when layer `il` keeps a fixed recurrent state (conv_state or ssm_state).
     bool is_recurrent(uint32_t il) const;
-    /// K elements per token of layer il: head_dim_k[il] * n_head_kv[il]; 0 without KV.
-    /// Matches llama_hparams::n_embd_k_gqa (llama.cpp src/llama-hparams.cpp).
+    /// The attention cache of layer `il` (full, window, chunked or latent), nullptr when it has none.
+    const layer_cache * attention_cache(uint32_t il) const;
+    /// K elements per cell of cache `ic` of layer `il` (caches[il][ic].width_k()).
+    uint64_t n_embd_k(uint32_t il, size_t ic) const { return caches.at(il).at(ic).width_k(); }
+    /// V elements per cell of cache `ic` of layer `il`; 0 without a V cache.
+    uint64_t n_embd_v(uint32_t il, size_t ic) const { return caches.at(il).at(ic).width_v(); }
+    /// K elements per token of layer il's attention cache: n_head_kv * head_dim_k (MLA: the 576-wide latent);
+    /// 0 without one. Matches llama_hparams::n_embd_k_gqa (llama.cpp src/llama-hparams.cpp).
     uint32_t n_embd_k_gqa(uint32_t il) const;
-    /// V elements per token of layer il: head_dim_v[il] * n_head_kv[il]; 0 without KV.
-    /// Matches llama_hparams::n_embd_v_gqa. For MLA this is kv_lora_rank (used by the older V-ful layout).
+    /// V elements per token of layer il's attention cache; 0 without one and for an MLA latent (no V cache).
     uint32_t n_embd_v_gqa(uint32_t il) const;
     /// Conv-state elements per sequence per recurrent layer (llama_hparams::n_embd_r):
     /// gated_deltanet/mamba2: (d_conv - 1) * (d_inner + 2 * n_group * d_state);
@@ -174,15 +240,27 @@ struct model_desc {
     /// Total parameter count (weights.total_params()).
     uint64_t n_params() const { return weights.total_params(); }
 
-    /// Checks invariants: vectors of length n_layer, heads and dims > 0 where the kind needs them,
-    /// n_swa > 0 when a swa layer exists, recurrent dims set when a recurrent layer exists.
+    /// Checks invariants: vectors of length n_layer; every attention-like cache with heads and widths > 0 (at most
+    /// 65536 each), a window > 0 on window / chunked caches, a ratio >= 1; states with a width > 0 and a recurrent
+    /// kind. Throws kvfit::error "<source>: <what>" on the first violation.
     /// Throws kvfit::error "<source>: <what>" on the first violation.
     void validate() const;
 
     bool operator==(const model_desc &) const = default;
 };
 
-/// Resize every per-layer vector of `m` to m.n_layer (new entries zero / layer_kind::none).
+/// Resize every per-layer vector of `m` to m.n_layer (new entries zero, no caches).
 void resize_layers(model_desc & m);
+
+/// The seeds' hypothetical "if all layers were full attention": every layer keeps the caches of the model's
+/// reference layer (the first with a full or latent cache, else the first with any attention cache), window and
+/// chunked caches become full, compressed caches and states are dropped; heads copied, weights kept, name suffixed
+/// " (all full attention)". A model without an attention cache is returned unchanged.
+/// Example Qwen3.5-9B: 32 full layers of 4 KV heads x 256 (131,072 B per token in f16, 4x the model's 32,768).
+model_desc all_full_attention_variant(const model_desc & m);
+
+/// Give layer `il` the fixed states of m.rec_kind: a conv_state of n_embd_r() and an ssm_state of n_embd_s()
+/// elements (each only when non-zero), after its other caches. The recurrent dims must be set first.
+void add_recurrent_state(model_desc & m, uint32_t il);
 
 } // namespace kvfit

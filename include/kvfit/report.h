@@ -73,10 +73,6 @@ report make_report(const model_desc & m, const warnings & warn, const llamacpp_s
                    const placement_settings & p, const std::vector<uint64_t> & user_contexts,
                    const std::vector<device_spec> & gpus, uint64_t margin_bytes);
 
-/// The all-full-attention variant of a model (the seeds' second column): every layer becomes a full-attention
-/// layer shaped like the model's first full-attention or MLA layer; recurrent state disappears; weights kept.
-model_desc all_full_attention_variant(const model_desc & m);
-
 /// The human report: layer layout, per-token bytes, the seeds' table, weights, and the fit when present.
 /// Binary units (GiB = 2^30 B, MiB = 2^20 B) are labelled.
 std::string render_text(const report & r);

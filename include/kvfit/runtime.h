@@ -121,6 +121,13 @@ uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c)
 /// -ub 512 -c 32768 -fa on: 2048 + 512 x (248320 + 3 x 4096) x 4 = 533727232 B (509.00 MiB).
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
 
+/// Bytes of one cell of cache `c` (one stream): row_size(type_k, width_k) + row_size(type_v, width_v); a cache
+/// without V (MLA latent, indexer, compressed) costs K only, except an MLA latent under mla_layout::k_and_v, which
+/// also stores kv_lora_rank V values (the layout before llama.cpp's V-less MLA cache). Qwen3.5-9B full layer, f16:
+/// 4 x 256 x 2 + 4 x 256 x 2 = 4096 B.
+uint64_t llamacpp_cell_bytes(const model_desc & m, const layer_cache & c, ggml_type type_k, ggml_type type_v,
+                             mla_layout mla = mla_layout::k_only);
+
 /// KV bytes per token of the layers whose cache grows with context (full and MLA), for given cache types:
 /// sum over layers of row_size(type_k, n_embd_k_gqa(il)) + row_size(type_v, n_embd_v_gqa(il)).
 /// MLA layers count K only unless layout is k_and_v. Qwen3.5-9B f16: 8 * 2 * 4 * 256 * 2 = 32768.

@@ -7,6 +7,47 @@
 
 namespace kvfit {
 
+const char * cache_kind_name(cache_kind k) {
+    switch (k) {
+    case cache_kind::full:       return "full";
+    case cache_kind::window:     return "window";
+    case cache_kind::chunked:    return "chunked";
+    case cache_kind::latent:     return "latent";
+    case cache_kind::indexer:    return "indexer";
+    case cache_kind::compressed: return "compressed";
+    case cache_kind::conv_state: return "conv_state";
+    case cache_kind::ssm_state:  return "ssm_state";
+    }
+    return "?";
+}
+
+bool layer_cache::grows_with_ctx() const {
+    return kind == cache_kind::full || kind == cache_kind::latent || kind == cache_kind::indexer ||
+           kind == cache_kind::compressed;
+}
+
+bool layer_cache::is_attention() const {
+    return kind == cache_kind::full || kind == cache_kind::window || kind == cache_kind::chunked ||
+           kind == cache_kind::latent;
+}
+
+layer_cache layer_cache::attention(cache_kind kind, uint32_t n_head_kv, uint32_t head_dim_k, uint32_t head_dim_v,
+                                   uint32_t window) {
+    return layer_cache{kind, n_head_kv, head_dim_k, head_dim_v, window, 1};
+}
+
+layer_cache layer_cache::latent(uint32_t width) { return layer_cache{cache_kind::latent, 1, width, 0, 0, 1}; }
+
+layer_cache layer_cache::indexer(uint32_t width, uint32_t ratio) {
+    return layer_cache{cache_kind::indexer, 1, width, 0, 0, ratio};
+}
+
+layer_cache layer_cache::compressed(uint32_t width, uint32_t ratio) {
+    return layer_cache{cache_kind::compressed, 1, width, 0, 0, ratio};
+}
+
+layer_cache layer_cache::state(cache_kind kind, uint32_t elements) { return layer_cache{kind, 1, elements, 0, 0, 1}; }
+
 const char * layer_kind_name(layer_kind k) {
     switch (k) {
     case layer_kind::full:      return "full_attention";
@@ -49,24 +90,57 @@ uint64_t model_weights::expert_params() const {
     return n;
 }
 
+layer_kind model_desc::kind_of(uint32_t il) const {
+    const auto & cs = caches.at(il);
+    const layer_cache * a = attention_cache(il);
+    if (a != nullptr) {
+        switch (a->kind) {
+        case cache_kind::latent:  return layer_kind::mla;
+        case cache_kind::window:  return layer_kind::swa;
+        case cache_kind::chunked: return layer_kind::chunked;
+        default:                  return layer_kind::full;
+        }
+    }
+    for (const auto & c : cs) {
+        if (c.is_state()) return layer_kind::recurrent;
+    }
+    return layer_kind::none;
+}
+
 bool model_desc::has_kv(uint32_t il) const {
-    const layer_kind k = kind.at(il);
-    return k == layer_kind::full || k == layer_kind::swa || k == layer_kind::chunked || k == layer_kind::mla;
+    for (const auto & c : caches.at(il)) {
+        if (!c.is_state()) return true;
+    }
+    return false;
 }
 
 bool model_desc::is_swa(uint32_t il) const {
-    const layer_kind k = kind.at(il);
-    return k == layer_kind::swa || k == layer_kind::chunked;
+    const layer_cache * a = attention_cache(il);
+    return a != nullptr && (a->kind == cache_kind::window || a->kind == cache_kind::chunked);
 }
 
-bool model_desc::is_recurrent(uint32_t il) const { return kind.at(il) == layer_kind::recurrent; }
+bool model_desc::is_recurrent(uint32_t il) const {
+    for (const auto & c : caches.at(il)) {
+        if (c.is_state()) return true;
+    }
+    return false;
+}
+
+const layer_cache * model_desc::attention_cache(uint32_t il) const {
+    for (const auto & c : caches.at(il)) {
+        if (c.is_attention()) return &c;
+    }
+    return nullptr;
+}
 
 uint32_t model_desc::n_embd_k_gqa(uint32_t il) const {
-    return has_kv(il) ? head_dim_k.at(il) * n_head_kv.at(il) : 0;
+    const layer_cache * a = attention_cache(il);
+    return a ? static_cast<uint32_t>(a->width_k()) : 0;
 }
 
 uint32_t model_desc::n_embd_v_gqa(uint32_t il) const {
-    return has_kv(il) ? head_dim_v.at(il) * n_head_kv.at(il) : 0;
+    const layer_cache * a = attention_cache(il);
+    return a ? static_cast<uint32_t>(a->width_v()) : 0;
 }
 
 uint64_t model_desc::n_embd_r() const {
@@ -97,12 +171,12 @@ uint64_t model_desc::n_embd_s() const {
 
 uint32_t model_desc::count(layer_kind k) const {
     uint32_t n = 0;
-    for (auto x : kind) n += x == k;
+    for (uint32_t il = 0; il < n_layer; ++il) n += kind_of(il) == k;
     return n;
 }
 
 void resize_layers(model_desc & m) {
-    m.kind.resize(m.n_layer, layer_kind::none);
+    m.caches.resize(m.n_layer);
     m.n_head.resize(m.n_layer, 0);
     m.n_head_kv.resize(m.n_layer, 0);
     m.head_dim_k.resize(m.n_layer, 0);
@@ -110,6 +184,43 @@ void resize_layers(model_desc & m) {
     m.n_ff.resize(m.n_layer, 0);
     m.is_moe.resize(m.n_layer, 0);
     m.weights.layers.resize(m.n_layer);
+}
+
+model_desc all_full_attention_variant(const model_desc & m) {
+    model_desc v = m;
+    uint32_t ref = m.n_layer;
+    for (uint32_t il = 0; il < m.n_layer && ref == m.n_layer; ++il) {
+        const layer_cache * a = m.attention_cache(il);
+        if (a && (a->kind == cache_kind::full || a->kind == cache_kind::latent)) ref = il;
+    }
+    for (uint32_t il = 0; il < m.n_layer && ref == m.n_layer; ++il) {
+        if (m.attention_cache(il)) ref = il;
+    }
+    if (ref == m.n_layer) return v; // no attention layer to copy
+    std::vector<layer_cache> like;
+    for (layer_cache c : m.caches[ref]) {
+        if (c.is_state() || c.ratio != 1) continue;
+        if (c.kind == cache_kind::window || c.kind == cache_kind::chunked) c.kind = cache_kind::full, c.window = 0;
+        like.push_back(c);
+    }
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        v.caches[il] = like;
+        v.n_head[il] = m.n_head[ref];
+        v.n_head_kv[il] = m.n_head_kv[ref];
+        v.head_dim_k[il] = m.head_dim_k[ref];
+        v.head_dim_v[il] = m.head_dim_v[ref];
+    }
+    v.rec_kind = recurrent_kind::none;
+    v.name = m.name + " (all full attention)";
+    return v;
+}
+
+void add_recurrent_state(model_desc & m, uint32_t il) {
+    if (m.n_embd_r() + m.n_embd_s() == 0) {
+        throw error::at(m.source.empty() ? m.name : m.source, fmt::format("layer {}: recurrent layer with an empty state", il));
+    }
+    if (const uint64_t r = m.n_embd_r(); r > 0) m.caches.at(il).push_back(layer_cache::state(cache_kind::conv_state, uint32_t(r)));
+    if (const uint64_t s = m.n_embd_s(); s > 0) m.caches.at(il).push_back(layer_cache::state(cache_kind::ssm_state, uint32_t(s)));
 }
 
 void model_desc::validate() const {
@@ -120,23 +231,29 @@ void model_desc::validate() const {
     for (auto * v : {&n_head, &n_head_kv, &head_dim_k, &head_dim_v, &n_ff}) {
         if (v->size() != n_layer) fail(fmt::format("per-layer array of length {} for n_layer {}", v->size(), n_layer));
     }
-    if (kind.size() != n_layer) fail(fmt::format("layer kinds of length {} for n_layer {}", kind.size(), n_layer));
-    bool any_recurrent = false;
+    if (caches.size() != n_layer) fail(fmt::format("cache lists of length {} for n_layer {}", caches.size(), n_layer));
+    bool any_state = false;
     for (uint32_t il = 0; il < n_layer; ++il) {
-        if (has_kv(il)) {
-            if (n_head_kv[il] == 0) fail(fmt::format("layer {}: n_head_kv is 0 on an attention layer", il));
-            if (head_dim_k[il] == 0) fail(fmt::format("layer {}: head_dim_k is 0 on an attention layer", il));
-            if (head_dim_k[il] > 65536 || head_dim_v[il] > 65536 || n_head_kv[il] > 65536) {
-                fail(fmt::format("layer {}: absurd attention shape ({} KV heads x {}/{})", il, n_head_kv[il],
-                                 head_dim_k[il], head_dim_v[il]));
+        for (const auto & c : caches[il]) {
+            const char * name = cache_kind_name(c.kind);
+            if (c.is_state()) {
+                any_state = true;
+                if (c.width_k() == 0) fail(fmt::format("layer {}: empty {}", il, name));
+                continue;
             }
+            if (c.n_head == 0) fail(fmt::format("layer {}: {} cache with 0 heads", il, name));
+            if (c.head_dim_k == 0) fail(fmt::format("layer {}: {} cache with K width 0", il, name));
+            if (c.head_dim_k > 65536 || c.head_dim_v > 65536 || c.n_head > 65536) {
+                fail(fmt::format("layer {}: absurd {} cache shape ({} heads x {}/{})", il, name, c.n_head, c.head_dim_k,
+                                 c.head_dim_v));
+            }
+            if ((c.kind == cache_kind::window || c.kind == cache_kind::chunked) && c.window == 0) {
+                fail(fmt::format("layer {}: {} cache with a window of 0 tokens", il, name));
+            }
+            if (c.ratio == 0) fail(fmt::format("layer {}: {} cache with ratio 0", il, name));
         }
-        if (kind[il] == layer_kind::swa && n_swa == 0) fail(fmt::format("layer {}: sliding window layer but n_swa is 0", il));
-        if (kind[il] == layer_kind::chunked && n_chunk == 0) fail(fmt::format("layer {}: chunked layer but n_chunk is 0", il));
-        any_recurrent |= kind[il] == layer_kind::recurrent;
     }
-    if (any_recurrent && rec_kind == recurrent_kind::none) fail("recurrent layers without a recurrent kind");
-    if (any_recurrent && n_embd_r() + n_embd_s() == 0) fail("recurrent layers with an empty state");
+    if (any_state && rec_kind == recurrent_kind::none) fail("recurrent state without a recurrent kind");
 }
 
 } // namespace kvfit

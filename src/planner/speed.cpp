@@ -27,16 +27,16 @@ double active_block_params(const model_desc & m, uint32_t il, bool experts) {
 
 // Cells a decoded token attends to in layer il at the given depth (one sequence).
 uint64_t attended_cells(const model_desc & m, uint32_t il, uint64_t depth) {
-    if (!m.has_kv(il)) return 0;
-    if (m.is_swa(il)) return std::min<uint64_t>(depth, m.kind[il] == layer_kind::chunked ? m.n_chunk : m.n_swa);
+    const layer_cache * a = m.attention_cache(il);
+    if (a == nullptr) return 0;
+    if (a->window > 0) return std::min<uint64_t>(depth, a->window);
     return depth;
 }
 
 // KV bytes per cell of layer il for the plan's cache types (K only for MLA's k_only layout).
 uint64_t kv_bytes_per_cell(const model_desc & m, const llamacpp_settings & s, uint32_t il) {
-    if (!m.has_kv(il)) return 0;
-    const bool v_less = m.kind[il] == layer_kind::mla && s.mla == mla_layout::k_only;
-    return ggml_row_size(s.type_k, m.n_embd_k_gqa(il)) + (v_less ? 0 : ggml_row_size(s.type_v, m.n_embd_v_gqa(il)));
+    const layer_cache * a = m.attention_cache(il);
+    return a ? llamacpp_cell_bytes(m, *a, s.type_k, s.type_v, s.mla) : 0;
 }
 
 void set_rates(device_speed & d, const speed_settings & s) {

@@ -72,29 +72,6 @@ void find_offload(const model_desc & m, const llamacpp_settings & s, const place
 
 } // namespace
 
-model_desc all_full_attention_variant(const model_desc & m) {
-    model_desc v = m;
-    uint32_t ref = m.n_layer;
-    for (uint32_t il = 0; il < m.n_layer && ref == m.n_layer; ++il) {
-        if (m.kind[il] == layer_kind::full || m.kind[il] == layer_kind::mla) ref = il;
-    }
-    for (uint32_t il = 0; il < m.n_layer && ref == m.n_layer; ++il) {
-        if (m.has_kv(il)) ref = il;
-    }
-    if (ref == m.n_layer) return v; // no attention layer to copy
-    const layer_kind k = m.kind[ref] == layer_kind::mla ? layer_kind::mla : layer_kind::full;
-    for (uint32_t il = 0; il < m.n_layer; ++il) {
-        v.kind[il] = k;
-        v.n_head[il] = m.n_head[ref];
-        v.n_head_kv[il] = m.n_head_kv[ref];
-        v.head_dim_k[il] = m.head_dim_k[ref];
-        v.head_dim_v[il] = m.head_dim_v[ref];
-    }
-    v.rec_kind = recurrent_kind::none;
-    v.name = m.name + " (all full attention)";
-    return v;
-}
-
 report make_report(const model_desc & m, const warnings & warn, const llamacpp_settings & s,
                    const placement_settings & p, const std::vector<uint64_t> & user_contexts,
                    const std::vector<device_spec> & gpus, uint64_t margin_bytes) {

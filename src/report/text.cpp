@@ -25,26 +25,29 @@ std::string layer_summary(const model_desc & m) {
     return out;
 }
 
-// "8 layers x (4 KV heads x 256 K + 4 x 256 V) x 2 B" when all growing layers share one shape.
+// "8 layers x 2 (K, V) x 4 KV heads x 256 head_dim x 2 B" when every growing cache is the same attention cache.
 std::string per_token_formula(const model_desc & m, const llamacpp_settings & s) {
-    uint32_t n = 0, ref = 0;
+    uint32_t n = 0;
+    layer_cache ref;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        if (m.kind[il] != layer_kind::full && m.kind[il] != layer_kind::mla) continue;
-        if (n == 0) ref = il;
-        if (m.n_embd_k_gqa(il) != m.n_embd_k_gqa(ref) || m.n_embd_v_gqa(il) != m.n_embd_v_gqa(ref)) return "";
-        ++n;
+        for (const auto & c : m.caches[il]) {
+            if (!c.grows_with_ctx()) continue;
+            if (!c.is_attention() || (n > 0 && !(c == ref))) return "";
+            ref = c;
+            ++n;
+        }
     }
     if (n == 0 || s.type_k != s.type_v || ggml_is_quantized(s.type_k)) return "";
     const uint32_t bytes = ggml_traits(s.type_k).type_size;
-    if (m.kind[ref] == layer_kind::mla && s.mla == mla_layout::k_only) {
-        return fmt::format("{} MLA layers x {} latent (K only) x {} B", n, m.head_dim_k[ref], bytes);
+    if (ref.kind == cache_kind::latent && s.mla == mla_layout::k_only) {
+        return fmt::format("{} MLA layers x {} latent (K only) x {} B", n, ref.head_dim_k, bytes);
     }
-    if (m.head_dim_k[ref] == m.head_dim_v[ref]) {
-        return fmt::format("{} layers x 2 (K, V) x {} KV heads x {} head_dim x {} B", n, m.n_head_kv[ref],
-                           m.head_dim_k[ref], bytes);
+    if (ref.kind == cache_kind::latent) return "";
+    if (ref.head_dim_k == ref.head_dim_v) {
+        return fmt::format("{} layers x 2 (K, V) x {} KV heads x {} head_dim x {} B", n, ref.n_head, ref.head_dim_k, bytes);
     }
-    return fmt::format("{} layers x {} KV heads x ({} K + {} V) x {} B", n, m.n_head_kv[ref], m.head_dim_k[ref],
-                       m.head_dim_v[ref], bytes);
+    return fmt::format("{} layers x {} KV heads x ({} K + {} V) x {} B", n, ref.n_head, ref.head_dim_k, ref.head_dim_v,
+                       bytes);
 }
 
 std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }

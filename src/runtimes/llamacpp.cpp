@@ -13,13 +13,31 @@ uint64_t pad256(uint64_t n) { return (n + 255) / 256 * 256; }
 
 bool flash_attn_resolved(flash_attn_mode m) { return m != flash_attn_mode::off; }
 
-// Bytes per token of layer il for the given cache types.
-uint64_t layer_kv_bytes_per_token(const model_desc & m, uint32_t il, ggml_type tk, ggml_type tv, mla_layout mla) {
-    if (!m.has_kv(il)) return 0;
-    const uint64_t k = ggml_row_size(tk, m.n_embd_k_gqa(il));
-    const bool v_less = m.kind[il] == layer_kind::mla && mla == mla_layout::k_only;
-    const uint64_t v = v_less ? 0 : ggml_row_size(tv, m.n_embd_v_gqa(il));
-    return k + v;
+uint64_t cell_bytes(const model_desc & m, const layer_cache & c, ggml_type tk, ggml_type tv, mla_layout mla) {
+    return llamacpp_cell_bytes(m, c, tk, tv, mla);
+}
+
+} // namespace
+
+uint64_t llamacpp_cell_bytes(const model_desc & m, const layer_cache & c, ggml_type tk, ggml_type tv, mla_layout mla) {
+    const uint64_t k = ggml_row_size(tk, c.width_k());
+    if (c.kind == cache_kind::latent && mla == mla_layout::k_and_v) return k + ggml_row_size(tv, m.kv_lora_rank);
+    return k + (c.width_v() > 0 ? ggml_row_size(tv, c.width_v()) : 0);
+}
+
+namespace {
+
+// The caches the llama.cpp rules of this release allocate: attention K/V (full, window, chunked, latent).
+// Indexer and compressed caches (DSA, DeepSeek-V4) have rules of their own that this release does not model yet.
+void check_modelled(const model_desc & m) {
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const auto & c : m.caches[il]) {
+            if (c.kind == cache_kind::indexer || c.kind == cache_kind::compressed) {
+                throw error(fmt::format("llama.cpp: layer {} keeps a {} cache, which kvfit's llama.cpp rules do not size yet",
+                                        il, cache_kind_name(c.kind)));
+            }
+        }
+    }
 }
 
 } // namespace
@@ -71,36 +89,39 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
 
 namespace {
 
-// Cells per stream of layer il (has_kv(il) assumed): n_ctx_seq, or the capped window for swa/chunked
-// layers (llama_kv_cache_iswa: size_swa = pad256(min(size_base, n_swa * (unified ? n_seq : 1) + n_ubatch))).
-uint64_t layer_cells_per_stream(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
-                                uint32_t il) {
-    if (!m.is_swa(il) || s.swa_full) return c.n_ctx_seq;
-    const uint64_t window = m.kind[il] == layer_kind::chunked ? m.n_chunk : m.n_swa;
-    const uint64_t span = window * (s.kv_unified ? c.n_seq : 1) + c.n_ubatch;
-    return pad256(std::min<uint64_t>(c.n_ctx_seq, span));
+// Cells per stream of attention cache `c`: n_ctx_seq, or the capped window for window / chunked caches
+// (llama_kv_cache_iswa: size_swa = pad256(min(size_base, n_swa * (unified ? n_seq : 1) + n_ubatch))).
+uint64_t cells_per_stream(const layer_cache & c, const llamacpp_settings & s, const llamacpp_context & ctx) {
+    if ((c.kind != cache_kind::window && c.kind != cache_kind::chunked) || s.swa_full) return ctx.n_ctx_seq;
+    const uint64_t span = uint64_t(c.window) * (s.kv_unified ? ctx.n_seq : 1) + ctx.n_ubatch;
+    return pad256(std::min<uint64_t>(ctx.n_ctx_seq, span));
 }
 
-void add_layer(kv_cache_buffer & cache, const model_desc & m, const llamacpp_settings & s,
-               const llamacpp_context & c, uint32_t il) {
-    const bool v_less = m.kind[il] == layer_kind::mla && s.mla == mla_layout::k_only;
-    cache.cells_per_stream = layer_cells_per_stream(m, s, c, il);
+void add_cache(kv_cache_buffer & cache, const model_desc & m, const layer_cache & c, const llamacpp_settings & s,
+               const llamacpp_context & ctx) {
+    cache.cells_per_stream = cells_per_stream(c, s, ctx);
     const uint64_t cells = cache.cells_per_stream * cache.n_stream;
     cache.n_layer += 1;
-    cache.k_bytes += cells * ggml_row_size(s.type_k, m.n_embd_k_gqa(il));
-    cache.v_bytes += v_less ? 0 : cells * ggml_row_size(s.type_v, m.n_embd_v_gqa(il));
+    const uint64_t k = ggml_row_size(s.type_k, c.width_k());
+    cache.k_bytes += cells * k;
+    cache.v_bytes += cells * (cell_bytes(m, c, s.type_k, s.type_v, s.mla) - k);
 }
+
+bool in_window_cache(const layer_cache & c) { return c.kind == cache_kind::window || c.kind == cache_kind::chunked; }
 
 } // namespace
 
 std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
                                                 const llamacpp_context & c) {
+    check_modelled(m);
     kv_cache_buffer base{"base", c.n_ctx_seq, c.n_stream, 0, 0, 0};
     kv_cache_buffer swa{"swa", 0, c.n_stream, 0, 0, 0};
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        if (!m.has_kv(il)) continue;
-        // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
-        add_layer(m.is_swa(il) ? swa : base, m, s, c, il);
+        for (const auto & cache : m.caches[il]) {
+            if (!cache.is_attention()) continue;
+            // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
+            add_cache(in_window_cache(cache) ? swa : base, m, cache, s, c);
+        }
     }
     std::vector<kv_cache_buffer> out;
     if (base.n_layer > 0) out.push_back(base);
@@ -110,19 +131,33 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
 
 uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                  uint32_t il) {
-    if (!m.has_kv(il)) return 0;
-    kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
-    add_layer(one, m, s, c, il);
-    return one.bytes();
+    check_modelled(m);
+    uint64_t n = 0;
+    for (const auto & cache : m.caches.at(il)) {
+        if (!cache.is_attention()) continue;
+        kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
+        add_cache(one, m, cache, s, c);
+        n += one.bytes();
+    }
+    return n;
 }
 
 recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context & c) {
+    // llama_memory_recurrent (src/llama-memory-recurrent.cpp): per recurrent layer one r tensor of
+    // n_embd_r * mem_size and one s tensor of n_embd_s * mem_size, f32, mem_size = max(1, n_seq_max)
     recurrent_buffer r;
-    r.n_layer = m.count(layer_kind::recurrent);
-    if (r.n_layer == 0) return r;
     r.n_seq = std::max<uint32_t>(1, c.n_seq);
-    r.r_bytes = uint64_t(r.n_layer) * r.n_seq * m.n_embd_r() * 4;
-    r.s_bytes = uint64_t(r.n_layer) * r.n_seq * m.n_embd_s() * 4;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        bool any = false;
+        for (const auto & cache : m.caches[il]) {
+            if (!cache.is_state()) continue;
+            any = true;
+            uint64_t & dst = cache.kind == cache_kind::conv_state ? r.r_bytes : r.s_bytes;
+            dst += uint64_t(r.n_seq) * cache.width_k() * 4;
+        }
+        r.n_layer += any;
+    }
+    if (r.n_layer == 0) r.n_seq = 0;
     return r;
 }
 
@@ -133,20 +168,15 @@ uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c)
 uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v, mla_layout mla) {
     uint64_t n = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        const layer_kind k = m.kind[il];
-        if (k == layer_kind::full || k == layer_kind::mla) n += layer_kv_bytes_per_token(m, il, type_k, type_v, mla);
+        for (const auto & c : m.caches[il]) {
+            if (c.grows_with_ctx() && c.ratio == 1) n += cell_bytes(m, c, type_k, type_v, mla);
+        }
     }
     return n;
 }
 
 uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v, mla_layout mla) {
-    for (uint32_t il = 0; il < m.n_layer; ++il) {
-        const layer_kind k = m.kind[il];
-        if (k == layer_kind::full || k == layer_kind::mla) {
-            return uint64_t(m.n_layer) * layer_kv_bytes_per_token(m, il, type_k, type_v, mla);
-        }
-    }
-    return 0;
+    return kv_bytes_per_token(all_full_attention_variant(m), type_k, type_v, mla);
 }
 
 } // namespace kvfit

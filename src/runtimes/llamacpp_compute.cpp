@@ -83,8 +83,8 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
         if (!m.has_kv(il)) continue;
         any_kv = true;
         windowed |= m.is_swa(il);
-        any_mla |= m.kind[il] == layer_kind::mla;
-        if (m.kind[il] != layer_kind::mla && !any_plain) {
+        any_mla |= m.kind_of(il) == layer_kind::mla;
+        if (m.kind_of(il) != layer_kind::mla && !any_plain) {
             any_plain = true;
             head_k = m.head_dim_k[il];
             head_v = m.head_dim_v[il];

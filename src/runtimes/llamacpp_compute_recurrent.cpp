@@ -98,9 +98,11 @@ uint64_t stages_mamba2(const model_desc & m, const compute_graph & g) {
         const uint64_t Yn = pad32(d_inner * T * 4);
         top = std::max(top, I + 2 * E + Yn + moe_block(m, g, Yn));
     }
-    const bool any_attn = std::any_of(m.kind.begin(), m.kind.end(), [](layer_kind k) {
-        return k == layer_kind::full || k == layer_kind::swa || k == layer_kind::chunked;
-    });
+    bool any_attn = false;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_cache * a = m.attention_cache(il);
+        any_attn |= a != nullptr && a->kind != cache_kind::latent;
+    }
     if (any_attn && !g.fa) top = std::max(top, I + 2 * E + (g.rot_k ? 1 : 2) * g.Q + g.KQ); // kq, as dense
     uint64_t n_ff = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) n_ff = std::max<uint64_t>(n_ff, m.n_ff[il]);

@@ -70,7 +70,7 @@ uint64_t stages_mla_moe(const model_desc & m, const compute_graph & g) {
     const uint64_t T = g.n_tokens, I = g.inputs, E = g.E;
     uint64_t n_head = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        if (m.kind[il] == layer_kind::mla) n_head = std::max<uint64_t>(n_head, m.n_head[il]);
+        if (m.kind_of(il) == layer_kind::mla) n_head = std::max<uint64_t>(n_head, m.n_head[il]);
     }
     const uint64_t kvr = m.kv_lora_rank, rope = m.n_rot_mla, qk = uint64_t(m.head_dim_qk_nope) + m.n_rot_mla;
     const uint64_t Fm = pad32(uint64_t(m.n_ff_exp) * m.n_expert_used * T * 4); // ffn_moe_gate/up/swiglu

@@ -29,13 +29,14 @@ uint64_t rank_weights(const model_desc & m, uint32_t tp) {
 uint64_t cell_bytes(const model_desc & m, const sglang_settings & s, uint32_t es) {
     double cell = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        if (!m.has_kv(il)) continue;
-        if (m.kind[il] == layer_kind::mla) {
-            cell += double(m.head_dim_k[il]) * es;
+        const layer_cache * a = m.attention_cache(il);
+        if (a == nullptr) continue;
+        if (a->kind == cache_kind::latent) {
+            cell += double(a->width_k()) * es;
             continue;
         }
-        const uint64_t heads = std::max<uint32_t>(1, m.n_head_kv[il] / s.tp);
-        const double per = double(heads * (m.head_dim_k[il] + m.head_dim_v[il]) * es);
+        const uint64_t heads = std::max<uint32_t>(1, a->n_head / s.tp);
+        const double per = double(heads * (a->head_dim_k + a->head_dim_v) * es);
         cell += m.is_swa(il) ? s.swa_full_tokens_ratio * per : per;
     }
     return uint64_t(std::ceil(cell));

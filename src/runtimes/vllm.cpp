@@ -67,17 +67,18 @@ struct layer_spec {
 uint64_t attention_bytes_per_token(const model_desc & m, const vllm_settings & s, uint32_t il, uint32_t & heads) {
     const std::string & dt = s.kv_cache_dtype;
     const uint32_t model_s = vllm_dtype_bytes(m.dtype, 2, "dtype");
-    const bool mla = m.kind[il] == layer_kind::mla;
-    heads = mla ? 1 : std::max<uint32_t>(1, m.n_head_kv[il] / s.tp); // ModelConfig.get_num_kv_heads
+    const layer_cache & a = *m.attention_cache(il);
+    const bool mla = a.kind == cache_kind::latent;
+    heads = mla ? 1 : std::max<uint32_t>(1, a.n_head / s.tp); // ModelConfig.get_num_kv_heads
     uint64_t bytes = 0;
     if (mla && dt == "fp8_ds_mla") {
         bytes = 656; // flashmla_sparse.py packed layout
     } else if (dt == "nvfp4") {
         auto f = [](uint64_t d) { return d / 2 + d / 16; }; // nvfp4_kv_cache_full_dim
-        bytes = mla ? f(m.head_dim_k[il]) : uint64_t(heads) * (f(m.head_dim_k[il]) + f(m.head_dim_v[il]));
+        bytes = mla ? f(a.head_dim_k) : uint64_t(heads) * (f(a.head_dim_k) + f(a.head_dim_v));
     } else {
         const uint32_t es = dt == "auto" ? model_s : 1;
-        bytes = mla ? uint64_t(m.head_dim_k[il]) * es : uint64_t(heads) * (m.head_dim_k[il] + m.head_dim_v[il]) * es;
+        bytes = mla ? uint64_t(a.head_dim_k) * es : uint64_t(heads) * (a.head_dim_k + a.head_dim_v) * es;
     }
     if (dt == "fp8_per_token_head" || dt == "int8_per_token_head") bytes += 2ull * heads * 4;
     return bytes;
@@ -139,13 +140,13 @@ vllm_layout vllm_kv_layout(const model_desc & m, const vllm_settings & s) {
     std::vector<uint64_t> attn1(m.n_layer, 0);
     bool any_attn = false, any_mamba = false;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        spec[il].kind = spec_kind(m.kind[il]);
+        spec[il].kind = spec_kind(m.kind_of(il));
         if (m.has_kv(il)) {
             uint32_t heads = 0;
             attn1[il] = attention_bytes_per_token(m, s, il, heads);
             if (!any_attn) lay.n_head_kv_rank = heads, lay.attn1 = attn1[il];
             any_attn = true;
-            spec[il].window = m.kind[il] == layer_kind::swa ? m.n_swa : m.kind[il] == layer_kind::chunked ? m.n_chunk : 0;
+            spec[il].window = m.attention_cache(il)->window;
         }
         any_mamba |= m.is_recurrent(il);
     }

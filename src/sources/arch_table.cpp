@@ -15,7 +15,7 @@ namespace {
 // --- helpers ----------------------------------------------------------------------------------------------
 
 void set_no_attention(hf_build & b, uint32_t il, layer_kind k) {
-    b.m.kind[il] = k;
+    b.kind[il] = k;
     b.m.n_head[il] = b.m.n_head_kv[il] = b.m.head_dim_k[il] = b.m.head_dim_v[il] = 0;
 }
 
@@ -66,12 +66,12 @@ void from_array(const hf_keys & cfg, std::string_view key, hf_build & b, warning
     for (uint32_t il = 0; il < b.m.n_layer; ++il) {
         const std::string t = arr[il].is_string() ? arr[il].get<std::string>() : std::string(arr[il].type_name());
         if (t == "full_attention") {
-            b.m.kind[il] = layer_kind::full;
+            b.kind[il] = layer_kind::full;
         } else if (t == "sliding_attention") {
-            b.m.kind[il] = layer_kind::swa;
+            b.kind[il] = layer_kind::swa;
             b.m.n_swa = static_cast<uint32_t>(cfg.uint("sliding_window"));
         } else if (t == "chunked_attention") {
-            b.m.kind[il] = layer_kind::chunked;
+            b.kind[il] = layer_kind::chunked;
             b.m.n_chunk = static_cast<uint32_t>(cfg.uint("attention_chunk_size"));
         } else if (t == "linear_attention") {
             set_no_attention(b, il, layer_kind::recurrent);
@@ -109,7 +109,7 @@ void sliding_window(const hf_keys & cfg, std::string_view key, hf_build & b, war
     if (cfg.has("layer_types")) return from_array(cfg, "layer_types", b, warn);
     if (!cfg.has(key)) return;
     b.m.n_swa = static_cast<uint32_t>(cfg.uint(key));
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) b.m.kind[il] = layer_kind::swa;
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) b.kind[il] = layer_kind::swa;
 }
 
 // Qwen2/Qwen3: the window applies only when use_sliding_window is true (default false), and then only to
@@ -119,7 +119,7 @@ void sliding_window_if_used(const hf_keys & cfg, std::string_view key, hf_build 
     if (!cfg.flag_or("use_sliding_window", false) || !cfg.has(key)) return;
     b.m.n_swa = static_cast<uint32_t>(cfg.uint(key));
     const uint64_t first = cfg.count_or("max_window_layers", 0, 100000);
-    for (uint32_t il = first; il < b.m.n_layer; ++il) b.m.kind[il] = layer_kind::swa;
+    for (uint32_t il = first; il < b.m.n_layer; ++il) b.kind[il] = layer_kind::swa;
 }
 
 // Llama 4: RoPE layers use chunked attention of attention_chunk_size tokens, NoPE layers are global.
@@ -137,7 +137,7 @@ void chunked(const hf_keys & cfg, std::string_view key, hf_build & b, warnings &
     }
     for (uint32_t il = 0; il < b.m.n_layer; ++il) {
         const bool rope = listed ? cfg.at("no_rope_layers")[il] != 0 : (il + 1) % every != 0;
-        if (rope) b.m.kind[il] = layer_kind::chunked;
+        if (rope) b.kind[il] = layer_kind::chunked;
     }
 }
 
@@ -151,7 +151,7 @@ void mla(const hf_keys & cfg, std::string_view key, hf_build & b, warnings &) {
     m.head_dim_qk_nope = static_cast<uint32_t>(cfg.uint("qk_nope_head_dim", 65536));
     m.head_dim_v_mla = static_cast<uint32_t>(cfg.uint("v_head_dim", 65536));
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        m.kind[il] = layer_kind::mla;
+        b.kind[il] = layer_kind::mla;
         m.n_head_kv[il] = 1;
         m.head_dim_k[il] = m.kv_lora_rank + m.n_rot_mla;
         m.head_dim_v[il] = m.kv_lora_rank;
@@ -255,6 +255,22 @@ const std::vector<arch_row> & rows() {
 }
 
 } // namespace
+
+void caches_from_kinds(hf_build & b) {
+    model_desc & m = b.m;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        auto & cs = m.caches[il];
+        cs.clear();
+        switch (b.kind[il]) {
+        case layer_kind::full:      cs.push_back(layer_cache::attention(cache_kind::full, m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il])); break;
+        case layer_kind::swa:       cs.push_back(layer_cache::attention(cache_kind::window, m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il], m.n_swa)); break;
+        case layer_kind::chunked:   cs.push_back(layer_cache::attention(cache_kind::chunked, m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il], m.n_chunk)); break;
+        case layer_kind::mla:       cs.push_back(layer_cache::latent(m.kv_lora_rank + m.n_rot_mla)); break;
+        case layer_kind::recurrent: add_recurrent_state(m, il); break;
+        case layer_kind::none:      break;
+        }
+    }
+}
 
 const arch_row * find_arch(std::string_view model_type) {
     for (const auto & r : rows()) {

@@ -36,7 +36,7 @@ std::string render(const gguf_value & v, std::string_view where) {
 }
 
 std::string layer_line(const model_desc & m, uint32_t il) {
-    const layer_kind k = m.kind[il];
+    const layer_kind k = m.kind_of(il);
     if (k == layer_kind::recurrent) return fmt::format("recurrent ({})", recurrent_kind_name(m.rec_kind));
     if (!m.has_kv(il)) return layer_kind_name(k);
     return fmt::format("{} {} kv heads x {}/{}", layer_kind_name(k), m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il]);

@@ -232,21 +232,31 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         m.head_dim_v_mla = k.u32("attention.value_length_mla", 0);
     }
     resize_layers(m);
+    if (std::count(kinds.begin(), kinds.end(), layer_kind::recurrent) > 0) read_recurrent(k, *row, m);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        m.kind[il] = kinds[il];
         m.n_head[il] = n_head[il];
         m.n_ff[il] = n_ff[il];
         m.head_dim_k[il] = dim_k;
         m.head_dim_v[il] = dim_v;
-        m.n_head_kv[il] = m.has_kv(il) ? n_head_kv[il] : 0;
-        if (mla && m.has_kv(il)) { // one latent of kv_lora_rank + rope values per token, K only (llama-kv-cache.cpp)
-            m.kind[il] = layer_kind::mla;
+        const bool attn = kinds[il] != layer_kind::none && kinds[il] != layer_kind::recurrent;
+        m.n_head_kv[il] = attn ? n_head_kv[il] : 0;
+        auto & cs = m.caches[il];
+        if (mla && attn) { // one latent of kv_lora_rank + rope values per token, K only (llama-kv-cache.cpp)
             m.n_head_kv[il] = 1;
             m.head_dim_k[il] = m.kv_lora_rank + m.n_rot_mla;
             m.head_dim_v[il] = m.kv_lora_rank;
+            cs.push_back(layer_cache::latent(m.kv_lora_rank + m.n_rot_mla));
+            continue;
+        }
+        switch (kinds[il]) {
+        case layer_kind::full:      cs.push_back(layer_cache::attention(cache_kind::full, n_head_kv[il], dim_k, dim_v)); break;
+        case layer_kind::swa:       cs.push_back(layer_cache::attention(cache_kind::window, n_head_kv[il], dim_k, dim_v, m.n_swa)); break;
+        case layer_kind::chunked:   cs.push_back(layer_cache::attention(cache_kind::chunked, n_head_kv[il], dim_k, dim_v, m.n_chunk)); break;
+        case layer_kind::recurrent: add_recurrent_state(m, il); break;
+        case layer_kind::mla:
+        case layer_kind::none:      break;
         }
     }
-    if (m.count(layer_kind::recurrent) > 0) read_recurrent(k, *row, m);
     if (row->layout == gguf_layout::parallel_hybrid) {
         warn.push_back(fmt::format("{}: {} runs attention and a recurrent mixer in every layer; kvfit counts the "
                                    "KV cache only, not the recurrent state", f.path(), k.arch));

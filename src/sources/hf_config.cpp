@@ -212,10 +212,11 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     m.ssm_chunk_size = static_cast<uint32_t>(cfg.uint_or("chunk_size", cfg.uint_or("mamba_chunk_size", 0, 1u << 20), 1u << 20));
     resize_layers(m);
     b.n_norm.assign(m.n_layer, 2);
+    b.kind.assign(m.n_layer, layer_kind::full);
     b.attn_linear.assign(m.n_layer, 0);
     b.ffn_linear.assign(m.n_layer, 0);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        m.kind[il] = layer_kind::full;
+        b.kind[il] = layer_kind::full;
         m.n_head[il] = n_head;
         m.n_head_kv[il] = n_head_kv;
         m.head_dim_k[il] = m.head_dim_v[il] = b.head_dim;
@@ -262,6 +263,7 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     if (b.flags.mrope) b.m.n_pos_per_embd = 4; // llama_model_rope_type: LLM_ARCH_QWEN35/QWEN35MOE -> IMROPE
     row->layout(cfg, row->layout_key, b, warn);
     row->ffn(cfg, row->ffn_key, b);
+    detail::caches_from_kinds(b);
     detail::count_params(b);
     b.m.validate();
     return b.m;

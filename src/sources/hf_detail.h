@@ -70,6 +70,7 @@ struct param_flags {
 struct hf_build {
     model_desc m;
     param_flags flags;
+    std::vector<layer_kind> kind;      ///< per layer: the attention type the layout chose (caches_from_kinds)
     std::vector<uint8_t> n_norm;       ///< per layer: n_embd-sized norm vectors (2 for a pre-norm decoder)
     std::vector<uint8_t> attn_linear;  ///< per layer: attention replaced by one n_embd x n_embd linear (DeciLM)
     std::vector<uint8_t> ffn_linear;   ///< per layer: FFN replaced by one n_embd x n_embd linear (DeciLM)
@@ -110,6 +111,11 @@ void block_ffn(const hf_keys & cfg, std::string_view key, hf_build & b);
 /// Parse a config.json text as model_from_hf_config does (bare Infinity/NaN read as null). Throws kvfit::error
 /// "<where>: not valid JSON: ...".
 nlohmann::json parse_config_json(std::string_view text, std::string_view where);
+
+/// Fills b.m.caches from b.kind and the per-layer shape: full / swa / chunked -> that attention cache with
+/// n_head_kv[il] heads of head_dim_k / head_dim_v (window n_swa or n_chunk); mla -> the latent of kv_lora_rank +
+/// n_rot_mla values; recurrent -> add_recurrent_state; none -> no cache.
+void caches_from_kinds(hf_build & b);
 
 /// Fills b.m.weights from the shapes (params only, bytes 0). Rules in src/sources/hf_params.cpp.
 void count_params(hf_build & b);

@@ -87,7 +87,7 @@ weight_group layer_params(const hf_build & b, uint32_t il) {
     const model_desc & m = b.m;
     weight_group g;
     g.n_params = uint64_t(b.n_norm[il]) * m.n_embd;
-    switch (m.kind[il]) {
+    switch (b.kind[il]) {
     case layer_kind::full:
     case layer_kind::swa:
     case layer_kind::chunked:   g.n_params += attention_params(b, il); break;
