@@ -142,6 +142,8 @@ int main(int argc, char ** argv) {
     app.add_flag("--kv-unified", o.req.kv_unified, "-kvu: one KV stream shared by all sequences");
     app.add_flag("--swa-full", o.req.swa_full, "full-size cache for sliding-window layers");
     app.add_flag("--mla-kv", o.req.mla_kv, "older llama.cpp MLA layout: K 576 plus V 512 per layer");
+    app.add_option("--llamacpp-version", o.req.llamacpp_version,
+                   "llama.cpp release whose rules apply: v0.5.0 (default, node-llama-cpp 3.22.1) or 5b4ebc5 (3.21.1)");
     app.add_option("--gpu", o.req.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
     app.add_option("--margin", o.req.margin, "memory kept free per GPU (default 1GiB, as llama.cpp --fit)");
     app.add_option("--weights", o.req.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");

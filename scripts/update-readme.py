@@ -2,11 +2,11 @@
 """Rewrites every ```console block of README.md that starts with "$ kvfit ARGS" with the real output of
 build/kvfit (run from the repository root), keeping a trailing "$ echo $?" line with the real exit status.
 tests/test_readme.cpp checks the same blocks; run this after a change that alters the printed output."""
-import re, shlex, subprocess, sys
+import os, re, shlex, subprocess, sys
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
-binary = root / "build" / "kvfit"
+binary = Path(os.environ.get("KVFIT", root / "build" / "kvfit"))  # KVFIT=path/to/kvfit to use another build
 readme = root / "README.md"
 
 def run(args):

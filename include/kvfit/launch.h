@@ -135,6 +135,7 @@ struct explanation {
     std::vector<explain_row> rows;
     std::vector<std::string> notes;
     size_t differences = 0;   ///< rows with same == false
+    llamacpp_release release = llamacpp_release_default; ///< whose rules the plan applied
 };
 
 /// Plan the run the log describes and compare every size and context line (see llamacpp_log).

@@ -17,6 +17,7 @@
 /// -ngl -ts -ot    "n_gpu_layers" "tensor_split" "override_tensor"
 /// --kv-unified --swa-full --mla-kv --no-kv-offload --cpu-moe  (JSON booleans)
 /// --n-cpu-moe     "n_cpu_moe"
+/// --llamacpp-version "llamacpp_version"        "5b4ebc5" | "v0.5.0"
 
 #include "kvfit/report.h"
 
@@ -40,6 +41,7 @@ struct plan_request {
     bool kv_unified = false;               ///< --kv-unified
     bool swa_full = false;                 ///< --swa-full
     bool mla_kv = false;                   ///< --mla-kv
+    std::string llamacpp_version;          ///< --llamacpp-version: 5b4ebc5 or v0.5.0 (empty: the newest)
     std::string gpu;                       ///< --gpu: names or sizes
     std::string margin;                    ///< --margin: size kept free per GPU
     std::string weights;                   ///< --weights: weight format

@@ -9,13 +9,29 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvfit {
 
-/// The llama.cpp release whose allocation rules are reproduced: the llama.cpp bundled by node-llama-cpp 3.21.1
-/// (npm), build commit 5b4ebc5, measured in ../shared/reference/llamacpp/results.csv.
-inline constexpr const char * llamacpp_rules_release = "llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1)";
+/// The llama.cpp release whose allocation rules are reproduced (`--llamacpp-version`). Both are measured by the
+/// conformance suite (tests/conformance/) on their own build:
+/// - b5b4ebc5: llama.cpp build 5b4ebc5 (release tag v0.4.0), as bundled by node-llama-cpp 3.21.1; the release of
+///   ../shared/reference/llamacpp/results.csv.
+/// - v0_5_0:   llama.cpp release v0.5.0, as bundled by node-llama-cpp 3.22.1 (the default).
+/// Where the two allocate differently, the rule says so beside its release (docs/llamacpp.md lists them).
+enum class llamacpp_release : uint8_t { b5b4ebc5, v0_5_0 };
+
+/// The release planned when none is named: the newest, v0.5.0.
+inline constexpr llamacpp_release llamacpp_release_default = llamacpp_release::v0_5_0;
+
+/// The release as people name it in every output: "llama.cpp v0.5.0 (node-llama-cpp 3.22.1)",
+/// "llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1)".
+const char * llamacpp_release_name(llamacpp_release r);
+
+/// The `--llamacpp-version` value: "5b4ebc5" (also "v0.4.0", its release tag) or "v0.5.0" (also "0.5.0").
+/// Throws kvfit::error "--llamacpp-version 'x': expected 5b4ebc5 or v0.5.0".
+llamacpp_release parse_llamacpp_release(std::string_view text);
 
 /// `-fa on|off|auto`. auto resolves to on where the backend supports flash attention (CPU, CUDA, Metal,
 /// Vulkan all do for the head sizes kvfit models), as llama_context's auto check does (src/llama-context.cpp).
@@ -38,6 +54,7 @@ struct llamacpp_settings {
     bool kv_unified = false;       ///< --kv-unified: one KV stream shared by all sequences
     bool swa_full = false;         ///< --swa-full: window layers get the full context
     mla_layout mla = mla_layout::k_only; ///< MLA cache layout (k_and_v reproduces the older release)
+    llamacpp_release release = llamacpp_release_default; ///< --llamacpp-version: whose rules are applied
 };
 
 /// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):

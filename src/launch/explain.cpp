@@ -277,6 +277,7 @@ explanation explain_log(const llamacpp_log & log, const model_desc & m) {
         add(e, log.offloaded_line, "offloaded layers", fmt::format("{}/{}", *log.offloaded, *log.offload_total),
             fmt::format("{}/{}", plan.n_gpu_layers, m.n_layer + m.n_layer_mtp + 1), "-ngl counts the output layer");
     }
+    e.release = plan.settings.release;
     explain_context(e, log, plan);
     explain_buffers(e, log, ls, m, plan);
     std::stable_sort(e.rows.begin(), e.rows.end(), [](const explain_row & a, const explain_row & b) { return a.line_no < b.line_no; });
@@ -284,7 +285,7 @@ explanation explain_log(const llamacpp_log & log, const model_desc & m) {
 }
 
 std::string render_explanation(const model_desc & m, const explanation & e) {
-    std::string out = fmt::format("{} ({}): the log beside kvfit's plan ({})\n", m.name, m.source, llamacpp_rules_release);
+    std::string out = fmt::format("{} ({}): the log beside kvfit's plan ({})\n", m.name, m.source, llamacpp_release_name(e.release));
     for (const auto & n : e.notes) out += fmt::format("  settings: {}\n", n);
     size_t width = 0;
     for (const auto & r : e.rows) width = std::max(width, r.what.size());

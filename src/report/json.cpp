@@ -52,7 +52,7 @@ std::string render_json(const report & r) {
     const model_desc & m = r.model;
     json j;
     j["schema_version"] = json_schema_version;
-    j["rules"] = llamacpp_rules_release;
+    j["rules"] = llamacpp_release_name(r.settings.release);
     json counts;
     for (layer_kind k : {layer_kind::full, layer_kind::swa, layer_kind::chunked, layer_kind::mla, layer_kind::recurrent,
                          layer_kind::none}) {

@@ -44,6 +44,7 @@ plan_inputs parse_plan_request(const plan_request & q, const gpu_parser & parse_
     s.kv_unified = q.kv_unified;
     s.swa_full = q.swa_full;
     s.mla = q.mla_kv ? mla_layout::k_and_v : mla_layout::k_only;
+    if (!q.llamacpp_version.empty()) s.release = parse_llamacpp_release(q.llamacpp_version);
     in.contexts = parse_contexts(q.ctx_size);
 
     placement_settings & p = in.placement;
@@ -130,6 +131,7 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
         {"margin", &plan_request::margin},         {"weights", &plan_request::weights},
         {"weights_size", &plan_request::weights_size}, {"n_gpu_layers", &plan_request::n_gpu_layers},
         {"tensor_split", &plan_request::tensor_split}, {"n_cpu_moe", &plan_request::n_cpu_moe},
+        {"llamacpp_version", &plan_request::llamacpp_version},
     };
     const std::pair<const char *, bool plan_request::*> flags[] = {
         {"kv_unified", &plan_request::kv_unified}, {"swa_full", &plan_request::swa_full},

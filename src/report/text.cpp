@@ -189,7 +189,7 @@ std::string render_text(const report & r) {
     for (const auto & w : r.warn) out += fmt::format("warning: {}\n", w);
     out += fmt::format("{} ({}, from {})\n", m.name, m.architecture, m.source);
     out += fmt::format("  {}\n", layer_summary(m));
-    out += fmt::format("  rules: {}; n_seq {}, n_ubatch {}, flash attention {}\n\n", llamacpp_rules_release, r.plan.ctx.n_seq,
+    out += fmt::format("  rules: {}; n_seq {}, n_ubatch {}, flash attention {}\n\n", llamacpp_release_name(r.settings.release), r.plan.ctx.n_seq,
                        r.plan.ctx.n_ubatch, r.plan.ctx.flash_attn ? "on" : "off");
     if (r.requested_n_ctx > m.n_ctx_train && m.n_ctx_train > 0) {
         out += fmt::format("warning: n_ctx {} exceeds the model's training context {}: llama.cpp accepts it, but quality "

@@ -1,5 +1,6 @@
 // llama.cpp allocation rules: context sizing, KV caches, recurrent state, output buffer.
-// Reproduces llama.cpp 5b4ebc5 as measured in ../shared/reference/llamacpp/results.csv (RULES.md there).
+// Reproduces llama.cpp 5b4ebc5 (measured in ../shared/reference/llamacpp/results.csv, RULES.md there) and v0.5.0
+// (the conformance suite, tests/conformance/); a rule that differs between them names its release.
 #include "kvfit/runtime.h"
 #include "kvfit/error.h"
 
@@ -41,6 +42,20 @@ void check_modelled(const model_desc & m) {
 }
 
 } // namespace
+
+const char * llamacpp_release_name(llamacpp_release r) {
+    switch (r) {
+    case llamacpp_release::b5b4ebc5: return "llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1)";
+    case llamacpp_release::v0_5_0:   return "llama.cpp v0.5.0 (node-llama-cpp 3.22.1)";
+    }
+    return "?";
+}
+
+llamacpp_release parse_llamacpp_release(std::string_view text) {
+    if (text == "5b4ebc5" || text == "v0.4.0" || text == "0.4.0") return llamacpp_release::b5b4ebc5;
+    if (text == "v0.5.0" || text == "0.5.0") return llamacpp_release::v0_5_0;
+    throw error(fmt::format("--llamacpp-version '{}': expected 5b4ebc5 or v0.5.0", text));
+}
 
 buffer_set & buffer_set::operator+=(const buffer_set & o) {
     weights_bytes += o.weights_bytes;
