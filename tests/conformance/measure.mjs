@@ -40,6 +40,10 @@ export const RX = {
     kv_size: new RegExp(String.raw`^llama_kv_cache: size =\s+${num} MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+)/\s*(\d+) seqs\), K \((\w+)\):\s+${num} MiB, V \((\w+)\):\s+${num} MiB\s*$`),
     // llama_kv_cache_iswa: creating non-SWA KV cache, size = 8192 cells   /   creating     SWA KV cache, size = 1536 cells
     iswa_create: /^llama_kv_cache_iswa: creating\s+(non-SWA|SWA) KV cache, size = (\d+) cells\s*$/,
+    // v0.5.0 composite caches: llama_kv_cache_dsa: creating main KV cache, size = 4096 cells
+    //                          llama_kv_cache_dsa: creating indexer KV cache, size = 4096 cells  (also _msa, _dsa_iswa)
+    // the next "llama_kv_cache: size = ..." line belongs to that cache: which = "dsa_main", "dsa_indexer", "msa_main", ...
+    cache_create: /^llama_kv_cache_(dsa|msa|dsa_iswa):\s+creating\s+(\S+) KV cache, size = (\d+) cells\s*$/,
     // llama_memory_recurrent:        CPU RS buffer size =    50.25 MiB
     rs_buffer: new RegExp(String.raw`^llama_memory_recurrent:\s+(\S+) RS buffer size =\s+${num} MiB\s*$`),
     // llama_memory_recurrent: size =   50.25 MiB (     1 cells,  32 layers,  1 seqs  0 rs_seq), R (f32):    2.25 MiB, S (f32):   48.00 MiB, P (f32):    0.00 MiB
@@ -49,6 +53,9 @@ export const RX = {
     // sched_reserve: graph nodes  = 1831   /   graph splits = 1
     graph_nodes: /^\w+: graph nodes\s+=\s+(\d+)/,
     graph_splits: /^\w+: graph splits\s+=\s+(\d+)/,
+    // v0.5.0: sched_reserve: graph: nodes = 7240, splits = 1, input objects = 4, input tensors = 8
+    //         sched_reserve: graph (pp bs=512, tg bs=1): nodes = 6781 / 6666, splits = 1 / 1, ...  (pp / tg graphs)
+    graph_nodes_splits: /^\w+: graph(?: \([^)]*\))?: nodes = (\d+)(?: \/ \d+)?, splits = (\d+)/,
     // at dispose: ~llama_context:        CPU compute buffer size is 100.0196 MiB, matches expectation of 100.0196 MiB
     compute_buffer_4dp: new RegExp(String.raw`^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB`),
     // load_tensors:   CPU_Mapped model buffer size =  4550.80 MiB
@@ -71,6 +78,8 @@ export function parseContextLog(lines) {
             if ((m = RX[k].exec(line))) { r[k] = m[1]; keep(); }
         if ((m = RX.output_buffer.exec(line))) { r.output_buffer_MiB = Number(m[2]); keep(); }
         if ((m = RX.iswa_create.exec(line))) { iswaNext = m[1] === "SWA" ? "swa" : "base"; keep(); }
+        if ((m = RX.cache_create.exec(line))) { iswaNext = `${m[1]}_${m[2].toLowerCase()}`; keep(); }
+        if ((m = RX.graph_nodes_splits.exec(line))) { r.graph_nodes = Number(m[1]); r.graph_splits = Number(m[2]); keep(); }
         if ((m = RX.kv_buffer.exec(line))) { r.kv_buffers[m[1]] = (r.kv_buffers[m[1]] ?? 0) + Number(m[2]); r.kv_buffer_list.push(Number(m[2])); keep(); }
         if ((m = RX.kv_size.exec(line))) {
             r.kv_caches.push({
