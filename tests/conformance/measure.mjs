@@ -60,6 +60,13 @@ export const RX = {
     compute_buffer_4dp: new RegExp(String.raw`^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB`),
     // load_tensors:   CPU_Mapped model buffer size =  4550.80 MiB
     model_buffer: new RegExp(String.raw`^load_tensors:\s+(\S+) model buffer size =\s+${num} MiB\s*$`),
+    // v0.5.0 (llama-context.cpp graph_reserve summary): sched_reserve: graph: nodes = 3004, splits = 1, input objects = 4, input tensors = 13
+    //   or, when the pp and tg graphs differ: sched_reserve: graph (pp bs=512, tg bs=1): nodes = 3004 / 2990, splits = 1 / 1, ...
+    graph_summary: /^\w+: graph(?: \(pp bs=\d+, tg bs=\d+\))?: nodes = (\d+)(?: \/ (\d+))?, splits = (\d+)(?: \/ (\d+))?/,
+    // llama_kv_cache: the V embeddings have different sizes across layers and FA is not enabled - padding V cache to 2048
+    kv_v_padded: /^llama_kv_cache: the V embeddings have different sizes across layers and FA is not enabled - padding V cache to (\d+)\s*$/,
+    // llama_kv_cache: attn_rot_k = 1, n_embd_head_k_all = 256   (v0.5.0: Hadamard rotation of quantized K/V)
+    kv_attn_rot: /^llama_kv_cache: attn_rot_(k|v) = (\d+), n_embd_head_k_all = (-?\d+)\s*$/,
     n_vocab: /^print_info: n_vocab\s+=\s+(\d+)\s*$/,
     arch: /^print_info: arch\s+=\s+(\S+)\s*$/,
     vocab_type: /^print_info: vocab type\s+=\s+(.+?)\s*$/,
@@ -96,6 +103,22 @@ export function parseContextLog(lines) {
             keep();
         }
         if ((m = RX.compute_buffer.exec(line))) { r.compute_buffers[m[1]] = Number(m[2]); keep(); }
+        // additions for v0.5.0 log lines (do not change the fields above)
+        if ((m = RX.graph_summary.exec(line))) {
+            r.graph_nodes = Number(m[1]); r.graph_splits = Number(m[3]);
+            if (m[2] != null) r.graph_nodes_tg = Number(m[2]);
+            if (m[4] != null) r.graph_splits_tg = Number(m[4]);
+            keep();
+        }
+        if ((m = RX.kv_v_padded.exec(line))) {
+            // attach to the cache the next size line belongs to
+            (r.kv_v_padded ??= []).push({ which: iswaNext ?? "full", n_embd_v_gqa_max: Number(m[1]) });
+            keep();
+        }
+        if ((m = RX.kv_attn_rot.exec(line))) {
+            (r.kv_attn_rot ??= []).push({ which: iswaNext ?? "full", [`rot_${m[1]}`]: Number(m[2]), n_embd_head_all: Number(m[3]) });
+            keep();
+        }
         if ((m = RX.compute_buffer_4dp.exec(line))) { r.compute_buffers_4dp[m[1]] = Number(m[2]); keep(); }
     }
     r.raw = raw;
