@@ -49,6 +49,9 @@ export const RX = {
     // sched_reserve: graph nodes  = 1831   /   graph splits = 1
     graph_nodes: /^\w+: graph nodes\s+=\s+(\d+)/,
     graph_splits: /^\w+: graph splits\s+=\s+(\d+)/,
+    // v0.5.0: sched_reserve: graph: nodes = 5063, splits = 1, input objects = 3, input tensors = 6
+    //   (when prompt and token graphs differ: "graph (pp bs=512, tg bs=1): nodes = A / B, splits = C / D, ...")
+    graph_v050: /^\w+: graph(?: \(pp bs=\d+, tg bs=\d+\))?: nodes = (\d+)(?: \/ (\d+))?, splits = (\d+)(?: \/ (\d+))?/,
     // at dispose: ~llama_context:        CPU compute buffer size is 100.0196 MiB, matches expectation of 100.0196 MiB
     compute_buffer_4dp: new RegExp(String.raw`^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB`),
     // load_tensors:   CPU_Mapped model buffer size =  4550.80 MiB
@@ -69,6 +72,11 @@ export function parseContextLog(lines) {
             if ((m = RX[k].exec(line))) { r[k] = Number(m[1]); keep(); }
         for (const k of ["flash_attn", "kv_unified", "causal_attn"])
             if ((m = RX[k].exec(line))) { r[k] = m[1]; keep(); }
+        if ((m = RX.graph_v050.exec(line))) {
+            if (r.graph_nodes == null) r.graph_nodes = Number(m[1]);
+            if (r.graph_splits == null) r.graph_splits = Number(m[3]);
+            keep();
+        }
         if ((m = RX.output_buffer.exec(line))) { r.output_buffer_MiB = Number(m[2]); keep(); }
         if ((m = RX.iswa_create.exec(line))) { iswaNext = m[1] === "SWA" ? "swa" : "base"; keep(); }
         if ((m = RX.kv_buffer.exec(line))) { r.kv_buffers[m[1]] = (r.kv_buffers[m[1]] ?? 0) + Number(m[2]); r.kv_buffer_list.push(Number(m[2])); keep(); }
