@@ -138,22 +138,27 @@ uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c)
 /// -ub 512 -c 32768 -fa on: 2048 + 512 x (248320 + 3 x 4096) x 4 = 533727232 B (509.00 MiB).
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
 
-/// Bytes of one cell of cache `c` (one stream): row_size(type_k, width_k) + row_size(type_v, width_v); a cache
-/// without V (MLA latent, indexer, compressed) costs K only, except an MLA latent under mla_layout::k_and_v, which
-/// also stores kv_lora_rank V values (the layout before llama.cpp's V-less MLA cache). Qwen3.5-9B full layer, f16:
-/// 4 x 256 x 2 + 4 x 256 x 2 = 4096 B.
-uint64_t llamacpp_cell_bytes(const model_desc & m, const layer_cache & c, ggml_type type_k, ggml_type type_v,
-                             mla_layout mla = mla_layout::k_only);
+/// Bytes of one cell (one stream) of cache `c` of layer `il` as llama.cpp allocates it
+/// (llama_kv_cache constructor, src/llama-kv-cache.cpp): row_size(type_k, K width) + row_size(type_v, V width), where
+/// - an MLA model (any latent cache) keeps no V in any cache, its DSA indexer included (has_v = !is_mla());
+///   mla_layout::k_and_v (the layout before llama.cpp's V-less MLA cache) keeps kv_lora_rank V values by the latent;
+/// - the indexer of a non-MLA model (MiniMax-M3's MSA: llama_kv_cache_msa) keeps a V of one V head of the layer;
+/// - without flash attention every V row is padded to the widest V row of the model (n_embd_v_gqa_max()).
+/// Examples, f16: Qwen3.5-9B full layer 4 x 256 x 2 + 4 x 256 x 2 = 4096 B; DeepSeek-V3.2 latent 576 x 2 = 1152 B and
+/// indexer 128 x 2 = 256 B; gemma-4 global layer without flash attention 2 x 512 x 2 + 2048 x 2 = 6144 B.
+uint64_t llamacpp_cell_bytes(const model_desc & m, uint32_t il, const layer_cache & c, ggml_type type_k,
+                             ggml_type type_v, mla_layout mla = mla_layout::k_only, bool flash_attn = true);
 
-/// KV bytes per token of the layers whose cache grows with context (full and MLA), for given cache types:
-/// sum over layers of row_size(type_k, n_embd_k_gqa(il)) + row_size(type_v, n_embd_v_gqa(il)).
-/// MLA layers count K only unless layout is k_and_v. Qwen3.5-9B f16: 8 * 2 * 4 * 256 * 2 = 32768.
+/// KV bytes per token of the caches that grow with every token (full, latent, indexer of ratio 1), for given cache
+/// types: the sum over those caches of llamacpp_cell_bytes. Window caches are capped and compressed caches grow by
+/// 1/ratio: neither is counted here. Qwen3.5-9B f16: 8 * 2 * 4 * 256 * 2 = 32768; DeepSeek-V3.2: 61 * (576 + 128) * 2
+/// = 85888.
 uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v,
-                            mla_layout mla = mla_layout::k_only);
+                            mla_layout mla = mla_layout::k_only, bool flash_attn = true);
 
-/// The seeds' hypothetical column: every layer cached like the model's first full-attention (or MLA) layer,
-/// n_layer * that layer's per-token bytes. 0 when the model has no such layer.
+/// The seeds' hypothetical column: kv_bytes_per_token of all_full_attention_variant(m) (every layer cached like the
+/// model's reference attention layer). 0 when the model has no attention cache.
 uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v,
-                                        mla_layout mla = mla_layout::k_only);
+                                        mla_layout mla = mla_layout::k_only, bool flash_attn = true);
 
 } // namespace kvfit

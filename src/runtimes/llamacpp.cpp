@@ -14,34 +14,72 @@ uint64_t pad256(uint64_t n) { return (n + 255) / 256 * 256; }
 
 bool flash_attn_resolved(flash_attn_mode m) { return m != flash_attn_mode::off; }
 
-uint64_t cell_bytes(const model_desc & m, const layer_cache & c, ggml_type tk, ggml_type tv, mla_layout mla) {
-    return llamacpp_cell_bytes(m, c, tk, tv, mla);
+// Model-wide facts llama.cpp's KV cache sizes every layer by (llama_hparams, src/llama-hparams.cpp).
+struct kv_shape {
+    bool mla = false;      ///< hparams.is_mla(): an MLA model keeps no V tensor in any of its caches
+    uint64_t v_max = 0;    ///< n_embd_v_gqa_max(): the widest V row of any layer
+    uint64_t v_head_max = 0; ///< the widest V head (n_embd_head_v) of any layer
+};
+
+kv_shape kv_shape_of(const model_desc & m) {
+    kv_shape k;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_cache * a = m.attention_cache(il);
+        k.mla |= a != nullptr && a->kind == cache_kind::latent;
+        if (a != nullptr && a->kind == cache_kind::latent) continue;
+        // the attention shape counts too: a KV-shared layer has heads and no cache of its own
+        k.v_max = std::max<uint64_t>({k.v_max, a ? a->width_v() : 0, uint64_t(m.n_head_kv[il]) * m.head_dim_v[il]});
+        k.v_head_max = std::max<uint64_t>({k.v_head_max, a ? a->head_dim_v : 0, m.n_head_kv[il] ? m.head_dim_v[il] : 0});
+    }
+    return k;
 }
 
-} // namespace
-
-uint64_t llamacpp_cell_bytes(const model_desc & m, const layer_cache & c, ggml_type tk, ggml_type tv, mla_layout mla) {
-    const uint64_t k = ggml_row_size(tk, c.width_k());
-    if (c.kind == cache_kind::latent && mla == mla_layout::k_and_v) return k + ggml_row_size(tv, m.kv_lora_rank);
-    return k + (c.width_v() > 0 ? ggml_row_size(tv, c.width_v()) : 0);
+// V elements per cell of cache `c` in layer `il` (llama_kv_cache constructor, src/llama-kv-cache.cpp:163-234):
+// - no V tensor when the model is MLA (has_v = !hparams.is_mla()), for every cache, the DSA indexer included
+//   (llama_kv_cache_dsa builds it from a copy of the MLA hparams, src/llama-kv-cache-dsa.cpp:44-53);
+// - an indexer of a non-MLA model (llama_kv_cache_msa, src/llama-kv-cache-msa.cpp:39-49: one KV head, K set to the
+//   indexer width, V left at the layer's V head) keeps a V of one V head, which its graph never reads;
+// - without flash attention V is stored transposed and every V row is padded to the widest one of the model
+//   ("padding V cache to N", n_embd_v_gqa_max(), src/llama-kv-cache.cpp:157-160, 209-210).
+// - the MLA K-and-V layout (before the V-less cache) keeps kv_lora_rank V values beside the latent.
+uint64_t v_width(const model_desc & m, const kv_shape & k, uint32_t il, const layer_cache & c, mla_layout mla,
+                 bool flash_attn) {
+    if (c.kind == cache_kind::latent) return mla == mla_layout::k_and_v ? m.kv_lora_rank : 0;
+    if (k.mla) return 0;
+    if (c.kind == cache_kind::indexer) {
+        if (!flash_attn) return k.v_head_max;
+        const layer_cache * a = m.attention_cache(il);
+        return a ? a->head_dim_v : m.head_dim_v[il];
+    }
+    if (c.width_v() == 0) return 0;
+    return flash_attn ? c.width_v() : k.v_max;
 }
 
-namespace {
+uint64_t cell_bytes(const model_desc & m, const kv_shape & k, uint32_t il, const layer_cache & c, ggml_type tk,
+                    ggml_type tv, mla_layout mla, bool flash_attn) {
+    const uint64_t v = v_width(m, k, il, c, mla, flash_attn);
+    return ggml_row_size(tk, c.width_k()) + (v > 0 ? ggml_row_size(tv, v) : 0);
+}
 
-// The caches the llama.cpp rules of this release allocate: attention K/V (full, window, chunked, latent).
-// Indexer and compressed caches (DSA, DeepSeek-V4) have rules of their own that this release does not model yet.
+// The caches these rules allocate: attention K/V (full, window, chunked, latent) and indexer keys of ratio 1.
+// Compressed caches and compressed indexers (DeepSeek-V4) have rules of their own not modelled yet.
 void check_modelled(const model_desc & m) {
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         for (const auto & c : m.caches[il]) {
-            if (c.kind == cache_kind::indexer || c.kind == cache_kind::compressed) {
-                throw error(fmt::format("llama.cpp: layer {} keeps a {} cache, which kvfit's llama.cpp rules do not size yet",
-                                        il, cache_kind_name(c.kind)));
+            if (c.kind == cache_kind::compressed || c.ratio != 1) {
+                throw error(fmt::format("llama.cpp: layer {} keeps a {} cache of ratio {}, which kvfit's llama.cpp rules "
+                                        "do not size yet", il, cache_kind_name(c.kind), c.ratio));
             }
         }
     }
 }
 
 } // namespace
+
+uint64_t llamacpp_cell_bytes(const model_desc & m, uint32_t il, const layer_cache & c, ggml_type type_k,
+                             ggml_type type_v, mla_layout mla, bool flash_attn) {
+    return cell_bytes(m, kv_shape_of(m), il, c, type_k, type_v, mla, flash_attn);
+}
 
 const char * llamacpp_release_name(llamacpp_release r) {
     switch (r) {
@@ -104,7 +142,7 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
 
 namespace {
 
-// Cells per stream of attention cache `c`: n_ctx_seq, or the capped window for window / chunked caches
+// Cells per stream of cache `c`: n_ctx_seq, or the capped window for window / chunked caches
 // (llama_kv_cache_iswa: size_swa = pad256(min(size_base, n_swa * (unified ? n_seq : 1) + n_ubatch))).
 uint64_t cells_per_stream(const layer_cache & c, const llamacpp_settings & s, const llamacpp_context & ctx) {
     if ((c.kind != cache_kind::window && c.kind != cache_kind::chunked) || s.swa_full) return ctx.n_ctx_seq;
@@ -112,46 +150,53 @@ uint64_t cells_per_stream(const layer_cache & c, const llamacpp_settings & s, co
     return pad256(std::min<uint64_t>(ctx.n_ctx_seq, span));
 }
 
-void add_cache(kv_cache_buffer & cache, const model_desc & m, const layer_cache & c, const llamacpp_settings & s,
-               const llamacpp_context & ctx) {
+void add_cache(kv_cache_buffer & cache, const model_desc & m, const kv_shape & k, uint32_t il, const layer_cache & c,
+               const llamacpp_settings & s, const llamacpp_context & ctx) {
     cache.cells_per_stream = cells_per_stream(c, s, ctx);
     const uint64_t cells = cache.cells_per_stream * cache.n_stream;
     cache.n_layer += 1;
-    const uint64_t k = ggml_row_size(s.type_k, c.width_k());
-    cache.k_bytes += cells * k;
-    cache.v_bytes += cells * (cell_bytes(m, c, s.type_k, s.type_v, s.mla) - k);
+    const uint64_t k_row = ggml_row_size(s.type_k, c.width_k());
+    cache.k_bytes += cells * k_row;
+    cache.v_bytes += cells * (cell_bytes(m, k, il, c, s.type_k, s.type_v, s.mla, ctx.flash_attn) - k_row);
 }
 
-bool in_window_cache(const layer_cache & c) { return c.kind == cache_kind::window || c.kind == cache_kind::chunked; }
+// Which llama.cpp cache object holds `c`: "base" (full and MLA layers; the one cache of a model without windows),
+// "swa" (window and chunked layers: llama_kv_cache_iswa), "indexer" (the DSA / MSA indexer's own llama_kv_cache).
+const char * cache_group(const layer_cache & c) {
+    if (c.kind == cache_kind::window || c.kind == cache_kind::chunked) return "swa";
+    if (c.kind == cache_kind::indexer) return "indexer";
+    return "base";
+}
 
 } // namespace
 
 std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
                                                 const llamacpp_context & c) {
     check_modelled(m);
-    kv_cache_buffer base{"base", c.n_ctx_seq, c.n_stream, 0, 0, 0};
-    kv_cache_buffer swa{"swa", 0, c.n_stream, 0, 0, 0};
-    for (uint32_t il = 0; il < m.n_layer; ++il) {
-        for (const auto & cache : m.caches[il]) {
-            if (!cache.is_attention()) continue;
-            // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
-            add_cache(in_window_cache(cache) ? swa : base, m, cache, s, c);
-        }
-    }
+    const kv_shape k = kv_shape_of(m);
     std::vector<kv_cache_buffer> out;
-    if (base.n_layer > 0) out.push_back(base);
-    if (swa.n_layer > 0) out.push_back(swa);
+    for (const char * name : {"base", "swa", "indexer"}) {
+        kv_cache_buffer buf{name, name == std::string_view("swa") ? 0 : c.n_ctx_seq, c.n_stream, 0, 0, 0};
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            for (const auto & cache : m.caches[il]) {
+                // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
+                if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c);
+            }
+        }
+        if (buf.n_layer > 0) out.push_back(buf);
+    }
     return out;
 }
 
 uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                  uint32_t il) {
     check_modelled(m);
+    const kv_shape k = kv_shape_of(m);
     uint64_t n = 0;
     for (const auto & cache : m.caches.at(il)) {
-        if (!cache.is_attention()) continue;
+        if (cache.is_state()) continue;
         kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
-        add_cache(one, m, cache, s, c);
+        add_cache(one, m, k, il, cache, s, c);
         n += one.bytes();
     }
     return n;
@@ -180,18 +225,20 @@ uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c)
     return uint64_t(m.n_vocab) * c.n_seq * 4;
 }
 
-uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v, mla_layout mla) {
+uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v, mla_layout mla, bool flash_attn) {
+    const kv_shape k = kv_shape_of(m);
     uint64_t n = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         for (const auto & c : m.caches[il]) {
-            if (c.grows_with_ctx() && c.ratio == 1) n += cell_bytes(m, c, type_k, type_v, mla);
+            if (c.grows_with_ctx() && c.ratio == 1) n += cell_bytes(m, k, il, c, type_k, type_v, mla, flash_attn);
         }
     }
     return n;
 }
 
-uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v, mla_layout mla) {
-    return kv_bytes_per_token(all_full_attention_variant(m), type_k, type_v, mla);
+uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v, mla_layout mla,
+                                        bool flash_attn) {
+    return kv_bytes_per_token(all_full_attention_variant(m), type_k, type_v, mla, flash_attn);
 }
 
 } // namespace kvfit
