@@ -2,7 +2,7 @@
 // Measure what the real llama.cpp (bundled in node-llama-cpp 3.21.1, CPU build) allocates.
 // A library (Harness, parseContextLog) for conformance.mjs and a command line for one model:
 //
-// usage: node measure.mjs MODEL.gguf CASES.json|'[{...}]' [--log] [--threads N] [--no-alloc]
+// usage: node measure.mjs MODEL.gguf CASES.json|'[{...}]' [--log] [--threads N] [--no-alloc] [--no-mmap]
 //   case: {n_ctx, n_seq=1, flash_attn=true, type_k="f16", type_v="f16", n_ubatch=512,
 //          swa_full=false, kv_unified=false, id?}
 //   One JSON line per case on stdout (first line: the model). --log adds every llama.cpp
@@ -67,6 +67,19 @@ export const RX = {
     kv_v_padded: /^llama_kv_cache: the V embeddings have different sizes across layers and FA is not enabled - padding V cache to (\d+)\s*$/,
     // llama_kv_cache: attn_rot_k = 1, n_embd_head_k_all = 256   (v0.5.0: Hadamard rotation of quantized K/V)
     kv_attn_rot: /^llama_kv_cache: attn_rot_(k|v) = (\d+), n_embd_head_k_all = (-?\d+)\s*$/,
+    // ---- added for llama.cpp v0.5.0 (node-llama-cpp 3.22.1): caches that 5b4ebc5's patterns do not name ----
+    // llama_kv_cache_dsv4: creating DSV4 raw KV cache   /   creating DSV4 CSA compressed KV cache, size = 1024 cells
+    //   (the printed size is ceil(n_ctx_seq/ratio); the cache itself is padded to 256: see the next size line)
+    dsv4_create: /^llama_kv_cache_dsv4: creating DSV4 (raw|CSA compressed|HCA compressed|lightning-indexer) KV cache(?:, size = (\d+) cells)?\s*$/,
+    // llama_dsv4_comp_state:        CPU DSV4 csa state buffer size =     1.31 MiB
+    dsv4_state_buffer: new RegExp(String.raw`^llama_dsv4_comp_state:\s+(\S+) DSV4 (csa|hca|lid) state buffer size =\s+${num} MiB\s*$`),
+    // llama_dsv4_comp_state: csa ratio = 4, state = 8 x 1024, streams = 1, rs_seq = 0, layers = 21, size =    1.31 MiB
+    dsv4_state: new RegExp(String.raw`^llama_dsv4_comp_state: (csa|hca|lid) ratio = (\d+), state = (\d+) x (\d+), streams = (\d+), rs_seq = (\d+), layers = (\d+), size =\s+${num} MiB\s*$`),
+    // llama_memory_hybrid_idx / llama_kv_cache_dsa / llama_kv_cache_msa: creating indexer KV cache, size = N cells
+    //   (llama_memory_hybrid_idx logs from a lambda, so its prefix is "operator()")
+    // llama_kv_cache_dsa / llama_kv_cache_msa: creating main KV cache, size = N cells
+    // llama_kv_cache_dsa_iswa: creating DSA KV cache, size = N cells   /   creating SWA KV cache, size = N cells
+    idx_create: /^(llama_memory_hybrid_idx|operator\(\)|llama_kv_cache_dsa|llama_kv_cache_msa|llama_kv_cache_dsa_iswa): creating (indexer|main|DSA|SWA) KV cache, size = (\d+) cells\s*$/,
     n_vocab: /^print_info: n_vocab\s+=\s+(\d+)\s*$/,
     arch: /^print_info: arch\s+=\s+(\S+)\s*$/,
     vocab_type: /^print_info: vocab type\s+=\s+(.+?)\s*$/,
@@ -76,6 +89,7 @@ export function parseContextLog(lines) {
     const r = { kv_buffer_list: [], kv_caches: [], compute_buffers: {}, compute_buffers_4dp: {}, kv_buffers: {}, rs: null };
     const raw = [];
     let iswaNext = null;
+    let labelNext = null; // v0.5.0 caches: set by the dsv4_create / idx_create lines, wins over iswaNext
     for (const line of lines) {
         let m;
         const keep = () => raw.push(line);
@@ -84,13 +98,28 @@ export function parseContextLog(lines) {
         for (const k of ["flash_attn", "kv_unified", "causal_attn"])
             if ((m = RX[k].exec(line))) { r[k] = m[1]; keep(); }
         if ((m = RX.output_buffer.exec(line))) { r.output_buffer_MiB = Number(m[2]); keep(); }
-        if ((m = RX.iswa_create.exec(line))) { iswaNext = m[1] === "SWA" ? "swa" : "base"; keep(); }
+        if ((m = RX.iswa_create.exec(line))) { iswaNext = m[1] === "SWA" ? "swa" : "base"; labelNext = null; keep(); }
         if ((m = RX.cache_create.exec(line))) { iswaNext = `${m[1]}_${m[2].toLowerCase()}`; keep(); }
         if ((m = RX.graph_nodes_splits.exec(line))) { r.graph_nodes = Number(m[1]); r.graph_splits = Number(m[2]); keep(); }
+        if ((m = RX.dsv4_create.exec(line))) {
+            labelNext = { "raw": null, "CSA compressed": "dsv4_csa", "HCA compressed": "dsv4_hca", "lightning-indexer": "dsv4_lid" }[m[1]];
+            if (m[2] != null) (r.dsv4_logged_cells ??= {})[labelNext] = Number(m[2]);
+            keep();
+        }
+        if ((m = RX.idx_create.exec(line))) {
+            labelNext = m[2] === "indexer" ? "idx" : m[2] === "SWA" ? "swa" : m[2] === "DSA" ? "dsa" : "main";
+            keep();
+        }
+        if ((m = RX.dsv4_state_buffer.exec(line))) { keep(); }
+        if ((m = RX.dsv4_state.exec(line))) {
+            (r.dsv4_states ??= []).push({ which: m[1], ratio: Number(m[2]), rows: Number(m[3]), width: Number(m[4]),
+                streams: Number(m[5]), rs_seq: Number(m[6]), layers: Number(m[7]), size_MiB: Number(m[8]) });
+            keep();
+        }
         if ((m = RX.kv_buffer.exec(line))) { r.kv_buffers[m[1]] = (r.kv_buffers[m[1]] ?? 0) + Number(m[2]); r.kv_buffer_list.push(Number(m[2])); keep(); }
         if ((m = RX.kv_size.exec(line))) {
             r.kv_caches.push({
-                which: iswaNext ?? "full", size_MiB: Number(m[1]), cells: Number(m[2]), layers: Number(m[3]),
+                which: labelNext ?? iswaNext ?? "full", size_MiB: Number(m[1]), cells: Number(m[2]), layers: Number(m[3]),
                 seqs: `${m[4]}/${m[5]}`, type_k: m[6], K_MiB: Number(m[7]), type_v: m[8], V_MiB: Number(m[9])
             });
             keep();
@@ -168,10 +197,13 @@ export class Harness {
 
     /// Loads a model; noAlloc: llama.cpp's no_alloc mode (sizes every buffer, allocates none).
     /// Returns {ok, addon, info} where info has model_bytes (exact, memory breakdown), n_vocab, arch.
-    async loadModel(modelPath, { noAlloc }) {
+    /// useMmap (default true): false keeps llama.cpp from mapping the file, whose MAP_POPULATE prefetch
+    /// (llama-model-loader.cpp init_mappings) would read every byte of a sparse file even in no_alloc mode;
+    /// no buffer size depends on it in no_alloc mode (for files of hundreds of GB, e.g. DeepSeek-V4, Kimi-K3).
+    async loadModel(modelPath, { noAlloc, useMmap = true }) {
         this.lines = [];
         const addon = new this.llama._bindings.AddonModel(modelPath, {
-            addonExports: this.llama._bindings, gpuLayers: 0, useMmap: true, checkTensors: false, noAlloc
+            addonExports: this.llama._bindings, gpuLayers: 0, useMmap, checkTensors: false, noAlloc
         });
         const ok = await addon.init();
         await sleep(20);
@@ -233,6 +265,7 @@ async function main() {
     const args = process.argv.slice(2);
     const withLog = args.includes("--log");
     const noAlloc = args.includes("--no-alloc");
+    const useMmap = !args.includes("--no-mmap");
     const ti = args.indexOf("--threads");
     const threads = ti >= 0 ? Number(args[ti + 1]) : 2;
     const pos = args.filter((a, i) => !a.startsWith("--") && !(ti >= 0 && i === ti + 1));
@@ -244,7 +277,7 @@ async function main() {
     const cases = JSON.parse(pos[1].trim().startsWith("[") ? pos[1] : fs.readFileSync(pos[1], "utf8"));
     const h = new Harness({ threads, keepLog: withLog });
     await h.init();
-    const m = await h.loadModel(modelPath, { noAlloc });
+    const m = await h.loadModel(modelPath, { noAlloc, useMmap });
     console.log(JSON.stringify({ kind: "model", model: path.basename(modelPath), no_alloc: noAlloc, release: bundledRelease(),
         ok: m.ok, ...(m.ok ? m.info : { error: m.error, log_tail: m.log_tail }) }));
     if (!m.ok) process.exit(3);
