@@ -1,16 +1,21 @@
 #!/usr/bin/env node
-// The conformance suite: for every architecture, write shape-exact GGUFs (generate.mjs), let kvfit predict each
-// case of the matrix (matrix.mjs), measure the same case on the real llama.cpp (measure.mjs), compare buffer by
-// buffer (compare.mjs) and write docs/accuracy.md. Exit status 1 when any case fails.
+// The conformance suite against one llama.cpp release (releases.mjs): for every architecture that applies to it
+// (suite.mjs: models.mjs + models_*.mjs), write shape-exact GGUFs (generate.mjs), let kvfit predict each case of the
+// matrix (matrix.mjs), measure the same case on the real llama.cpp of that release (measure.mjs), compare buffer by
+// buffer (compare.mjs) and write docs/accuracy-<release>.md. Exit status 1 when any case fails.
 //
-// usage: node conformance.mjs [--kvfit PATH] [--gguf-write PATH] [--models DIR] [--out FILE] [--results FILE]
-//                             [--no-alloc-only] [--threads N] [ID...]
+// usage: node conformance.mjs [--release 5b4ebc5|v0.5.0] [--kvfit PATH] [--gguf-write PATH] [--models DIR]
+//                             [--out FILE] [--results FILE] [--no-alloc-only] [--threads N] [ID...]
+// KVFIT_PASS_RULES=1: kvfit is called with --llamacpp-version <release>, so it predicts that release's rules
+// (without it kvfit uses its default rules, whatever the release measured).
 import fs from "node:fs";
 import path from "node:path";
 import os from "node:os";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { MODELS } from "./models.mjs";
+import { ALL_MODELS as MODELS, modelsFor } from "./suite.mjs";
+import { RELEASES, checkRelease, defaultRelease } from "./releases.mjs";
+import { hostCpu } from "./cpu.mjs";
 import { generate, SMALL_VOCAB, defaultGgufWrite } from "./generate.mjs";
 import { smallVocabCases, realVocabCases, measureAllocated } from "./matrix.mjs";
 import { Harness, bundledRelease } from "./measure.mjs";
@@ -23,22 +28,27 @@ const root = path.resolve(here, "../..");
 const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(name); if (i < 0) return dflt; const v = args[i + 1]; args.splice(i, 2); return v; };
 const flag = (name) => { const i = args.indexOf(name); if (i < 0) return false; args.splice(i, 1); return true; };
+const release = checkRelease(opt("--release", defaultRelease()));
 const kvfit = opt("--kvfit", process.env.KVFIT ?? path.join(root, "build/kvfit"));
 const ggufWrite = opt("--gguf-write", defaultGgufWrite());
 const modelsDir = opt("--models", path.join(root, "build/conformance/models"));
-const outFile = opt("--out", path.join(root, "docs/accuracy.md"));
-const resultsFile = opt("--results", path.join(root, "build/conformance/results.json"));
+const outFile = opt("--out", path.join(root, `docs/accuracy-${release}.md`));
+const resultsFile = opt("--results", path.join(root, `build/conformance/results-${release}.json`));
 const threads = Number(opt("--threads", "2"));
 const noAllocOnly = flag("--no-alloc-only");
-const ids = args.length ? args : Object.keys(MODELS);
-for (const id of ids) if (!MODELS[id]) { console.error(`unknown model '${id}' (known: ${Object.keys(MODELS).join(", ")})`); process.exit(2); }
+const passRules = process.env.KVFIT_PASS_RULES === "1";
+for (const id of args) if (!MODELS[id]) { console.error(`unknown model '${id}' (known: ${Object.keys(MODELS).join(", ")})`); process.exit(2); }
+const notForRelease = args.filter((id) => !MODELS[id].releases.includes(release));
+if (notForRelease.length) console.error(`release ${release}: skipping ${notForRelease.join(", ")} (releases: ${notForRelease.map((id) => MODELS[id].releases.join("/")).join(", ")})`);
+const ids = args.length ? args.filter((id) => MODELS[id].releases.includes(release)) : modelsFor(release);
 
 const settingsOf = (c) => `c${c.n_ctx} np${c.n_seq} fa${c.flash_attn ? 1 : 0} ${c.type_k}/${c.type_v} ub${c.n_ubatch}${c.swa_full ? " swa_full" : ""}`;
 
 /// kvfit's prediction for a case: {pred} or {rc, error}.
 function predict(gguf, c) {
     const argv = [gguf, "-c", String(c.n_ctx), "-np", String(c.n_seq), "-ctk", c.type_k, "-ctv", c.type_v,
-        "-fa", c.flash_attn ? "on" : "off", "-ub", String(c.n_ubatch), "-b", String(c.n_ubatch), ...(c.swa_full ? ["--swa-full"] : []), "--json"];
+        "-fa", c.flash_attn ? "on" : "off", "-ub", String(c.n_ubatch), "-b", String(c.n_ubatch), ...(c.swa_full ? ["--swa-full"] : []),
+        ...(passRules ? ["--llamacpp-version", release] : []), "--json"];
     const r = spawnSync(kvfit, argv, { encoding: "utf8" });
     if (r.status === 0) return { pred: JSON.parse(r.stdout), rc: 0, command: `kvfit ${argv.slice(1).join(" ")}` };
     return { pred: null, rc: r.status, error: (r.stderr || r.error?.message || "").trim(), command: `kvfit ${argv.slice(1).join(" ")}` };
@@ -46,9 +56,14 @@ function predict(gguf, c) {
 
 async function main() {
     const t0 = performance.now();
-    const release = bundledRelease();
-    const h = new Harness({ threads });
+    const h = new Harness({ threads, release });
     await h.init();
+    const bundled = bundledRelease(release);
+    if (bundled.build_commit && bundled.build_commit !== RELEASES[release].build_commit) {
+        console.error(`release ${release}: the installed runtime is build ${bundled.build_commit}, expected ${RELEASES[release].build_commit}`);
+        process.exit(2);
+    }
+    const preferred = new Set(), extraBuffers = {};
     const rows = [];
     let kvfitRules = null;
     const log = (s) => process.stderr.write(s + "\n");
@@ -73,6 +88,11 @@ async function main() {
                 const which = select();
                 if (!which.length) continue;
                 const m = await h.loadModel(gguf, { noAlloc: mode === "no_alloc" });
+                if (m.ok) {
+                    if (m.info.preferred_buft) preferred.add(m.info.preferred_buft);
+                    for (const [b, mib] of Object.entries(m.info.model_buffers)) if (!/^CPU(_Mapped)?$/.test(b) && mib > 0)
+                        (extraBuffers[b] ??= []).push(`${id} v${v.n_vocab} ${mib.toFixed(2)} MiB`);
+                }
                 if (!m.ok) {
                     for (const i of which) rows.push({ id, name: MODELS[id].name, n_vocab: v.n_vocab, mode, settings: settingsOf(v.cases[i]),
                         case: v.cases[i], command: preds[i].command, pass: false,
@@ -96,14 +116,19 @@ async function main() {
     await h.dispose();
 
     const seconds = (performance.now() - t0) / 1000;
-    const meta = { release, date: new Date().toISOString().slice(0, 10), seconds, host: `${os.cpus()[0]?.model ?? "?"}, ${os.cpus().length} cores`,
-        compute_tolerance: COMPUTE_TOLERANCE, kvfit_rules: kvfitRules };
+    const cpu = hostCpu();
+    const meta = { release: bundled, release_id: release, date: new Date().toISOString().slice(0, 10), seconds,
+        host: `${cpu.model}, ${os.cpus().length} cores`,
+        cpu: { model: cpu.model, cores: cpu.cores, variant_from_flags: cpu.variant, score: cpu.score,
+            amx_flags: [...cpu.flags].filter((f) => f.startsWith("amx")), avx512_flags: [...cpu.flags].filter((f) => f.startsWith("avx512")) },
+        cpu_backend: h.cpuBackend, preferred_buffer_types: [...preferred], extra_model_buffers: extraBuffers,
+        models: ids, compute_tolerance: COMPUTE_TOLERANCE, kvfit_rules: kvfitRules, kvfit_pass_rules: passRules, threads };
     fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
     fs.writeFileSync(resultsFile, JSON.stringify({ meta, rows }, null, 1));
     fs.mkdirSync(path.dirname(outFile), { recursive: true });
     fs.writeFileSync(outFile, renderReport(meta, rows));
     const failed = rows.filter((r) => !r.pass).length;
-    log(`${rows.length - failed} passed, ${failed} failed in ${seconds.toFixed(1)} s; report ${path.relative(process.cwd(), outFile)}`);
+    log(`release ${release}: ${rows.length - failed} passed, ${failed} failed in ${seconds.toFixed(1)} s (CPU backend ${h.cpuBackend ?? "?"}); report ${path.relative(process.cwd(), outFile)}`);
     process.exit(failed ? 1 : 0);
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes the shape-exact GGUF of each architecture with kvfit's own writer (kvfit-gguf-write): a JSON spec
-// from models.mjs, tensor data a sparse hole (no disk used), a minimal SentencePiece vocabulary.
+// from models.mjs or a models_*.mjs (suite.mjs), tensor data a sparse hole (no disk used), a minimal SentencePiece vocabulary.
 //
 // usage: node generate.mjs OUT_DIR [--gguf-write PATH] [--vocab small|real|both] [ID...]
 // Prints one line per file. A file is rewritten only when its spec changed (spec kept beside it).
@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { MODELS, specOf } from "./models.mjs";
+import { ALL_MODELS as MODELS, specOfModel as specOf } from "./suite.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Measure what the real llama.cpp (bundled in node-llama-cpp 3.21.1, CPU build) allocates.
+// Measure what the real llama.cpp (bundled in node-llama-cpp, CPU build) allocates, for one of the releases in
+// releases.mjs (node-llama-cpp imported from releases/<release>/node_modules, nowhere else).
 // A library (Harness, parseContextLog) for conformance.mjs and a command line for one model:
 //
-// usage: node measure.mjs MODEL.gguf CASES.json|'[{...}]' [--log] [--threads N] [--no-alloc] [--no-mmap]
+// usage: node measure.mjs MODEL.gguf CASES.json|'[{...}]' [--release 5b4ebc5|v0.5.0] [--log] [--threads N] [--no-alloc] [--no-mmap]
+//   --release: default $CONFORMANCE_RELEASE, else the newest release (releases.mjs)
 //   case: {n_ctx, n_seq=1, flash_attn=true, type_k="f16", type_v="f16", n_ubatch=512,
 //          swa_full=false, kv_unified=false, id?}
 //   One JSON line per case on stdout (first line: the model). --log adds every llama.cpp
@@ -14,11 +16,20 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { getLlama, LlamaLogLevel, GgmlType } from "node-llama-cpp";
+import { defaultRelease, checkRelease, importRuntime, runtimePackageDir } from "./releases.mjs";
+
+/// node-llama-cpp of the release a Harness was initialised for (one release per process: two native addons of
+/// different llama.cpp builds would share ggml's symbols)
+let NLC = null, NLC_RELEASE = null;
+async function useRuntime(release) {
+    if (NLC && NLC_RELEASE !== release) throw new Error(`node-llama-cpp of release ${NLC_RELEASE} is loaded already; one release per process`);
+    if (!NLC) { NLC = await importRuntime(release); NLC_RELEASE = release; }
+    return NLC;
+}
 
 const MiB = 1024 * 1024;
 
-// ---------- log line patterns (llama.cpp as bundled, release tag v0.4.0) ----------
+// ---------- log line patterns (written for 5b4ebc5 = release tag v0.4.0; additions for later releases) ----------
 const num = String.raw`([0-9]+(?:\.[0-9]+)?)`;
 export const RX = {
     // llama_context: n_ctx         = 4096
@@ -157,18 +168,20 @@ export function parseContextLog(lines) {
 // ---------- helpers ----------
 function ggmlTypeId(name) {
     if (typeof name === "number") return name;
+    const GgmlType = NLC.GgmlType;
     const key = Object.keys(GgmlType).find((k) => isNaN(Number(k)) && k.toLowerCase() === String(name).toLowerCase());
     if (key == null) throw new Error(`unknown ggml type "${name}"`);
     return GgmlType[key];
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/// The llama.cpp this package bundles: node-llama-cpp version, release tag, ggml version and build commit
-/// (the build-info strings inside libggml-base.so: "<ggml version>\0<commit>\0").
-export function bundledRelease() {
-    const root = path.dirname(path.dirname(fileURLToPath(import.meta.resolve("node-llama-cpp"))));
+/// The llama.cpp that release `id`'s node-llama-cpp bundles: node-llama-cpp version, release tag, ggml version and
+/// build commit (the build-info strings inside libggml-base.so: "<ggml version>\0<commit>\0").
+export function bundledRelease(id = NLC_RELEASE ?? defaultRelease()) {
+    const root = runtimePackageDir(id);
     const read = (p) => { try { return JSON.parse(fs.readFileSync(path.join(root, p), "utf8")); } catch { return {}; } };
     const out = {
+        id,
         node_llama_cpp: read("package.json").version ?? null,
         release: read("llama/binariesGithubRelease.json").release ?? null,
         repo: read("llama/llama.cpp.info.json").llamaCppGithubRepo ?? null,
@@ -186,11 +199,20 @@ export function bundledRelease() {
 /// low-level addon classes, as the prototype established (MEASURING.md): contextSize is the total n_ctx
 /// (the high-level API treats it as per sequence) and batchSize sets n_batch = n_ubatch.
 export class Harness {
-    constructor({ threads = 2, keepLog = false } = {}) { this.threads = threads; this.keepLog = keepLog; this.lines = []; }
+    constructor({ threads = 2, keepLog = false, release = defaultRelease() } = {}) {
+        this.threads = threads; this.keepLog = keepLog; this.lines = []; this.release = checkRelease(release);
+        this.cpuBackend = null; // the libggml-cpu-<variant>.so ggml loaded ("load_backend: loaded CPU backend from ...")
+    }
 
     async init() {
+        const { getLlama, LlamaLogLevel } = await useRuntime(this.release);
         const logger = (level, message) => {
-            for (const l of String(message).split("\n")) if (l.trim() !== "") this.lines.push(l.replace(/\s+$/, ""));
+            for (const l of String(message).split("\n")) {
+                if (l.trim() === "") continue;
+                const m = /^load_backend: loaded CPU backend from (.+?)\s*$/.exec(l);
+                if (m) this.cpuBackend = path.basename(m[1]);
+                this.lines.push(l.replace(/\s+$/, ""));
+            }
         };
         this.llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.debug, logger, progressLogs: false });
     }
@@ -212,10 +234,12 @@ export class Harness {
             const tail = lines.filter((l) => !/^(create_tensor|llama_model_loader: - kv|load_tensors: layer)/.test(l)).slice(-15);
             return { ok: false, error: "llama.cpp could not load the model", log_tail: tail };
         }
-        const info = { arch: null, n_vocab: null, model_buffers: {} };
+        const info = { arch: null, n_vocab: null, model_buffers: {}, preferred_buft: null };
         for (const l of lines) {
             let m;
             if ((m = RX.model_buffer.exec(l))) info.model_buffers[m[1]] = Number(m[2]);
+            // the first buffer type of the CPU list: the variant's first extra type (AMX, CPU_REPACK) or CPU
+            if ((m = /cannot be used with preferred buffer type (\S+), using/.exec(l))) info.preferred_buft = m[1];
             if ((m = RX.n_vocab.exec(l))) info.n_vocab = Number(m[1]);
             if ((m = RX.arch.exec(l))) info.arch = m[1];
         }
@@ -268,17 +292,19 @@ async function main() {
     const useMmap = !args.includes("--no-mmap");
     const ti = args.indexOf("--threads");
     const threads = ti >= 0 ? Number(args[ti + 1]) : 2;
-    const pos = args.filter((a, i) => !a.startsWith("--") && !(ti >= 0 && i === ti + 1));
+    const ri = args.indexOf("--release");
+    const release = ri >= 0 ? args[ri + 1] : defaultRelease();
+    const pos = args.filter((a, i) => !a.startsWith("--") && !(ti >= 0 && i === ti + 1) && !(ri >= 0 && i === ri + 1));
     if (pos.length !== 2) {
-        console.error("usage: node measure.mjs MODEL.gguf CASES.json|'[...]' [--log] [--threads N] [--no-alloc]");
+        console.error("usage: node measure.mjs MODEL.gguf CASES.json|'[...]' [--release 5b4ebc5|v0.5.0] [--log] [--threads N] [--no-alloc]");
         process.exit(2);
     }
     const modelPath = path.resolve(pos[0]);
     const cases = JSON.parse(pos[1].trim().startsWith("[") ? pos[1] : fs.readFileSync(pos[1], "utf8"));
-    const h = new Harness({ threads, keepLog: withLog });
+    const h = new Harness({ threads, keepLog: withLog, release });
     await h.init();
     const m = await h.loadModel(modelPath, { noAlloc, useMmap });
-    console.log(JSON.stringify({ kind: "model", model: path.basename(modelPath), no_alloc: noAlloc, release: bundledRelease(),
+    console.log(JSON.stringify({ kind: "model", model: path.basename(modelPath), no_alloc: noAlloc, release: bundledRelease(release), cpu_backend: h.cpuBackend,
         ok: m.ok, ...(m.ok ? m.info : { error: m.error, log_tail: m.log_tail }) }));
     if (!m.ok) process.exit(3);
     for (const c of cases) {

@@ -11,8 +11,9 @@
 // buffer, which kvfit reads from the same file. Matrices are iq1_s (1.56 bits per weight) when a row is a
 // multiple of 256, else q5_0, else f16: small files, because llama.cpp maps the model with MAP_POPULATE
 // (llama-mmap.cpp) and so reads every byte of the sparse hole once per load with real allocation; and
-// none of these types is repacked by the CPU backend (q4_0/q4_K/q5_K/q6_K/q8_0/iq4_nl/mxfp4 are moved into
-// an extra CPU_REPACK buffer whose size depends on the host CPU: ggml-cpu/repack.cpp).
+// none of these types is repacked by the CPU backend on x86 (q4_0/q4_K/iq4_nl/mxfp4, and q2_K with AVX-512, are
+// moved into an extra CPU_REPACK buffer: ggml-cpu/repack.cpp), except f16 on a host with AMX (amx/amx.cpp:
+// f16 matrices with ne0 % 16 == 0 and ne1 % 32 == 0; docs/rules/llamacpp-cpu-repack.md).
 
 /// ggml type for a weight of this name and shape (ne[0] first).
 function weightType(name, shape) {

@@ -1,5 +1,5 @@
-// docs/accuracy.md: the header (llama.cpp release, date, method), one row per case, failures in full, and the
-// summary line "N passed, M failed".
+// docs/accuracy-<release>.md: the header (llama.cpp release, host CPU and CPU backend, date, method), one row per
+// case, failures in full, and the summary line "N passed, M failed"; docs/accuracy.md: the index of the releases.
 const MiB = 1024 * 1024;
 const mib = (b) => (b == null ? "–" : (b / MiB).toFixed(2));
 const signed = (x, digits) => {
@@ -20,15 +20,22 @@ export function renderReport(meta, rows) {
     const r = meta.release;
     const passed = rows.filter((x) => x.pass).length, failed = rows.length - passed;
     const out = [];
-    out.push("# kvfit accuracy against the real llama.cpp");
+    out.push(`# kvfit accuracy against the real llama.cpp ${meta.release_id ?? r.build_commit ?? ""}`.trimEnd());
     out.push("");
-    out.push("Written by `tests/conformance/run.sh` (do not edit by hand).");
+    out.push("Written by `tests/conformance/run.sh` (do not edit by hand). Index of the releases: [accuracy.md](accuracy.md).");
     out.push("");
     out.push(`- llama.cpp: release ${r.release ?? "?"} of ${r.repo ?? "ggml-org/llama.cpp"} as bundled in node-llama-cpp ${r.node_llama_cpp ?? "?"} ` +
-        `(CPU build, @node-llama-cpp/linux-x64), build commit ${r.build_commit ?? "?"}, ggml ${r.ggml_version ?? "?"}`);
-    out.push(`- kvfit: rules "${meta.kvfit_rules ?? "?"}" (from \`kvfit --json\`)`);
-    out.push(`- measured: ${meta.date} on ${meta.host}; ${rows.length} cases in ${meta.seconds.toFixed(0)} s`);
-    out.push("- models: shape-exact GGUFs written by kvfit-gguf-write from tests/conformance/models.mjs (published shapes, tensor data a " +
+        `(CPU build, @node-llama-cpp/linux-x64), build commit ${r.build_commit ?? "?"}, ggml ${r.ggml_version ?? "?"}` +
+        (meta.release_id ? ` (tests/conformance/releases/${meta.release_id})` : ""));
+    out.push(`- kvfit: rules "${meta.kvfit_rules ?? "?"}" (from \`kvfit --json\`)` +
+        (meta.kvfit_pass_rules ? `, called with \`--llamacpp-version ${meta.release_id}\`` : "; kvfit is not told the release (KVFIT_PASS_RULES unset)"));
+    out.push(`- measured: ${meta.date} on ${meta.host}; ${rows.length} cases in ${meta.seconds.toFixed(0)} s` +
+        (meta.threads ? ` (--threads ${meta.threads})` : ""));
+    if (meta.cpu) out.push(`- CPU backend: ${meta.cpu_backend ?? "?"} loaded (from /proc/cpuinfo flags: ${meta.cpu.variant_from_flags ?? "?"}, score ${meta.cpu.score}; ` +
+        `AMX flags: ${meta.cpu.amx_flags.length ? meta.cpu.amx_flags.join(" ") : "none"}); first CPU buffer type: ${(meta.preferred_buffer_types ?? []).join(", ") || "?"}; ` +
+        `extra model buffers with real allocation: ${Object.keys(meta.extra_model_buffers ?? {}).length ? Object.entries(meta.extra_model_buffers).map(([b, l]) => `${b} (${l.join("; ")})`).join(", ") : "none"} ` +
+        "— host-dependent, see docs/rules/llamacpp-cpu-repack.md");
+    out.push("- models: shape-exact GGUFs written by kvfit-gguf-write from tests/conformance/models.mjs and models_*.mjs (suite.mjs; published shapes, tensor data a " +
         "sparse hole, minimal SentencePiece vocabulary: v512, or the real vocabulary size)");
     out.push("");
     out.push("## How each buffer is compared");
@@ -115,9 +122,46 @@ export function renderReport(meta, rows) {
 }
 
 /// The report when the suite could not run (npm registry unreachable): says so, never passes silently.
-export function renderSkipped(reason, date) {
-    return ["# kvfit accuracy against the real llama.cpp", "", "Written by `tests/conformance/run.sh` (do not edit by hand).", "",
+export function renderSkipped(reason, date, release = null) {
+    return [`# kvfit accuracy against the real llama.cpp${release ? ` ${release}` : ""}`, "", "Written by `tests/conformance/run.sh` (do not edit by hand).", "",
         `**CONFORMANCE SUITE SKIPPED: npm registry unreachable** (${date}): ${reason}.`, "",
         "Nothing was measured: kvfit was not checked against llama.cpp in this run.", "",
         "0 passed, 0 failed (skipped)", ""].join("\n");
+}
+
+/// docs/accuracy.md: one line per release with its summary line, read back from docs/accuracy-<release>.md.
+/// entries: [{id, node_llama_cpp, release, file, text (the report, or null when missing)}]
+export function renderIndex(entries, { date, host, seconds }) {
+    const out = ["# kvfit accuracy against the real llama.cpp", "",
+        "Written by `tests/conformance/run.sh` (do not edit by hand): the conformance suite (tests/conformance) run against each " +
+        "llama.cpp release kvfit models, one report per release.", "",
+        `Run ${date} on ${host}, ${seconds.toFixed(0)} s for all releases.`, "",
+        "| llama.cpp | node-llama-cpp | report | CPU backend | result |", "|---|---|---|---|---|"];
+    for (const e of entries) {
+        const summary = e.text ? (e.text.trim().split("\n").pop() ?? "?") : "not run";
+        const backend = e.text ? (/^- CPU backend: (\S+)/m.exec(e.text)?.[1] ?? "–") : "–";
+        out.push(`| ${e.id}${e.release !== e.id ? ` (release ${e.release})` : ""} | ${e.node_llama_cpp} | [${e.file}](${e.file}) | ${backend} | ${summary} |`);
+    }
+    out.push("");
+    out.push("The weights of an `alloc` row depend on the host CPU: on a CPU whose libggml-cpu variant has extra buffer types " +
+        "that take some of the model's weight types (AMX on Intel Xeon with AMX; CPU_REPACK for q4_0/q4_K/iq4_nl/mxfp4/q2_K), " +
+        "llama.cpp copies those weights into the extra buffer while the mmap'd file stays counted (docs/rules/llamacpp-cpu-repack.md).");
+    out.push("");
+    return out.join("\n");
+}
+
+/// Writes docs/accuracy.md from the per-release reports found in docs/ (every release of releases.mjs).
+export async function writeIndex(docsDir, { seconds }) {
+    const fs = await import("node:fs");
+    const path = await import("node:path");
+    const os = await import("node:os");
+    const { RELEASES } = await import("./releases.mjs");
+    const entries = Object.entries(RELEASES).map(([id, r]) => {
+        const file = `accuracy-${id}.md`;
+        let text = null;
+        try { text = fs.readFileSync(path.join(docsDir, file), "utf8"); } catch { /* not run yet */ }
+        return { id, node_llama_cpp: r.node_llama_cpp, release: r.release, file, text };
+    });
+    const host = `${os.cpus()[0]?.model?.trim() ?? "?"}, ${os.cpus().length} cores`;
+    fs.writeFileSync(path.join(docsDir, "accuracy.md"), renderIndex(entries, { date: new Date().toISOString().slice(0, 10), host, seconds }));
 }
