@@ -9,7 +9,7 @@
 #
 # Environment: KVFIT_BUILD_DIR (default <repo>/build), CONFORMANCE_MODELS (default <build>/conformance/models),
 # CONFORMANCE_RELEASES (default "5b4ebc5 v0.5.0"), CONFORMANCE_ARGS (extra arguments for conformance.mjs, e.g.
-# model ids or --no-alloc-only), KVFIT_PASS_RULES=1 (kvfit gets --llamacpp-version <release>).
+# model ids or --no-alloc-only), KVFIT_PASS_RULES=0 (kvfit is not given --llamacpp-version <release>).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
