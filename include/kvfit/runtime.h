@@ -83,14 +83,18 @@ struct kv_cache_buffer {
     uint64_t bytes() const { return k_bytes + v_bytes; }
 };
 
-/// Fixed recurrent state: "llama_memory_recurrent: size = ... R (f32) ... S (f32)".
-/// Always f32 (llama.cpp src/llama-memory-recurrent.cpp), per sequence, independent of n_ctx.
+/// Fixed state, per sequence, independent of n_ctx, always f32:
+/// - "llama_memory_recurrent: size = ... R (f32) ... S (f32)" (src/llama-memory-recurrent.cpp): the conv and SSM
+///   states of the recurrent layers;
+/// - "llama_dsv4_comp_state: ... size = ..." (src/llama-kv-cache-dsv4.cpp): the compressor states beside each
+///   compressed cache (DeepSeek-V4), the blocks of `ratio` tokens not yet compressed.
 struct recurrent_buffer {
-    uint32_t n_layer = 0;     ///< recurrent layers
-    uint32_t n_seq = 0;       ///< max(1, n_seq) state slots
+    uint32_t n_layer = 0;     ///< layers holding a recurrent state (conv or SSM)
+    uint32_t n_seq = 0;       ///< max(1, n_seq) state slots (0 without recurrent layers)
     uint64_t r_bytes = 0;     ///< conv states: n_layer * n_seq * n_embd_r * 4
     uint64_t s_bytes = 0;     ///< ssm/delta states: n_layer * n_seq * n_embd_s * 4
-    uint64_t bytes() const { return r_bytes + s_bytes; }
+    uint64_t comp_bytes = 0;  ///< compressor states of compressed caches (see llamacpp_recurrent)
+    uint64_t bytes() const { return r_bytes + s_bytes + comp_bytes; }
 };
 
 /// The five kinds of memory a llama.cpp context holds, in bytes.
@@ -118,12 +122,22 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
                                                 const llamacpp_context & c);
 
 /// KV bytes held by layer `il` (K and V over all streams); 0 for layers without KV. The per-layer view of
-/// llamacpp_kv_caches, used to place each layer's cache on its device.
+/// llamacpp_kv_caches, used to place each layer's cache on its device. `il` may also name an MTP layer
+/// (n_layer <= il < n_layer + n_layer_mtp): they hold no cache, except in a model with compressed caches, whose window
+/// cache covers every block of the file (llama_kv_cache_dsv4, src/llama-kv-cache-dsv4.cpp:1246; deepseek4.cpp:73).
 uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                  uint32_t il);
 
-/// Recurrent state for the given context: n_recurrent_layers * max(1, n_seq) * (n_embd_r + n_embd_s) * 4 B.
+/// Fixed state for the given context, f32. Recurrent layers: max(1, n_seq) rows of each state cache's width per
+/// layer (Qwen3.5-9B: 24 x (24,576 + 524,288) x 4 = 52,690,944 B per sequence). Compressed caches (DeepSeek-V4,
+/// llama_dsv4_comp_state): per layer two f32 tensors (kv, score) of n_embd_state x state_size x n_seq, where the
+/// ratio-4 caches (CSA and its indexer) compress overlapping windows, n_embd_state = 2 x width and state_size =
+/// 2 x 4, and the ratio-128 cache (HCA) n_embd_state = width, state_size = 128 (src/llama-kv-cache-dsv4.cpp:1313-1330).
+/// DeepSeek-V4-Flash: 21 x 2 x 1024 x 8 x 4 + 20 x 2 x 512 x 128 x 4 + 21 x 2 x 256 x 8 x 4 = 12,206,080 B per sequence.
 recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context & c);
+
+/// Fixed state bytes held by layer `il` (its share of llamacpp_recurrent), to place it with the layer.
+uint64_t llamacpp_state_layer_bytes(const model_desc & m, const llamacpp_context & c, uint32_t il);
 
 /// Output buffer: n_vocab * n_seq * 4 bytes (logits for one output per sequence), host memory
 /// (llama_context::output_reserve).
@@ -143,22 +157,26 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
 /// - an MLA model (any latent cache) keeps no V in any cache, its DSA indexer included (has_v = !is_mla());
 ///   mla_layout::k_and_v (the layout before llama.cpp's V-less MLA cache) keeps kv_lora_rank V values by the latent;
 /// - the indexer of a non-MLA model (MiniMax-M3's MSA: llama_kv_cache_msa) keeps a V of one V head of the layer;
+///   a hybrid model's indexer (llama_memory_hybrid_idx, Qwen3.8-Flash-Next) too in 5b4ebc5, K only in v0.5.0;
 /// - without flash attention every V row is padded to the widest V row of the model (n_embd_v_gqa_max()).
 /// Examples, f16: Qwen3.5-9B full layer 4 x 256 x 2 + 4 x 256 x 2 = 4096 B; DeepSeek-V3.2 latent 576 x 2 = 1152 B and
 /// indexer 128 x 2 = 256 B; gemma-4 global layer without flash attention 2 x 512 x 2 + 2048 x 2 = 6144 B.
 uint64_t llamacpp_cell_bytes(const model_desc & m, uint32_t il, const layer_cache & c, ggml_type type_k,
-                             ggml_type type_v, mla_layout mla = mla_layout::k_only, bool flash_attn = true);
+                             ggml_type type_v, mla_layout mla = mla_layout::k_only, bool flash_attn = true,
+                             llamacpp_release release = llamacpp_release_default);
 
 /// KV bytes per token of the caches that grow with every token (full, latent, indexer of ratio 1), for given cache
 /// types: the sum over those caches of llamacpp_cell_bytes. Window caches are capped and compressed caches grow by
 /// 1/ratio: neither is counted here. Qwen3.5-9B f16: 8 * 2 * 4 * 256 * 2 = 32768; DeepSeek-V3.2: 61 * (576 + 128) * 2
 /// = 85888.
 uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v,
-                            mla_layout mla = mla_layout::k_only, bool flash_attn = true);
+                            mla_layout mla = mla_layout::k_only, bool flash_attn = true,
+                            llamacpp_release release = llamacpp_release_default);
 
 /// The seeds' hypothetical column: kv_bytes_per_token of all_full_attention_variant(m) (every layer cached like the
 /// model's reference attention layer). 0 when the model has no attention cache.
 uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v,
-                                        mla_layout mla = mla_layout::k_only, bool flash_attn = true);
+                                        mla_layout mla = mla_layout::k_only, bool flash_attn = true,
+                                        llamacpp_release release = llamacpp_release_default);
 
 } // namespace kvfit

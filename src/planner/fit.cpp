@@ -148,7 +148,6 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     auto at = [&](int d) -> device_usage & { return d < 0 ? host : plan.devices[size_t(d)]; };
 
     host.used.weights_bytes += m.weights.token_embd.bytes + m.weights.other.bytes; // input layer: always CPU
-    const uint64_t rs_per_layer = plan.rs.n_layer ? plan.rs.bytes() / plan.rs.n_layer : 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         device_usage & d = at(dev[il]);
         const weight_group & w = m.weights.layers.at(il);
@@ -165,7 +164,10 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
         d.n_layers += 1;
         device_usage & cache_dev = p.no_kv_offload ? host : d;
         cache_dev.used.kv_bytes += llamacpp_kv_layer_bytes(m, s, plan.ctx, il);
-        if (m.is_recurrent(il)) cache_dev.used.state_bytes += rs_per_layer;
+        cache_dev.used.state_bytes += llamacpp_state_layer_bytes(m, plan.ctx, il);
+    }
+    for (uint32_t il = m.n_layer; il < n_layer_all; ++il) { // MTP blocks: only DeepSeek-V4 gives them a cache
+        (p.no_kv_offload ? host : at(dev[il])).used.kv_bytes += llamacpp_kv_layer_bytes(m, s, plan.ctx, il);
     }
     device_usage & out_dev = at(dev[n_layer_all]);
     out_dev.used.weights_bytes += m.weights.output.bytes;

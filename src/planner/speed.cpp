@@ -36,7 +36,7 @@ uint64_t attended_cells(const model_desc & m, uint32_t il, uint64_t depth) {
 // KV bytes per cell of layer il's attention cache for the plan's cache types, as llama.cpp stores it.
 uint64_t kv_bytes_per_cell(const model_desc & m, const llamacpp_settings & s, uint32_t il) {
     const layer_cache * a = m.attention_cache(il);
-    return a ? llamacpp_cell_bytes(m, il, *a, s.type_k, s.type_v, s.mla, s.flash_attn != flash_attn_mode::off) : 0;
+    return a ? llamacpp_cell_bytes(m, il, *a, s.type_k, s.type_v, s.mla, s.flash_attn != flash_attn_mode::off, s.release) : 0;
 }
 
 void set_rates(device_speed & d, const speed_settings & s) {

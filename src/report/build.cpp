@@ -81,10 +81,10 @@ report make_report(const model_desc & m, const warnings & warn, const llamacpp_s
     r.settings = s;
     r.placement = p;
     const bool fa = s.flash_attn != flash_attn_mode::off; // V rows are padded without flash attention
-    r.kv_bytes_per_token = kv_bytes_per_token(m, s.type_k, s.type_v, s.mla, fa);
-    r.kv_bytes_per_token_if_all_full = kv_bytes_per_token_if_all_full(m, s.type_k, s.type_v, s.mla, fa);
-    r.kv_bytes_per_token_f16 = kv_bytes_per_token(m, ggml_type::f16, ggml_type::f16, s.mla, fa);
-    r.kv_bytes_per_token_q8_0 = kv_bytes_per_token(m, ggml_type::q8_0, ggml_type::q8_0, s.mla, fa);
+    r.kv_bytes_per_token = kv_bytes_per_token(m, s.type_k, s.type_v, s.mla, fa, s.release);
+    r.kv_bytes_per_token_if_all_full = kv_bytes_per_token_if_all_full(m, s.type_k, s.type_v, s.mla, fa, s.release);
+    r.kv_bytes_per_token_f16 = kv_bytes_per_token(m, ggml_type::f16, ggml_type::f16, s.mla, fa, s.release);
+    r.kv_bytes_per_token_q8_0 = kv_bytes_per_token(m, ggml_type::q8_0, ggml_type::q8_0, s.mla, fa, s.release);
     llamacpp_context one_sequence;
     one_sequence.n_seq = 1;
     r.state_bytes_per_sequence = llamacpp_recurrent(m, one_sequence).bytes();
