@@ -7,7 +7,9 @@
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
 #include "kvfit/launch.h"
+#include "kvfit/llamacpp.h"
 #include "kvfit/report.h"
+#include "kvfit/search.h"
 #include "kvfit/sources.h"
 
 #include <CLI/CLI.hpp>
@@ -73,29 +75,31 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
         if (s.flash_attn == flash_attn_mode::off) a = with_flag(a, {"-fa", "--flash-attn"}, "on");
         consider({"q8_0 KV cache (34/64 of f16), same context", a});
     }
-    if (m.n_expert > 0 && !c.placement.cpu_moe) {
-        for (uint32_t n = std::max<uint32_t>(1, c.placement.n_cpu_moe + 1); n <= m.n_layer; ++n) {
-            candidate cand{fmt::format("experts of the first {} layers on the CPU", n),
-                           with_flag(c.argv, {"-ncmoe", "--n-cpu-moe"}, std::to_string(n))};
-            if (try_variant(m, gpus, margin, ss, cand)) {
-                out.push_back(std::move(cand));
-                break;
-            }
-        }
+    auto moe_variant = [&](uint64_t n) {
+        return candidate{fmt::format("experts of the first {} layers on the CPU", n),
+                         with_flag(c.argv, {"-ncmoe", "--n-cpu-moe"}, std::to_string(n))};
+    };
+    if (m.n_expert > 0 && !c.placement.cpu_moe) { // the fewest expert blocks on the CPU that fit (search.h)
+        const auto n = smallest_fitting(std::max<uint32_t>(1, c.placement.n_cpu_moe + 1), m.n_layer, 1, [&](uint64_t k) {
+            candidate cand = moe_variant(k);
+            return try_variant(m, gpus, margin, ss, cand);
+        });
+        if (n) consider(moe_variant(*n));
     }
     const uint64_t n_ctx = max_fitting_n_ctx(m, s, c.placement, gpus, margin, s.n_ctx ? s.n_ctx : m.n_ctx_train);
     if (n_ctx > 0) {
         consider({fmt::format("context {} tokens", with_commas(n_ctx)), with_flag(c.argv, {"-c", "--ctx-size"}, std::to_string(n_ctx))});
     }
     const uint32_t n_total = m.n_layer + m.n_layer_mtp + 1;
-    for (int32_t ngl = int32_t(n_total) - 1; ngl >= 0; --ngl) {
-        candidate cand{fmt::format("{} of {} layers on the GPU (a spill)", ngl, n_total),
-                       with_flag(c.argv, {"-ngl", "--n-gpu-layers", "--gpu-layers"}, std::to_string(ngl))};
-        if (try_variant(m, gpus, margin, ss, cand)) {
-            out.push_back(std::move(cand));
-            break;
-        }
-    }
+    auto ngl_variant = [&](uint64_t ngl) {
+        return candidate{fmt::format("{} of {} layers on the GPU (a spill)", ngl, n_total),
+                         with_flag(c.argv, {"-ngl", "--n-gpu-layers", "--gpu-layers"}, std::to_string(ngl))};
+    };
+    const auto ngl = largest_fitting(0, n_total - 1, 1, [&](uint64_t k) { // the most layers that fit (search.h)
+        candidate cand = ngl_variant(k);
+        return try_variant(m, gpus, margin, ss, cand);
+    });
+    if (ngl) consider(ngl_variant(*ngl));
     return out;
 }
 
@@ -136,15 +140,16 @@ int run_exec(const exec_options & o) {
         fmt::print(stderr, "kvfit: no GPU: the command runs on the CPU; nothing to check\n");
         return run_command(c.argv);
     }
-    const std::vector<uint64_t> contexts = c.settings.n_ctx ? std::vector<uint64_t>{c.settings.n_ctx} : std::vector<uint64_t>{};
-    const report r = make_report(m, warn, c.settings, c.placement, contexts, gpus, margin);
-    if (r.plan.fits()) {
+    // the command's flags through the registry, so the verdict is the CLI's --check for the same flags
+    const plan_result r = plan_model(find_runtime("llama.cpp"), m, warn, llamacpp_flag_values(c.settings, c.placement, margin),
+                                     machine{gpus});
+    if (r.plan.fits) {
         fmt::print(stderr, "kvfit: {}", render_check(r));
         return run_command(c.argv);
     }
     std::string out = render_check(r);
     const spill_cliff cliff = make_spill_cliff(m, c.settings, c.placement, gpus, margin, ss);
-    const double full = estimate_speed(m, r.plan, ss).decode_tokens_per_s;
+    const double full = estimate_speed(m, plan_llamacpp(m, c.settings, c.placement, gpus, margin), ss).decode_tokens_per_s;
     if (cliff.fit_ngl >= 0) {
         out += fmt::format("  Speed: on GPUs large enough this would decode at {:.1f} t/s; spilled to -ngl {} (what llama.cpp "
                            "would do) about {:.1f} t/s, {:.1f}x slower (roofline, docs/speed.md).\n", full, cliff.fit_ngl,

@@ -1,6 +1,6 @@
 #pragma once
 // The `exec` and `explain` subcommands and the small hooks app/main.cpp calls (--gpu auto, --speed settings).
-#include "kvfit/plan.h"
+#include "kvfit/runtime.h"
 #include "kvfit/speed.h"
 
 #include <string>

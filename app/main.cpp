@@ -1,17 +1,16 @@
 // kvfit: does this model, at this context length, fit in my GPU — and if not, what do I change?
 // Parses flags (spelled as llama.cpp spells them), calls the library, prints. No memory rule lives here.
 // Exit status: 0 fits (or no --gpu given), 3 does not fit, 2 bad input.
+#include "cli_flags.h"
 #include "cli_serve.h"
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
-#include "kvfit/llamacpp_flags.h"
+#include "kvfit/plan.h"
 #include "kvfit/remote.h"
 #include "kvfit/report.h"
-#include "kvfit/request.h"
 #include "kvfit/sources.h"
-#include "serving_cli.h"
 #include "kvfit/speed.h"
 #include "cli_exec.h"
 
@@ -27,21 +26,13 @@ constexpr int exit_fits = 0;
 constexpr int exit_bad_input = 2;
 constexpr int exit_does_not_fit = 3;
 
-// llama.cpp spells several flags with one dash and several letters (-ctk, -ngl); CLI11 only takes one letter
-// after a single dash, so those are rewritten to their long names first.
+// llama.cpp and vLLM spell several flags with one dash and several letters (-ctk, -ngl, -tp); CLI11 only takes one
+// letter after a single dash, so those are rewritten to their long names first (the list comes from the registry).
 std::vector<std::string> normalise_args(int argc, char ** argv) {
-    static const std::pair<std::string_view, std::string_view> aliases[] = {
-        {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-ub", "--ubatch-size"},
-        {"-np", "--parallel"},      {"-fa", "--flash-attn"},    {"-ngl", "--n-gpu-layers"},
-        {"-ts", "--tensor-split"},  {"-ot", "--override-tensor"}, {"-kvu", "--kv-unified"},
-        {"-nkvo", "--no-kv-offload"}, {"-cmoe", "--cpu-moe"},   {"-ncmoe", "--n-cpu-moe"},
-        {"-tp", "--tensor-parallel-size"}, {"-pp", "--pipeline-parallel-size"}, {"-dp", "--data-parallel-size"},
-        {"-dcp", "--decode-context-parallel-size"}, // vLLM (app/serving_cli.cpp)
-    };
     std::vector<std::string> out;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        for (const auto & [from, to] : aliases) {
+        for (const auto & [from, to] : kvfit::cli::long_aliases()) {
             if (a == from) a = to;
         }
         out.push_back(a);
@@ -56,12 +47,18 @@ void print_catalog() {
 }
 
 struct options {
-    kvfit::plan_request req; // the planning flags, shared with `kvfit serve` (include/kvfit/request.h)
+    kvfit::plan_request req; // the common flags (the runtime's own are in `flags`), shared with `kvfit serve`
+    kvfit::cli::runtime_flags flags; // every runtime's flags, from the registry
     bool json = false, list = false, inspect = false, check = false, speed = false;
     std::string cpu_bandwidth;
     std::string chart, chart_compare; // --chart FILE.svg|.png, --chart-compare FILE.svg|.png
     bool offline = false, verbose = false; // hf: models
 };
+
+// Flags of main that every runtime takes; main's others (--speed, --cpu-bandwidth) are llama.cpp's.
+const std::vector<std::string> k_common_flags = {"model", "--gpu", "--weights", "--weights-size", "--json", "--check",
+                                                 "--chart", "--chart-compare", "--list", "--inspect", "--offline",
+                                                 "--verbose", "--help", "--runtime"};
 
 // hf:org/name[...]: read from the Hub (or the cache with --offline); --verbose reports what it cost, on stderr.
 kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warnings & warn) {
@@ -85,7 +82,7 @@ kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warni
     }
 }
 
-int run(const options & o) {
+int run(options & o) {
     if (o.list) {
         print_catalog();
         return exit_fits;
@@ -99,7 +96,9 @@ int run(const options & o) {
         return exit_fits;
     }
     if (o.check && o.req.gpu.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
-    const kvfit::report r = kvfit::make_report_from_request(
+    o.req.runtime = o.flags.runtime;
+    o.req.flags = kvfit::cli::values_of(o.flags);
+    const kvfit::plan_result r = kvfit::make_plan(
         o.req, [&](kvfit::warnings & warn) { return load(spec, o, warn); }, kvfit::cli::gpus_from_option);
     if (!o.chart.empty()) {
         kvfit::write_chart_file(o.chart, kvfit::make_chart_series(r));
@@ -110,12 +109,8 @@ int run(const options & o) {
         fmt::print(stderr, "kvfit: wrote {}\n", o.chart_compare);
     }
     fmt::print("{}", o.json ? kvfit::render_json(r) : o.check ? kvfit::render_check(r) : kvfit::render_text(r));
-    if (o.speed) {
-        const std::vector<kvfit::device_spec> gpus = r.fit ? r.fit->gpus : std::vector<kvfit::device_spec>{};
-        const uint64_t margin = r.fit ? r.fit->margin_bytes : kvfit::default_margin_bytes;
-        fmt::print("{}", kvfit::render_speed_section(r, gpus, margin, kvfit::cli::speed_settings_from(o.cpu_bandwidth)));
-    }
-    return r.fit && !r.plan.fits() ? exit_does_not_fit : exit_fits;
+    if (o.speed) fmt::print("{}", kvfit::render_speed_section(r, kvfit::cli::speed_settings_from(o.cpu_bandwidth)));
+    return r.plan.fits ? exit_fits : exit_does_not_fit;
 }
 
 } // namespace
@@ -131,29 +126,9 @@ int main(int argc, char ** argv) {
     options o;
     app.add_option("model", o.req.model, "catalog name, config.json, model directory, .gguf, or "
                                          "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B)");
-    app.add_option("-c,--ctx-size", o.req.ctx_size, "context size(s) in tokens; several values (8192,32768) make the table")
-        ->take_all()->allow_extra_args(false);
-    app.add_option("--cache-type-k", o.req.cache_type_k, "-ctk: K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1");
-    app.add_option("--cache-type-v", o.req.cache_type_v, "-ctv: V cache type (quantized needs flash attention)");
-    app.add_option("--flash-attn", o.req.flash_attn, "-fa: on, off or auto (default auto = on where supported)");
-    app.add_option("--ubatch-size", o.req.ubatch_size, "-ub: physical batch, tokens (default 512)");
-    app.add_option("-b,--batch-size", o.req.batch_size, "logical batch, tokens (default 2048)");
-    app.add_option("--parallel", o.req.parallel, "-np: sequences / server slots (default 1)");
-    app.add_flag("--kv-unified", o.req.kv_unified, "-kvu: one KV stream shared by all sequences");
-    app.add_flag("--swa-full", o.req.swa_full, "full-size cache for sliding-window layers");
-    app.add_flag("--mla-kv", o.req.mla_kv, "older llama.cpp MLA layout: K 576 plus V 512 per layer");
-    app.add_option("--llamacpp-version", o.req.llamacpp_version,
-                   "llama.cpp release whose rules apply: v0.5.0 (default, node-llama-cpp 3.22.1) or 5b4ebc5 (3.21.1)");
     app.add_option("--gpu", o.req.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
-    app.add_option("--margin", o.req.margin, "memory kept free per GPU (default 1GiB, as llama.cpp --fit)");
     app.add_option("--weights", o.req.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");
     app.add_option("--weights-size", o.req.weights_size, "total weight size, e.g. 6.6GB (overrides --weights)");
-    app.add_option("--n-gpu-layers", o.req.n_gpu_layers, "-ngl: layers on the GPU, counting the output layer (default all)");
-    app.add_flag("--no-kv-offload", o.req.no_kv_offload, "-nkvo: keep KV cache and state in host memory");
-    app.add_option("--tensor-split", o.req.tensor_split, "-ts: split proportions across GPUs, e.g. 3,1");
-    app.add_option("--override-tensor", o.req.override_tensor, "-ot: PATTERN=CPU keeps matching tensors in host memory (repeatable)");
-    app.add_flag("--cpu-moe", o.req.cpu_moe, "-cmoe: keep all MoE expert weights on the CPU");
-    app.add_option("--n-cpu-moe", o.req.n_cpu_moe, "-ncmoe: keep the experts of the first N layers on the CPU");
     app.add_flag("--json", o.json, "print the plan as JSON");
     app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
     app.add_option("--chart", o.chart, "write the memory-vs-context chart: FILE.svg or FILE.png (needs rsvg-convert)");
@@ -164,8 +139,7 @@ int main(int argc, char ** argv) {
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
     app.add_flag("--offline", o.offline, "hf: models: read only the cache ($KVFIT_CACHE, $XDG_CACHE_HOME/kvfit, ~/.cache/kvfit)");
     app.add_flag("--verbose", o.verbose, "hf: models: print each request and the bytes fetched (stderr)");
-    kvfit::cli::serving_options so;
-    kvfit::cli::add_serving_flags(app, so);
+    kvfit::cli::add_runtime_flags(app, o.flags);
     try {
         app.parse(normalise_args(argc, argv));
     } catch (const CLI::CallForHelp &) {
@@ -183,9 +157,7 @@ int main(int argc, char ** argv) {
             }
         }
         if (!o.cpu_bandwidth.empty()) kvfit::cli::speed_settings_from(o.cpu_bandwidth); // validate before printing
-        const int served = kvfit::cli::run_serving_if_selected(
-            app, so, {o.req.model, o.req.gpu, o.req.weights, o.req.weights_size, o.json, o.list || o.inspect});
-        if (served >= 0) return served;
+        kvfit::cli::check_owners(app, o.flags, k_common_flags);
         return run(o);
     } catch (const kvfit::error & e) {
         fmt::print(stderr, "kvfit: {}\n", e.what());

@@ -2,7 +2,8 @@
 // the inputs are GGUF hyperparameters, written with kvfit's GGUF writer as header-only files.
 #include "kvfit/error.h"
 #include "kvfit/gguf_writer.h"
-#include "kvfit/plan.h"
+#include "kvfit/llamacpp.h"
+#include "kvfit/units.h"
 #include "kvfit/sources.h"
 
 #include <filesystem>

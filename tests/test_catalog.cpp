@@ -1,5 +1,5 @@
 // The built-in catalog: order, lookup, byte-exact copies of ../shared/configs, and the default model's figures.
-#include "kvfit/runtime.h"
+#include "kvfit/llamacpp.h"
 #include "kvfit/sources.h"
 
 #include "support/files.h"

@@ -1,7 +1,8 @@
 // Charts are correct by construction (issue 9): every plotted value is a plan_llamacpp result, equal to the
 // CLI's --json at that n_ctx, and the SVG draws exactly those values on its axes.
 #include "kvfit/chart.h"
-#include "kvfit/request.h"
+#include "kvfit/llamacpp.h"
+#include "kvfit/plan.h"
 #include "support/run_cli.h"
 
 #include <filesystem>
@@ -21,21 +22,62 @@ kvfit::plan_request seeds_request(const std::string & cache_type = "f16") {
     q.model = "Qwen3.5-9B";
     q.gpu = "8GiB";
     q.weights_size = "6.6GB";
-    q.cache_type_k = q.cache_type_v = cache_type;
+    q.flags.set("cache_type_k", cache_type);
+    q.flags.set("cache_type_v", cache_type);
     return q;
 }
 
-kvfit::report seeds_report(const std::string & cache_type = "f16") {
+kvfit::plan_result seeds_report(const std::string & cache_type = "f16") {
     const kvfit::plan_request q = seeds_request(cache_type);
-    return kvfit::make_report_from_request(q, [&](kvfit::warnings & w) { return kvfit::load_model(q.model, w); });
+    return kvfit::make_plan(q, [&](kvfit::warnings & w) { return kvfit::load_model(q.model, w); });
 }
 
-uint64_t gpu_bytes(const nlohmann::json & plan, const char * key) {
+// The settings the seeds' plan was made with, as plan_llamacpp takes them.
+kvfit::llamacpp_inputs seeds_inputs(const kvfit::plan_result & r) { return kvfit::parse_llamacpp_flags(r.flags); }
+
+// The bytes of one band of the chart's stack (0 when the chart has no such band).
+uint64_t band(const kvfit::chart_series & c, const std::string & name, size_t i) {
+    for (const auto & b : c.stack) {
+        if (b.name == name) return b.bytes[i];
+    }
+    return 0;
+}
+
+uint64_t stack_total(const kvfit::chart_series & c, size_t i) {
+    uint64_t n = 0;
+    for (const auto & b : c.stack) n += b.bytes[i];
+    return n;
+}
+
+uint64_t bytes_of(const std::vector<kvfit::buffer> & v, const std::string & name) {
+    for (const auto & b : v) {
+        if (b.name == name) return b.bytes;
+    }
+    return 0;
+}
+
+uint64_t total_of(const std::vector<kvfit::buffer> & v) {
+    uint64_t n = 0;
+    for (const auto & b : v) n += b.bytes;
+    return n;
+}
+
+// The GPUs' bytes of one buffer in a --json document (schema 2), or their used bytes for "total".
+uint64_t gpu_bytes(const nlohmann::json & plan, const std::string & name) {
     uint64_t sum = 0;
     for (const auto & d : plan["devices"]) {
-        if (!d["is_host"]) sum += d[key].get<uint64_t>();
+        if (d["is_host"]) continue;
+        if (name == "total") sum += d["used_bytes"].get<uint64_t>();
+        for (const auto & b : d["buffers"]) sum += b["name"] == name ? b["bytes"].get<uint64_t>() : 0;
     }
     return sum;
+}
+
+uint64_t max_context(const nlohmann::json & plan, const std::string & type) {
+    for (const auto & row : plan["max_context"]) {
+        if (!row["all_full_attention"] && row["cache_type"] == type) return row["context_tokens"];
+    }
+    return 0;
 }
 
 TEST(chart, x_values_are_four_per_octave_multiples_of_256_plus_marks) {
@@ -45,27 +87,34 @@ TEST(chart, x_values_are_four_per_octave_multiples_of_256_plus_marks) {
 }
 
 TEST(chart, every_point_is_plan_llamacpp_at_that_n_ctx) {
-    const kvfit::report r = seeds_report();
+    const kvfit::plan_result r = seeds_report();
     const kvfit::chart_series c = kvfit::make_chart_series(r);
     ASSERT_EQ(c.n_ctx.front(), 1024u);
     ASSERT_EQ(c.n_ctx.back(), 262144u);
-    ASSERT_EQ(c.stack.size(), c.n_ctx.size());
+    ASSERT_EQ(c.stack.size(), 5u); // weights, kv, state, compute, output
+    for (const auto & b : c.stack) ASSERT_EQ(b.bytes.size(), c.n_ctx.size());
     ASSERT_EQ(c.curves.size(), 3u); // f16, q8_0, q4_0
     const kvfit::ggml_type types[] = {kvfit::ggml_type::f16, kvfit::ggml_type::q8_0, kvfit::ggml_type::q4_0};
+    const kvfit::llamacpp_inputs in = seeds_inputs(r);
     for (size_t i = 0; i < c.n_ctx.size(); ++i) {
-        kvfit::llamacpp_settings s = r.settings;
+        kvfit::llamacpp_settings s = in.settings;
         s.n_ctx = c.n_ctx[i];
-        const auto p = kvfit::plan_llamacpp(r.model, s, r.placement, r.fit->gpus, r.fit->margin_bytes);
-        const kvfit::buffer_set b = kvfit::chart_bytes(p);
-        EXPECT_EQ(c.stack[i].weights_bytes, b.weights_bytes) << "n_ctx " << c.n_ctx[i];
-        EXPECT_EQ(c.stack[i].kv_bytes, b.kv_bytes) << "n_ctx " << c.n_ctx[i];
-        EXPECT_EQ(c.stack[i].state_bytes, b.state_bytes) << "n_ctx " << c.n_ctx[i];
-        EXPECT_EQ(c.stack[i].compute_bytes, b.compute_bytes) << "n_ctx " << c.n_ctx[i];
-        EXPECT_EQ(c.stack[i].output_bytes, b.output_bytes) << "n_ctx " << c.n_ctx[i];
+        const auto p = kvfit::plan_llamacpp(r.model, s, in.placement, r.target.gpus, in.margin_bytes);
+        kvfit::buffer_set gpu;
+        for (const auto & d : p.devices) {
+            if (!d.is_host) gpu += d.used;
+        }
+        EXPECT_EQ(band(c, "weights", i), gpu.weights_bytes) << "n_ctx " << c.n_ctx[i];
+        EXPECT_EQ(band(c, "kv", i), gpu.kv_bytes) << "n_ctx " << c.n_ctx[i];
+        EXPECT_EQ(band(c, "state", i), gpu.state_bytes) << "n_ctx " << c.n_ctx[i];
+        EXPECT_EQ(band(c, "compute", i), gpu.compute_bytes) << "n_ctx " << c.n_ctx[i];
+        EXPECT_EQ(band(c, "output", i), gpu.output_bytes) << "n_ctx " << c.n_ctx[i];
         for (size_t k = 0; k < 3; ++k) {
             s.type_k = s.type_v = types[k];
-            const auto pk = kvfit::plan_llamacpp(r.model, s, r.placement, r.fit->gpus, r.fit->margin_bytes);
-            EXPECT_EQ(c.curves[k].bytes[i], kvfit::chart_bytes(pk).total()) << c.curves[k].label << " n_ctx " << c.n_ctx[i];
+            const auto pk = kvfit::plan_llamacpp(r.model, s, in.placement, r.target.gpus, in.margin_bytes);
+            uint64_t total = 0;
+            for (const auto & d : pk.devices) total += d.is_host ? 0 : d.used.total();
+            EXPECT_EQ(c.curves[k].bytes[i], total) << c.curves[k].label << " n_ctx " << c.n_ctx[i];
         }
     }
 }
@@ -74,41 +123,43 @@ TEST(chart, points_and_marks_equal_the_cli_json) {
     const kvfit::chart_series c = kvfit::make_chart_series(seeds_report());
     const auto cli = run_kvfit("Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB --json");
     const auto j = nlohmann::json::parse(cli.out);
-    EXPECT_EQ(c.curves[0].max_n_ctx, j["fit"]["max_n_ctx"]["f16"]);
-    EXPECT_EQ(c.curves[1].max_n_ctx, j["fit"]["max_n_ctx"]["q8_0"]);
-    EXPECT_EQ(c.curves[2].max_n_ctx, j["fit"]["max_n_ctx"]["q4_0"]);
+    EXPECT_EQ(c.curves[0].max_n_ctx, max_context(j, "f16"));
+    EXPECT_EQ(c.curves[1].max_n_ctx, max_context(j, "q8_0"));
+    EXPECT_EQ(c.curves[2].max_n_ctx, max_context(j, "q4_0"));
     EXPECT_EQ(c.max_n_ctx, 32768u);
-    EXPECT_EQ(c.capacity_bytes, j["fit"]["device_bytes"]);
-    EXPECT_EQ(c.margin_bytes, j["fit"]["margin_bytes"]);
+    EXPECT_EQ(c.capacity_bytes, j["gpus"][0]["memory_bytes"]);
+    EXPECT_EQ(c.margin_bytes, j["detail"]["settings"]["margin_bytes"]);
     for (uint64_t n : {1024ull, 8192ull, 32768ull, 61952ull, 262144ull}) {
         const auto it = std::find(c.n_ctx.begin(), c.n_ctx.end(), n);
         ASSERT_NE(it, c.n_ctx.end()) << n;
         const size_t i = size_t(it - c.n_ctx.begin());
         const auto p = nlohmann::json::parse(run_kvfit("Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB --json -c " + std::to_string(n)).out);
-        EXPECT_EQ(c.stack[i].weights_bytes, gpu_bytes(p, "weights_bytes")) << n;
-        EXPECT_EQ(c.stack[i].kv_bytes, gpu_bytes(p, "kv_bytes")) << n;
-        EXPECT_EQ(c.stack[i].state_bytes, gpu_bytes(p, "state_bytes")) << n;
-        EXPECT_EQ(c.stack[i].compute_bytes, gpu_bytes(p, "compute_bytes")) << n;
-        EXPECT_EQ(c.stack[i].total(), gpu_bytes(p, "total_bytes")) << n;
+        EXPECT_EQ(band(c, "weights", i), gpu_bytes(p, "weights")) << n;
+        EXPECT_EQ(band(c, "kv", i), gpu_bytes(p, "kv")) << n;
+        EXPECT_EQ(band(c, "state", i), gpu_bytes(p, "state")) << n;
+        EXPECT_EQ(band(c, "compute", i), gpu_bytes(p, "compute")) << n;
+        EXPECT_EQ(stack_total(c, i), gpu_bytes(p, "total")) << n;
     }
 }
 
 TEST(chart, compare_shows_the_seeds_4x) {
-    const kvfit::report r = seeds_report();
+    const kvfit::plan_result r = seeds_report();
     const kvfit::chart_series c = kvfit::make_compare_series(r);
     ASSERT_EQ(c.curves.size(), 4u);
     EXPECT_EQ(c.curves[0].max_n_ctx, 32768u);
-    EXPECT_EQ(c.curves[1].max_n_ctx, r.fit->max_n_ctx_if_all_full);
+    EXPECT_EQ(c.curves[1].max_n_ctx, r.plan.max_context.back().context_tokens); // the all-full-attention row
+    EXPECT_TRUE(r.plan.max_context.back().all_full_attention);
     const kvfit::model_desc full = kvfit::all_full_attention_variant(r.model);
+    const kvfit::runtime_info & rt = kvfit::find_runtime("llama.cpp");
     for (size_t i = 0; i < c.n_ctx.size(); ++i) {
-        kvfit::llamacpp_settings s = r.settings;
-        s.n_ctx = c.n_ctx[i];
-        const auto a = kvfit::chart_bytes(kvfit::plan_llamacpp(r.model, s, r.placement, r.fit->gpus, r.fit->margin_bytes));
-        const auto b = kvfit::chart_bytes(kvfit::plan_llamacpp(full, s, r.placement, r.fit->gpus, r.fit->margin_bytes));
-        EXPECT_EQ(c.curves[0].bytes[i], a.total());
-        EXPECT_EQ(c.curves[1].bytes[i], b.total());
-        EXPECT_EQ(c.curves[3].bytes[i], 4 * a.kv_bytes) << "all full attention KV = 4x at n_ctx " << c.n_ctx[i];
-        EXPECT_EQ(c.curves[2].bytes[i], a.kv_bytes + a.state_bytes);
+        kvfit::flag_values f = r.flags;
+        f.set("ctx_size", std::to_string(c.n_ctx[i]));
+        const auto a = kvfit::chart_bytes(rt.plan(r.model, f, r.target));
+        const auto b = kvfit::chart_bytes(rt.plan(full, f, r.target));
+        EXPECT_EQ(c.curves[0].bytes[i], total_of(a));
+        EXPECT_EQ(c.curves[1].bytes[i], total_of(b));
+        EXPECT_EQ(c.curves[3].bytes[i], 4 * bytes_of(a, "kv")) << "all full attention KV = 4x at n_ctx " << c.n_ctx[i];
+        EXPECT_EQ(c.curves[2].bytes[i], bytes_of(a, "kv") + bytes_of(a, "state"));
     }
     EXPECT_NE(c.note.find("32,768 B"), std::string::npos) << c.note;
     EXPECT_NE(c.note.find("131,072 B (4.00x)"), std::string::npos) << c.note;
@@ -203,7 +254,8 @@ TEST(chart, json_for_the_page_holds_the_same_values) {
     EXPECT_EQ(j["curves"][1]["bytes"].get<std::vector<uint64_t>>(), c.curves[1].bytes);
     EXPECT_EQ(j["curves"][1]["dashed"], false); // q8_0 is the requested type
     EXPECT_EQ(j["max_n_ctx"], 61952);
-    EXPECT_EQ(j["stack"]["kv_bytes"][0], c.stack[0].kv_bytes);
+    EXPECT_EQ(j["stack"]["kv_bytes"][0], band(c, "kv", 0));
+    EXPECT_EQ(j["stack"].size(), c.stack.size());
 }
 
 } // namespace

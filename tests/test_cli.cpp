@@ -39,13 +39,14 @@ TEST(cli, default_model_json_has_exact_bytes) {
     EXPECT_EQ(j["model"]["layer_counts"]["full_attention"], 8);
     EXPECT_EQ(j["model"]["layer_counts"]["recurrent"], 24);
     EXPECT_EQ(j["kv_bytes_per_token"], 32768);
-    EXPECT_EQ(j["kv_bytes_per_token_if_all_full_attention"], 131072);
+    EXPECT_EQ(j["detail"]["kv_bytes_per_token_if_all_full_attention"], 131072);
     EXPECT_EQ(j["state_bytes_per_sequence"], 52690944);
     const uint64_t ctx[] = {8192, 32768, 131072, 262144};
     for (size_t i = 0; i < 4; ++i) {
-        EXPECT_EQ(j["contexts"][i]["n_ctx"], ctx[i]);
-        EXPECT_EQ(j["contexts"][i]["kv_bytes"], ctx[i] * 32768);
-        EXPECT_EQ(j["contexts"][i]["kv_bytes_if_all_full_attention"], ctx[i] * 131072);
+        const auto & row = j["detail"]["contexts"][i];
+        EXPECT_EQ(row["n_ctx"], ctx[i]);
+        EXPECT_EQ(row["kv_bytes"], ctx[i] * 32768);
+        EXPECT_EQ(row["kv_bytes_if_all_full_attention"], ctx[i] * 131072);
     }
 }
 
@@ -54,7 +55,7 @@ TEST(cli, q8_0_cache_costs_34_64_of_f16) {
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["kv_bytes_per_token"], 32768 * 34 / 64); // 17,408
-    EXPECT_EQ(j["cache_type_k"], "q8_0");
+    EXPECT_EQ(j["detail"]["settings"]["cache_type_k"], "q8_0");
 }
 
 // The seeds' point: an 8 GB card holding ~6.6 GB of 4-bit weights has room for a conversation of roughly
@@ -63,9 +64,13 @@ TEST(cli, seeds_point_on_an_8gib_gpu) {
     const auto r = run_kvfit("Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB --json");
     ASSERT_TRUE(r.status == 0 || r.status == 3) << r.err;
     const auto j = nlohmann::json::parse(r.out);
-    const uint64_t f16 = j["fit"]["max_n_ctx"]["f16"];
-    const uint64_t q8 = j["fit"]["max_n_ctx"]["q8_0"];
-    const uint64_t full = j["fit"]["max_n_ctx_if_all_full_attention"];
+    uint64_t f16 = 0, q8 = 0, full = 0;
+    for (const auto & row : j["max_context"]) {
+        const uint64_t n = row["context_tokens"];
+        if (row["all_full_attention"]) full = n;
+        else if (row["cache_type"] == "f16") f16 = n;
+        else if (row["cache_type"] == "q8_0") q8 = n;
+    }
     EXPECT_GE(f16, 24576u);
     EXPECT_LE(f16, 40960u);
     EXPECT_GE(full, 6144u);
@@ -73,7 +78,8 @@ TEST(cli, seeds_point_on_an_8gib_gpu) {
     EXPECT_GT(double(q8) / double(f16), 1.7);
     EXPECT_LT(double(q8) / double(f16), 2.0);
     EXPECT_EQ(f16 % 256, 0u);
-    EXPECT_EQ(j["fit"]["device_bytes"], 8ull << 30);
+    EXPECT_EQ(j["gpus"][0]["memory_bytes"], 8ull << 30);
+    EXPECT_EQ(j["schema_version"], 2);
 }
 
 TEST(cli, exit_status_says_whether_it_fits) {

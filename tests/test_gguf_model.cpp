@@ -2,7 +2,7 @@
 // (F full, S swa, C chunked, M mla, R recurrent, N none), plus the shape facts each pattern depends on.
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
-#include "kvfit/runtime.h"
+#include "kvfit/llamacpp.h"
 #include "support/gguf_fixture.h"
 
 #include <functional>

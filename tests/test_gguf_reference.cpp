@@ -2,7 +2,7 @@
 // real llama.cpp (node-llama-cpp 3.21.1, build 5b4ebc5; method in ../shared/reference/llamacpp/MEASURING.md):
 // KV bytes, recurrent-state bytes and output bytes exactly, weight bytes up to alignment padding.
 #include "kvfit/gguf.h"
-#include "kvfit/runtime.h"
+#include "kvfit/llamacpp.h"
 
 #include <cmath>
 #include <filesystem>

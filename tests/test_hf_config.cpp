@@ -1,7 +1,7 @@
 // config.json -> model description, checked against ../shared/configs/EXPECTED.md (every config there), plus
 // the bad-input table. EXPECTED.md figures are llama.cpp's rules with f16 K/V, n_seq 1, n_ubatch 512.
 #include "kvfit/error.h"
-#include "kvfit/runtime.h"
+#include "kvfit/llamacpp.h"
 #include "kvfit/sources.h"
 
 #include "support/files.h"

@@ -3,7 +3,7 @@
 // measured: tests/data/llamacpp_compute.md. Each row is checked to the byte unless its model has a known miss
 // (tolerances below, each explained in src/runtimes/llamacpp_compute_stages.cpp / _recurrent.cpp).
 #include "kvfit/gguf.h"
-#include "kvfit/runtime.h"
+#include "kvfit/llamacpp.h"
 #include "kvfit/sources.h"
 
 #include "support/files.h"

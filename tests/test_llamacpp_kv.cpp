@@ -1,5 +1,5 @@
 // KV-cache rules of the llama.cpp policy on hand-built model descriptions (K2 of ../shared/cases).
-#include "kvfit/runtime.h"
+#include "kvfit/llamacpp.h"
 
 #include <gtest/gtest.h>
 
@@ -49,9 +49,9 @@ TEST(llamacpp_kv, case_k2_sliding_window_per_stream_padding) {
 
 } // namespace
 
-// llama.cpp flag values shared by the CLI, exec and the HTTP API (include/kvfit/llamacpp_flags.h).
+// llama.cpp flag values shared by the CLI, exec and the HTTP API (include/kvfit/llamacpp.h).
 #include "kvfit/error.h"
-#include "kvfit/llamacpp_flags.h"
+#include "kvfit/llamacpp.h"
 
 namespace {
 

@@ -1,7 +1,8 @@
 // Placement and fit search of the planner on hand-built models (include/kvfit/plan.h).
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
-#include "kvfit/plan.h"
+#include "kvfit/llamacpp.h"
+#include "kvfit/units.h"
 
 #include <gtest/gtest.h>
 

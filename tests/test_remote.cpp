@@ -288,14 +288,14 @@ TEST(remote, cli_plan_equals_the_local_plan) {
         j["model"].erase("name");
         j["model"].erase("source");
         j.erase("warnings");
-        j["fit"].erase("llama_server"); // "llama-server -m <the model's path>"
+        j.erase("launch"); // "llama-server -m <the model's path>"
         return j;
     };
     const auto want = run_kvfit(local.path.string() + " --json -c 4096,8192 --gpu 8GiB");
     const auto got = run_kvfit("hf:org/llama --json -c 4096,8192 --gpu 8GiB --verbose");
     ASSERT_EQ(got.status, want.status) << got.err;
     EXPECT_EQ(plan(got.out), plan(want.out));
-    EXPECT_EQ(plan(got.out)["weights_exact"], true);
+    EXPECT_EQ(plan(got.out)["model"]["weights_exact"], true);
     EXPECT_NE(got.err.find("kvfit: hf:org/llama: 5 requests, "), std::string::npos) << got.err;
     EXPECT_NE(got.err.find("range 0-65535 -> 206, 65536 B"), std::string::npos) << got.err;
     const auto offline = run_kvfit("hf:org/llama --json -c 4096,8192 --gpu 8GiB --offline");

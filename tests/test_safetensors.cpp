@@ -310,8 +310,8 @@ TEST(safetensors, cli_plan_of_a_model_directory_has_exact_weights) {
     const auto r = kvfit::test::run_kvfit(d.path.string() + " --json -c 4096");
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
-    EXPECT_EQ(j["weights_exact"], true);
-    EXPECT_EQ(j["weights_format"], "bf16");
+    EXPECT_EQ(j["model"]["weights_exact"], true);
+    EXPECT_EQ(j["model"]["weights_format"], "bf16");
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 // Ollama and SGLang policies (RULES §6, §5), multi-GPU placements (§3), and the serving CLI's bad input.
 #include "kvfit/error.h"
-#include "kvfit/serving.h"
+#include "kvfit/ollama.h"
+#include "kvfit/sglang.h"
+#include "kvfit/vllm.h"
 #include "kvfit/sources.h"
 #include "support/run_cli.h"
 
@@ -125,13 +127,18 @@ TEST(serving_cli, fp8_e4m3_on_ampere_warns_as_triton_fails) {
     const auto out = kvfit::test::run_kvfit("Qwen3.5-27B --runtime vllm --gpu '2xRTX 3090' -tp 2 --kv-cache-dtype fp8 "
                                             "--max-model-len 8192 --max-num-seqs 8 --json");
     const auto j = nlohmann::json::parse(out.out);
-    ASSERT_FALSE(j["runtime_plan"]["warnings"].empty());
-    EXPECT_NE(j["runtime_plan"]["warnings"][0].get<std::string>().find("fp8e4nv not supported"), std::string::npos);
-    EXPECT_DOUBLE_EQ(j["compute_capability"].get<double>(), 8.6);
-    for (const char * key : {"runtime", "version_rules", "block_size", "page_bytes", "num_gpu_blocks", "per_request_blocks",
-                             "max_concurrency", "kv_cache_tokens", "available_kv_bytes", "max_model_len_fit", "per_rank"}) {
-        EXPECT_TRUE(j["runtime_plan"].contains(key)) << key;
+    bool triton = false;
+    for (const auto & w : j["warnings"]) triton |= w.get<std::string>().find("fp8e4nv not supported") != std::string::npos;
+    EXPECT_TRUE(triton) << j["warnings"];
+    EXPECT_DOUBLE_EQ(j["gpus"][0]["compute_capability"].get<double>(), 8.6);
+    EXPECT_EQ(j["runtime"], "vllm");
+    EXPECT_EQ(j["rules"], "vLLM 2026 rules (v0.24+)");
+    for (const char * key : {"block_size", "page_bytes", "num_gpu_blocks", "per_request_blocks", "max_concurrency",
+                             "kv_cache_tokens", "available_kv_bytes", "max_model_len_fit", "per_rank"}) {
+        EXPECT_TRUE(j["detail"].contains(key)) << key;
     }
+    ASSERT_EQ(j["devices"].size(), 2u); // one per GPU of TP 2
+    EXPECT_EQ(j["devices"][0]["buffers"].back()["name"], "kv_pool");
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // MoE active-bytes rule, and the spill cliff for Qwen3.5-9B Q4_K_M on an 8 GiB GPU (issue 8 "done when").
 #include "kvfit/gpus.h"
 #include "kvfit/sources.h"
+#include "kvfit/report.h"
 #include "kvfit/speed.h"
 #include "support/run_cli.h"
 

@@ -1,7 +1,7 @@
 // vLLM policy: every worked example of ../shared/reference/vllm/RULES.md §7 recomputed from the same inputs,
-// then pages, alignment, groups and bad input (include/kvfit/serving.h).
+// then pages, alignment, groups and bad input (include/kvfit/vllm.h).
 #include "kvfit/error.h"
-#include "kvfit/serving.h"
+#include "kvfit/vllm.h"
 #include "kvfit/sources.h"
 #include "support/files.h"
 

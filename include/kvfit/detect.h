@@ -10,7 +10,7 @@
 ///  3. `rocm-smi --showproductname --showmeminfo vram --json` (bytes).
 /// With none, the machine has no GPU kvfit can see and plans run on the CPU.
 
-#include "kvfit/plan.h"
+#include "kvfit/runtime.h"
 
 #include <cstdint>
 #include <string>

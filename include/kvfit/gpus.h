@@ -8,7 +8,7 @@
 /// 81559 MiB of 81920), which the planner's default margin covers. Apple rows give the whole unified memory;
 /// macOS lets Metal wire only about 75% of it by default.
 
-#include "kvfit/plan.h"
+#include "kvfit/runtime.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 /// src/launch/exec.cpp) and read the log llama.cpp wrote (`kvfit explain LOG`, src/launch/explain.cpp).
 /// Both turn text into the same llamacpp_settings + placement_settings the planner takes.
 
-#include "kvfit/plan.h"
+#include "kvfit/llamacpp.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,97 +1,90 @@
 #pragma once
 /// @file plan.h
-/// The planner: a model, llama.cpp settings and the devices -> where every buffer goes, whether it fits,
-/// and the largest n_ctx that fits for each KV cache type.
+/// The planner: one request (the CLI's flags or a `POST /v1/plan` body) -> the selected runtime's plan, plus the
+/// searches that answer "what would fit instead" by turning the runtime's knobs (runtime.h) with the one monotone
+/// search (search.h). Both front doors go through make_plan, so they print the same figures and the same one-line
+/// error for the same input. The planner never formats (report.h) and knows no runtime's rules.
+///
+/// Common flag      JSON field (POST /v1/plan)   Example
+/// MODEL            "model"                      "Qwen3.5-9B" (HTTP: catalog names only, no paths)
+/// --runtime        "runtime"                    "llama.cpp" (default), "vllm", "sglang", "ollama"
+/// --gpu            "gpu"                        "8GiB", "RTX 4060", "2xH100"
+/// --weights        "weights"                    "q4_k_m"
+/// --weights-size   "weights_size"               "6.6GB"
+/// Every other field is a flag of the selected runtime by its JSON name (flag_spec::json_name): "ctx_size",
+/// "cache_type_k", "max_model_len", "tensor_parallel_size", ... (llamacpp.h, vllm.h, sglang.h, ollama.h).
 
 #include "kvfit/runtime.h"
+#include "kvfit/sources.h"
 
-#include <cstdint>
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace kvfit {
 
-/// Default free memory kept on each GPU: 1024 MiB, the target of llama.cpp's own --fit
-/// (common/common.h: fit_params_target = 1024 MiB per device). It covers the CUDA context (a few hundred
-/// MiB), the driver's and other processes' memory. `--margin` changes it.
-inline constexpr uint64_t default_margin_bytes = 1024ull << 20;
-
-/// One GPU as the planner sees it.
-struct device_spec {
-    std::string name;          ///< display name ("GPU0", "RTX 4060", "24GiB")
-    uint64_t memory_bytes = 0; ///< usable memory (total or free), bytes
+/// One request: the common flags as text (empty = not given) and the runtime's own flags.
+struct plan_request {
+    std::string runtime = "llama.cpp"; ///< --runtime: a registry name
+    std::string model;                 ///< catalog name, config.json, model directory, .gguf or hf:org/name (CLI)
+    std::string gpu;                   ///< --gpu: names or sizes
+    std::string weights;               ///< --weights: weight format
+    std::string weights_size;          ///< --weights-size: total weight size
+    flag_values flags;                 ///< the runtime's flags by JSON name, as typed
 };
 
-/// Parse a size: "8GiB", "6.6GB", "512MiB", "24G" (= GiB, as llama.cpp and nvidia-smi speak), "1024" bytes.
-/// Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB, GB, TB) units are exact; the result is rounded down to
-/// a byte. Throws kvfit::error for an empty, negative, non-numeric or over-2^60 value or an unknown unit.
-uint64_t parse_size(std::string_view text);
-
-/// Where llama.cpp puts tensors: -ngl, --no-kv-offload, -ts, and MoE experts kept on the CPU.
-struct placement_settings {
-    int32_t n_gpu_layers = -1;        ///< -ngl; -1 (or anything >= n_layer + 1) offloads every block and the output
-    bool no_kv_offload = false;       ///< --no-kv-offload: KV caches and recurrent state in host memory
-    std::vector<double> tensor_split; ///< -ts proportions per GPU; empty = by device memory (llama.cpp: by free memory)
-    uint32_t n_cpu_moe = 0;           ///< --n-cpu-moe N: routed experts of the first N blocks on the CPU
-    bool cpu_moe = false;             ///< --cpu-moe: all routed experts on the CPU
-    /// -ot/--override-tensor "regex=CPU" rules, matched with std::regex_search as llama.cpp does
-    /// (common/arg.cpp, tensor_buft_overrides) against each block's tensor names. kvfit keeps tensors per
-    /// block, not per name, so a rule is tested on a representative routed-expert name
-    /// ("blk.<il>.ffn_up_exps.weight": moves the block's expert bytes) and on a representative non-expert
-    /// name ("blk.<il>.attn_q.weight": moves the rest of the block). Only the CPU target is modelled.
-    std::vector<std::string> override_tensor_cpu;
+/// A plan and what it was made from: what every renderer (report.h) and chart (chart.h) reads.
+struct plan_result {
+    model_desc model;                  ///< the model as planned (weights applied)
+    const runtime_info * runtime = nullptr; ///< the runtime planned (an entry of runtimes())
+    flag_values flags;                 ///< the runtime's flags as given
+    machine target;                    ///< the machine planned on (its GPUs)
+    runtime_plan plan;                 ///< the runtime's plan, with the planner's searches filled in
 };
 
-/// Memory on one device (or the host) under a plan.
-struct device_usage {
-    std::string name;            ///< GPU name, or "host" for system RAM
-    bool is_host = false;        ///< true for system RAM
-    uint64_t capacity_bytes = 0; ///< device memory; 0 for the host (unbounded here)
-    uint64_t margin_bytes = 0;   ///< kept free on this device
-    uint32_t n_layers = 0;       ///< blocks placed here (the output layer not counted)
-    bool has_output = false;     ///< output layer (and its logits) placed here
-    buffer_set used;             ///< bytes per buffer kind
-    /// Bytes left after the margin: capacity - margin - used.total(); negative when it overflows.
-    int64_t free_bytes() const;
-    /// True when used.total() + margin <= capacity (always true for the host).
-    bool fits() const;
-};
+/// Turns `--gpu` text into devices. The default is parse_gpu_list (names and sizes); the CLI passes one that
+/// also takes "auto" (detect the machine's GPUs), which the server does not offer.
+using gpu_parser = std::function<std::vector<device_spec>(const std::string & gpu)>;
 
-/// A complete llama.cpp plan for one setting.
-struct llamacpp_plan {
-    llamacpp_settings settings;          ///< the settings as given
-    placement_settings placement;        ///< the placement as given
-    llamacpp_context ctx;                ///< sizes as llama.cpp sets them
-    std::vector<kv_cache_buffer> kv;     ///< KV caches
-    recurrent_buffer rs;                 ///< recurrent state
-    buffer_set total;                    ///< all buffers, all devices
-    std::vector<device_usage> devices;   ///< GPUs in order, then the host
-    uint32_t n_gpu_layers = 0;           ///< effective -ngl (output layer counted, as llama.cpp logs "offloaded N/M")
-    /// Per block il (length n_layer): index into `devices` of the device -ngl gives the block; its KV cache
-    /// and recurrent state live there unless --no-kv-offload. Read by the speed model (speed.h).
-    std::vector<uint32_t> layer_device;
-    /// Per block il: device of the block's non-expert weights (the host when an -ot rule moves them).
-    std::vector<uint32_t> weight_device;
-    /// Per block il: device of the block's routed-expert weights (the host under --cpu-moe, --n-cpu-moe, -ot).
-    std::vector<uint32_t> expert_device;
-    bool fits() const;                   ///< every GPU within capacity - margin
-};
+/// Loads the request's model: the CLI calls load_model(q.model), the server reads the catalog or an upload.
+using model_loader = std::function<model_desc(warnings & warn)>;
 
-/// Plan a setting on the given GPUs (empty = CPU only: everything in host memory).
-/// Placement follows llama.cpp src/llama-model.cpp load_tensors: the token embedding stays on the CPU;
-/// block il is offloaded when il >= n_layer + 1 - ngl, the output layer whenever ngl >= 1; offloaded blocks
-/// are split across GPUs by -ts proportions (upper_bound over cumulative fractions). KV and recurrent state
-/// live with their layer unless --no-kv-offload. The output buffer is host memory. The compute buffer is
-/// charged to every device that runs part of the graph (see llamacpp_compute_bytes).
-/// Throws kvfit::error for invalid settings (see llamacpp_context_size) or a -ts of the wrong length.
-llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
-                            const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes);
+/// Apply --weights-size (wins) or --weights to a loaded model (formats forced over exact weights). With neither,
+/// a model without exact weights (a config.json) gets the runtime's default_weights and its warning. Throws
+/// kvfit::error for an unknown format or a bad size.
+void apply_request_weights(model_desc & m, const plan_request & q, const runtime_info & rt, warnings & warn);
 
-/// The largest n_ctx (a multiple of 256 x streams) for which plan_llamacpp(...) fits with the given cache
-/// types, searching up to the model's n_ctx_train (or `limit` when non-zero). 0 when not even 256 tokens fit.
-/// Monotone search over the KV size; the compute buffer is re-evaluated at each candidate.
-uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,
-                           const std::vector<device_spec> & gpus, uint64_t margin_bytes, uint64_t limit = 0);
+/// Plan a loaded model: the runtime's plan (source warnings first in its warnings), then, on GPUs, the searches:
+/// - max_context: for each of rt.cache_types (and the requested types), the largest value of the context knob that
+///   fits with K and V of that type, and the same for all_full_attention_variant(m) at the requested types; a type
+///   the runtime refuses with these flags is a row with allowed false and the runtime's message;
+/// - when the plan does not fit: alternatives: the largest context that fits with the requested flags (its command
+///   becomes plan.launch, or "" when none), then each of rt.knobs (the largest -ngl, the smallest --n-cpu-moe).
+/// Throws kvfit::error from the runtime's plan.
+plan_result plan_model(const runtime_info & rt, model_desc m, const warnings & source_warnings, const flag_values & f,
+                       machine mc);
+
+/// The one path from a request to a plan, in the CLI's order: the runtime, its flags (check_flags), --gpu (flag
+/// errors first), `load`, apply_request_weights, plan_model. The GPUs' compute capability comes from the GPU table
+/// (gpus.h). Throws kvfit::error from any of them.
+plan_result make_plan(const plan_request & q, const model_loader & load, const gpu_parser & parse_gpus = {});
+
+/// The largest value of rt's context knob that fits `mc` with flags `f` (search.h over knob.range); 0 when none
+/// does or the runtime has no context knob. `limit` (when non-zero) caps the search below the knob's range.
+uint64_t largest_context(const runtime_info & rt, const model_desc & m, const flag_values & f, const machine & mc,
+                         uint64_t limit = 0);
+
+/// Read a `POST /v1/plan` body into a plan_request: the common fields above, and the selected runtime's flags by
+/// JSON name (booleans as true/false; lists as an array, a number or a comma-separated string; everything else a
+/// string or a number). Numbers become their decimal text so they meet the CLI's own checks (-c 0 gives "-c 0: must
+/// be at least 1" on both doors). Fields named in `extra_fields` are left to the caller. Throws kvfit::error
+///   "request: expected a JSON object, got array",
+///   "request: unknown field 'ctx' (known: model, runtime, gpu, weights, weights_size, ctx_size, ...)",
+///   "request: field 'max_model_len' is a vLLM flag; add \"runtime\": \"vllm\"",
+///   "request: field 'kv_unified': expected true or false, got string",
+///   "request: field 'gpu': expected a string or a number, got object",
+///   "request: field 'ctx_size': 65 values exceed the limit 64".
+plan_request plan_request_from_json(const nlohmann::json & body, const std::vector<std::string> & extra_fields = {});
 
 } // namespace kvfit

@@ -1,182 +1,234 @@
 #pragma once
 /// @file runtime.h
-/// Runtime policies: a model description plus a runtime's own settings -> the buffers it allocates.
-/// This header holds the llama.cpp policy (the default runtime). A policy reads only model_desc and its
-/// settings struct, never an architecture name or a file format.
+/// The one runtime interface. A runtime (llama.cpp, vLLM, SGLang, Ollama, ...) is one folder under src/runtimes/
+/// with its settings, its flags and `plan(model, flags, machine) -> runtime_plan`, and one line in the registry
+/// (runtimes()). Every report (text, --json, --check, charts), the HTTP API and the web page read runtime_plan,
+/// so a new runtime reaches all of them without touching them.
+///
+/// This header holds no runtime's rules: those are in llamacpp.h, vllm.h, sglang.h and ollama.h. Units: bytes
+/// (uint64_t) unless a name says otherwise; tokens for contexts.
 
-#include "kvfit/ggml_type.h"
 #include "kvfit/model.h"
 
 #include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kvfit {
 
-/// The llama.cpp release whose allocation rules are reproduced (`--llamacpp-version`). Both are measured by the
-/// conformance suite (tests/conformance/) on their own build:
-/// - b5b4ebc5: llama.cpp build 5b4ebc5 (release tag v0.4.0), as bundled by node-llama-cpp 3.21.1; the release of
-///   ../shared/reference/llamacpp/results.csv.
-/// - v0_5_0:   llama.cpp release v0.5.0, as bundled by node-llama-cpp 3.22.1 (the default).
-/// Where the two allocate differently, the rule says so beside its release (docs/llamacpp.md lists them).
-enum class llamacpp_release : uint8_t { b5b4ebc5, v0_5_0 };
+// --- what a runtime runs on ----------------------------------------------------------------------------------
 
-/// The release planned when none is named: the newest, v0.5.0.
-inline constexpr llamacpp_release llamacpp_release_default = llamacpp_release::v0_5_0;
-
-/// The release as people name it in every output: "llama.cpp v0.5.0 (node-llama-cpp 3.22.1)",
-/// "llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1)".
-const char * llamacpp_release_name(llamacpp_release r);
-
-/// The `--llamacpp-version` value: "5b4ebc5" (also "v0.4.0", its release tag) or "v0.5.0" (also "0.5.0").
-/// Throws kvfit::error "--llamacpp-version 'x': expected 5b4ebc5 or v0.5.0".
-llamacpp_release parse_llamacpp_release(std::string_view text);
-
-/// `-fa on|off|auto`. auto resolves to on where the backend supports flash attention (CPU, CUDA, Metal,
-/// Vulkan all do for the head sizes kvfit models), as llama_context's auto check does (src/llama-context.cpp).
-enum class flash_attn_mode : uint8_t { automatic, on, off };
-
-/// How MLA layers are cached. llama.cpp's current cache keeps only the latent as K
-/// (kv_lora_rank + n_rot values, V = 0 bytes); before that change it kept K (576) and V (512) per layer.
-enum class mla_layout : uint8_t { k_only, k_and_v };
-
-/// llama.cpp context settings, spelled as llama-server's flags. Defaults are llama-server's
-/// (common/common.h: n_batch 2048, n_ubatch 512, n_parallel 1, cache types f16, flash attention auto).
-struct llamacpp_settings {
-    uint64_t n_ctx = 0;            ///< -c/--ctx-size, tokens; 0 = the model's n_ctx_train (llama-server's default)
-    uint32_t n_seq = 1;            ///< -np/--parallel: sequences (server slots)
-    uint32_t n_batch = 2048;       ///< -b/--batch-size: logical batch, tokens
-    uint32_t n_ubatch = 512;       ///< -ub/--ubatch-size: physical batch, tokens
-    ggml_type type_k = ggml_type::f16; ///< -ctk/--cache-type-k
-    ggml_type type_v = ggml_type::f16; ///< -ctv/--cache-type-v
-    flash_attn_mode flash_attn = flash_attn_mode::automatic; ///< -fa/--flash-attn
-    bool kv_unified = false;       ///< --kv-unified: one KV stream shared by all sequences
-    bool swa_full = false;         ///< --swa-full: window layers get the full context
-    mla_layout mla = mla_layout::k_only; ///< MLA cache layout (k_and_v reproduces the older release)
-    llamacpp_release release = llamacpp_release_default; ///< --llamacpp-version: whose rules are applied
+/// One GPU as the runtimes see it.
+struct device_spec {
+    std::string name;              ///< display name ("GPU0", "RTX 4060", "24GiB")
+    uint64_t memory_bytes = 0;     ///< usable memory (total or free), bytes
+    double compute_capability = 0; ///< CUDA compute capability from the GPU table (8.6 for an RTX 3090); 0 = unknown
 };
 
-/// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):
-/// n_ctx = pad256(n_ctx) (then n_ctx_seq x n_seq when not unified); n_ctx_seq = pad256(n_ctx / n_seq) per
-/// stream, or n_ctx when unified; n_batch = min(n_ctx, -b); n_ubatch = min(n_batch, -ub).
-/// Example: -c 10000 -np 3 -> n_ctx_seq 3584, n_ctx 10752, 3 streams.
-struct llamacpp_context {
-    uint64_t n_ctx = 0;        ///< total cells over all streams, tokens
-    uint64_t n_ctx_seq = 0;    ///< cells per stream (the context one sequence sees), tokens
-    uint32_t n_seq = 1;        ///< sequences
-    uint32_t n_stream = 1;     ///< KV streams: 1 when unified, else n_seq
-    uint32_t n_batch = 0;      ///< logical batch, tokens
-    uint32_t n_ubatch = 0;     ///< physical batch, tokens
-    bool flash_attn = true;    ///< resolved flash attention
+/// The devices of one node a plan is made for: GPUs in order; none = CPU only.
+struct machine {
+    std::vector<device_spec> gpus; ///< every GPU alike for vLLM and SGLang (the smallest is planned)
 };
 
-/// One KV cache as llama.cpp logs it: "llama_kv_cache: size = ... MiB (cells, layers, streams)".
-/// Hybrid SWA models have two: "base" (full layers) and "swa" (window layers).
-struct kv_cache_buffer {
-    std::string name;             ///< "base" or "swa"
-    uint64_t cells_per_stream = 0;///< tokens each stream holds
-    uint32_t n_stream = 1;        ///< streams
-    uint32_t n_layer = 0;         ///< layers in this cache
-    uint64_t k_bytes = 0;         ///< all K tensors of the cache
-    uint64_t v_bytes = 0;         ///< all V tensors of the cache (0 for MLA k_only)
+// --- what a runtime allocates --------------------------------------------------------------------------------
+
+/// One allocation on one device. `name` is from a fixed vocabulary, so reports can stack and label buffers of any
+/// runtime: "weights", "kv" (KV caches), "state" (recurrent and compressor state), "output" (logits), "compute"
+/// (llama.cpp's scheduler buffer), "activation" (vLLM's profiled peak), "non_torch" (NCCL, cuBLAS, CUDA context
+/// growth), "cuda_graph", "kv_pool" (vLLM's and SGLang's preallocated KV pool), "mamba_pool" (SGLang's state slots).
+struct buffer {
+    std::string name;      ///< from the vocabulary above
+    uint64_t bytes = 0;    ///< bytes on this device
+    bool estimate = false; ///< true when the figure is a kvfit default or estimate, not a measured or published rule
+    std::string what;      ///< one line: what it holds or where the figure comes from ("" when the name says it)
+};
+
+/// Memory on one device (a GPU, or the host's RAM) under a plan.
+struct device_plan {
+    std::string name;              ///< GPU name, or "host" for system RAM
+    bool is_host = false;          ///< system RAM (unbounded here: capacity 0, always fits)
+    uint64_t capacity_bytes = 0;   ///< device memory; 0 for the host
+    uint64_t reserved_bytes = 0;   ///< kept free: llama.cpp's --margin (--fit target); vLLM (1 - utilization) x total
+    std::vector<buffer> buffers;   ///< in the runtime's allocation order
+    uint32_t n_layers = 0;         ///< transformer blocks placed here
+    /// Sum of the buffers' bytes.
+    uint64_t used_bytes() const;
+    /// Bytes of the buffer called `name` (0 when absent).
+    uint64_t bytes_of(std::string_view name) const;
+    /// capacity - reserved - used: negative when it overflows; 0 for the host.
+    int64_t free_bytes() const;
+    /// used + reserved <= capacity; always true for the host.
+    bool fits() const;
+};
+
+/// One KV cache as the runtime logs it (llama.cpp: "llama_kv_cache: size = ... (cells, layers, streams)").
+struct cache_plan {
+    std::string name;              ///< llama.cpp: "base", "swa", "indexer", "csa", "hca", "lid"
+    uint64_t cells_per_stream = 0; ///< tokens each stream holds
+    uint32_t n_stream = 1;         ///< streams (sequences, or 1 when unified)
+    uint32_t n_layer = 0;          ///< layers in this cache
+    uint64_t k_bytes = 0;          ///< all K tensors of the cache
+    uint64_t v_bytes = 0;          ///< all V tensors of the cache (0 for K-only caches)
     uint64_t bytes() const { return k_bytes + v_bytes; }
 };
 
-/// Fixed state, per sequence, independent of n_ctx, always f32:
-/// - "llama_memory_recurrent: size = ... R (f32) ... S (f32)" (src/llama-memory-recurrent.cpp): the conv and SSM
-///   states of the recurrent layers;
-/// - "llama_dsv4_comp_state: ... size = ..." (src/llama-kv-cache-dsv4.cpp): the compressor states beside each
-///   compressed cache (DeepSeek-V4), the blocks of `ratio` tokens not yet compressed.
-struct recurrent_buffer {
-    uint32_t n_layer = 0;     ///< layers holding a recurrent state (conv or SSM)
-    uint32_t n_seq = 0;       ///< max(1, n_seq) state slots (0 without recurrent layers)
-    uint64_t r_bytes = 0;     ///< conv states: n_layer * n_seq * n_embd_r * 4
-    uint64_t s_bytes = 0;     ///< ssm/delta states: n_layer * n_seq * n_embd_s * 4
-    uint64_t comp_bytes = 0;  ///< compressor states of compressed caches (see llamacpp_recurrent)
-    uint64_t bytes() const { return r_bytes + s_bytes + comp_bytes; }
+/// The largest context that fits the GPUs for one value of the runtime's cache-type setting, found by the planner's
+/// search (plan.h). The rows: each of runtime_info::cache_types, then the requested types if they are not among them,
+/// then one row for all_full_attention_variant(model) at the requested types.
+struct context_limit {
+    std::string cache_type;          ///< K and V both of this type ("f16", "q8_0"); the variant row: the requested K type
+    bool all_full_attention = false; ///< the row of the all-full-attention variant of the model
+    bool allowed = true;             ///< false: the runtime refuses this type with these flags; `refusal` says why
+    std::string refusal;             ///< the runtime's one-line message ("" when allowed)
+    uint64_t context_tokens = 0;     ///< the largest value of the context setting that fits; 0 = none fits
 };
 
-/// The five kinds of memory a llama.cpp context holds, in bytes.
-struct buffer_set {
-    uint64_t weights_bytes = 0; ///< model tensors
-    uint64_t kv_bytes = 0;      ///< all KV caches
-    uint64_t state_bytes = 0;   ///< recurrent state
-    uint64_t output_bytes = 0;  ///< logits/embeddings output buffer (host)
-    uint64_t compute_bytes = 0; ///< scheduler compute buffer
-    uint64_t total() const { return weights_bytes + kv_bytes + state_bytes + output_bytes + compute_bytes; }
-    /// Add another set field by field (per-device totals into the plan's total).
-    buffer_set & operator+=(const buffer_set & o);
+/// A change of one setting that makes a plan fit which does not ("what would fit instead"), found by the planner's
+/// search over a knob (runtime_info::context, runtime_info::knobs).
+struct alternative {
+    std::string knob;            ///< the knob turned: "context", "n_gpu_layers", "n_cpu_moe"
+    uint64_t value = 0;          ///< its value: tokens for the context, layers for -ngl, blocks for --n-cpu-moe
+    std::string flags;           ///< the runtime's flags that set it, as a person types them: "-ngl 13", "-c 32768"
+    uint64_t context_tokens = 0; ///< the context it is planned at
+    uint64_t host_bytes = 0;     ///< host memory the plan then takes (every buffer on the host), bytes
 };
 
-/// Context sizing exactly as llama.cpp does. Throws kvfit::error for n_seq 0, n_ubatch 0, an n_ctx over
-/// 2^32 tokens, a quantized V cache without flash attention ("type_v q8_0 needs flash attention",
-/// llama_context refuses the same), different K and V types on an MLA model (llama_init_from_model refuses
-/// them), and for n_ctx 0 with a model whose n_ctx_train is unknown.
-llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_settings & s);
+/// A runtime's plan: the one type every report, the HTTP API and the page read. A plan that does not fit is a
+/// result (fits false), not an error; settings the runtime rejects outright throw kvfit::error instead.
+struct runtime_plan {
+    std::string runtime;                ///< registry name: "llama.cpp", "vllm", "sglang", "ollama"
+    std::string rules;                  ///< whose rules: "llama.cpp v0.5.0 (node-llama-cpp 3.22.1)", "vLLM 2026 rules (v0.24+)"
+    /// The value of the runtime's context setting the plan is made at, after the runtime's defaults: llama.cpp -c
+    /// (the largest -c, or n_ctx_train; before llama.cpp pads it: detail.n_ctx), vLLM max_model_len (the auto-fit
+    /// result under -1), SGLang context_length, Ollama num_ctx (per slot). Tokens.
+    uint64_t context_tokens = 0;
+    uint32_t sequences = 0;             ///< llama.cpp -np, vLLM max_num_seqs, SGLang max_running_requests, Ollama slots
+    std::vector<device_plan> devices;   ///< GPUs in order, then the host when the runtime puts anything there
+    std::vector<cache_plan> caches;     ///< KV caches as the runtime logs them (empty when it logs one pool: vLLM, SGLang)
+    /// KV bytes one more token of context costs the whole model, for the plan's cache types (llama.cpp's growing
+    /// caches); std::nullopt when the runtime's rules state no such figure (vLLM, SGLang: see detail).
+    std::optional<uint64_t> kv_bytes_per_token;
+    /// Fixed state bytes of one sequence (recurrent layers); std::nullopt when the runtime states none.
+    std::optional<uint64_t> state_bytes_per_sequence;
+    bool starts = true;                 ///< the runtime would start with these settings (refusals empty)
+    /// Starts and meets the request: every GPU within capacity - reserved (llama.cpp), the length and the
+    /// concurrency asked (vLLM, SGLang), every layer on the GPU (Ollama). The CLI exits 0 when true, 3 when not.
+    bool fits = false;
+    std::vector<std::string> refusals;  ///< the runtime's own startup errors, verbatim where it has one
+    std::vector<std::string> warnings;  ///< the model source's warnings, then the runtime's: shown in every output
+    std::vector<std::string> notes;     ///< defaults taken, inputs assumed, estimates
+    std::vector<context_limit> max_context; ///< with GPUs: the largest context per cache type (planner)
+    std::vector<alternative> alternatives;  ///< when it does not fit: settings that would (planner)
+    /// The command a person pastes unchanged to run this plan; when it does not fit and the planner found the
+    /// largest context that does, the command at that context (alternatives[0]); "" when nothing fits.
+    std::string launch;
+    /// Runtime-specific figures, documented per runtime in docs/json.md (llama.cpp: contexts, placement, recurrent
+    /// state; vLLM: groups, blocks, per-rank budget; SGLang: the pool; Ollama: its choices and the llama.cpp plan).
+    nlohmann::ordered_json detail = nlohmann::ordered_json::object();
+};
 
-/// The KV caches (0, 1 or 2 of them) for the given context: full/MLA layers hold n_ctx_seq cells per stream,
-/// window layers pad256(min(n_ctx_seq, n_swa * (unified ? n_seq : 1) + n_ubatch)) (chunked layers use n_chunk)
-/// unless swa_full (then both caches stay, the window one with n_ctx_seq cells). Source: llama_kv_cache_iswa (src/llama-kv-cache-iswa.cpp), llama_kv_cache (src/llama-kv-cache.cpp).
-std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
-                                                const llamacpp_context & c);
+// --- flags ---------------------------------------------------------------------------------------------------
 
-/// KV bytes held by layer `il` (K and V over all streams); 0 for layers without KV. The per-layer view of
-/// llamacpp_kv_caches, used to place each layer's cache on its device. `il` may also name an MTP layer
-/// (n_layer <= il < n_layer + n_layer_mtp): they hold no cache, except in a model with compressed caches, whose window
-/// cache covers every block of the file (llama_kv_cache_dsv4, src/llama-kv-cache-dsv4.cpp:1246; deepseek4.cpp:73).
-uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
-                                 uint32_t il);
+/// How a flag's value is written (the CLI registers it so; the HTTP API reads a JSON value so).
+enum class flag_type : uint8_t {
+    text,     ///< a word: "q8_0", "auto"
+    count,    ///< a whole number: 8192
+    size,     ///< bytes with an optional unit: "10GiB"
+    fraction, ///< a number in (0, 1]: 0.92
+    boolean,  ///< present or not (JSON true / false)
+    list,     ///< repeatable, or comma-separated: -c 8192,32768
+};
 
-/// Fixed state for the given context, f32. Recurrent layers: max(1, n_seq) rows of each state cache's width per
-/// layer (Qwen3.5-9B: 24 x (24,576 + 524,288) x 4 = 52,690,944 B per sequence). Compressed caches (DeepSeek-V4,
-/// llama_dsv4_comp_state): per layer two f32 tensors (kv, score) of n_embd_state x state_size x n_seq, where the
-/// ratio-4 caches (CSA and its indexer) compress overlapping windows, n_embd_state = 2 x width and state_size =
-/// 2 x 4, and the ratio-128 cache (HCA) n_embd_state = width, state_size = 128 (src/llama-kv-cache-dsv4.cpp:1313-1330).
-/// DeepSeek-V4-Flash: 21 x 2 x 1024 x 8 x 4 + 20 x 2 x 512 x 128 x 4 + 21 x 2 x 256 x 8 x 4 = 12,206,080 B per sequence.
-recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context & c);
+/// One flag a runtime accepts, spelled as the runtime spells it.
+struct flag_spec {
+    std::string_view name;            ///< long flag: "--max-model-len"
+    std::string_view alias;           ///< short flag: "-c", "-tp", "" for none
+    std::string_view help;            ///< one line, for --help and GET /v1/runtimes
+    flag_type type = flag_type::text; ///< how its value is written
+    /// The JSON and Python name: the long flag without "--", '-' as '_': "--max-model-len" -> "max_model_len".
+    std::string json_name() const;
+};
 
-/// Fixed state bytes held by layer `il` (its share of llamacpp_recurrent), to place it with the layer.
-uint64_t llamacpp_state_layer_bytes(const model_desc & m, const llamacpp_context & c, uint32_t il);
+/// Flag values by JSON name (flag_spec::json_name), exactly as typed: the CLI's text, or the HTTP body's value as
+/// text (numbers in decimal, booleans "true"/"false"). Each runtime parses its own values, so the CLI and the API
+/// give the same messages for the same mistake.
+class flag_values {
+public:
+    /// Set a flag to one value, replacing any before.
+    void set(std::string_view name, std::string value);
+    /// Append a value (list flags: -c 8192 -c 32768).
+    void add(std::string_view name, std::string value);
+    /// Forget a flag.
+    void erase(std::string_view name);
+    /// True when the flag was given.
+    bool has(std::string_view name) const;
+    /// The flag's last value, or `fallback` when it was not given.
+    std::string text(std::string_view name, std::string_view fallback = "") const;
+    /// Every value given (empty when none).
+    std::vector<std::string> list(std::string_view name) const;
+    /// A boolean flag: given and not "false".
+    bool boolean(std::string_view name) const;
+    /// All flags given, by name.
+    const std::map<std::string, std::vector<std::string>, std::less<>> & all() const { return values_; }
 
-/// Output buffer: n_vocab * n_seq * 4 bytes (logits for one output per sequence), host memory
-/// (llama_context::output_reserve).
-uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c);
+private:
+    std::map<std::string, std::vector<std::string>, std::less<>> values_;
+};
 
-/// Compute buffer of the scheduler for one device (CPU backend) that runs the whole graph, bytes: the peak of
-/// the reserve graph (n_ubatch tokens rounded up to a multiple of n_seq, n_ctx_seq KV cells per stream, logits for
-/// min(n_ubatch, n_batch) outputs) as ggml-alloc packs it, max over graph stages chosen by layer features (mla,
-/// recurrent kind, window layers, MoE), never by architecture name. Terms and the graph tensor each stands for:
-/// src/runtimes/llamacpp_compute*.cpp. Byte-exact on all 254 rows of ../shared/reference/llamacpp/results.csv and
-/// on tests/data/llamacpp_compute.csv except its documented misses. Example: Qwen3.5-9B, 248320-token vocabulary,
-/// -ub 512 -c 32768 -fa on: 2048 + 512 x (248320 + 3 x 4096) x 4 = 533727232 B (509.00 MiB).
-uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
+/// A whole number for `flag` in [min, max]: "-c 8192". Rejects signs, fractions, exponents and trailing text:
+/// "-c 0: must be at least 1", "-c '-1': expected a positive integer", "-ub 99999999: exceeds the limit 1048576".
+uint64_t parse_flag_count(std::string_view flag, std::string_view text, uint64_t min, uint64_t max);
 
-/// Bytes of one cell (one stream) of cache `c` of layer `il` as llama.cpp allocates it
-/// (llama_kv_cache constructor, src/llama-kv-cache.cpp): row_size(type_k, K width) + row_size(type_v, V width), where
-/// - an MLA model (any latent cache) keeps no V in any cache, its DSA indexer included (has_v = !is_mla());
-///   mla_layout::k_and_v (the layout before llama.cpp's V-less MLA cache) keeps kv_lora_rank V values by the latent;
-/// - the indexer of a non-MLA model (MiniMax-M3's MSA: llama_kv_cache_msa) keeps a V of one V head of the layer;
-///   a hybrid model's indexer (llama_memory_hybrid_idx, Qwen3.8-Flash-Next) too in 5b4ebc5, K only in v0.5.0;
-/// - without flash attention every V row is padded to the widest V row of the model (n_embd_v_gqa_max()).
-/// Examples, f16: Qwen3.5-9B full layer 4 x 256 x 2 + 4 x 256 x 2 = 4096 B; DeepSeek-V3.2 latent 576 x 2 = 1152 B and
-/// indexer 128 x 2 = 256 B; gemma-4 global layer without flash attention 2 x 512 x 2 + 2048 x 2 = 6144 B.
-uint64_t llamacpp_cell_bytes(const model_desc & m, uint32_t il, const layer_cache & c, ggml_type type_k,
-                             ggml_type type_v, mla_layout mla = mla_layout::k_only, bool flash_attn = true,
-                             llamacpp_release release = llamacpp_release_default);
+// --- the registry ----------------------------------------------------------------------------------------------
 
-/// KV bytes per token of the caches that grow with every token (full, latent, indexer of ratio 1), for given cache
-/// types: the sum over those caches of llamacpp_cell_bytes. Window caches are capped and compressed caches grow by
-/// 1/ratio: neither is counted here. Qwen3.5-9B f16: 8 * 2 * 4 * 256 * 2 = 32768; DeepSeek-V3.2: 61 * (576 + 128) * 2
-/// = 85888.
-uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v,
-                            mla_layout mla = mla_layout::k_only, bool flash_attn = true,
-                            llamacpp_release release = llamacpp_release_default);
+/// Values a knob is searched over: lo, lo + step, ... <= hi. step 0: the knob does not apply to this model.
+struct knob_range {
+    uint64_t lo = 0, hi = 0, step = 0;
+};
 
-/// The seeds' hypothetical column: kv_bytes_per_token of all_full_attention_variant(m) (every layer cached like the
-/// model's reference attention layer). 0 when the model has no attention cache.
-uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v,
-                                        mla_layout mla = mla_layout::k_only, bool flash_attn = true,
-                                        llamacpp_release release = llamacpp_release_default);
+/// A setting the planner's search may turn (plan.h) to answer "what would fit instead". GPU memory must be
+/// monotone in it (search.h).
+struct knob {
+    std::string_view name;      ///< "context", "n_gpu_layers", "n_cpu_moe"
+    std::string_view flag;      ///< JSON name of the flag it sets: "ctx_size"; "" = the runtime has no such knob
+    std::string_view spelled;   ///< the flag as people type it, for alternative::flags: "-c", "-ngl", "--n-cpu-moe"
+    bool smallest = false;      ///< false: more needs more memory (search the largest that fits); true: the smallest
+    /// The values to search for this model and these flags (llama.cpp's context: 256 x streams up to n_ctx_train).
+    knob_range (*range)(const model_desc & m, const flag_values & f) = nullptr;
+    /// Flags set beside the knob while it is searched: {"n_cpu_moe", "0"} while -ngl is.
+    std::vector<std::pair<std::string_view, std::string_view>> with;
+};
+
+/// One runtime: its name, its flags, its planner and the knobs the planner may turn.
+struct runtime_info {
+    std::string_view name;    ///< --runtime value and registry key: "llama.cpp", "vllm", "sglang", "ollama"
+    std::string_view display; ///< as people write it: "llama.cpp", "vLLM", "SGLang", "Ollama"
+    std::string_view summary; ///< one line for --help and GET /v1/runtimes
+    /// The runtime's own flags (the common ones, --gpu --weights --weights-size --runtime MODEL --json --check
+    /// --chart --offline --verbose, belong to the planner and the CLI).
+    const std::vector<flag_spec> & (*flags)() = nullptr;
+    /// Checks the flags' values without a model (flag errors come before the model is read). Throws kvfit::error.
+    void (*check_flags)(const flag_values & f) = nullptr;
+    /// Gives weight bytes to a model whose file has none and for which neither --weights nor --weights-size was
+    /// given (llama.cpp and Ollama: q4_k_m; vLLM, SGLang: the checkpoint's dtype), with a warning saying so.
+    void (*default_weights)(model_desc & m, std::vector<std::string> & warnings) = nullptr;
+    /// The plan. Parses its flags itself; throws kvfit::error for settings the runtime rejects outright.
+    runtime_plan (*plan)(const model_desc & m, const flag_values & f, const machine & mc) = nullptr;
+    knob context;                               ///< the context setting (always searched first)
+    std::vector<knob> knobs;                    ///< other knobs searched when a plan does not fit, in order
+    std::vector<std::string_view> cache_types;  ///< cache types the planner finds the largest context for; [0] = default
+    std::string_view cache_type_k, cache_type_v;///< JSON names of the cache-type flags ("" = none)
+};
+
+/// Every runtime, llama.cpp first (src/runtimes/registry.cpp).
+const std::vector<runtime_info> & runtimes();
+
+/// The runtime called `name`. Throws kvfit::error "--runtime 'x': expected llama.cpp, vllm, sglang or ollama".
+const runtime_info & find_runtime(std::string_view name);
 
 } // namespace kvfit

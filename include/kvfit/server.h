@@ -5,7 +5,8 @@
 ///   GET  /                 the page (web/, built with vite and embedded into the binary)
 ///   GET  /v1/models        the catalog: [{"name", "hf_id"}]
 ///   GET  /v1/gpus          the GPU table: [{"name", "vendor", "memory_bytes", ...}]
-///   POST /v1/plan          the CLI's --json document for the same flags (include/kvfit/request.h)
+///   GET  /v1/runtimes      the registry: [{"name", "display", "summary", "context_flag", "flags": [...]}]
+///   POST /v1/plan          the CLI's --json document for the same flags (include/kvfit/plan.h; "runtime" picks one)
 ///   POST /v1/chart         {"chart": ..., "compare": ...}: the chart data (include/kvfit/chart.h)
 ///
 /// A plan body names its model one of three ways: "model" (a catalog name; never a path on the server),
@@ -41,7 +42,7 @@ struct api_response {
 /// A 4xx/5xx answer: {"error": "<message>"} (the message cut at 2,000 characters: it may quote a value).
 api_response api_error(int status, std::string message);
 
-/// POST /v1/plan: body -> render_json(make_report_from_request(...)). 400 for bad input, 413 for an upload over
+/// POST /v1/plan: body -> render_json(make_plan(...)). 400 for bad input, 413 for an upload over
 /// the limit. The body of a 200 is byte for byte what `kvfit <same flags> --json` prints.
 api_response handle_plan(std::string_view body, const server_options & o);
 
@@ -50,6 +51,12 @@ api_response handle_chart(std::string_view body, const server_options & o);
 
 /// GET /v1/models: [{"name": "Qwen3.5-9B", "hf_id": "Qwen/Qwen3.5-9B"}, ...] in catalog order.
 std::string models_json();
+
+/// GET /v1/runtimes: every runtime of the registry (runtime.h) with its flags, by JSON name: [{"name": "vllm",
+/// "display": "vLLM", "summary", "context_flag": "max_model_len", "flags": [{"name": "max_model_len", "flag":
+/// "--max-model-len", "alias": "", "help", "type": "text"}, ...]}, ...], llama.cpp first. The page builds its
+/// runtime selector and settings from it.
+std::string runtimes_json();
 
 /// GET /v1/gpus: every row of the GPU table: name, vendor, arch, memory_bytes, bandwidth_bytes_per_s, source.
 std::string gpus_json();

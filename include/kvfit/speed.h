@@ -1,7 +1,7 @@
 #pragma once
 /// @file speed.h
-/// Speed estimates for a llama.cpp plan: decode and prefill tokens per second as roofline bounds, and the
-/// "spill cliff" (how fast the full-GPU plan runs beside plans that move layers or experts to the CPU).
+/// Speed estimates for a llama.cpp plan (report.h renders them): decode and prefill tokens per second as roofline
+/// bounds, and the "spill cliff" (how fast the full-GPU plan runs beside plans that move layers or experts to the CPU).
 ///
 /// Method (roofline, Williams, Waterman & Patterson, CACM 52(4), 2009): a step takes at least
 /// bytes moved / memory bandwidth and at least FLOPs / compute rate. Decoding one token at batch size 1
@@ -15,8 +15,7 @@
 /// GPU run on the first GPU after their weights cross PCIe once per micro-batch (see default_pcie_bytes_per_s).
 /// docs/speed.md checks the decode bound against published llama.cpp benchmarks.
 
-#include "kvfit/plan.h"
-#include "kvfit/report.h"
+#include "kvfit/llamacpp.h"
 
 #include <cstdint>
 #include <string>
@@ -126,16 +125,6 @@ struct spill_cliff {
 /// Build the spill cliff for `s` on `gpus` (see spill_cliff). Throws kvfit::error as plan_llamacpp does.
 spill_cliff make_spill_cliff(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                              const std::vector<device_spec> & gpus, uint64_t margin_bytes, const speed_settings & ss);
-
-/// The cliff as a table: one line per row with flags, fits, fullest GPU, decode and prefill tokens/s and
-/// the slowdown against the first row; then the devices' bandwidths and which were assumed.
-std::string render_spill_cliff(const model_desc & m, const spill_cliff & c, const speed_estimate & full,
-                               const speed_settings & ss);
-
-/// The `--speed` section for a report (report.h): the spill cliff of its settings at r.requested_n_ctx on `gpus`,
-/// or the CPU-only estimate without GPUs, as text. Throws kvfit::error as plan_llamacpp does.
-std::string render_speed_section(const report & r, const std::vector<device_spec> & gpus, uint64_t margin_bytes,
-                                 const speed_settings & ss);
 
 /// Parse a bandwidth: "60" (GB/s), "60GB/s", "76.8 GB/s", "1.5TB/s" -> bytes per second (decimal units, as
 /// vendors state bandwidth). Throws kvfit::error for anything else or a value <= 0.

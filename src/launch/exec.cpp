@@ -2,7 +2,7 @@
 // Flag names and defaults follow llama.cpp common/arg.cpp.
 #include "kvfit/error.h"
 #include "kvfit/launch.h"
-#include "kvfit/llamacpp_flags.h"
+#include "kvfit/llamacpp.h"
 
 #include <algorithm>
 #include <charconv>

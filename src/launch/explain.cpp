@@ -3,7 +3,7 @@
 // src/llama-kv-cache.cpp, src/llama-memory-recurrent.cpp, src/llama-model.cpp (build 5b4ebc5).
 #include "kvfit/error.h"
 #include "kvfit/launch.h"
-#include "kvfit/report.h"
+#include "kvfit/units.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 #include "kvfit/detect.h"
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
-#include "kvfit/report.h"
+#include "kvfit/units.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,7 @@
 // The GPU table (data/gpus.csv) and the `--gpu` list parser that reads names as well as sizes.
 #include "kvfit/gpus.h"
 #include "kvfit/error.h"
+#include "kvfit/units.h"
 #include "core/embedded.h"
 #include "planner/gpu_table.h"
 

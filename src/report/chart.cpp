@@ -1,5 +1,8 @@
-// Chart data: plans at a range of n_ctx (include/kvfit/chart.h). Drawing is in chart_svg.cpp.
+// Chart data: plans at a range of contexts (include/kvfit/chart.h). Drawing is in chart_svg.cpp.
 #include "kvfit/chart.h"
+
+#include "kvfit/error.h"
+#include "kvfit/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,71 +14,111 @@ namespace {
 constexpr uint64_t k_x_min = 1024;
 constexpr uint64_t k_x_limit = 1ull << 32; // llamacpp_context_size refuses more
 
-std::vector<device_spec> report_gpus(const report & r) { return r.fit ? r.fit->gpus : std::vector<device_spec>{}; }
-uint64_t report_margin(const report & r) { return r.fit ? r.fit->margin_bytes : default_margin_bytes; }
+// Buffers stack in this order (weights at the bottom); names not listed follow in the order a plan lists them.
+constexpr std::string_view k_stack_order[] = {"weights", "kv", "state", "compute", "output", "activation",
+                                              "non_torch", "cuda_graph", "kv_pool", "mamba_pool"};
 
-// Bytes at each x for one model and settings: every value is a whole plan.
-std::vector<buffer_set> plans_at(const model_desc & m, llamacpp_settings s, const report & r,
+size_t stack_rank(std::string_view name) {
+    const auto it = std::find(std::begin(k_stack_order), std::end(k_stack_order), name);
+    return size_t(it - std::begin(k_stack_order));
+}
+
+const runtime_info & runtime_of(const plan_result & r) {
+    if (!r.runtime || r.runtime->context.flag.empty()) {
+        throw error(fmt::format("chart: runtime {} has no context setting to chart", r.plan.runtime));
+    }
+    return *r.runtime;
+}
+
+// The bands of one model and flags at each x: every value is a whole plan.
+std::vector<chart_band> plans_at(const plan_result & r, const model_desc & m, const flag_values & f,
                                  const std::vector<uint64_t> & xs) {
-    std::vector<buffer_set> out;
-    for (uint64_t x : xs) {
-        s.n_ctx = x;
-        out.push_back(chart_bytes(plan_llamacpp(m, s, r.placement, report_gpus(r), report_margin(r))));
+    const runtime_info & rt = runtime_of(r);
+    std::vector<chart_band> bands;
+    for (size_t i = 0; i < xs.size(); ++i) {
+        flag_values g = f;
+        g.set(rt.context.flag, std::to_string(xs[i]));
+        for (const buffer & b : chart_bytes(rt.plan(m, g, r.target))) {
+            auto it = std::find_if(bands.begin(), bands.end(), [&](const chart_band & c) { return c.name == b.name; });
+            if (it == bands.end()) it = bands.insert(bands.end(), chart_band{b.name, std::vector<uint64_t>(xs.size(), 0)});
+            it->bytes[i] = b.bytes;
+        }
+    }
+    return bands;
+}
+
+std::vector<uint64_t> totals(const std::vector<chart_band> & bands, size_t n) {
+    std::vector<uint64_t> out(n, 0);
+    for (const auto & b : bands) {
+        for (size_t i = 0; i < n; ++i) out[i] += b.bytes[i];
     }
     return out;
 }
 
-std::vector<uint64_t> totals(const std::vector<buffer_set> & b) {
-    std::vector<uint64_t> out;
-    for (const auto & x : b) out.push_back(x.total());
-    return out;
+uint64_t x_max_of(const plan_result & r) {
+    return std::min(std::max({r.model.n_ctx_train, r.plan.context_tokens, k_x_min}), k_x_limit);
 }
 
-uint64_t x_max_of(const report & r) {
-    return std::min(std::max({r.model.n_ctx_train, r.requested_n_ctx, k_x_min}), k_x_limit);
-}
-
-std::string type_pair(const llamacpp_settings & s) {
-    const auto k = ggml_traits(s.type_k).name, v = ggml_traits(s.type_v).name;
+std::string type_pair(const std::string & k, const std::string & v) {
     return k == v ? fmt::format("{} K/V", k) : fmt::format("{} K, {} V", k, v);
 }
 
-// "Qwen3.5-9B - llama.cpp - f16 K/V - np 1 - ub 512 - fa auto - 8.00 GiB GPU (margin 1.00 GiB)"
-std::string title_of(const report & r, const std::string & what) {
-    const llamacpp_settings & s = r.settings;
-    const char * fa = s.flash_attn == flash_attn_mode::on ? "on" : s.flash_attn == flash_attn_mode::off ? "off" : "auto";
-    std::string t = fmt::format("{}{} - llama.cpp - {} - np {} - ub {} - fa {}", r.model.name, what, type_pair(s),
-                                s.n_seq, s.n_ubatch, fa);
+uint64_t gpu_capacity(const runtime_plan & p) {
+    uint64_t cap = 0;
+    for (const auto & d : p.devices) cap += d.is_host ? 0 : d.capacity_bytes;
+    return cap;
+}
+
+// "Qwen3.5-9B - llama.cpp - f16 K/V - np 1 - ub 512 - fa auto - 8.00 GiB x1 GPU (margin 1.00 GiB)"
+std::string title_of(const plan_result & r, const std::string & what) {
+    const runtime_plan & p = r.plan;
+    std::string t = fmt::format("{}{} - {}", r.model.name, what, r.runtime ? r.runtime->display : p.runtime);
+    const bool llamacpp = p.runtime == "llama.cpp";
+    if (llamacpp) {
+        const auto & s = p.detail.at("settings");
+        t += fmt::format(" - {} - np {} - ub {} - fa {}", type_pair(s.at("cache_type_k").get<std::string>(), s.at("cache_type_v").get<std::string>()),
+                         s.at("parallel").get<uint64_t>(), s.at("ubatch_size").get<uint64_t>(),
+                         s.at("flash_attn").get<std::string>());
+    }
     if (!r.model.weights.format.empty()) t += fmt::format(" - weights {}", r.model.weights.format);
-    if (r.fit) {
+    if (!r.target.gpus.empty()) {
         uint64_t cap = 0;
-        for (const auto & g : r.fit->gpus) cap += g.memory_bytes;
-        t += fmt::format(" - {} x{} GPU (margin {})", human_bytes(cap), r.fit->gpus.size(), human_bytes(r.fit->margin_bytes));
+        for (const auto & g : r.target.gpus) cap += g.memory_bytes;
+        t += fmt::format(" - {} x{} GPU", human_bytes(cap), r.target.gpus.size());
+        if (llamacpp) t += fmt::format(" (margin {})", human_bytes(p.detail.at("settings").at("margin_bytes").get<uint64_t>()));
     }
     return t;
 }
 
-void set_capacity(chart_series & c, const report & r) {
-    c.y_label = r.fit ? "GPU memory (GiB)" : "memory (GiB)";
-    if (!r.fit) return;
-    for (const auto & g : r.fit->gpus) c.capacity_bytes += g.memory_bytes;
-    c.margin_bytes = r.fit->margin_bytes * r.fit->gpus.size();
+void set_capacity(chart_series & c, const plan_result & r) {
+    c.y_label = r.target.gpus.empty() ? "memory (GiB)" : "GPU memory (GiB)";
+    if (r.target.gpus.empty()) return;
+    c.capacity_bytes = gpu_capacity(r.plan);
+    for (const auto & d : r.plan.devices) c.margin_bytes += d.is_host ? 0 : d.reserved_bytes;
+}
+
+uint64_t max_for_type(const runtime_plan & p, const std::string & type, bool variant) {
+    for (const auto & row : p.max_context) {
+        if (row.all_full_attention == variant && (variant || row.cache_type == type)) return row.context_tokens;
+    }
+    return 0;
 }
 
 } // namespace
 
-buffer_set chart_bytes(const llamacpp_plan & p) {
-    buffer_set gpu, host;
-    bool any_gpu = false;
+std::vector<buffer> chart_bytes(const runtime_plan & p) {
+    const bool any_gpu = std::any_of(p.devices.begin(), p.devices.end(), [](const device_plan & d) { return !d.is_host; });
+    std::vector<buffer> out;
     for (const auto & d : p.devices) {
-        if (d.is_host) {
-            host += d.used;
-        } else {
-            gpu += d.used;
-            any_gpu = true;
+        if (d.is_host == any_gpu) continue;
+        for (const auto & b : d.buffers) {
+            auto it = std::find_if(out.begin(), out.end(), [&](const buffer & x) { return x.name == b.name; });
+            if (it == out.end()) it = out.insert(out.end(), buffer{b.name, 0, false, ""});
+            it->bytes += b.bytes;
         }
     }
-    return any_gpu ? gpu : host;
+    std::stable_sort(out.begin(), out.end(), [](const buffer & a, const buffer & b) { return stack_rank(a.name) < stack_rank(b.name); });
+    return out;
 }
 
 std::vector<uint64_t> chart_n_ctx_values(uint64_t x_max, const std::vector<uint64_t> & marks) {
@@ -95,66 +138,73 @@ std::vector<uint64_t> chart_n_ctx_values(uint64_t x_max, const std::vector<uint6
     return xs;
 }
 
-chart_series make_chart_series(const report & r) {
+chart_series make_chart_series(const plan_result & r) {
+    const runtime_info & rt = runtime_of(r);
     chart_series c;
     c.title = title_of(r, "");
     set_capacity(c, r);
-    if (r.fit) c.max_n_ctx = max_fitting_n_ctx(r.model, r.settings, r.placement, r.fit->gpus, r.fit->margin_bytes);
+    if (!r.target.gpus.empty()) c.max_n_ctx = largest_context(rt, r.model, r.flags, r.target);
 
-    struct typed { ggml_type type; uint64_t max_n_ctx; };
-    std::vector<typed> types;
-    for (ggml_type t : {ggml_type::f16, ggml_type::q8_0, ggml_type::q4_0}) {
-        if (ggml_is_quantized(t) && r.settings.flash_attn == flash_attn_mode::off) continue;
-        uint64_t mx = 0;
-        if (r.fit) {
-            for (const auto & f : r.fit->max_n_ctx) {
-                if (f.type == t) mx = f.max_n_ctx;
-            }
-        }
-        types.push_back({t, mx});
-    }
+    std::vector<std::pair<std::string, uint64_t>> types; // cache type, its largest context
+    for (std::string_view t : rt.cache_types) types.emplace_back(t, max_for_type(r.plan, std::string(t), false));
     std::vector<uint64_t> marks = {c.max_n_ctx};
-    for (const auto & t : types) marks.push_back(t.max_n_ctx);
+    for (const auto & t : types) marks.push_back(t.second);
     c.n_ctx = chart_n_ctx_values(x_max_of(r), marks);
 
-    c.stack = plans_at(r.model, r.settings, r, c.n_ctx);
-    for (const auto & t : types) {
-        llamacpp_settings s = r.settings;
-        s.type_k = s.type_v = t.type;
-        const bool same = s.type_k == r.settings.type_k && s.type_v == r.settings.type_v;
-        c.curves.push_back({fmt::format("total, {} K/V", ggml_traits(t.type).name), totals(plans_at(r.model, s, r, c.n_ctx)),
-                            t.max_n_ctx, !same, -1});
+    c.stack = plans_at(r, r.model, r.flags, c.n_ctx);
+    const std::string type_k = r.flags.text(rt.cache_type_k, rt.cache_types.empty() ? "" : rt.cache_types[0]);
+    const std::string type_v = r.flags.text(rt.cache_type_v, rt.cache_types.empty() ? "" : rt.cache_types[0]);
+    for (const auto & [t, mx] : types) {
+        flag_values f = r.flags;
+        f.set(rt.cache_type_k, t);
+        f.set(rt.cache_type_v, t);
+        std::vector<chart_band> bands;
+        try {
+            bands = plans_at(r, r.model, f, c.n_ctx);
+        } catch (const error &) {
+            continue; // the runtime refuses this type with these flags (llama.cpp: a quantized V cache under -fa off)
+        }
+        c.curves.push_back({fmt::format("total, {} K/V", t), totals(bands, c.n_ctx.size()), mx, !(t == type_k && t == type_v), -1});
     }
+    if (rt.cache_types.empty()) c.curves.push_back({"total", totals(c.stack, c.n_ctx.size()), c.max_n_ctx, false, -1});
     return c;
 }
 
-chart_series make_compare_series(const report & r) {
+chart_series make_compare_series(const plan_result & r) {
+    const runtime_info & rt = runtime_of(r);
     chart_series c;
     c.title = title_of(r, " vs all full attention");
     set_capacity(c, r);
     const model_desc full = all_full_attention_variant(r.model);
     uint64_t max_model = 0, max_full = 0;
-    if (r.fit) {
-        max_model = max_fitting_n_ctx(r.model, r.settings, r.placement, r.fit->gpus, r.fit->margin_bytes);
-        max_full = r.fit->max_n_ctx_if_all_full;
+    if (!r.target.gpus.empty()) {
+        max_model = largest_context(rt, r.model, r.flags, r.target);
+        max_full = r.plan.max_context.empty() ? largest_context(rt, full, r.flags, r.target) : max_for_type(r.plan, "", true);
     }
     c.n_ctx = chart_n_ctx_values(x_max_of(r), {max_model, max_full});
-    const std::vector<buffer_set> a = plans_at(r.model, r.settings, r, c.n_ctx);
-    const std::vector<buffer_set> b = plans_at(full, r.settings, r, c.n_ctx);
-    std::vector<uint64_t> kv_a, kv_b;
-    for (size_t i = 0; i < a.size(); ++i) {
-        kv_a.push_back(a[i].kv_bytes + a[i].state_bytes);
-        kv_b.push_back(b[i].kv_bytes + b[i].state_bytes);
+    const std::vector<chart_band> a = plans_at(r, r.model, r.flags, c.n_ctx);
+    const std::vector<chart_band> b = plans_at(r, full, r.flags, c.n_ctx);
+    auto cache_bytes = [&](const std::vector<chart_band> & bands) { // the caches and state: what the layout changes
+        std::vector<uint64_t> out(c.n_ctx.size(), 0);
+        for (const auto & band : bands) {
+            if (band.name != "kv" && band.name != "state" && band.name != "kv_pool" && band.name != "mamba_pool") continue;
+            for (size_t i = 0; i < out.size(); ++i) out[i] += band.bytes[i];
+        }
+        return out;
+    };
+    c.curves.push_back({fmt::format("{}: total", r.model.name), totals(a, c.n_ctx.size()), max_model, false, 0});
+    c.curves.push_back({"all full attention: total", totals(b, c.n_ctx.size()), max_full, false, 1});
+    c.curves.push_back({fmt::format("{}: KV + state", r.model.name), cache_bytes(a), 0, true, 0});
+    c.curves.push_back({"all full attention: KV", cache_bytes(b), 0, true, 1});
+    if (r.plan.runtime == "llama.cpp") {
+        const auto & s = r.plan.detail.at("settings");
+        const uint64_t per_token = r.plan.kv_bytes_per_token.value_or(0);
+        const uint64_t if_full = r.plan.detail.at("kv_bytes_per_token_if_all_full_attention").get<uint64_t>();
+        const double ratio = per_token ? double(if_full) / double(per_token) : 0;
+        c.note = fmt::format("KV per token ({}):\n{}: {} B\nall full attention: {} B{}",
+                             type_pair(s.at("cache_type_k").get<std::string>(), s.at("cache_type_v").get<std::string>()), r.model.name, with_commas(per_token),
+                             with_commas(if_full), ratio > 0 ? fmt::format(" ({:.2f}x)", ratio) : "");
     }
-    const std::string pair = type_pair(r.settings);
-    c.curves.push_back({fmt::format("{}: total", r.model.name), totals(a), max_model, false, 0});
-    c.curves.push_back({"all full attention: total", totals(b), max_full, false, 1});
-    c.curves.push_back({fmt::format("{}: KV + state", r.model.name), kv_a, 0, true, 0});
-    c.curves.push_back({"all full attention: KV", kv_b, 0, true, 1});
-    const double ratio = r.kv_bytes_per_token ? double(r.kv_bytes_per_token_if_all_full) / double(r.kv_bytes_per_token) : 0;
-    c.note = fmt::format("KV per token ({}):\n{}: {} B\nall full attention: {} B{}", pair, r.model.name,
-                         with_commas(r.kv_bytes_per_token), with_commas(r.kv_bytes_per_token_if_all_full),
-                         ratio > 0 ? fmt::format(" ({:.2f}x)", ratio) : "");
     return c;
 }
 

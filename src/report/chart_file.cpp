@@ -43,17 +43,8 @@ std::string render_chart_json(const chart_series & c) {
     j["title"] = c.title;
     j["y_label"] = c.y_label;
     j["n_ctx"] = c.n_ctx;
-    nlohmann::ordered_json st;
-    const std::pair<const char *, uint64_t buffer_set::*> parts[] = {
-        {"weights_bytes", &buffer_set::weights_bytes}, {"kv_bytes", &buffer_set::kv_bytes},
-        {"state_bytes", &buffer_set::state_bytes},     {"compute_bytes", &buffer_set::compute_bytes},
-        {"output_bytes", &buffer_set::output_bytes},
-    };
-    for (const auto & [name, member] : parts) {
-        std::vector<uint64_t> v;
-        for (const auto & b : c.stack) v.push_back(b.*member);
-        st[name] = v;
-    }
+    nlohmann::ordered_json st = nlohmann::ordered_json::object();
+    for (const auto & band : c.stack) st[band.name + "_bytes"] = band.bytes;
     j["stack"] = st;
     j["curves"] = nlohmann::ordered_json::array();
     for (const auto & cv : c.curves) {

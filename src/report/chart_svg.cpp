@@ -2,6 +2,7 @@
 // chart is a handful of polygons, polylines and text, and every coordinate comes from one of two mappings,
 // x_px(n_ctx) on a log2 axis and y_px(bytes) on a linear one.
 #include "kvfit/chart.h"
+#include "kvfit/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,12 +15,32 @@ constexpr double k_width = 960, k_height = 540;
 constexpr double k_left = 70, k_right = 250, k_top = 66, k_bottom = 50; // plot area insets, px
 constexpr double k_gib = double(1ull << 30);
 
-struct component { const char * label; const char * color; uint64_t buffer_set::*bytes; };
+// Colours and legend labels of the stacked buffers; a buffer not listed gets the next of k_other_colors.
+struct component { std::string_view name; const char * label; const char * color; };
 constexpr component k_components[] = {
-    {"weights", "#4e79a7", &buffer_set::weights_bytes},    {"KV cache", "#f28e2b", &buffer_set::kv_bytes},
-    {"recurrent state", "#59a14f", &buffer_set::state_bytes}, {"compute buffer", "#e15759", &buffer_set::compute_bytes},
-    {"output buffer", "#b07aa1", &buffer_set::output_bytes},
+    {"weights", "weights", "#4e79a7"},        {"kv", "KV cache", "#f28e2b"},
+    {"state", "recurrent state", "#59a14f"},  {"compute", "compute buffer", "#e15759"},
+    {"output", "output buffer", "#b07aa1"},
 };
+constexpr const char * k_other_colors[] = {"#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac"};
+
+// The label and colour of band `k` of the chart.
+std::pair<std::string, const char *> band_style(const chart_series & c, size_t k) {
+    for (const auto & comp : k_components) {
+        if (comp.name == c.stack[k].name) return {comp.label, comp.color};
+    }
+    size_t other = 0;
+    for (size_t i = 0; i < k; ++i) {
+        other += std::none_of(std::begin(k_components), std::end(k_components),
+                              [&](const component & comp) { return comp.name == c.stack[i].name; });
+    }
+    return {std::string(buffer_label(c.stack[k].name)), k_other_colors[other % std::size(k_other_colors)]};
+}
+
+bool any_bytes(const chart_band & b) {
+    return std::any_of(b.bytes.begin(), b.bytes.end(), [](uint64_t v) { return v != 0; });
+}
+
 constexpr const char * k_curve_colors[] = {"#222222", "#1f6f8b", "#7b2d8b", "#8c564b"};
 const char * curve_color(const chart_series & c, size_t k) {
     const int i = c.curves[k].color >= 0 ? c.curves[k].color : int(k);
@@ -79,7 +100,11 @@ std::string points_attr(const frame & f, const std::vector<uint64_t> & xs, const
 
 double data_top(const chart_series & c) {
     double top = 0;
-    for (const auto & b : c.stack) top = std::max(top, double(b.total() + c.margin_bytes));
+    for (size_t i = 0; i < c.n_ctx.size() && !c.stack.empty(); ++i) {
+        uint64_t total = c.margin_bytes;
+        for (const auto & band : c.stack) total += band.bytes[i];
+        top = std::max(top, double(total));
+    }
     for (const auto & cv : c.curves) {
         for (uint64_t b : cv.bytes) top = std::max(top, double(b));
     }
@@ -118,7 +143,7 @@ void axes(std::string & o, const chart_series & c, const frame & f, double step)
 // Stacked areas: each component between the running sum below it and the sum including it; margin on top.
 void stack(std::string & o, const chart_series & c, const frame & f) {
     std::vector<double> below(c.n_ctx.size(), 0.0);
-    auto band = [&](const char * label, const char * color, const std::vector<uint64_t> & bytes) {
+    auto band = [&](const std::string & label, const char * color, const std::vector<uint64_t> & bytes) {
         std::vector<double> above = below;
         for (size_t i = 0; i < bytes.size(); ++i) above[i] += double(bytes[i]);
         std::vector<uint64_t> xs_rev(c.n_ctx.rbegin(), c.n_ctx.rend());
@@ -129,10 +154,9 @@ void stack(std::string & o, const chart_series & c, const frame & f) {
                          points_attr(f, xs_rev, below_rev));
         below = above;
     };
-    for (const auto & comp : k_components) {
-        std::vector<uint64_t> bytes;
-        for (const auto & b : c.stack) bytes.push_back(b.*comp.bytes);
-        if (std::any_of(bytes.begin(), bytes.end(), [](uint64_t v) { return v != 0; })) band(comp.label, comp.color, bytes);
+    for (size_t k = 0; k < c.stack.size(); ++k) {
+        const auto [label, color] = band_style(c, k);
+        if (any_bytes(c.stack[k])) band(label, color, c.stack[k].bytes);
     }
     if (c.margin_bytes) band("margin", k_margin_color, std::vector<uint64_t>(c.n_ctx.size(), c.margin_bytes));
 }
@@ -189,10 +213,9 @@ void legend(std::string & o, const chart_series & c) {
                                   xml_escape(label));
         y += 20;
     };
-    for (const auto & comp : k_components) {
-        bool any = false;
-        for (const auto & b : c.stack) any = any || b.*comp.bytes != 0;
-        if (any) item(fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"18\" height=\"12\" fill=\"{}\"/>", x, y, comp.color), comp.label);
+    for (size_t k = 0; k < c.stack.size(); ++k) {
+        const auto [label, color] = band_style(c, k);
+        if (any_bytes(c.stack[k])) item(fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"18\" height=\"12\" fill=\"{}\"/>", x, y, color), label);
     }
     if (c.margin_bytes && !c.stack.empty()) {
         item(fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"18\" height=\"12\" fill=\"{}\"/>", x, y, k_margin_color), "margin");

@@ -1,4 +1,5 @@
-// The --json document (include/kvfit/report.h: render_json). Keys are stable; schema_version marks changes.
+// The --json document, schema_version 2 (include/kvfit/report.h: render_json; every field in docs/json.md). One
+// document for every runtime: the runtime_plan's common fields, then its runtime-specific detail.
 #include "kvfit/report.h"
 
 #include <nlohmann/json.hpp>
@@ -8,102 +9,106 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json buffers_json(const buffer_set & b) {
-    return {{"weights_bytes", b.weights_bytes}, {"kv_bytes", b.kv_bytes},       {"state_bytes", b.state_bytes},
-            {"output_bytes", b.output_bytes},   {"compute_bytes", b.compute_bytes}, {"total_bytes", b.total()}};
-}
-
-json plan_json(const llamacpp_plan & p) {
-    json j;
-    j["n_ctx"] = p.ctx.n_ctx;
-    j["n_ctx_seq"] = p.ctx.n_ctx_seq;
-    j["n_seq"] = p.ctx.n_seq;
-    j["n_stream"] = p.ctx.n_stream;
-    j["n_batch"] = p.ctx.n_batch;
-    j["n_ubatch"] = p.ctx.n_ubatch;
-    j["flash_attn"] = p.ctx.flash_attn;
-    j["n_gpu_layers"] = p.n_gpu_layers;
-    j["kv_caches"] = json::array();
-    for (const auto & kv : p.kv) {
-        j["kv_caches"].push_back({{"name", kv.name}, {"cells_per_stream", kv.cells_per_stream}, {"n_stream", kv.n_stream},
-                                  {"n_layer", kv.n_layer}, {"k_bytes", kv.k_bytes}, {"v_bytes", kv.v_bytes}});
-    }
-    j["recurrent"] = {{"n_layer", p.rs.n_layer}, {"n_seq", p.rs.n_seq}, {"r_bytes", p.rs.r_bytes}, {"s_bytes", p.rs.s_bytes}};
-    j["buffers"] = buffers_json(p.total);
-    j["devices"] = json::array();
-    for (const auto & d : p.devices) {
-        json dj = buffers_json(d.used);
-        dj["name"] = d.name;
-        dj["is_host"] = d.is_host;
-        dj["capacity_bytes"] = d.capacity_bytes;
-        dj["margin_bytes"] = d.margin_bytes;
-        dj["n_layers"] = d.n_layers;
-        dj["has_output"] = d.has_output;
-        dj["fits"] = d.fits();
-        j["devices"].push_back(dj);
-    }
-    j["fits"] = p.fits();
-    return j;
-}
-
-} // namespace
-
-std::string render_json(const report & r) {
-    const model_desc & m = r.model;
-    json j;
-    j["schema_version"] = json_schema_version;
-    j["rules"] = llamacpp_release_name(r.settings.release);
+json model_json(const model_desc & m) {
     json counts;
     for (layer_kind k : {layer_kind::full, layer_kind::swa, layer_kind::chunked, layer_kind::mla, layer_kind::recurrent,
                          layer_kind::none}) {
         counts[layer_kind_name(k)] = m.count(k);
     }
-    j["model"] = {{"name", m.name},          {"architecture", m.architecture}, {"source", m.source},
-                  {"n_layer", m.n_layer},    {"n_embd", m.n_embd},             {"n_vocab", m.n_vocab},
-                  {"n_ctx_train", m.n_ctx_train}, {"recurrent_kind", recurrent_kind_name(m.rec_kind)},
-                  {"layer_counts", counts}};
-    j["warnings"] = r.warn;
-    j["cache_type_k"] = ggml_traits(r.settings.type_k).name;
-    j["cache_type_v"] = ggml_traits(r.settings.type_v).name;
-    j["kv_bytes_per_token"] = r.kv_bytes_per_token;
-    j["kv_bytes_per_token_if_all_full_attention"] = r.kv_bytes_per_token_if_all_full;
-    j["state_bytes_per_sequence"] = r.state_bytes_per_sequence;
-    j["contexts"] = json::array();
-    for (const auto & c : r.contexts) {
-        j["contexts"].push_back({{"n_ctx", c.n_ctx}, {"kv_bytes", c.kv_bytes},
-                                 {"kv_bytes_if_all_full_attention", c.kv_bytes_if_all_full}});
-    }
-    j["parameter_count"] = m.n_params();
-    j["weights_bytes"] = m.weights.total_bytes();
-    j["weights_exact"] = m.weights.exact;
-    j["weights_format"] = m.weights.format;
-    if (r.fit) {
-        const fit_report & f = *r.fit;
-        uint64_t device_bytes = 0;
-        for (const auto & g : f.gpus) device_bytes += g.memory_bytes;
-        json fj;
-        fj["device_bytes"] = device_bytes;
-        fj["margin_bytes"] = f.margin_bytes;
-        fj["requested_n_ctx"] = r.requested_n_ctx;
-        fj["fits"] = r.plan.fits();
-        fj["recommended_n_ctx"] = f.recommended_n_ctx;
-        json mx;
-        for (const auto & c : f.max_n_ctx) {
-            mx[std::string(ggml_traits(c.type).name)] = c.allowed ? json(c.max_n_ctx) : json(nullptr);
+    return {{"name", m.name},
+            {"architecture", m.architecture},
+            {"source", m.source},
+            {"n_layer", m.n_layer},
+            {"n_layer_mtp", m.n_layer_mtp},
+            {"n_embd", m.n_embd},
+            {"n_vocab", m.n_vocab},
+            {"n_ctx_train", m.n_ctx_train},
+            {"recurrent_kind", recurrent_kind_name(m.rec_kind)},
+            {"layer_counts", counts},
+            {"dtype", m.dtype},
+            {"ssm_dtype", m.ssm_dtype},
+            {"parameter_count", m.n_params()},
+            {"weights_bytes", m.weights.total_bytes()},
+            {"weights_exact", m.weights.exact},
+            {"weights_format", m.weights.format}};
+}
+
+json optional_json(const std::optional<uint64_t> & v) { return v ? json(*v) : json(nullptr); }
+
+// Every buffer name's bytes over all devices, "<name>_bytes", in first-seen order, then total_bytes.
+json totals_json(const runtime_plan & p) {
+    json t = json::object();
+    uint64_t total = 0;
+    for (const auto & d : p.devices) {
+        for (const auto & b : d.buffers) {
+            const std::string key = b.name + "_bytes";
+            t[key] = (t.contains(key) ? t[key].get<uint64_t>() : 0) + b.bytes;
+            total += b.bytes;
         }
-        fj["max_n_ctx"] = mx;
-        fj["max_n_ctx_if_all_full_attention"] = f.max_n_ctx_if_all_full;
-        fj["weights_bytes_that_fit"] = f.weights_bytes_that_fit;
-        fj["offload"] = {{"n_gpu_layers", f.offload_n_gpu_layers >= 0 ? json(f.offload_n_gpu_layers) : json(nullptr)},
-                         {"host_bytes", f.offload_host_bytes},
-                         {"n_cpu_moe", f.offload_n_cpu_moe >= 0 ? json(f.offload_n_cpu_moe) : json(nullptr)},
-                         {"moe_host_bytes", f.offload_moe_host_bytes}};
-        fj["llama_server"] = f.recommended_n_ctx ? json(llama_server_command(r, f.recommended_n_ctx)) : json(nullptr);
-        j["fit"] = fj;
     }
-    j["requested_n_ctx"] = r.requested_n_ctx;
-    const json pj = plan_json(r.plan);
-    for (auto it = pj.begin(); it != pj.end(); ++it) j[it.key()] = it.value();
+    t["total_bytes"] = total;
+    return t;
+}
+
+json device_json(const device_plan & d) {
+    json buffers = json::array();
+    for (const auto & b : d.buffers) {
+        buffers.push_back({{"name", b.name}, {"bytes", b.bytes}, {"estimate", b.estimate}, {"what", b.what}});
+    }
+    return {{"name", d.name},
+            {"is_host", d.is_host},
+            {"capacity_bytes", d.capacity_bytes},
+            {"reserved_bytes", d.reserved_bytes},
+            {"n_layers", d.n_layers},
+            {"buffers", buffers},
+            {"used_bytes", d.used_bytes()},
+            {"free_bytes", d.is_host ? json(nullptr) : json(d.free_bytes())},
+            {"fits", d.fits()}};
+}
+
+} // namespace
+
+std::string render_json(const plan_result & r) {
+    const runtime_plan & p = r.plan;
+    json j;
+    j["schema_version"] = json_schema_version;
+    j["runtime"] = p.runtime;
+    j["rules"] = p.rules;
+    j["model"] = model_json(r.model);
+    j["gpus"] = json::array();
+    for (const auto & g : r.target.gpus) {
+        j["gpus"].push_back({{"name", g.name}, {"memory_bytes", g.memory_bytes}, {"compute_capability", g.compute_capability}});
+    }
+    j["context_tokens"] = p.context_tokens;
+    j["sequences"] = p.sequences;
+    j["fits"] = p.fits;
+    j["starts"] = p.starts;
+    j["refusals"] = p.refusals;
+    j["warnings"] = p.warnings;
+    j["notes"] = p.notes;
+    j["kv_bytes_per_token"] = optional_json(p.kv_bytes_per_token);
+    j["state_bytes_per_sequence"] = optional_json(p.state_bytes_per_sequence);
+    j["totals"] = totals_json(p);
+    j["devices"] = json::array();
+    for (const auto & d : p.devices) j["devices"].push_back(device_json(d));
+    j["caches"] = json::array();
+    for (const auto & c : p.caches) {
+        j["caches"].push_back({{"name", c.name}, {"cells_per_stream", c.cells_per_stream}, {"n_stream", c.n_stream},
+                               {"n_layer", c.n_layer}, {"k_bytes", c.k_bytes}, {"v_bytes", c.v_bytes}});
+    }
+    j["max_context"] = json::array();
+    for (const auto & c : p.max_context) {
+        j["max_context"].push_back({{"cache_type", c.cache_type}, {"all_full_attention", c.all_full_attention},
+                                    {"allowed", c.allowed}, {"refusal", c.refusal},
+                                    {"context_tokens", c.allowed ? json(c.context_tokens) : json(nullptr)}});
+    }
+    j["alternatives"] = json::array();
+    for (const auto & a : p.alternatives) {
+        j["alternatives"].push_back({{"knob", a.knob}, {"value", a.value}, {"flags", a.flags},
+                                     {"context_tokens", a.context_tokens}, {"host_bytes", a.host_bytes}});
+    }
+    j["launch"] = p.launch;
+    j["detail"] = p.detail;
     return j.dump(2) + "\n";
 }
 

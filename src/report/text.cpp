@@ -1,10 +1,13 @@
-// The human report (include/kvfit/report.h: render_text). Prints only what make_report computed.
-#include "kvfit/report.h"
+// The human report (include/kvfit/report.h: render_text): the llama.cpp section here, the serving runtimes' in
+// text_serving.cpp, and the common sections for a runtime without its own. Prints only what the plan holds.
+#include "report/sections.h"
+
+#include "kvfit/error.h"
 
 #include <fmt/format.h>
 
 namespace kvfit {
-namespace {
+namespace detail {
 
 std::string layer_summary(const model_desc & m) {
     std::string out = fmt::format("{} layers:", m.n_layer);
@@ -25,8 +28,46 @@ std::string layer_summary(const model_desc & m) {
     return out;
 }
 
+std::string render_generic_text(const plan_result & r) {
+    const runtime_plan & p = r.plan;
+    std::string out;
+    for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", w);
+    out += fmt::format("{} ({}, from {})\n  {}\n  rules: {}; context {} tokens, {} sequence{}\n", r.model.name,
+                       r.model.architecture, r.model.source, layer_summary(r.model), p.rules, with_commas(p.context_tokens),
+                       p.sequences, p.sequences == 1 ? "" : "s");
+    for (const auto & d : p.devices) {
+        out += fmt::format("\n  {}: {} used{}\n", d.name, human_bytes(d.used_bytes()),
+                           d.is_host ? " (host RAM)" : fmt::format(" of {}, {} kept free{}", human_bytes(d.capacity_bytes),
+                                                                   human_bytes(d.reserved_bytes), d.fits() ? "" : ": OVER"));
+        for (const auto & b : d.buffers) {
+            out += fmt::format("    {:<16} {:>12}{}\n", buffer_label(b.name), human_bytes(b.bytes), b.estimate ? " (estimate)" : "");
+        }
+    }
+    for (const auto & c : p.caches) {
+        out += fmt::format("  KV cache {}: {} cells x {} streams, {} layers, {}\n", c.name, with_commas(c.cells_per_stream),
+                           c.n_stream, c.n_layer, human_bytes(c.bytes()));
+    }
+    out += fmt::format("\nVerdict: {}\n", p.fits ? "fits" : p.starts ? "does not fit" : "does not start");
+    for (const auto & e : p.refusals) out += fmt::format("  error: {}\n", e);
+    for (const auto & n : p.notes) out += fmt::format("  note: {}\n", n);
+    for (const auto & a : p.alternatives) out += fmt::format("  fits instead: {}\n", a.flags);
+    if (!p.launch.empty()) out += "\nLaunch\n" + p.launch + (p.launch.ends_with('\n') ? "" : "\n");
+    out += "\nGiB = 2^30 bytes.\n";
+    return out;
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::flag;
+using detail::str;
+using detail::u64;
+
+std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
+
 // "8 layers x 2 (K, V) x 4 KV heads x 256 head_dim x 2 B" when every growing cache is the same attention cache.
-std::string per_token_formula(const model_desc & m, const llamacpp_settings & s) {
+std::string per_token_formula(const model_desc & m, ggml_type type_k, ggml_type type_v, bool mla_kv) {
     uint32_t n = 0;
     layer_cache ref;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
@@ -37,9 +78,9 @@ std::string per_token_formula(const model_desc & m, const llamacpp_settings & s)
             ++n;
         }
     }
-    if (n == 0 || s.type_k != s.type_v || ggml_is_quantized(s.type_k)) return "";
-    const uint32_t bytes = ggml_traits(s.type_k).type_size;
-    if (ref.kind == cache_kind::latent && s.mla == mla_layout::k_only) {
+    if (n == 0 || type_k != type_v || ggml_is_quantized(type_k)) return "";
+    const uint32_t bytes = ggml_traits(type_k).type_size;
+    if (ref.kind == cache_kind::latent && !mla_kv) {
         return fmt::format("{} MLA layers x {} latent (K only) x {} B", n, ref.head_dim_k, bytes);
     }
     if (ref.kind == cache_kind::latent) return "";
@@ -50,181 +91,137 @@ std::string per_token_formula(const model_desc & m, const llamacpp_settings & s)
                        bytes);
 }
 
-std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
+const alternative * find_alternative(const runtime_plan & p, std::string_view knob) {
+    for (const auto & a : p.alternatives) {
+        if (a.knob == knob) return &a;
+    }
+    return nullptr;
+}
 
-std::string type_name(ggml_type t) { return std::string(ggml_traits(t).name); }
-
-void render_fit(std::string & out, const report & r) {
-    const fit_report & f = *r.fit;
-    const llamacpp_plan & p = r.plan;
-    out += fmt::format("\nFit with llama.cpp on {} GPU{} (", f.gpus.size(), f.gpus.size() == 1 ? "" : "s");
-    for (size_t i = 0; i < f.gpus.size(); ++i) out += fmt::format("{}{}", i ? " + " : "", human_bytes(f.gpus[i].memory_bytes));
+void render_fit(std::string & out, const plan_result & r) {
+    const runtime_plan & p = r.plan;
+    const model_desc & m = r.model;
+    const auto & d = p.detail;
+    const auto & s = d["settings"];
+    const std::vector<device_spec> & gpus = r.target.gpus;
+    const uint64_t n_seq = u64(d, "n_seq");
+    out += fmt::format("\nFit with llama.cpp on {} GPU{} (", gpus.size(), gpus.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < gpus.size(); ++i) out += fmt::format("{}{}", i ? " + " : "", human_bytes(gpus[i].memory_bytes));
     out += fmt::format("), keeping {} free per GPU (llama.cpp --fit's default target; --margin changes it)\n",
-                       human_bytes(f.margin_bytes));
+                       human_bytes(u64(s, "margin_bytes")));
     out += fmt::format("  n_ctx {}{} -> llama.cpp sets n_ctx {}, n_ctx_seq {}, {} sequence{}, n_ubatch {}, flash attention {}\n",
-                       with_commas(r.requested_n_ctx),
-                       r.requested_from_model ? " (no -c: llama-server's default is the model's training context)" : "",
-                       with_commas(p.ctx.n_ctx), with_commas(p.ctx.n_ctx_seq), p.ctx.n_seq, p.ctx.n_seq == 1 ? "" : "s",
-                       p.ctx.n_ubatch, p.ctx.flash_attn ? "on" : "off");
+                       with_commas(p.context_tokens),
+                       flag(d, "requested_from_model") ? " (no -c: llama-server's default is the model's training context)" : "",
+                       with_commas(u64(d, "n_ctx")), with_commas(u64(d, "n_ctx_seq")), n_seq, n_seq == 1 ? "" : "s",
+                       u64(d, "n_ubatch"), flag(d, "flash_attn") ? "on" : "off");
     out += fmt::format("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "device", "weights", "KV cache",
                        "state", "output", "compute", "total", "capacity");
-    for (const auto & d : p.devices) {
-        const buffer_set & u = d.used;
-        out += fmt::format("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}{}\n", d.name, human_bytes(u.weights_bytes),
-                           human_bytes(u.kv_bytes), human_bytes(u.state_bytes), human_bytes(u.output_bytes),
-                           human_bytes(u.compute_bytes), human_bytes(u.total()),
-                           d.is_host ? "RAM" : human_bytes(d.capacity_bytes),
-                           d.is_host ? "" : (d.fits() ? "  fits" : fmt::format("  OVER by {} (capacity minus margin)", human_bytes(uint64_t(-d.free_bytes())))));
+    for (const auto & dev : p.devices) {
+        out += fmt::format("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}{}\n", dev.name,
+                           human_bytes(dev.bytes_of("weights")), human_bytes(dev.bytes_of("kv")),
+                           human_bytes(dev.bytes_of("state")), human_bytes(dev.bytes_of("output")),
+                           human_bytes(dev.bytes_of("compute")), human_bytes(dev.used_bytes()),
+                           dev.is_host ? "RAM" : human_bytes(dev.capacity_bytes),
+                           dev.is_host ? "" : (dev.fits() ? "  fits" : fmt::format("  OVER by {} (capacity minus margin)",
+                                                                                  human_bytes(uint64_t(-dev.free_bytes())))));
     }
-    out += fmt::format("  offloaded {}/{} layers to the GPU (-ngl counts the output layer)\n", p.n_gpu_layers,
-                       r.model.n_layer + r.model.n_layer_mtp + 1);
-    if (p.fits()) {
-        const device_usage & host = p.devices.back();
-        const bool on_host = host.n_layers > 0 || host.used.kv_bytes + host.used.state_bytes > 0 ||
-                             host.used.weights_bytes > r.model.weights.token_embd.bytes + r.model.weights.other.bytes;
+    const uint32_t n_all = m.n_layer + m.n_layer_mtp + 1;
+    out += fmt::format("  offloaded {}/{} layers to the GPU (-ngl counts the output layer)\n", u64(d, "n_gpu_layers"), n_all);
+    const std::string type_k = str(s, "cache_type_k"), type_v = str(s, "cache_type_v");
+    if (p.fits) {
+        const device_plan & host = p.devices.back();
+        const bool on_host = host.n_layers > 0 || host.bytes_of("kv") + host.bytes_of("state") > 0 ||
+                             host.bytes_of("weights") > m.weights.token_embd.bytes + m.weights.other.bytes;
         out += on_host ? fmt::format("  FITS the GPU memory: n_ctx {} with {} K / {} V, but with {} in host memory "
                                      "(the CPU does part of the work: slower than a full offload).\n",
-                                     with_commas(r.requested_n_ctx), type_name(r.settings.type_k),
-                                     type_name(r.settings.type_v), human_bytes(host.used.total()))
+                                     with_commas(p.context_tokens), type_k, type_v, human_bytes(host.used_bytes()))
                        : fmt::format("  FITS: n_ctx {} with {} K / {} V runs fully on the GPU.\n",
-                                     with_commas(r.requested_n_ctx), type_name(r.settings.type_k),
-                                     type_name(r.settings.type_v));
+                                     with_commas(p.context_tokens), type_k, type_v);
     } else {
         out += fmt::format("  DOES NOT FIT: n_ctx {} needs more than the GPU holds. llama.cpp would not refuse: with --fit "
                            "(on by default) it shrinks the context or moves layers to the CPU, and with a fixed -ngl it "
                            "keeps fewer layers on the GPU; either way generation slows down sharply.\n",
-                           with_commas(r.requested_n_ctx));
+                           with_commas(p.context_tokens));
     }
     out += "  Largest n_ctx that fits the GPU memory with these placement flags, by KV cache type (-ctk/-ctv):\n";
-    for (const auto & c : f.max_n_ctx) {
-        if (!c.allowed) {
-            out += fmt::format("    {:<7} needs flash attention (-fa on)\n", type_name(c.type));
-            continue;
+    for (const auto & c : p.max_context) {
+        if (c.all_full_attention) {
+            out += fmt::format("    if all {} layers were full attention ({}): {}\n", m.n_layer, c.cache_type,
+                               with_commas(c.context_tokens));
+        } else if (!c.allowed) {
+            out += fmt::format("    {:<7} refused: {}\n", c.cache_type, c.refusal);
+        } else {
+            out += fmt::format("    {:<7} {:>9}{}\n", c.cache_type, with_commas(c.context_tokens),
+                               c.context_tokens == 0 ? "  (nothing fits: smaller weights or more GPU memory needed)" : "");
         }
-        out += fmt::format("    {:<7} {:>9}{}\n", type_name(c.type), with_commas(c.max_n_ctx),
-                           c.max_n_ctx == 0 ? "  (nothing fits: smaller weights or more GPU memory needed)" : "");
     }
-    out += fmt::format("    if all {} layers were full attention ({}): {}\n", r.model.n_layer, type_name(r.settings.type_k),
-                       with_commas(f.max_n_ctx_if_all_full));
-    if (!p.fits()) {
+    if (!p.fits) {
         out += "  What would fit instead:\n";
-        for (const auto & c : f.max_n_ctx) {
-            if (c.allowed && c.max_n_ctx > 0) {
-                out += fmt::format("    -c {} with -ctk {} -ctv {}\n", c.max_n_ctx, type_name(c.type), type_name(c.type));
+        for (const auto & c : p.max_context) {
+            if (!c.all_full_attention && c.allowed && c.context_tokens > 0) {
+                out += fmt::format("    -c {} with -ctk {} -ctv {}\n", c.context_tokens, c.cache_type, c.cache_type);
             }
         }
-        const uint32_t n_all = r.model.n_layer + r.model.n_layer_mtp + 1;
-        if (f.offload_n_gpu_layers >= 0) {
+        if (const alternative * a = find_alternative(p, "n_gpu_layers")) {
             out += fmt::format("    -ngl {} (of {}): the first {} blocks run on the CPU from host RAM ({} in host memory) "
                                "at n_ctx {} — this is the spill: it fits, but decoding slows down sharply\n",
-                               f.offload_n_gpu_layers, n_all, n_all - std::min<uint32_t>(n_all, f.offload_n_gpu_layers),
-                               human_bytes(f.offload_host_bytes), with_commas(r.requested_n_ctx));
+                               a->value, n_all, n_all - std::min<uint64_t>(n_all, a->value), human_bytes(a->host_bytes),
+                               with_commas(a->context_tokens));
         }
-        if (f.offload_n_cpu_moe >= 0) {
+        if (const alternative * a = find_alternative(p, "n_cpu_moe")) {
             out += fmt::format("    --n-cpu-moe {}: the routed experts of the first {} blocks in host RAM ({} in host "
-                               "memory), attention and KV on the GPU\n", f.offload_n_cpu_moe, f.offload_n_cpu_moe,
-                               human_bytes(f.offload_moe_host_bytes));
+                               "memory), attention and KV on the GPU\n", a->value, a->value, human_bytes(a->host_bytes));
         }
-        if (f.weights_bytes_that_fit > 0) {
-            out += fmt::format("    weights of at most {} (now {}) at n_ctx {}\n", human_bytes(f.weights_bytes_that_fit),
-                               human_bytes(r.model.weights.total_bytes()), with_commas(r.requested_n_ctx));
+        if (const uint64_t w = u64(d, "weights_bytes_that_fit"); w > 0) {
+            out += fmt::format("    weights of at most {} (now {}) at n_ctx {}\n", human_bytes(w),
+                               human_bytes(m.weights.total_bytes()), with_commas(p.context_tokens));
         }
     }
-    if (f.recommended_n_ctx > 0) {
-        out += fmt::format("  Launch: {}\n", llama_server_command(r, f.recommended_n_ctx));
-    }
+    if (!p.launch.empty()) out += fmt::format("  Launch: {}\n", p.launch);
 }
 
-} // namespace
-
-std::string render_check(const report & r) {
-    const llamacpp_plan & p = r.plan;
-    std::string out;
-    for (const auto & w : r.warn) out += fmt::format("warning: {}\n", w);
-    if (p.fits()) {
-        out += fmt::format("OK: {} at n_ctx {} ({} K / {} V, {} sequence{}) fits:", r.model.name, with_commas(p.ctx.n_ctx),
-                           type_name(r.settings.type_k), type_name(r.settings.type_v), p.ctx.n_seq, p.ctx.n_seq == 1 ? "" : "s");
-        for (const auto & d : p.devices) {
-            if (!d.is_host) out += fmt::format(" {} uses {} of {} ({} free after the margin);", d.name,
-                                               human_bytes(d.used.total()), human_bytes(d.capacity_bytes), human_bytes(uint64_t(d.free_bytes())));
-        }
-        out.back() = '\n';
-        return out;
-    }
-    out += fmt::format("DOES NOT FIT: {} at n_ctx {} ({} K / {} V, {} sequence{})\n", r.model.name, with_commas(p.ctx.n_ctx),
-                       type_name(r.settings.type_k), type_name(r.settings.type_v), p.ctx.n_seq, p.ctx.n_seq == 1 ? "" : "s");
-    for (const auto & d : p.devices) {
-        if (d.is_host || d.fits()) continue;
-        const uint64_t budget = d.capacity_bytes > d.margin_bytes ? d.capacity_bytes - d.margin_bytes : 0;
-        const std::pair<const char *, uint64_t> order[] = {{"weights", d.used.weights_bytes}, {"KV cache", d.used.kv_bytes},
-                                                            {"recurrent state", d.used.state_bytes},
-                                                            {"compute buffer", d.used.compute_bytes}};
-        uint64_t sum = 0;
-        for (const auto & [what, bytes] : order) {
-            sum += bytes;
-            if (sum > budget) {
-                out += fmt::format("  {}: the {} ({}) overflows it: {} with the buffers allocated before it, {} "
-                                   "available ({} minus a {} margin); all buffers together are over by {}\n", d.name,
-                                   what, human_bytes(bytes), human_bytes(sum), human_bytes(budget),
-                                   human_bytes(d.capacity_bytes), human_bytes(d.margin_bytes),
-                                   human_bytes(uint64_t(-d.free_bytes())));
-                break;
-            }
-        }
-    }
-    out += "  llama.cpp would not refuse this: it moves layers to the CPU (--fit, the default) or fails to allocate, "
-           "and a spill to the CPU slows generation sharply.\n";
-    for (const auto & c : r.fit->max_n_ctx) {
-        if (c.allowed && c.max_n_ctx > 0) {
-            out += fmt::format("  fits instead: -c {} -ctk {} -ctv {}\n", c.max_n_ctx, type_name(c.type), type_name(c.type));
-        }
-    }
-    return out;
-}
-
-std::string render_text(const report & r) {
+std::string render_llamacpp_text(const plan_result & r) {
     const model_desc & m = r.model;
-    const llamacpp_settings & s = r.settings;
+    const runtime_plan & p = r.plan;
+    const auto & d = p.detail;
+    const auto & s = d["settings"];
     std::string out;
-    for (const auto & w : r.warn) out += fmt::format("warning: {}\n", w);
+    for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", w);
     out += fmt::format("{} ({}, from {})\n", m.name, m.architecture, m.source);
-    out += fmt::format("  {}\n", layer_summary(m));
-    out += fmt::format("  rules: {}; n_seq {}, n_ubatch {}, flash attention {}\n\n", llamacpp_release_name(r.settings.release), r.plan.ctx.n_seq,
-                       r.plan.ctx.n_ubatch, r.plan.ctx.flash_attn ? "on" : "off");
-    if (r.requested_n_ctx > m.n_ctx_train && m.n_ctx_train > 0) {
-        out += fmt::format("warning: n_ctx {} exceeds the model's training context {}: llama.cpp accepts it, but quality "
-                           "beyond it is not what the model was trained for; fit searches stop at {}\n\n",
-                           with_commas(r.requested_n_ctx), with_commas(m.n_ctx_train), with_commas(m.n_ctx_train));
-    }
+    out += fmt::format("  {}\n", detail::layer_summary(m));
+    out += fmt::format("  rules: {}; n_seq {}, n_ubatch {}, flash attention {}\n\n", p.rules, u64(d, "n_seq"),
+                       u64(d, "n_ubatch"), flag(d, "flash_attn") ? "on" : "off");
 
-    const std::string formula = per_token_formula(m, s);
-    out += fmt::format("KV cache per token ({} K, {} V): {} B ({}){}\n", type_name(s.type_k), type_name(s.type_v),
-                       with_commas(r.kv_bytes_per_token), human_bytes(r.kv_bytes_per_token),
-                       formula.empty() ? "" : " = " + formula);
-    if (r.kv_bytes_per_token > 0) {
-        out += fmt::format("  if all {} layers were full attention: {} B ({:.2f}x)\n", m.n_layer,
-                           with_commas(r.kv_bytes_per_token_if_all_full),
-                           double(r.kv_bytes_per_token_if_all_full) / double(r.kv_bytes_per_token));
+    const std::string type_k = str(s, "cache_type_k"), type_v = str(s, "cache_type_v");
+    const uint64_t per_token = p.kv_bytes_per_token.value_or(0);
+    const std::string formula = per_token_formula(m, ggml_type_from_name(type_k), ggml_type_from_name(type_v),
+                                                  flag(s, "mla_kv"));
+    out += fmt::format("KV cache per token ({} K, {} V): {} B ({}){}\n", type_k, type_v, with_commas(per_token),
+                       human_bytes(per_token), formula.empty() ? "" : " = " + formula);
+    const uint64_t if_all_full = u64(d, "kv_bytes_per_token_if_all_full_attention");
+    if (per_token > 0) {
+        out += fmt::format("  if all {} layers were full attention: {} B ({:.2f}x)\n", m.n_layer, with_commas(if_all_full),
+                           double(if_all_full) / double(per_token));
     }
-    if (r.kv_bytes_per_token_f16 > 0) {
+    const uint64_t f16 = u64(d, "kv_bytes_per_token_f16"), q8_0 = u64(d, "kv_bytes_per_token_q8_0");
+    if (f16 > 0) {
         out += fmt::format("  q8_0 cache: {} B per token = 34/64 of f16 ({:.3f}x): a little more than half, because "
-                           "q8_0 stores a 2-byte scale with every 32 values\n",
-                           with_commas(r.kv_bytes_per_token_q8_0),
-                           double(r.kv_bytes_per_token_q8_0) / double(r.kv_bytes_per_token_f16));
+                           "q8_0 stores a 2-byte scale with every 32 values\n", with_commas(q8_0), double(q8_0) / double(f16));
     }
     if (m.count(layer_kind::swa) + m.count(layer_kind::chunked) > 0) {
         out += "  sliding-window/chunked layers are capped near their window and appear only in the table below\n";
     }
-    if (r.state_bytes_per_sequence > 0) {
+    const uint64_t state = p.state_bytes_per_sequence.value_or(0);
+    if (state > 0) {
         out += fmt::format("Recurrent state per sequence (f32, fixed): {} B ({}) = {} layers x ({} conv + {} state) x 4 B\n",
-                           with_commas(r.state_bytes_per_sequence), human_bytes(r.state_bytes_per_sequence),
-                           m.count(layer_kind::recurrent), with_commas(m.n_embd_r()), with_commas(m.n_embd_s()));
+                           with_commas(state), human_bytes(state), m.count(layer_kind::recurrent), with_commas(m.n_embd_r()),
+                           with_commas(m.n_embd_s()));
     }
     out += fmt::format("\n{:>9}  {:>14}  {:>22}  {:>6}\n", "n_ctx", "KV cache", "if all full attention", "ratio");
-    for (const auto & c : r.contexts) {
-        out += fmt::format("{:>9}  {:>14}  {:>22}  {:>6}\n", with_commas(c.n_ctx), gib(c.kv_bytes),
-                           gib(c.kv_bytes_if_all_full),
-                           c.kv_bytes ? fmt::format("{:.2f}x", double(c.kv_bytes_if_all_full) / double(c.kv_bytes)) : "-");
+    for (const auto & c : d["contexts"]) {
+        const uint64_t kv = u64(c, "kv_bytes"), full = u64(c, "kv_bytes_if_all_full_attention");
+        out += fmt::format("{:>9}  {:>14}  {:>22}  {:>6}\n", with_commas(u64(c, "n_ctx")), gib(kv), gib(full),
+                           kv ? fmt::format("{:.2f}x", double(full) / double(kv)) : "-");
     }
     const model_weights & w = m.weights;
     out += fmt::format("\nWeights: {} parameters ({:.2f} B){}", with_commas(m.n_params()), double(m.n_params()) / 1e9,
@@ -234,9 +231,31 @@ std::string render_text(const report & r) {
     } else {
         out += "; pass --weights FORMAT or --weights-size SIZE for their bytes\n";
     }
-    if (r.fit) render_fit(out, r);
+    if (!r.target.gpus.empty()) render_fit(out, r);
     out += "\nUnits: GiB = 2^30 bytes, MiB = 2^20 bytes, KiB = 2^10 bytes.\n";
     return out;
+}
+
+} // namespace
+
+std::string_view buffer_label(std::string_view name) {
+    static const std::pair<std::string_view, std::string_view> labels[] = {
+        {"kv", "KV cache"},           {"state", "recurrent state"},  {"compute", "compute buffer"},
+        {"output", "output buffer"},  {"activation", "activation peak"}, {"non_torch", "non-torch memory"},
+        {"cuda_graph", "CUDA graphs"}, {"kv_pool", "KV cache pool"},  {"mamba_pool", "mamba state pool"},
+    };
+    for (const auto & [n, label] : labels) {
+        if (n == name) return label;
+    }
+    return name;
+}
+
+std::string render_text(const plan_result & r) {
+    if (r.plan.runtime == "llama.cpp") return render_llamacpp_text(r);
+    if (r.plan.runtime == "vllm" || r.plan.runtime == "sglang" || r.plan.runtime == "ollama") {
+        return detail::render_serving_text(r);
+    }
+    return detail::render_generic_text(r);
 }
 
 } // namespace kvfit

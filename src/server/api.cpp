@@ -1,10 +1,11 @@
 // The JSON API's handlers (include/kvfit/server.h), free of any socket: body in, status and document out.
-// Plans go through make_report_from_request, the CLI's own path, so a 200 is the CLI's --json byte for byte.
+// Plans go through make_plan, the CLI's own path, so a 200 is the CLI's --json byte for byte.
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
-#include "kvfit/request.h"
+#include "kvfit/plan.h"
+#include "kvfit/report.h"
 #include "kvfit/server.h"
 #include "kvfit/sources.h"
 
@@ -101,12 +102,12 @@ model_loader body_loader(const json & body, const plan_request & q, const server
 }
 
 template <typename F>
-api_response with_report(std::string_view body, const server_options & o, F && render) {
+api_response with_plan(std::string_view body, const server_options & o, F && render) {
     try {
         const json j = json::parse(body.begin(), body.end());
         const plan_request q = plan_request_from_json(j, k_upload_fields);
         const model_loader load = body_loader(j, q, o);
-        return {200, "application/json", render(make_report_from_request(q, load))};
+        return {200, "application/json", render(make_plan(q, load))};
     } catch (const json::parse_error & e) {
         return api_error(400, fmt::format("request: not valid JSON: {}", e.what()));
     } catch (const http_error & e) {
@@ -127,11 +128,11 @@ api_response api_error(int status, std::string message) {
 }
 
 api_response handle_plan(std::string_view body, const server_options & o) {
-    return with_report(body, o, [](const report & r) { return render_json(r); });
+    return with_plan(body, o, [](const plan_result & r) { return render_json(r); });
 }
 
 api_response handle_chart(std::string_view body, const server_options & o) {
-    return with_report(body, o, [](const report & r) {
+    return with_plan(body, o, [](const plan_result & r) {
         return fmt::format("{{\"chart\":{},\"compare\":{}}}\n", render_chart_json(make_chart_series(r)),
                            render_chart_json(make_compare_series(r)));
     });
@@ -140,6 +141,21 @@ api_response handle_chart(std::string_view body, const server_options & o) {
 std::string models_json() {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto & e : catalog()) out.push_back({{"name", e.name}, {"hf_id", e.hf_id}});
+    return out.dump() + "\n";
+}
+
+std::string runtimes_json() {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto & rt : runtimes()) {
+        nlohmann::ordered_json flags = nlohmann::ordered_json::array();
+        for (const auto & f : rt.flags()) {
+            static const char * types[] = {"text", "count", "size", "fraction", "boolean", "list"};
+            flags.push_back({{"name", f.json_name()}, {"flag", f.name}, {"alias", f.alias}, {"help", f.help},
+                             {"type", types[size_t(f.type)]}});
+        }
+        out.push_back({{"name", rt.name}, {"display", rt.display}, {"summary", rt.summary},
+                       {"context_flag", rt.context.flag}, {"flags", flags}});
+    }
     return out.dump() + "\n";
 }
 

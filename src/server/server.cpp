@@ -91,6 +91,7 @@ server::server(server_options o) : impl_(std::make_unique<impl>()) {
 
     h.Get("/v1/models", [](const httplib::Request &, httplib::Response & res) { reply(res, {200, "application/json", models_json()}); });
     h.Get("/v1/gpus", [](const httplib::Request &, httplib::Response & res) { reply(res, {200, "application/json", gpus_json()}); });
+    h.Get("/v1/runtimes", [](const httplib::Request &, httplib::Response & res) { reply(res, {200, "application/json", runtimes_json()}); });
     h.Post("/v1/plan", [&opt](const httplib::Request & req, httplib::Response & res) { reply(res, handle_plan(req.body, opt)); });
     h.Post("/v1/chart", [&opt](const httplib::Request & req, httplib::Response & res) { reply(res, handle_chart(req.body, opt)); });
     h.Get(R"(/(.*))", [](const httplib::Request & req, httplib::Response & res) {

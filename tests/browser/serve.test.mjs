@@ -56,13 +56,16 @@ try {
     const r = await fetch('v1/plan', { method: 'POST', body: JSON.stringify({ model: 'Qwen3.5-9B', gpu: '8GiB', weights_size: '6.6GB' }) });
     return r.json();
   });
-  assert.equal(api.fit.max_n_ctx.f16, f16);
+  // schema 2 (docs/json.md): the largest context per cache type is a row of max_context
+  const maxContext = (type) => api.max_context.find((r) => !r.all_full_attention && r.cache_type === type).context_tokens;
+  assert.equal(api.schema_version, 2);
+  assert.equal(maxContext('f16'), f16);
 
   await settle(() => page.selectOption('#cache-type', 'q8_0'));
   const q8 = number(await page.textContent('#max-ctx'));
   console.log(`largest context, q8_0 cache: ${q8}`);
   assert.ok(q8 > f16 * 1.7 && q8 < f16 * 2, `q8_0 ${q8} vs f16 ${f16}`);
-  assert.equal(q8, api.fit.max_n_ctx.q8_0);
+  assert.equal(q8, maxContext('q8_0'));
   assert.match(await page.textContent('#command'), /-ctk q8_0 -ctv q8_0/);
   assert.equal(await page.locator('#chart canvas').count() > 0, true, 'the chart is drawn');
   for (const id of ['#chart', '#chart-compare']) {
@@ -77,6 +80,17 @@ try {
   await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 15000 });
   assert.equal(await page.textContent('#error'), '-ub 0: must be at least 1');
   await settle(() => page.fill('#ubatch-size', '512'));
+  assert.equal(number(await page.textContent('#max-ctx')), q8);
+
+  // Another runtime from the registry: vLLM's flags appear, the plan and its warnings are vLLM's.
+  await settle(async () => {
+    await page.selectOption('#runtime', 'vllm');
+    await page.fill('#runtime-flags input[name=max_model_len]', '8192');
+  });
+  assert.equal(await page.isVisible('#llamacpp-settings'), false);
+  assert.match(await page.textContent('#command'), /^vllm serve Qwen\/Qwen3\.5-9B --max-model-len 8192 /);
+  assert.match(await page.textContent('#warnings'), /CUDA-graph|weights/);
+  await settle(() => page.selectOption('#runtime', 'llama.cpp'));
   assert.equal(number(await page.textContent('#max-ctx')), q8);
 
   await page.screenshot({ path: screenshot, fullPage: true });

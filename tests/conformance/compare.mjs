@@ -23,7 +23,15 @@ export const COMPUTE_TOLERANCE = 0.05;
 
 function check(name, pass, pred, meas, diff, note = "") { return { name, pass, pred, meas, diff, note }; }
 
-/// pred: kvfit --json output (null when kvfit refused: rc), meas: Harness.measureContext result,
+/// The figures compared, read from kvfit's --json document (schema_version 2, docs/json.md): llama.cpp's context
+/// sizes and recurrent state are in `detail`, the KV caches in `caches`, the buffers summed over devices in `totals`.
+function figures(doc) {
+    if (doc.schema_version !== 2) throw new Error(`kvfit --json: schema_version ${doc.schema_version}, expected 2`);
+    return { n_ctx: doc.detail.n_ctx, n_ctx_seq: doc.detail.n_ctx_seq, kv_caches: doc.caches,
+             recurrent: doc.detail.recurrent, buffers: doc.totals };
+}
+
+/// pred: kvfit --json output, schema 2 (null when kvfit refused: rc), meas: Harness.measureContext result,
 /// model: {model_bytes}, c: the case, mode: "no_alloc" | "alloc". Returns {pass, checks, notes}.
 export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
     const checks = [];
@@ -38,6 +46,7 @@ export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
         return finish(checks);
     }
 
+    pred = figures(pred);
     // context size
     checks.push(check("n_ctx", pred.n_ctx === meas.n_ctx && pred.n_ctx_seq === meas.n_ctx_seq,
         `${pred.n_ctx}/${pred.n_ctx_seq}`, `${meas.n_ctx}/${meas.n_ctx_seq}`, null));

@@ -45,6 +45,6 @@ export function realVocabCases() {
 /// cleared at creation, so it is really touched; the compute buffer is allocated but not touched).
 export function measureAllocated(c, predicted) {
     if (c.refused || !predicted) return false;
-    const b = predicted.buffers;
+    const b = predicted.totals; // kvfit --json schema 2: buffers summed over devices
     return c.n_ctx <= 10000 && b.kv_bytes + b.state_bytes <= 1.5 * 2 ** 30 && b.compute_bytes <= 3 * 2 ** 30;
 }

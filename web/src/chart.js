@@ -12,6 +12,7 @@ const STACK = [
   ['compute_bytes', 'compute buffer', '#e15759'],
   ['output_bytes', 'output buffer', '#b07aa1'],
 ];
+const OTHER = ['#76b7b2', '#edc948', '#ff9da7', '#9c755f', '#bab0ac'];
 const CURVE_COLORS = ['#222222', '#1f6f8b', '#7b2d8b', '#8c564b'];
 const CAPACITY = '#c0392b';
 
@@ -30,7 +31,10 @@ function build(doc) {
   // Cumulative stack, topmost first so that each lower band is painted over the one above it.
   const bands = [];
   let below = x.map(() => 0);
-  for (const [key, label, color] of STACK) {
+  // the known buffers in their colours, then any other buffer a runtime lists (vLLM's kv_pool, ...) in grey tones
+  const keys = [...STACK, ...Object.keys(doc.stack).filter((k) => !STACK.some(([s]) => s === k))
+    .map((k, i) => [k, k.replace('_bytes', ''), OTHER[i % OTHER.length]])];
+  for (const [key, label, color] of keys) {
     const bytes = doc.stack[key] || [];
     if (!bytes.some((v) => v !== 0)) continue;
     below = below.map((b, i) => b + bytes[i]);
@@ -62,7 +66,7 @@ function marks(doc) {
   const out = doc.curves
     .map((c, k) => ({ n: c.max_n_ctx, color: CURVE_COLORS[(c.color >= 0 ? c.color : k) % CURVE_COLORS.length], label: c.label }))
     .filter((m) => m.n > 0);
-  if (doc.stack.weights_bytes.length && doc.max_n_ctx && !out.some((m) => m.n === doc.max_n_ctx)) {
+  if (Object.values(doc.stack).some((v) => v.length) && doc.max_n_ctx && !out.some((m) => m.n === doc.max_n_ctx)) {
     out.unshift({ n: doc.max_n_ctx, color: '#000', label: 'requested types' });
   }
   return out;

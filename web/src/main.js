@@ -1,6 +1,7 @@
-// The kvfit page: a form whose every change sends the same body to POST /v1/plan (the CLI's --json) and
-// POST /v1/chart, then shows the verdict, the largest context per cache type, the launch command, the charts
-// and the buffers. The page computes nothing itself: every number is the server's.
+// The kvfit page: a form whose every change sends the same body to POST /v1/plan (the CLI's --json, schema 2:
+// docs/json.md) and POST /v1/chart, then shows the verdict, the warnings, the largest context per cache type, the
+// launch command, the charts and the buffers. The runtimes and their flags come from GET /v1/runtimes, so a new
+// runtime appears here without a change. The page computes nothing itself: every number is the server's.
 import './style.css';
 import { drawChart } from './chart.js';
 
@@ -12,6 +13,9 @@ const gib = (b) => `${(b / 2 ** 30).toFixed(2)} GiB`;
 
 let upload = null; // {field: "config" | "gguf_base64", value, name}
 let serial = 0;    // answers to stale requests are dropped
+let runtimes = []; // GET /v1/runtimes
+
+const runtime = () => runtimes.find((r) => r.name === $('runtime').value) || runtimes[0];
 
 function base64(bytes) {
   let s = '';
@@ -19,7 +23,7 @@ function base64(bytes) {
   return btoa(s);
 }
 
-/** The POST body: the CLI's flags by their long names (docs/api.md). */
+/** The POST body: the CLI's flags by their JSON names (docs/api.md). */
 export function requestBody() {
   const body = {};
   if (upload) {
@@ -28,20 +32,50 @@ export function requestBody() {
   } else {
     body.model = $('model').value;
   }
-  const ctx = $('ctx-size').value.trim();
-  if (ctx) body.ctx_size = ctx;
-  body.cache_type_k = $('cache-type').value;
-  body.cache_type_v = $('cache-type-v').value || $('cache-type').value;
-  body.flash_attn = $('flash-attn').value;
-  body.parallel = $('parallel').value.trim() || '1';
-  body.ubatch_size = $('ubatch-size').value.trim() || '512';
+  body.runtime = $('runtime').value;
+  if (body.runtime === 'llama.cpp') {
+    const ctx = $('ctx-size').value.trim();
+    if (ctx) body.ctx_size = ctx;
+    body.cache_type_k = $('cache-type').value;
+    body.cache_type_v = $('cache-type-v').value || $('cache-type').value;
+    body.flash_attn = $('flash-attn').value;
+    body.parallel = $('parallel').value.trim() || '1';
+    body.ubatch_size = $('ubatch-size').value.trim() || '512';
+    if ($('margin').value.trim()) body.margin = $('margin').value.trim();
+  } else {
+    for (const input of $('runtime-flags').querySelectorAll('input')) {
+      if (input.type === 'checkbox') { if (input.checked) body[input.name] = true; }
+      else if (input.value.trim()) body[input.name] = input.value.trim();
+    }
+  }
   if ($('weights-size').value.trim()) body.weights_size = $('weights-size').value.trim();
   else if ($('weights').value) body.weights = $('weights').value;
   const count = $('gpu-count').value.trim() || '1';
   const device = $('gpu').value || $('gpu-memory').value.trim();
   if (device) body.gpu = count === '1' ? device : `${count}x${device}`;
-  if ($('margin').value.trim()) body.margin = $('margin').value.trim();
   return body;
+}
+
+/** One input per flag of the selected runtime (llama.cpp keeps its own fieldset). */
+function showRuntime() {
+  const rt = runtime();
+  const llama = rt.name === 'llama.cpp';
+  $('runtime-summary').textContent = rt.summary;
+  $('llamacpp-settings').hidden = !llama;
+  $('runtime-settings').hidden = llama;
+  $('margin').closest('label').hidden = !llama;
+  $('runtime-legend').textContent = `${rt.display} settings`;
+  $('runtime-flags').replaceChildren(...(llama ? [] : rt.flags.map((f) => {
+    const label = document.createElement('label');
+    label.title = f.help;
+    label.textContent = f.alias ? `${f.flag} (${f.alias})` : f.flag;
+    const input = document.createElement('input');
+    input.name = f.name;
+    if (f.type === 'boolean') input.type = 'checkbox';
+    else input.placeholder = f.help.slice(0, 40);
+    label.append(input);
+    return label;
+  })));
 }
 
 async function post(path, body) {
@@ -52,30 +86,40 @@ async function post(path, body) {
 }
 
 function showPlan(plan, charts) {
-  const fit = plan.fit;
-  $('max-ctx').textContent = fit ? commas(charts.chart.max_n_ctx) : '-';
-  $('verdict').className = fit ? (fit.fits ? 'fits' : 'no-fit') : '';
-  $('verdict').textContent = !fit
-    ? `${plan.model.name}: ${gib(plan.buffers.total_bytes)} in all at n_ctx ${commas(plan.n_ctx)} (no GPU given)`
-    : fit.fits
-      ? `Fits: ${plan.model.name} at n_ctx ${commas(fit.requested_n_ctx)} uses ${gib(plan.devices.filter((d) => !d.is_host).reduce((a, d) => a + d.total_bytes, 0))} of ${gib(fit.device_bytes)}`
-      : `Does not fit at n_ctx ${commas(fit.requested_n_ctx)}: the largest context that fits is ${commas(charts.chart.max_n_ctx)} tokens`;
-  const rows = fit ? Object.entries(fit.max_n_ctx) : [];
-  if (fit) rows.push(['all full attention (requested types)', fit.max_n_ctx_if_all_full_attention]);
-  $('max-table').tBodies[0].replaceChildren(...rows.map(([type, n]) => {
+  const gpus = plan.devices.filter((d) => !d.is_host);
+  const hasGpu = plan.gpus.length > 0;
+  const largest = charts.chart.max_n_ctx;
+  $('max-ctx').textContent = hasGpu ? commas(largest) : '-';
+  $('verdict').className = hasGpu ? (plan.fits ? 'fits' : 'no-fit') : '';
+  $('verdict').textContent = !hasGpu
+    ? `${plan.model.name}: ${gib(plan.totals.total_bytes)} in all at context ${commas(plan.context_tokens)} (no GPU given)`
+    : plan.fits
+      ? `Fits: ${plan.model.name} at context ${commas(plan.context_tokens)} uses ${gib(gpus.reduce((a, d) => a + d.used_bytes, 0))} of ${gib(plan.gpus.reduce((a, g) => a + g.memory_bytes, 0))} (${plan.rules})`
+      : plan.starts
+        ? `Does not fit at context ${commas(plan.context_tokens)}: the largest context that fits is ${commas(largest)} tokens`
+        : `Does not start at context ${commas(plan.context_tokens)} (${plan.rules})`;
+  $('warnings').replaceChildren(...[...plan.refusals.map((t) => [t, 'refusal']), ...plan.warnings.map((t) => [t, ''])].map(([t, cls]) => {
+    const li = document.createElement('li');
+    li.className = cls;
+    li.textContent = t;
+    return li;
+  }));
+  $('max-table').tBodies[0].replaceChildren(...plan.max_context.map((row) => {
+    const type = row.all_full_attention ? 'all full attention (requested types)' : row.cache_type;
     const tr = document.createElement('tr');
     tr.id = `max-${type.split(' ')[0]}`;
     tr.innerHTML = '<td></td><td></td>';
     tr.cells[0].textContent = type;
-    tr.cells[1].textContent = n == null ? 'needs flash attention' : commas(n);
+    tr.cells[1].textContent = row.allowed ? commas(row.context_tokens) : row.refusal;
     return tr;
   }));
-  $('command').textContent = fit && fit.llama_server ? fit.llama_server : '-';
-  const keys = ['weights_bytes', 'kv_bytes', 'state_bytes', 'compute_bytes', 'output_bytes', 'total_bytes'];
-  $('buffers').tHead.innerHTML = `<tr><th>device</th>${keys.map((k) => `<th>${k.replace('_bytes', '')}</th>`).join('')}</tr>`;
+  $('command').textContent = plan.launch || '-';
+  const names = [...new Set(plan.devices.flatMap((d) => d.buffers.map((b) => b.name)))];
+  $('buffers').tHead.innerHTML = `<tr><th>device</th>${names.map((n) => `<th>${n}</th>`).join('')}<th>total</th></tr>`;
   $('buffers').tBodies[0].replaceChildren(...plan.devices.map((d) => {
     const tr = document.createElement('tr');
-    for (const v of [d.name, ...keys.map((k) => gib(d[k]))]) tr.insertCell().textContent = v;
+    const bytes = (n) => d.buffers.filter((b) => b.name === n).reduce((a, b) => a + b.bytes, 0);
+    for (const v of [d.name, ...names.map((n) => gib(bytes(n))), gib(d.used_bytes)]) tr.insertCell().textContent = v;
     return tr;
   }));
   drawChart($('chart'), charts.chart);
@@ -121,7 +165,11 @@ async function init() {
   for (const sel of document.querySelectorAll('.cache-types')) {
     for (const t of CACHE_TYPES) sel.add(new Option(t, t));
   }
-  const [models, gpus] = await Promise.all([fetch('v1/models').then((r) => r.json()), fetch('v1/gpus').then((r) => r.json())]);
+  const [models, gpus, rts] = await Promise.all(['v1/models', 'v1/gpus', 'v1/runtimes'].map((u) => fetch(u).then((r) => r.json())));
+  runtimes = rts;
+  for (const r of runtimes) $('runtime').add(new Option(r.display, r.name));
+  $('runtime').addEventListener('change', showRuntime);
+  showRuntime();
   for (const m of models) $('model').add(new Option(m.name, m.name));
   for (const g of gpus) $('gpu').add(new Option(`${g.name} (${g.memory_bytes / 2 ** 30} GiB)`, g.name));
   $('settings').addEventListener('input', schedule);

@@ -1,0 +1,47 @@
+#pragma once
+// Every runtime's flags on the command line, registered from the registry (include/kvfit/runtime.h: runtimes()),
+// spelled as each runtime spells them, with their owners: a flag of another runtime is an error that names the
+// right one ("--max-model-len is a vLLM flag; add --runtime vllm"). main.cpp registers them (add_runtime_flags),
+// checks them after parsing (check_owners) and hands the selected runtime's values to the planner (values_of).
+// No memory rule lives here.
+#include "kvfit/runtime.h"
+
+#include <CLI/CLI.hpp>
+
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kvfit::cli {
+
+/// The command line's runtime flags: --runtime and one entry per flag name of any runtime.
+struct runtime_flags {
+    /// One registered flag and the runtimes that accept it (two runtimes may share a name: --kv-cache-dtype).
+    struct entry {
+        flag_spec spec;                          ///< the first owner's spelling
+        std::vector<const runtime_info *> owners;///< in registry order
+        CLI::Option * option = nullptr;          ///< as registered
+        std::string text;                        ///< the value (text, count, size, fraction)
+        std::vector<std::string> list;           ///< the values (list)
+        bool on = false;                         ///< given (boolean)
+    };
+    std::string runtime = "llama.cpp";           ///< --runtime
+    std::deque<entry> entries;                   ///< stable addresses: CLI11 writes into them
+};
+
+/// Register --runtime (its choices from the registry) and every runtime's flags on `app`.
+void add_runtime_flags(CLI::App & app, runtime_flags & f);
+
+/// The runtimes' single-dash aliases longer than one letter ("-ctk", "-ngl", "-tp") with their long names: CLI11
+/// takes one letter after a single dash, so main.cpp rewrites these before parsing.
+const std::vector<std::pair<std::string, std::string>> & long_aliases();
+
+/// After parsing: throws kvfit::error for a given flag that the selected runtime does not accept. `common` names
+/// main's flags every runtime takes ("--gpu", "--json", "model", ...); main's other flags are llama.cpp's (--speed).
+void check_owners(const CLI::App & app, const runtime_flags & f, const std::vector<std::string> & common);
+
+/// The selected runtime's flags as given, by JSON name (booleans "true", lists one value per occurrence).
+flag_values values_of(const runtime_flags & f);
+
+} // namespace kvfit::cli

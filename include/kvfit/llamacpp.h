@@ -1,0 +1,328 @@
+#pragma once
+/// @file llamacpp.h
+/// The llama.cpp runtime (src/runtimes/llamacpp/): its settings, the allocation rules of llama.cpp's context (KV
+/// caches, recurrent state, output and compute buffers), the placement of tensors on devices (-ngl, -ts, -ot, MoE
+/// experts on the CPU), its flags, and its entry in the registry (runtime.h). A rule reads only model_desc and the
+/// settings, never an architecture name or a file format. Ollama runs llama-server and calls these rules too.
+///
+/// Sources: llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1, ../shared/reference/llamacpp/RULES.md) and v0.5.0
+/// (node-llama-cpp 3.22.1), both measured by the conformance suite (tests/conformance/); docs/llamacpp.md.
+
+#include "kvfit/ggml_type.h"
+#include "kvfit/model.h"
+#include "kvfit/runtime.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvfit {
+
+// ============================================================================================================
+// Context rules (src/runtimes/llamacpp/rules.cpp, compute*.cpp)
+// ============================================================================================================
+
+/// The llama.cpp release whose allocation rules are reproduced (`--llamacpp-version`). Both are measured by the
+/// conformance suite (tests/conformance/) on their own build:
+/// - b5b4ebc5: llama.cpp build 5b4ebc5 (release tag v0.4.0), as bundled by node-llama-cpp 3.21.1; the release of
+///   ../shared/reference/llamacpp/results.csv.
+/// - v0_5_0:   llama.cpp release v0.5.0, as bundled by node-llama-cpp 3.22.1 (the default).
+/// Where the two allocate differently, the rule says so beside its release (docs/llamacpp.md lists them).
+enum class llamacpp_release : uint8_t { b5b4ebc5, v0_5_0 };
+
+/// The release planned when none is named: the newest, v0.5.0.
+inline constexpr llamacpp_release llamacpp_release_default = llamacpp_release::v0_5_0;
+
+/// The release as people name it in every output: "llama.cpp v0.5.0 (node-llama-cpp 3.22.1)",
+/// "llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1)".
+const char * llamacpp_release_name(llamacpp_release r);
+
+/// The `--llamacpp-version` value: "5b4ebc5" (also "v0.4.0", its release tag) or "v0.5.0" (also "0.5.0").
+/// Throws kvfit::error "--llamacpp-version 'x': expected 5b4ebc5 or v0.5.0".
+llamacpp_release parse_llamacpp_release(std::string_view text);
+
+/// `-fa on|off|auto`. auto resolves to on where the backend supports flash attention (CPU, CUDA, Metal,
+/// Vulkan all do for the head sizes kvfit models), as llama_context's auto check does (src/llama-context.cpp).
+enum class flash_attn_mode : uint8_t { automatic, on, off };
+
+/// How MLA layers are cached. llama.cpp's current cache keeps only the latent as K
+/// (kv_lora_rank + n_rot values, V = 0 bytes); before that change it kept K (576) and V (512) per layer.
+enum class mla_layout : uint8_t { k_only, k_and_v };
+
+/// llama.cpp context settings, spelled as llama-server's flags. Defaults are llama-server's
+/// (common/common.h: n_batch 2048, n_ubatch 512, n_parallel 1, cache types f16, flash attention auto).
+struct llamacpp_settings {
+    uint64_t n_ctx = 0;            ///< -c/--ctx-size, tokens; 0 = the model's n_ctx_train (llama-server's default)
+    uint32_t n_seq = 1;            ///< -np/--parallel: sequences (server slots)
+    uint32_t n_batch = 2048;       ///< -b/--batch-size: logical batch, tokens
+    uint32_t n_ubatch = 512;       ///< -ub/--ubatch-size: physical batch, tokens
+    ggml_type type_k = ggml_type::f16; ///< -ctk/--cache-type-k
+    ggml_type type_v = ggml_type::f16; ///< -ctv/--cache-type-v
+    flash_attn_mode flash_attn = flash_attn_mode::automatic; ///< -fa/--flash-attn
+    bool kv_unified = false;       ///< --kv-unified: one KV stream shared by all sequences
+    bool swa_full = false;         ///< --swa-full: window layers get the full context
+    mla_layout mla = mla_layout::k_only; ///< MLA cache layout (k_and_v reproduces the older release)
+    llamacpp_release release = llamacpp_release_default; ///< --llamacpp-version: whose rules are applied
+};
+
+/// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):
+/// n_ctx = pad256(n_ctx) (then n_ctx_seq x n_seq when not unified); n_ctx_seq = pad256(n_ctx / n_seq) per
+/// stream, or n_ctx when unified; n_batch = min(n_ctx, -b); n_ubatch = min(n_batch, -ub).
+/// Example: -c 10000 -np 3 -> n_ctx_seq 3584, n_ctx 10752, 3 streams.
+struct llamacpp_context {
+    uint64_t n_ctx = 0;        ///< total cells over all streams, tokens
+    uint64_t n_ctx_seq = 0;    ///< cells per stream (the context one sequence sees), tokens
+    uint32_t n_seq = 1;        ///< sequences
+    uint32_t n_stream = 1;     ///< KV streams: 1 when unified, else n_seq
+    uint32_t n_batch = 0;      ///< logical batch, tokens
+    uint32_t n_ubatch = 0;     ///< physical batch, tokens
+    bool flash_attn = true;    ///< resolved flash attention
+};
+
+/// One KV cache as llama.cpp logs it: "llama_kv_cache: size = ... MiB (cells, layers, streams)".
+/// Hybrid SWA models have two: "base" (full layers) and "swa" (window layers).
+struct kv_cache_buffer {
+    std::string name;             ///< "base" or "swa"
+    uint64_t cells_per_stream = 0;///< tokens each stream holds
+    uint32_t n_stream = 1;        ///< streams
+    uint32_t n_layer = 0;         ///< layers in this cache
+    uint64_t k_bytes = 0;         ///< all K tensors of the cache
+    uint64_t v_bytes = 0;         ///< all V tensors of the cache (0 for MLA k_only)
+    uint64_t bytes() const { return k_bytes + v_bytes; }
+};
+
+/// Fixed state, per sequence, independent of n_ctx, always f32:
+/// - "llama_memory_recurrent: size = ... R (f32) ... S (f32)" (src/llama-memory-recurrent.cpp): the conv and SSM
+///   states of the recurrent layers;
+/// - "llama_dsv4_comp_state: ... size = ..." (src/llama-kv-cache-dsv4.cpp): the compressor states beside each
+///   compressed cache (DeepSeek-V4), the blocks of `ratio` tokens not yet compressed.
+struct recurrent_buffer {
+    uint32_t n_layer = 0;     ///< layers holding a recurrent state (conv or SSM)
+    uint32_t n_seq = 0;       ///< max(1, n_seq) state slots (0 without recurrent layers)
+    uint64_t r_bytes = 0;     ///< conv states: n_layer * n_seq * n_embd_r * 4
+    uint64_t s_bytes = 0;     ///< ssm/delta states: n_layer * n_seq * n_embd_s * 4
+    uint64_t comp_bytes = 0;  ///< compressor states of compressed caches (see llamacpp_recurrent)
+    uint64_t bytes() const { return r_bytes + s_bytes + comp_bytes; }
+};
+
+/// The five kinds of memory a llama.cpp context holds, in bytes.
+struct buffer_set {
+    uint64_t weights_bytes = 0; ///< model tensors
+    uint64_t kv_bytes = 0;      ///< all KV caches
+    uint64_t state_bytes = 0;   ///< recurrent state
+    uint64_t output_bytes = 0;  ///< logits/embeddings output buffer (host)
+    uint64_t compute_bytes = 0; ///< scheduler compute buffer
+    uint64_t total() const { return weights_bytes + kv_bytes + state_bytes + output_bytes + compute_bytes; }
+    /// Add another set field by field (per-device totals into the plan's total).
+    buffer_set & operator+=(const buffer_set & o);
+};
+
+/// Context sizing exactly as llama.cpp does. Throws kvfit::error for n_seq 0, n_ubatch 0, an n_ctx over
+/// 2^32 tokens, a quantized V cache without flash attention ("type_v q8_0 needs flash attention",
+/// llama_context refuses the same), different K and V types on an MLA model (llama_init_from_model refuses
+/// them), and for n_ctx 0 with a model whose n_ctx_train is unknown.
+llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_settings & s);
+
+/// The KV caches (0, 1 or 2 of them) for the given context: full/MLA layers hold n_ctx_seq cells per stream,
+/// window layers pad256(min(n_ctx_seq, n_swa * (unified ? n_seq : 1) + n_ubatch)) (chunked layers use n_chunk)
+/// unless swa_full (then both caches stay, the window one with n_ctx_seq cells). Source: llama_kv_cache_iswa (src/llama-kv-cache-iswa.cpp), llama_kv_cache (src/llama-kv-cache.cpp).
+std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
+                                                const llamacpp_context & c);
+
+/// KV bytes held by layer `il` (K and V over all streams); 0 for layers without KV. The per-layer view of
+/// llamacpp_kv_caches, used to place each layer's cache on its device. `il` may also name an MTP layer
+/// (n_layer <= il < n_layer + n_layer_mtp): they hold no cache, except in a model with compressed caches, whose window
+/// cache covers every block of the file (llama_kv_cache_dsv4, src/llama-kv-cache-dsv4.cpp:1246; deepseek4.cpp:73).
+uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                 uint32_t il);
+
+/// Fixed state for the given context, f32. Recurrent layers: max(1, n_seq) rows of each state cache's width per
+/// layer (Qwen3.5-9B: 24 x (24,576 + 524,288) x 4 = 52,690,944 B per sequence). Compressed caches (DeepSeek-V4,
+/// llama_dsv4_comp_state): per layer two f32 tensors (kv, score) of n_embd_state x state_size x n_seq, where the
+/// ratio-4 caches (CSA and its indexer) compress overlapping windows, n_embd_state = 2 x width and state_size =
+/// 2 x 4, and the ratio-128 cache (HCA) n_embd_state = width, state_size = 128 (src/llama-kv-cache-dsv4.cpp:1313-1330).
+/// DeepSeek-V4-Flash: 21 x 2 x 1024 x 8 x 4 + 20 x 2 x 512 x 128 x 4 + 21 x 2 x 256 x 8 x 4 = 12,206,080 B per sequence.
+recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context & c);
+
+/// Fixed state bytes held by layer `il` (its share of llamacpp_recurrent), to place it with the layer.
+uint64_t llamacpp_state_layer_bytes(const model_desc & m, const llamacpp_context & c, uint32_t il);
+
+/// Output buffer: n_vocab * n_seq * 4 bytes (logits for one output per sequence), host memory
+/// (llama_context::output_reserve).
+uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c);
+
+/// Compute buffer of the scheduler for one device (CPU backend) that runs the whole graph, bytes: the peak of
+/// the reserve graph (n_ubatch tokens rounded up to a multiple of n_seq, n_ctx_seq KV cells per stream, logits for
+/// min(n_ubatch, n_batch) outputs) as ggml-alloc packs it, max over graph stages chosen by layer features (mla,
+/// recurrent kind, window layers, MoE), never by architecture name. Terms and the graph tensor each stands for:
+/// src/runtimes/llamacpp/compute*.cpp. Byte-exact on all 254 rows of ../shared/reference/llamacpp/results.csv and
+/// on tests/data/llamacpp_compute.csv except its documented misses. Example: Qwen3.5-9B, 248320-token vocabulary,
+/// -ub 512 -c 32768 -fa on: 2048 + 512 x (248320 + 3 x 4096) x 4 = 533727232 B (509.00 MiB).
+uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
+
+/// Bytes of one cell (one stream) of cache `c` of layer `il` as llama.cpp allocates it
+/// (llama_kv_cache constructor, src/llama-kv-cache.cpp): row_size(type_k, K width) + row_size(type_v, V width), where
+/// - an MLA model (any latent cache) keeps no V in any cache, its DSA indexer included (has_v = !is_mla());
+///   mla_layout::k_and_v (the layout before llama.cpp's V-less MLA cache) keeps kv_lora_rank V values by the latent;
+/// - the indexer of a non-MLA model (MiniMax-M3's MSA: llama_kv_cache_msa) keeps a V of one V head of the layer;
+///   a hybrid model's indexer (llama_memory_hybrid_idx, Qwen3.8-Flash-Next) too in 5b4ebc5, K only in v0.5.0;
+/// - without flash attention every V row is padded to the widest V row of the model (n_embd_v_gqa_max()).
+/// Examples, f16: Qwen3.5-9B full layer 4 x 256 x 2 + 4 x 256 x 2 = 4096 B; DeepSeek-V3.2 latent 576 x 2 = 1152 B and
+/// indexer 128 x 2 = 256 B; gemma-4 global layer without flash attention 2 x 512 x 2 + 2048 x 2 = 6144 B.
+uint64_t llamacpp_cell_bytes(const model_desc & m, uint32_t il, const layer_cache & c, ggml_type type_k,
+                             ggml_type type_v, mla_layout mla = mla_layout::k_only, bool flash_attn = true,
+                             llamacpp_release release = llamacpp_release_default);
+
+/// KV bytes per token of the caches that grow with every token (full, latent, indexer of ratio 1), for given cache
+/// types: the sum over those caches of llamacpp_cell_bytes. Window caches are capped and compressed caches grow by
+/// 1/ratio: neither is counted here. Qwen3.5-9B f16: 8 * 2 * 4 * 256 * 2 = 32768; DeepSeek-V3.2: 61 * (576 + 128) * 2
+/// = 85888.
+uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v,
+                            mla_layout mla = mla_layout::k_only, bool flash_attn = true,
+                            llamacpp_release release = llamacpp_release_default);
+
+/// The seeds' hypothetical column: kv_bytes_per_token of all_full_attention_variant(m) (every layer cached like the
+/// model's reference attention layer). 0 when the model has no attention cache.
+uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v,
+                                        mla_layout mla = mla_layout::k_only, bool flash_attn = true,
+                                        llamacpp_release release = llamacpp_release_default);
+
+
+// ============================================================================================================
+// Placement on devices (src/runtimes/llamacpp/placement.cpp)
+// ============================================================================================================
+
+/// Default free memory kept on each GPU: 1024 MiB, the target of llama.cpp's own --fit
+/// (common/common.h: fit_params_target = 1024 MiB per device). It covers the CUDA context (a few hundred
+/// MiB), the driver's and other processes' memory. `--margin` changes it.
+inline constexpr uint64_t default_margin_bytes = 1024ull << 20;
+
+/// Where llama.cpp puts tensors: -ngl, --no-kv-offload, -ts, and MoE experts kept on the CPU.
+struct placement_settings {
+    int32_t n_gpu_layers = -1;        ///< -ngl; -1 (or anything >= n_layer + 1) offloads every block and the output
+    bool no_kv_offload = false;       ///< --no-kv-offload: KV caches and recurrent state in host memory
+    std::vector<double> tensor_split; ///< -ts proportions per GPU; empty = by device memory (llama.cpp: by free memory)
+    uint32_t n_cpu_moe = 0;           ///< --n-cpu-moe N: routed experts of the first N blocks on the CPU
+    bool cpu_moe = false;             ///< --cpu-moe: all routed experts on the CPU
+    /// -ot/--override-tensor "regex=CPU" rules, matched with std::regex_search as llama.cpp does
+    /// (common/arg.cpp, tensor_buft_overrides) against each block's tensor names. kvfit keeps tensors per
+    /// block, not per name, so a rule is tested on a representative routed-expert name
+    /// ("blk.<il>.ffn_up_exps.weight": moves the block's expert bytes) and on a representative non-expert
+    /// name ("blk.<il>.attn_q.weight": moves the rest of the block). Only the CPU target is modelled.
+    std::vector<std::string> override_tensor_cpu;
+};
+
+/// Memory on one device (or the host) under a plan.
+struct device_usage {
+    std::string name;            ///< GPU name, or "host" for system RAM
+    bool is_host = false;        ///< true for system RAM
+    uint64_t capacity_bytes = 0; ///< device memory; 0 for the host (unbounded here)
+    uint64_t margin_bytes = 0;   ///< kept free on this device
+    uint32_t n_layers = 0;       ///< blocks placed here (the output layer not counted)
+    bool has_output = false;     ///< output layer (and its logits) placed here
+    buffer_set used;             ///< bytes per buffer kind
+    /// Bytes left after the margin: capacity - margin - used.total(); negative when it overflows.
+    int64_t free_bytes() const;
+    /// True when used.total() + margin <= capacity (always true for the host).
+    bool fits() const;
+};
+
+/// A complete llama.cpp plan for one setting.
+struct llamacpp_plan {
+    llamacpp_settings settings;          ///< the settings as given
+    placement_settings placement;        ///< the placement as given
+    llamacpp_context ctx;                ///< sizes as llama.cpp sets them
+    std::vector<kv_cache_buffer> kv;     ///< KV caches
+    recurrent_buffer rs;                 ///< recurrent state
+    buffer_set total;                    ///< all buffers, all devices
+    std::vector<device_usage> devices;   ///< GPUs in order, then the host
+    uint32_t n_gpu_layers = 0;           ///< effective -ngl (output layer counted, as llama.cpp logs "offloaded N/M")
+    /// Per block il (length n_layer): index into `devices` of the device -ngl gives the block; its KV cache
+    /// and recurrent state live there unless --no-kv-offload. Read by the speed model (speed.h).
+    std::vector<uint32_t> layer_device;
+    /// Per block il: device of the block's non-expert weights (the host when an -ot rule moves them).
+    std::vector<uint32_t> weight_device;
+    /// Per block il: device of the block's routed-expert weights (the host under --cpu-moe, --n-cpu-moe, -ot).
+    std::vector<uint32_t> expert_device;
+    bool fits() const;                   ///< every GPU within capacity - margin
+};
+
+/// Plan a setting on the given GPUs (empty = CPU only: everything in host memory).
+/// Placement follows llama.cpp src/llama-model.cpp load_tensors: the token embedding stays on the CPU;
+/// block il is offloaded when il >= n_layer + 1 - ngl, the output layer whenever ngl >= 1; offloaded blocks
+/// are split across GPUs by -ts proportions (upper_bound over cumulative fractions). KV and recurrent state
+/// live with their layer unless --no-kv-offload. The output buffer is host memory. The compute buffer is
+/// charged to every device that runs part of the graph (see llamacpp_compute_bytes).
+/// Throws kvfit::error for invalid settings (see llamacpp_context_size) or a -ts of the wrong length.
+llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                            const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes);
+
+/// The largest n_ctx (a multiple of 256 x streams) for which plan_llamacpp(...) fits with the given cache
+/// types, searching up to the model's n_ctx_train (or `limit` when non-zero). 0 when not even 256 tokens fit.
+/// Monotone search over the KV size; the compute buffer is re-evaluated at each candidate.
+uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,
+                           const std::vector<device_spec> & gpus, uint64_t margin_bytes, uint64_t limit = 0);
+
+// ============================================================================================================
+// Flags (src/runtimes/llamacpp/flags.cpp): spelled and checked as llama.cpp common/arg.cpp does. Every function
+// throws kvfit::error with a one-line message naming the flag and the value.
+// ============================================================================================================
+
+/// A KV cache type for -ctk/-ctv: one of llama.cpp's kv_cache_types (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
+/// q5_0, q5_1). "-ctk 'q9_9': unknown cache type (allowed: ...)".
+ggml_type parse_cache_type_flag(std::string_view flag, std::string_view name);
+
+/// -ts proportions, comma- or slash-separated finite non-negative numbers (at most 1e9): "3,1" -> {3, 1}.
+/// All zeros give an empty vector: llama.cpp's default split by free memory (llama_model::load_tensors).
+std::vector<double> parse_tensor_split(std::string_view text);
+
+/// One -ot rule "PATTERN=BUFFER": the pattern when BUFFER is CPU (validated as a std::regex, as llama.cpp
+/// compiles it), std::nullopt for another buffer type (not modelled by kvfit). Throws for a rule without '='
+/// or an invalid regular expression.
+std::optional<std::string> parse_override_rule(std::string_view rule);
+
+/// The llama.cpp flags, parsed: what plan_llamacpp takes, the -c values and the margin.
+struct llamacpp_inputs {
+    llamacpp_settings settings;            ///< cache types, batch sizes, sequences, flash attention, release
+    placement_settings placement;          ///< -ngl, -ts, -ot, --no-kv-offload, MoE on the CPU
+    std::vector<uint64_t> contexts;        ///< -c values, tokens, as given (empty: none given)
+    uint64_t margin_bytes = default_margin_bytes; ///< --margin
+};
+
+/// The llama.cpp flags of the registry (llamacpp_flags()), by JSON name, parsed with the CLI's one-line messages:
+/// "-c 0: must be at least 1", "-ctk 'q9_9': unknown cache type (allowed: f32, ...)", "-fa 'maybe': expected on,
+/// off or auto", "-ts '3,x': expected non-negative proportions like 3,1", "-ot 'x=CUDA0': only the CPU target is
+/// modelled". Flags not given keep llama-server's defaults (llamacpp_settings).
+llamacpp_inputs parse_llamacpp_flags(const flag_values & f);
+
+/// The inverse: flag values that parse_llamacpp_flags turns back into these settings (`kvfit exec` plans the
+/// command it read through the registry this way). n_ctx 0 gives no -c.
+flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_settings & p, uint64_t margin_bytes);
+
+/// The llama.cpp flags: -c, -ctk, -ctv, -fa, -ub, -b, -np, --kv-unified, --swa-full, --mla-kv, --llamacpp-version,
+/// --margin, -ngl, --no-kv-offload, -ts, -ot, --cpu-moe, --n-cpu-moe.
+const std::vector<flag_spec> & llamacpp_flags();
+
+// ============================================================================================================
+// The runtime interface (src/runtimes/llamacpp/plan.cpp)
+// ============================================================================================================
+
+/// The part of a runtime_plan any llama.cpp context gives (llama.cpp itself, and Ollama's llama-server): devices
+/// with their buffers in allocation order (weights, kv, state, output, compute), the KV caches, per-token and
+/// per-sequence bytes, fits (every GPU within capacity - margin), and detail: n_ctx, n_ctx_seq, n_seq, n_stream,
+/// n_batch, n_ubatch, flash_attn, n_gpu_layers, output_device, recurrent{...} (docs/json.md).
+runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p);
+
+/// The llama-server command that realises a plan of these settings at `n_ctx`: -m, -c, -np, --kv-unified, -ngl,
+/// -fa, -ctk, -ctv, -ub, -b, --swa-full, -ts, --cpu-moe, --n-cpu-moe, --no-kv-offload, then --fit off (the plan fixes
+/// every setting). The model is the GGUF path, or "<name>.gguf" for a catalog model.
+std::string llama_server_command(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                                 uint64_t n_ctx);
+
+/// The registry entry: flags, plan, the knobs (context -c by 256 x streams, -ngl, --n-cpu-moe) and the cache types
+/// f16, q8_0, q4_0 the planner finds the largest context for.
+runtime_info llamacpp_runtime();
+
+} // namespace kvfit

@@ -1,0 +1,63 @@
+#pragma once
+/// @file sglang.h
+/// The SGLang runtime (src/runtimes/sglang/): `python -m sglang.launch_server` arguments, the rules of its static
+/// memory pool (../shared/reference/vllm/RULES.md §5), and its registry entry.
+
+#include "kvfit/model.h"
+#include "kvfit/runtime.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvfit {
+
+
+/// `python -m sglang.launch_server` arguments (sglang/srt/server_args.py spelling).
+struct sglang_settings {
+    double mem_fraction_static = 0;     ///< --mem-fraction-static; 0 = 0.85 (kvfit's stand-in: SGLang picks it
+                                        ///< from GPU memory and TP in server_args, not read)
+    uint32_t tp = 1;                    ///< --tp
+    uint64_t context_length = 0;        ///< --context-length; 0 = n_ctx_train
+    uint32_t max_running_requests = 0;  ///< --max-running-requests; 0 = SGLang's default
+    std::string kv_cache_dtype = "auto";///< --kv-cache-dtype: auto, fp8_e4m3, fp8_e5m2
+    uint32_t page_size = 1;             ///< --page-size
+    double mamba_full_memory_ratio = 0.9; ///< --mamba-full-memory-ratio
+    uint32_t max_mamba_cache_size = 0;  ///< --max-mamba-cache-size; 0 = from the ratio
+    bool disable_radix_cache = false;   ///< --disable-radix-cache
+    double swa_full_tokens_ratio = 0.8; ///< --swa-full-tokens-ratio
+    std::optional<uint64_t> pre_load_overhead_bytes; ///< memory in use before weights load (default 0.5 GiB)
+};
+
+/// The SGLang plan for one rank (TP ranks are alike).
+struct sglang_plan {
+    sglang_settings settings;
+    uint64_t weights_bytes = 0;        ///< per rank
+    int64_t rest_bytes = 0;            ///< pre_free x fraction - weights: the static pool budget
+    uint64_t cell_bytes = 0;           ///< KV bytes per token (cell_size) per rank
+    uint64_t mamba_bytes_per_request = 0; ///< all recurrent layers, one request, per rank
+    uint64_t mamba_slots = 0;          ///< max_mamba_cache_size
+    uint64_t kv_pool_bytes = 0;        ///< the part of rest for KV
+    uint64_t max_total_num_tokens = 0; ///< "#tokens" of "KV Cache is allocated"
+    uint64_t max_running_requests = 0; ///< resolved
+    uint64_t context_length = 0;
+    std::vector<std::string> errors, warnings, notes;
+    bool fits() const { return errors.empty(); }
+};
+
+/// Plan SGLang on `gpu`. Throws kvfit::error for a fraction outside (0, 1), tp not dividing the heads, an
+/// unknown kv-cache dtype.
+sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s, const device_spec & gpu);
+
+/// The SGLang flags, by JSON name, parsed with SGLang's spelling. Throws kvfit::error.
+sglang_settings parse_sglang_flags(const flag_values & f);
+
+/// The SGLang flags: --mem-fraction-static, --tp, --context-length, --max-running-requests, --kv-cache-dtype,
+/// --page-size, --max-mamba-cache-size, --mamba-full-memory-ratio, --disable-radix-cache.
+const std::vector<flag_spec> & sglang_flags();
+
+/// The registry entry: plans one TP rank on the smallest GPU of the machine.
+runtime_info sglang_runtime();
+
+} // namespace kvfit

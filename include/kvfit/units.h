@@ -1,0 +1,24 @@
+#pragma once
+/// @file units.h
+/// Sizes and counts as people write and read them: `--gpu 8GiB`, "0.25 GiB", "52,690,944". Bytes are exact
+/// (uint64_t) everywhere inside kvfit; these three functions are the only conversions.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kvfit {
+
+/// Parse a size: "8GiB", "6.6GB", "512MiB", "24G" (= GiB, as llama.cpp and nvidia-smi speak), "1024" bytes.
+/// Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB, GB, TB) units are exact; the result is rounded down to
+/// a byte. Throws kvfit::error for an empty, negative, non-numeric or over-2^60 value or an unknown unit:
+/// "size '8XB': unknown unit 'xb' (use GiB, GB, MiB, MB, KiB, KB or B)".
+uint64_t parse_size(std::string_view text);
+
+/// Format bytes for people: "0.25 GiB", "50.25 MiB", "32.00 KiB", "512 B" (binary units, 2 decimals).
+std::string human_bytes(uint64_t bytes);
+
+/// Format an integer with thousands separators: 52690944 -> "52,690,944".
+std::string with_commas(uint64_t n);
+
+} // namespace kvfit

@@ -1,0 +1,178 @@
+#pragma once
+/// @file vllm.h
+/// The vLLM runtime (src/runtimes/vllm/): its engine arguments, the rules of its KV-cache pool, and its registry
+/// entry. The rules, with worked examples recomputed from public logs, are ../shared/reference/vllm/RULES.md
+/// (cited below as "RULES §n"). A rule reads only model_desc and the settings, never an architecture name.
+///
+/// Units: bytes (uint64_t) unless a name says otherwise; tokens for lengths; GiB = 2^30 B in messages.
+
+#include "kvfit/model.h"
+#include "kvfit/runtime.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvfit {
+
+
+/// Which vLLM release's rules are reproduced (RULES §2.1, §2.3, §1.3, §4).
+/// - v2026 (v0.24 and later, as read in 2026): gpu_memory_utilization 0.92, CUDA-graph estimate subtracted from
+///   the budget, "GPU KV cache size" = int(max_concurrency x max_model_len), hybrid alignment grain
+///   max(16, --block-size).
+/// - v2025 (up to v0.19/0.20): gpu_memory_utilization 0.9, no graph term, tokens = (num_blocks // groups) x
+///   block_size, hybrid alignment grain fixed at 16.
+enum class vllm_rules : uint8_t { v2025, v2026 };
+
+/// "vLLM 2026 rules (v0.24+)" or "vLLM 2025 rules (<= v0.20)".
+const char * vllm_rules_name(vllm_rules r);
+
+/// --mamba-cache-mode. automatic: "none", or "align" when prefix caching is on for a hybrid (RULES §4).
+enum class mamba_cache_mode : uint8_t { automatic, none, align, all };
+
+/// "auto", "none", "align", "all".
+const char * mamba_cache_mode_name(mamba_cache_mode m);
+
+/// vLLM engine arguments, spelled as `vllm serve` spells them (vllm/engine/arg_utils.py), plus the three
+/// budget terms kvfit cannot derive from the model (RULES §2.1 item 4, §8.1). Zero means "vLLM's default".
+struct vllm_settings {
+    vllm_rules rules = vllm_rules::v2026;
+    int64_t max_model_len = 0;            ///< --max-model-len, tokens; 0 = the model's n_ctx_train; -1 = auto-fit
+    double gpu_memory_utilization = 0;    ///< --gpu-memory-utilization; 0 = 0.92 (v2026) or 0.9 (v2025)
+    uint64_t kv_cache_memory_bytes = 0;   ///< --kv-cache-memory-bytes per GPU; replaces the budget when set
+    std::string kv_cache_dtype = "auto";  ///< --kv-cache-dtype (vllm_kv_cache_dtypes())
+    uint32_t block_size = 0;              ///< --block-size, tokens; 0 = 16 (hybrids are re-aligned, RULES §1.3)
+    uint32_t max_num_seqs = 0;            ///< --max-num-seqs; 0 = get_batch_defaults (256 or 1024)
+    uint32_t max_num_batched_tokens = 0;  ///< --max-num-batched-tokens; 0 = get_batch_defaults (2048 or 8192)
+    bool enable_prefix_caching = false;   ///< --enable-prefix-caching (decides the hybrid mamba mode)
+    mamba_cache_mode mamba_mode = mamba_cache_mode::automatic; ///< --mamba-cache-mode
+    std::string mamba_cache_dtype = "auto";     ///< --mamba-cache-dtype: conv state; auto = model dtype
+    std::string mamba_ssm_cache_dtype = "auto"; ///< --mamba-ssm-cache-dtype; auto = config mamba_ssm_dtype, else conv
+    uint32_t mamba_block_size = 0;        ///< --mamba-block-size (mode all); 0 = model chunk size, else 64
+    bool enforce_eager = false;           ///< --enforce-eager: no CUDA graphs, no graph estimate
+    uint32_t tp = 1;                      ///< -tp/--tensor-parallel-size
+    uint32_t pp = 1;                      ///< -pp/--pipeline-parallel-size
+    uint32_t dp = 1;                      ///< -dp/--data-parallel-size
+    uint32_t dcp = 1;                     ///< -dcp/--decode-context-parallel-size
+    /// Budget inputs (per GPU). Unset: the defaults of vllm_default_* below, reported as such.
+    std::optional<uint64_t> activation_bytes; ///< torch peak increase of profile_run, weights excluded
+    std::optional<uint64_t> non_torch_bytes;  ///< NCCL, cuBLAS workspaces, CUDA context growth
+    std::optional<uint64_t> cudagraph_bytes;  ///< profile_cudagraph_memory(); v2026 with graphs only
+    uint32_t concurrency = 1;             ///< kvfit's requirement: full-length requests served at once, all replicas
+};
+
+/// The --kv-cache-dtype choices: auto, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla, fp8_per_token_head,
+/// int8_per_token_head, nvfp4 (get_kv_quant_mode, RULES §1.1).
+const std::vector<std::string> & vllm_kv_cache_dtypes();
+
+/// Default activation peak per GPU: max_num_batched_tokens x 8 x f / tp bytes, f the widest FFN of the stage
+/// (n_ff, or n_expert_used x n_ff_exp + n_ff_shexp for MoE; at least 4 n_embd): four bf16 FFN activations per
+/// token. A kvfit estimate, not a vLLM rule: 5% above vllm #10517's Llama-3.1-8B peaks (2.10 GiB at 20k tokens).
+uint64_t vllm_default_activation_bytes(const model_desc & m, uint32_t max_num_batched_tokens, uint32_t tp,
+                                       uint32_t first_layer, uint32_t n_layer);
+/// Default non-torch memory per GPU: 0.35 GiB alone (vllm #10517 logs 0.35), 0.5 GiB with tp x pp > 1 (NCCL).
+uint64_t vllm_default_non_torch_bytes(uint32_t world);
+/// Default CUDA-graph estimate: 0 under v2025 or --enforce-eager; else 1 GiB for hybrids (FULL_AND_PIECEWISE
+/// captures both kinds) and 0.5 GiB otherwise. A guess; vllm #46462 logs 6.24 GiB with a speculative drafter.
+uint64_t vllm_default_cudagraph_bytes(const model_desc & m, const vllm_settings & s);
+
+/// One KV-cache group (kv_cache_utils.py _get_kv_cache_groups_uniform_page_size): `n_layer` layers of one
+/// spec, padded to group_size with `n_padding` empty slots.
+struct vllm_group {
+    std::string kind;              ///< "full_attention", "mla", "sliding_window", "chunked", "mamba"
+    uint32_t n_layer = 0;          ///< real layers
+    uint32_t n_padding = 0;        ///< padding layers (group_size - n_layer on the short last group)
+    uint32_t block_size = 0;       ///< tokens per block of this spec (page unification may enlarge it)
+    uint64_t per_request_blocks = 0; ///< cdiv(max_memory_usage_bytes, page) at max_model_len
+};
+
+/// One worker (a PP stage; its TP ranks are identical, DP replicas too).
+struct vllm_rank {
+    uint32_t pp_rank = 0;
+    uint32_t first_layer = 0, n_layer = 0; ///< layers of this stage (get_pp_indices)
+    uint64_t total_bytes = 0;       ///< device total memory
+    uint64_t requested_bytes = 0;   ///< ceil(total x gpu_memory_utilization)
+    uint64_t weights_bytes = 0;     ///< weights on one GPU of this stage ("Model loading took")
+    uint64_t activation_bytes = 0;  ///< input or default
+    uint64_t non_torch_bytes = 0;   ///< input or default
+    uint64_t cudagraph_bytes = 0;   ///< input or default
+    int64_t available_kv_bytes = 0; ///< "Available KV cache memory"; negative when nothing is left
+    uint32_t n_tensors = 0;         ///< KV tensors on this worker (group_size projected onto the stage)
+    uint64_t num_blocks = 0;        ///< blocks this worker could hold
+};
+
+/// The vLLM plan: what the engine prints at startup, and whether it starts.
+struct vllm_plan {
+    vllm_settings settings;         ///< with every default resolved (utilization, block size, batch sizes, mode)
+    std::string device_name;        ///< the GPU planned on
+    double compute_capability = 0;  ///< of that GPU; 0 = unknown
+    uint64_t max_model_len = 0;     ///< the length planned (the auto-fit result under -1)
+    bool hybrid = false;            ///< attention and mamba layers together
+    uint32_t n_head_kv_rank = 0;    ///< KV heads stored per rank: max(1, H_kv / tp); 1 for MLA (replicated)
+    uint64_t attn_bytes_per_token = 0; ///< page of one token of one attention layer (block 1), per rank
+    uint64_t mamba_state_bytes = 0; ///< unpadded mamba page per layer per rank (conv + temporal)
+    uint64_t mamba_conv_bytes = 0, mamba_ssm_bytes = 0; ///< its two parts
+    double mamba_padding_pct = 0;   ///< "Padding mamba page size by %.2f%%"
+    uint32_t block_size = 0;        ///< attention block size after defaults and hybrid alignment
+    bool block_size_raised = false; ///< "Setting attention block size to %d tokens"
+    uint64_t page_bytes = 0;        ///< one block of one layer (the unified page)
+    uint32_t group_size = 0;        ///< layers per group = KV tensors
+    uint64_t block_bytes = 0;       ///< bytes one block costs over all tensors: group_size x page (or sum of pages)
+    std::vector<vllm_group> groups; ///< every group, in kind order
+    uint32_t padding_layers = 0;    ///< total padding layers
+    std::vector<vllm_rank> ranks;   ///< one per PP stage
+    uint64_t num_gpu_blocks = 0;    ///< min over ranks ("# GPU blocks")
+    int64_t available_kv_bytes = 0; ///< min over ranks
+    uint64_t per_request_blocks = 0;///< sum over groups at max_model_len
+    uint64_t mamba_blocks_per_request = 0; ///< the mamba groups' share of per_request_blocks
+    double max_concurrency = 0;     ///< num_gpu_blocks / per_request_blocks ("%.2fx")
+    uint64_t kv_cache_tokens = 0;   ///< "GPU KV cache size", v2026: int(max_concurrency x max_model_len)
+    uint64_t kv_cache_tokens_v2025 = 0; ///< the same line up to v0.20: (num_blocks // groups) x min block size
+    uint64_t need_bytes = 0;        ///< KV one request of max_model_len needs per worker
+    uint64_t max_model_len_fit = 0; ///< largest length whose need fits (search.h over [1, n_ctx_train], as vLLM bisects)
+    std::vector<std::string> errors;   ///< vLLM's startup errors, verbatim; empty = starts
+    std::vector<std::string> warnings; ///< vLLM's warnings and kvfit's
+    std::vector<std::string> notes;    ///< defaults taken, inputs assumed
+    bool fits() const { return errors.empty(); }
+};
+
+/// Plan vLLM on `gpu` (one device; every GPU of the placement is alike). Steps: per-layer specs and pages
+/// (RULES §1), block size and hybrid alignment (§1.3), groups and padding (§2.2), budget per PP stage (§2.1),
+/// blocks = min over stages, per-request blocks, concurrency, both token figures (§2.3), the max_model_len
+/// check and auto-fit (§2.4), max_num_seqs against mamba blocks (§2.5).
+/// Throws kvfit::error for input vLLM rejects before allocating: "Total number of attention heads (24) must be
+/// divisible by tensor parallel size (5).", an unknown kv-cache dtype, fp8_ds_mla without MLA, rwkv layers,
+/// page sizes that do not divide (NotImplementedError), gpu_memory_utilization outside (0, 1].
+vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s, const device_spec & gpu,
+                    double compute_capability = 0);
+
+/// One candidate placement of a multi-GPU plan.
+struct vllm_placement {
+    uint32_t tp = 1, pp = 1, dp = 1;
+    std::string why;          ///< "TP within each node, PP across nodes", ...
+    vllm_plan plan;           ///< plan of one replica
+    double total_concurrency = 0; ///< dp x max_concurrency
+    bool fits = false;        ///< starts, and total_concurrency >= settings.concurrency
+};
+
+/// Placements for `nodes` nodes of `gpus_per_node` alike GPUs (RULES §3): within a node every TP that divides
+/// the heads with DP over the rest; across nodes TP = gpus_per_node with PP = nodes, or with DP = nodes.
+/// Infeasible TP sizes (heads not divisible) are skipped. The result is ordered as listed.
+std::vector<vllm_placement> vllm_placements(const model_desc & m, const vllm_settings & s, const device_spec & gpu,
+                                            double compute_capability, uint32_t gpus_per_node, uint32_t nodes);
+
+/// The vLLM flags, by JSON name, parsed with vLLM's spelling ("--gpu-memory-utilization '1.5': expected a number
+/// from 0 to 1", "--max-model-len 0: use -1 for auto-fit"). Throws kvfit::error.
+vllm_settings parse_vllm_flags(const flag_values & f);
+
+/// The vLLM flags: --vllm-rules, --max-model-len, --gpu-memory-utilization, --kv-cache-memory-bytes, --kv-cache-dtype,
+/// --block-size, --max-num-seqs, --max-num-batched-tokens, prefix caching, the mamba cache, --enforce-eager, -tp, -pp,
+/// -dp, -dcp, --nodes, the three budget inputs and --concurrency.
+const std::vector<flag_spec> & vllm_flags();
+
+/// The registry entry: plans one replica on the smallest GPU of the machine (every GPU of a placement is alike), or
+/// compares the placements of vllm_placements when no -tp, -pp or -dp is given and there is more than one GPU.
+runtime_info vllm_runtime();
+
+} // namespace kvfit

@@ -1,0 +1,143 @@
+// The planner (include/kvfit/plan.h): a request -> the runtime's plan, and the searches over the runtime's knobs that
+// answer "what would fit instead". It knows no runtime's rules: only runtime_info (runtime.h) and search.h.
+#include "kvfit/plan.h"
+
+#include "kvfit/error.h"
+#include "kvfit/gpus.h"
+#include "kvfit/search.h"
+#include "kvfit/units.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kvfit {
+namespace {
+
+flag_values with_knob(flag_values f, const knob & k, uint64_t v) {
+    for (const auto & [name, value] : k.with) f.set(name, std::string(value));
+    f.set(k.flag, std::to_string(v));
+    return f;
+}
+
+// The knob's value that fits: the largest (or the smallest, k.smallest) on its range; nullopt when none does.
+std::optional<uint64_t> search_knob(const runtime_info & rt, const knob & k, const model_desc & m,
+                                    const flag_values & f, const machine & mc, uint64_t limit = 0) {
+    if (k.flag.empty() || !k.range) return std::nullopt;
+    knob_range range = k.range(m, f);
+    if (range.step == 0) return std::nullopt;
+    if (limit) range.hi = std::min(range.hi, limit);
+    const auto fits = [&](uint64_t v) { return rt.plan(m, with_knob(f, k, v), mc).fits; };
+    return k.smallest ? smallest_fitting(range.lo, range.hi, range.step, fits)
+                      : largest_fitting(range.lo, range.hi, range.step, fits);
+}
+
+uint64_t host_bytes(const runtime_plan & p) {
+    uint64_t n = 0;
+    for (const auto & d : p.devices) n += d.is_host ? d.used_bytes() : 0;
+    return n;
+}
+
+// max_context: the largest context for each cache type, then for the all-full-attention variant.
+void find_max_context(runtime_plan & out, const runtime_info & rt, const model_desc & m, const flag_values & f,
+                      const machine & mc) {
+    std::vector<std::string> types(rt.cache_types.begin(), rt.cache_types.end());
+    const std::string type_k = f.text(rt.cache_type_k, rt.cache_types[0]);
+    const std::string type_v = f.text(rt.cache_type_v, rt.cache_types[0]);
+    for (const std::string & t : {type_k, type_v}) {
+        if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+    }
+    for (const std::string & t : types) {
+        context_limit row;
+        row.cache_type = t;
+        flag_values g = f;
+        g.set(rt.cache_type_k, t);
+        g.set(rt.cache_type_v, t);
+        try {
+            row.context_tokens = search_knob(rt, rt.context, m, g, mc).value_or(0);
+        } catch (const error & e) { // the runtime refuses this type with these flags (llama.cpp: q8_0 V without -fa)
+            row.allowed = false;
+            row.refusal = e.what();
+        }
+        out.max_context.push_back(row);
+    }
+    context_limit variant;
+    variant.cache_type = type_k;
+    variant.all_full_attention = true;
+    variant.context_tokens = search_knob(rt, rt.context, all_full_attention_variant(m), f, mc).value_or(0);
+    out.max_context.push_back(variant);
+}
+
+// alternatives, when the plan does not fit: each knob of the runtime in order. The context knob's value is the
+// largest context of the requested K type (max_context), and its command becomes the plan's launch.
+void find_alternatives(runtime_plan & out, const runtime_info & rt, const model_desc & m, const flag_values & f,
+                       const machine & mc) {
+    for (const knob & k : rt.knobs) {
+        const bool context = k.flag == rt.context.flag;
+        std::optional<uint64_t> v;
+        if (context && !out.max_context.empty()) {
+            const std::string type_k = f.text(rt.cache_type_k, rt.cache_types[0]);
+            for (const auto & row : out.max_context) {
+                if (!row.all_full_attention && row.cache_type == type_k && row.context_tokens > 0) v = row.context_tokens;
+            }
+        } else {
+            v = search_knob(rt, k, m, f, mc);
+        }
+        if (!v) {
+            if (context) out.launch.clear();
+            continue;
+        }
+        const runtime_plan at = rt.plan(m, with_knob(f, k, *v), mc);
+        if (context) out.launch = at.launch;
+        out.alternatives.push_back({std::string(k.name), *v, fmt::format("{} {}", k.spelled, *v),
+                                    context ? *v : out.context_tokens, host_bytes(at)});
+    }
+}
+
+} // namespace
+
+void apply_request_weights(model_desc & m, const plan_request & q, const runtime_info & rt, warnings & warn) {
+    if (!q.weights_size.empty()) {
+        apply_weight_size(m, parse_size(q.weights_size));
+    } else if (!q.weights.empty()) {
+        apply_weight_format(m, q.weights, true);
+    } else if (!m.weights.exact) {
+        rt.default_weights(m, warn);
+    }
+}
+
+uint64_t largest_context(const runtime_info & rt, const model_desc & m, const flag_values & f, const machine & mc,
+                         uint64_t limit) {
+    return search_knob(rt, rt.context, m, f, mc, limit).value_or(0);
+}
+
+plan_result plan_model(const runtime_info & rt, model_desc m, const warnings & source_warnings, const flag_values & f,
+                       machine mc) {
+    plan_result r;
+    r.runtime = &rt;
+    r.flags = f;
+    r.plan = rt.plan(m, f, mc);
+    r.plan.warnings.insert(r.plan.warnings.begin(), source_warnings.begin(), source_warnings.end());
+    if (!mc.gpus.empty()) {
+        if (!rt.cache_types.empty() && !rt.context.flag.empty()) find_max_context(r.plan, rt, m, f, mc);
+        if (!r.plan.fits) find_alternatives(r.plan, rt, m, f, mc);
+    }
+    r.model = std::move(m);
+    r.target = std::move(mc);
+    return r;
+}
+
+plan_result make_plan(const plan_request & q, const model_loader & load, const gpu_parser & parse_gpus) {
+    const runtime_info & rt = find_runtime(q.runtime);
+    rt.check_flags(q.flags);
+    machine mc;
+    if (!q.gpu.empty()) mc.gpus = parse_gpus ? parse_gpus(q.gpu) : parse_gpu_list(q.gpu);
+    for (auto & g : mc.gpus) {
+        if (const gpu_info * info = find_gpu(g.name)) g.compute_capability = info->compute_capability;
+    }
+    warnings warn;
+    model_desc m = load(warn);
+    apply_request_weights(m, q, rt, warn);
+    return plan_model(rt, std::move(m), warn, q.flags, std::move(mc));
+}
+
+} // namespace kvfit

@@ -1,0 +1,92 @@
+// POST /v1/plan bodies -> plan_request (include/kvfit/plan.h). The fields are the CLI's flags by their JSON names,
+// read from the registry, so the HTTP API accepts every runtime's flags without knowing any of them.
+#include "kvfit/plan.h"
+
+#include "kvfit/error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace kvfit {
+namespace {
+
+using json = nlohmann::json;
+
+// A flag value from JSON: strings as given, integers as their decimal text (so -c 0 and "ctx_size": 0 meet
+// the same check), anything else refused with the field's name.
+std::string text_field(const std::string & key, const json & v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+    if (v.is_number_float()) return v.dump(); // "1.5" then fails the flag's own integer check
+    throw error(fmt::format("request: field '{}': expected a string or a number, got {}", key, v.type_name()));
+}
+
+bool bool_field(const std::string & key, const json & v) {
+    if (!v.is_boolean()) throw error(fmt::format("request: field '{}': expected true or false, got {}", key, v.type_name()));
+    return v.get<bool>();
+}
+
+std::vector<std::string> list_field(const std::string & key, const json & v) {
+    std::vector<std::string> out;
+    if (!v.is_array()) {
+        out.push_back(text_field(key, v));
+        return out;
+    }
+    if (v.size() > 64) throw error(fmt::format("request: field '{}': {} values exceed the limit 64", key, v.size()));
+    for (const auto & e : v) out.push_back(text_field(key, e));
+    return out;
+}
+
+const std::pair<const char *, std::string plan_request::*> k_common[] = {
+    {"model", &plan_request::model},     {"runtime", &plan_request::runtime},
+    {"gpu", &plan_request::gpu},         {"weights", &plan_request::weights},
+    {"weights_size", &plan_request::weights_size},
+};
+
+const flag_spec * find_flag(const runtime_info & rt, const std::string & key) {
+    for (const auto & f : rt.flags()) {
+        if (f.json_name() == key) return &f;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+plan_request plan_request_from_json(const json & body, const std::vector<std::string> & extra_fields) {
+    if (!body.is_object()) throw error(fmt::format("request: expected a JSON object, got {}", body.type_name()));
+    plan_request q;
+    for (const auto & [name, member] : k_common) {
+        if (body.contains(name)) q.*member = text_field(name, body[name]);
+    }
+    const runtime_info & rt = find_runtime(q.runtime);
+    for (const auto & [key, value] : body.items()) {
+        const bool common = std::any_of(std::begin(k_common), std::end(k_common), [&](const auto & c) { return key == c.first; });
+        if (common || std::find(extra_fields.begin(), extra_fields.end(), key) != extra_fields.end()) continue;
+        if (const flag_spec * f = find_flag(rt, key)) {
+            if (f->type == flag_type::boolean) {
+                if (bool_field(key, value)) q.flags.set(key, "true");
+            } else if (f->type == flag_type::list) {
+                for (auto & v : list_field(key, value)) q.flags.add(key, std::move(v));
+            } else {
+                q.flags.set(key, text_field(key, value));
+            }
+            continue;
+        }
+        for (const auto & other : runtimes()) {
+            if (&other != &rt && find_flag(other, key)) {
+                throw error(fmt::format("request: field '{}' is a {} flag, not one of {}'s (set \"runtime\": \"{}\")",
+                                        key, other.display, rt.display, other.name));
+            }
+        }
+        std::string names;
+        for (const auto & [name, member] : k_common) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+        for (const auto & f : rt.flags()) names += fmt::format(", {}", f.json_name());
+        for (const auto & name : extra_fields) names += fmt::format(", {}", name);
+        const std::string shown = key.size() > 64 ? key.substr(0, 64) + "..." : key;
+        throw error(fmt::format("request: unknown field '{}' (known: {})", shown, names));
+    }
+    return q;
+}
+
+} // namespace kvfit

@@ -1,0 +1,37 @@
+#pragma once
+// Private to src/report/: the text sections of each runtime (text.cpp for llama.cpp and the common ones,
+// text_serving.cpp for vLLM, SGLang and Ollama) and small readers of a plan's detail (docs/json.md).
+#include "kvfit/report.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kvfit::detail {
+
+using ojson = nlohmann::ordered_json;
+
+/// detail[key] as a number or text; 0 / "" / false when absent (a runtime without that figure).
+inline uint64_t u64(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<uint64_t>() : 0; }
+inline int64_t i64(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<int64_t>() : 0; }
+inline double dbl(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<double>() : 0.0; }
+inline bool flag(const ojson & j, const char * key) { return j.contains(key) && j[key].get<bool>(); }
+inline std::string str(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<std::string>() : ""; }
+
+/// The GPUs of a plan (its devices but the host).
+inline bool has_gpu(const runtime_plan & p) {
+    for (const auto & d : p.devices) {
+        if (!d.is_host) return true;
+    }
+    return false;
+}
+
+/// "12 layers: 8 full attention, 24 recurrent (gated_deltanet)".
+std::string layer_summary(const model_desc & m);
+
+/// The text of a vLLM, SGLang or Ollama plan (text_serving.cpp).
+std::string render_serving_text(const plan_result & r);
+
+/// The text of a plan of a runtime without its own section: verdict, devices, caches, refusals, notes, launch.
+std::string render_generic_text(const plan_result & r);
+
+} // namespace kvfit::detail

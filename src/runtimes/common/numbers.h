@@ -1,0 +1,36 @@
+#pragma once
+// Flag values as vLLM, SGLang and Ollama check them (Python's argparse and pydantic fields): numbers in a range, with
+// the message "--block-size 'x': expected a number from 1 to 1048576". Shared by their flag parsers; not public API.
+#include "kvfit/error.h"
+
+#include <charconv>
+#include <cstdint>
+#include <fmt/format.h>
+#include <string>
+
+namespace kvfit::detail {
+
+/// `text` as a T in [lo, hi]; throws kvfit::error "<flag> '<text>': expected a number from <lo> to <hi>".
+template <class T>
+T number(const std::string & flag, const std::string & text, T lo, T hi) {
+    T v{};
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi) {
+        throw error(fmt::format("{} '{}': expected a number from {} to {}", flag, text, lo, hi));
+    }
+    return v;
+}
+
+/// A fraction in (0, 1], as vLLM's Field(gt=0, le=1) and SGLang's mem_fraction_static take it.
+inline double fraction(const std::string & flag, const std::string & text) {
+    const double v = number<double>(flag, text, 0.0, 1.0);
+    if (!(v > 0)) throw error(fmt::format("{} '{}': must be greater than 0 and at most 1", flag, text));
+    return v;
+}
+
+/// A count in [1, hi], or `def` when not given (empty).
+inline uint32_t count(const std::string & flag, const std::string & text, uint32_t def, uint32_t hi = 1u << 30) {
+    return text.empty() ? def : number<uint32_t>(flag, text, 1, hi);
+}
+
+} // namespace kvfit::detail

@@ -1,0 +1,81 @@
+// The runtime interface's shared pieces (include/kvfit/runtime.h): device totals, flag names and values.
+#include "kvfit/runtime.h"
+
+#include "kvfit/error.h"
+
+#include <charconv>
+#include <fmt/format.h>
+
+namespace kvfit {
+
+uint64_t device_plan::used_bytes() const {
+    uint64_t n = 0;
+    for (const auto & b : buffers) n += b.bytes;
+    return n;
+}
+
+uint64_t device_plan::bytes_of(std::string_view name) const {
+    uint64_t n = 0;
+    for (const auto & b : buffers) n += b.name == name ? b.bytes : 0;
+    return n;
+}
+
+int64_t device_plan::free_bytes() const {
+    return is_host ? 0 : int64_t(capacity_bytes) - int64_t(reserved_bytes) - int64_t(used_bytes());
+}
+
+bool device_plan::fits() const { return is_host || used_bytes() + reserved_bytes <= capacity_bytes; }
+
+std::string flag_spec::json_name() const {
+    std::string out(name.substr(name.starts_with("--") ? 2 : 0));
+    for (char & c : out) c = c == '-' ? '_' : c;
+    return out;
+}
+
+void flag_values::set(std::string_view name, std::string value) {
+    values_[std::string(name)] = {std::move(value)};
+}
+
+void flag_values::add(std::string_view name, std::string value) {
+    values_[std::string(name)].push_back(std::move(value));
+}
+
+void flag_values::erase(std::string_view name) {
+    if (const auto it = values_.find(name); it != values_.end()) values_.erase(it);
+}
+
+bool flag_values::has(std::string_view name) const { return values_.find(name) != values_.end(); }
+
+std::string flag_values::text(std::string_view name, std::string_view fallback) const {
+    const auto it = values_.find(name);
+    return it == values_.end() || it->second.empty() ? std::string(fallback) : it->second.back();
+}
+
+std::vector<std::string> flag_values::list(std::string_view name) const {
+    const auto it = values_.find(name);
+    return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+bool flag_values::boolean(std::string_view name) const { return has(name) && text(name) != "false"; }
+
+uint64_t parse_flag_count(std::string_view flag, std::string_view text, uint64_t min, uint64_t max) {
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || p != text.data() + text.size()) {
+        throw error(fmt::format("{} '{}': expected a {} integer", flag, text, min > 0 ? "positive" : "non-negative"));
+    }
+    if (v < min) throw error(fmt::format("{} {}: must be at least {}", flag, v, min));
+    if (v > max) throw error(fmt::format("{} {}: exceeds the limit {}", flag, v, max));
+    return v;
+}
+
+const runtime_info & find_runtime(std::string_view name) {
+    std::string names;
+    for (const auto & r : runtimes()) {
+        if (r.name == name) return r;
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", r.name);
+    }
+    throw error(fmt::format("--runtime '{}': expected one of {}", name, names));
+}
+
+} // namespace kvfit

@@ -1,0 +1,207 @@
+// llama.cpp's CPU compute buffer: the high-water mark of ggml-alloc over the reserve graph.
+//
+// llama_context::sched_reserve (src/llama-context.cpp) reserves the pp graph (n_ubatch tokens, n_seq_max
+// sequences, n_outputs = min(n_ubatch, n_batch): logits for every ubatch row), then tg, then pp again; the pp graph
+// is the largest in every measured configuration. ggml_gallocr (ggml/src/ggml-alloc.c) allocates the inputs first,
+// then the nodes in graph order, freeing each tensor after its last consumer, element-wise ops in place, best fit
+// over the free blocks. So the buffer is not a sum of tensors but the largest stack of live tensors at one node
+// (a "stage"), plus the holes fragmentation leaves under it. The buffer is max over the stages of a graph.
+//
+// The stage formulas (compute_stages.cpp) were derived with an instrumented ggml-alloc that dumps the
+// live set at the peak (../notes/compute_model.md, compute_model.py) and reproduce every compute_bytes of
+// ../shared/reference/llamacpp/results.csv to the byte. This file sizes the tensors and picks the stage set from
+// the model's features, never from an architecture name:
+//   any mla layer                           -> stages_mla_moe        (measured: deepseek2)
+//   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35, qwen3next)
+//   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
+//   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)
+//   recurrent layers, mamba1/rwkv           -> stages_ssm            (approximation, not measured)
+//   swa or chunked layers (two KV caches)   -> stages_windowed       (measured: gemma3, gpt-oss)
+//   otherwise                               -> stages_dense          (measured: llama, six synthetic shapes)
+// Routed experts outside MLA reuse these sets with moe_block() (gate, up, swiglu, down and the freed block gate may
+// drop into): measured on gpt-oss, qwen3next and granitehybrid (tests/data/llamacpp_compute.md,
+// conformance_shapes); qwen3moe, mixtral and llama4 (dense-attention MoE) are not measured.
+#include "runtimes/llamacpp/compute.h"
+
+#include <algorithm>
+
+namespace kvfit {
+namespace detail {
+namespace {
+
+/// Width of the K rotation: the largest power of two >= 64 dividing head_dim_k (llama_kv_cache::build_input_k_rot,
+/// src/llama-kv-cache.cpp). 128 -> 128, 256 -> 256, 192 -> 64.
+uint64_t k_rot_width(uint64_t head_dim_k) {
+    uint64_t n = 64;
+    while (head_dim_k % (n * 2) == 0) n *= 2;
+    return n;
+}
+
+/// Inputs of one KV cache (llama_kv_cache::build_input_*, src/llama-kv-cache.cpp; build_attn_inp_kv in
+/// src/llama-graph.cpp): k_idxs i64 [T]; v_idxs i64 [T] with FA, [T * n_embd_v_gqa] without (V is stored
+/// transposed, one index per element); the Hadamard matrices attn_inp_k_rot f32 [nrot, nrot] and attn_inp_v_rot
+/// f32 [64, 64] of a rotated cache; the mask attn_inp_kq_mask [n_kv, T/n_stream, 1, n_stream], f16 with FA, f32
+/// without (no GGML_KQ_MASK_PAD in this release). An MLA cache has K only: no v_idxs, no rotation.
+uint64_t cache_inputs(const compute_graph & g, uint64_t cells, uint64_t n_embd_v_gqa, uint64_t head_dim_k, bool mla) {
+    const uint64_t T = g.n_tokens;
+    const uint64_t mask = pad32(cells * T * (g.fa ? 2 : 4));
+    const uint64_t k_idxs = pad32(8 * T);
+    if (mla) return k_idxs + mask;
+    const uint64_t v_idxs = g.fa ? pad32(8 * T) : pad32(8 * T * n_embd_v_gqa);
+    const uint64_t nrot = k_rot_width(head_dim_k);
+    const uint64_t rot = (g.rot_k ? pad32(nrot * nrot * 4) : 0) + (g.rot_v ? pad32(64 * 64 * 4) : 0);
+    return k_idxs + v_idxs + rot + mask;
+}
+
+/// Cells per stream of the window cache as llama_kv_cache_iswa sizes it (with the unrounded n_ubatch).
+uint64_t window_cells(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
+    if (s.swa_full) return c.n_ctx_seq;
+    for (const auto & cache : llamacpp_kv_caches(m, s, c)) {
+        if (cache.name == "swa") return cache.cells_per_stream;
+    }
+    return c.n_ctx_seq;
+}
+
+} // namespace
+
+compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
+    compute_graph g;
+    g.n_seq = std::max<uint32_t>(1, c.n_seq);
+    g.n_stream = c.n_stream;
+    g.fa = c.flash_attn;
+    g.n_outputs = std::min(c.n_ubatch, c.n_batch);
+    // graph_reserve rounds n_tokens up to a multiple of n_seqs (ubatch_reserve(n_tokens / n_seqs, n_seqs))
+    g.n_tokens = (uint64_t(c.n_ubatch) + g.n_seq - 1) / g.n_seq * g.n_seq;
+    g.n_kv = c.n_ctx_seq;
+    const uint64_t T = g.n_tokens;
+
+    // Attention shape: the widest layer with a cache decides Q and the scores; the first non-MLA layer with a
+    // cache decides the rotation (llama.cpp tests hparams.n_embd_head_k(), one value for the model).
+    bool windowed = false, any_kv = false, any_plain = false, any_mla = false;
+    uint64_t q_width = 0, scores = 0, v_gqa_full = 0, v_gqa_swa = 0, head_k = 0, head_v = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (!m.has_kv(il)) continue;
+        any_kv = true;
+        windowed |= m.is_swa(il);
+        any_mla |= m.kind_of(il) == layer_kind::mla;
+        if (m.kind_of(il) != layer_kind::mla && !any_plain) {
+            any_plain = true;
+            head_k = m.head_dim_k[il];
+            head_v = m.head_dim_v[il];
+        }
+        q_width = std::max<uint64_t>(q_width, uint64_t(m.n_head[il]) * m.head_dim_k[il]);
+        uint64_t & v_gqa = m.is_swa(il) ? v_gqa_swa : v_gqa_full;
+        v_gqa = std::max<uint64_t>(v_gqa, m.n_embd_v_gqa(il));
+    }
+    g.n_kv_swa = windowed ? window_cells(m, s, c) : 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (!m.has_kv(il)) continue;
+        const uint64_t cells = m.is_swa(il) ? g.n_kv_swa : g.n_kv;
+        scores = std::max<uint64_t>(scores, cells * m.n_head[il]);
+    }
+    g.rot_k = any_plain && ggml_is_quantized(s.type_k) && head_k % 64 == 0;
+    g.rot_v = any_plain && ggml_is_quantized(s.type_v) && head_v % 64 == 0;
+
+    uint64_t n_ff = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) n_ff = std::max<uint64_t>(n_ff, m.n_ff[il]);
+    g.tok = pad32(4 * T);                              // inp_tokens i32 [T]
+    g.E = pad32(uint64_t(m.n_embd) * T * 4);           // [n_embd, T]
+    g.Q = pad32(q_width * T * 4);                      // Qcur [head_dim_k, n_head, T]
+    g.F = pad32(n_ff * T * 4);                         // ffn_up [n_ff, T]
+    g.L = pad32(uint64_t(m.n_vocab) * g.n_outputs * 4);// result_output [n_vocab, n_outputs]
+    g.KQ = pad32(scores * T * 4);                      // kq [n_kv, T/n_s, n_head, n_s]
+
+    // Graph inputs, allocated before any node (llm_graph_context::build_inp_*, src/llama-graph.cpp):
+    // inp_tokens, inp_embd (build_inp_embd always adds the float-embedding input [n_embd, T]), inp_pos i32
+    // [T * n_pos_per_embd] (rope, absent in attention-free graphs), inp_out_ids i32 [n_outputs], inp_s_copy i32
+    // [n_seq] (llm_graph_input_rs), then each KV cache's inputs.
+    g.out_ids = pad32(4 * g.n_outputs);
+    g.s_copy = m.count(layer_kind::recurrent) > 0 ? pad32(4 * uint64_t(g.n_seq)) : 0;
+    const uint64_t pos = any_kv ? pad32(4 * T * m.n_pos_per_embd) : 0;
+    g.inputs = g.tok + g.E + pos + g.out_ids + g.s_copy;
+    if (any_kv) g.inputs += cache_inputs(g, g.n_kv, v_gqa_full, head_k, any_mla && !any_plain);
+    if (windowed) g.inputs += cache_inputs(g, g.n_kv_swa, std::max(v_gqa_swa, v_gqa_full), head_k, false);
+    return g;
+}
+
+uint64_t output_stage(const compute_graph & g, uint64_t n_e) {
+    const uint64_t in_hole = g.E == 0 ? n_e : std::min(n_e, g.hole() / g.E);
+    if (in_hole == n_e) return g.tok + g.E + n_e * g.E + g.L;
+    return g.tok + g.E + g.hole() + (n_e - in_hole) * g.E + g.L;
+}
+
+bool any_moe(const model_desc & m) {
+    return std::any_of(m.is_moe.begin(), m.is_moe.end(), [](uint8_t x) { return x != 0; });
+}
+
+namespace {
+
+struct moe_sizes {
+    uint64_t Fm = 0; ///< ffn_moe_gate / ffn_moe_up / ffn_moe_swiglu [n_ff_exp, n_expert_used, T]
+    uint64_t Dm = 0; ///< ffn_moe_down [n_embd, n_expert_used, T]
+    uint64_t R = 0;  ///< router: ffn_moe_probs + argsort [n_expert, T] (two), ffn_moe_weights [n_expert_used, T]
+    uint64_t Fs = 0; ///< ffn_shexp gate/up [n_ff_shexp, T]
+};
+
+moe_sizes moe_of(const model_desc & m, const compute_graph & g) {
+    const uint64_t T = g.n_tokens;
+    moe_sizes x;
+    x.Fm = pad32(uint64_t(m.n_ff_exp) * m.n_expert_used * T * 4);
+    x.Dm = pad32(uint64_t(m.n_embd) * m.n_expert_used * T * 4);
+    x.R = 2 * pad32(uint64_t(m.n_expert) * T * 4) + pad32(uint64_t(m.n_expert_used) * T * 4);
+    x.Fs = pad32(uint64_t(m.n_ff_shexp) * T * 4);
+    return x;
+}
+
+} // namespace
+
+uint64_t moe_block(const model_desc & m, const compute_graph & g, uint64_t hole) {
+    // build_moe_ffn (src/llama-graph.cpp), this release: ffn_moe_gate and ffn_moe_up [n_ff_exp, n_used, T]
+    // (MUL_MAT_ID), ffn_moe_swiglu beside them (SWIGLU of two sources, not in place), then ffn_moe_down
+    // [n_embd, n_used, T] once gate and up are freed. ffn_moe_gate, allocated first, drops into the freed `hole`
+    // under the FFN input when it fits beside the router's ffn_moe_probs/argsort [n_expert, T]; up and swiglu go
+    // on top. ffn_moe_down reuses the freed gate + up block (one block when both were on top) when it fits.
+    // Measured: gpt-oss (hole 0, down == gate: 3 Fm), qwen3next (3 Fm + Dm), granitehybrid (gate in the hole).
+    const moe_sizes x = moe_of(m, g);
+    const uint64_t router = 2 * pad32(uint64_t(m.n_expert) * g.n_tokens * 4);
+    const bool gate_in_hole = x.Fm + router <= hole;
+    const uint64_t freed = gate_in_hole ? x.Fm : 2 * x.Fm; // block left under ffn_moe_swiglu for ffn_moe_down
+    return (gate_in_hole ? 0 : x.Fm) + 2 * x.Fm + (x.Dm > freed ? x.Dm : 0);
+}
+
+uint64_t ffn_block(const model_desc & m, const compute_graph & g) {
+    // build_ffn (src/llama-graph.cpp): ffn_gate, ffn_up, ffn_swiglu [n_ff, T]; a plain MLP without gate
+    // (LLM_FFN_RELU_SQR, nemotron-h.cpp) is ffn_up alone, the activation in place
+    uint64_t block = (m.ffn_gated ? 3 : 1) * g.F;
+    if (!any_moe(m)) return block;
+    // routed experts (moe_block, nothing freed under them) or the shared expert beside the routed output (one E)
+    const moe_sizes x = moe_of(m, g);
+    block = std::max(block, moe_block(m, g, 0));
+    if (x.Fs > 0) block = std::max(block, g.E + 3 * x.Fs);
+    return block;
+}
+
+uint64_t ffn_largest(const model_desc & m, const compute_graph & g) {
+    if (!any_moe(m)) return g.F;
+    const moe_sizes x = moe_of(m, g);
+    return std::max({g.F, x.Fm, x.Dm, x.Fs});
+}
+
+} // namespace detail
+
+uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
+    const detail::compute_graph g = detail::compute_graph_of(m, s, c);
+    if (m.count(layer_kind::mla) > 0) return detail::stages_mla_moe(m, g);
+    if (m.count(layer_kind::recurrent) > 0) {
+        switch (m.rec_kind) {
+        case recurrent_kind::gated_deltanet: return detail::stages_gated_deltanet(m, g);
+        case recurrent_kind::short_conv:     return detail::stages_short_conv(m, g);
+        case recurrent_kind::mamba2:         return detail::stages_mamba2(m, g);
+        default:                             return detail::stages_ssm(m, g);
+        }
+    }
+    if (m.count(layer_kind::swa) + m.count(layer_kind::chunked) > 0) return detail::stages_windowed(m, g);
+    return detail::stages_dense(m, g);
+}
+
+} // namespace kvfit

@@ -1,0 +1,84 @@
+// Private to the llama.cpp compute-buffer model (compute.cpp, compute_stages.cpp, compute_recurrent.cpp).
+// The sizes of the reserve graph's tensors and the graph inputs, shared by the stage formulas.
+#pragma once
+
+#include "kvfit/llamacpp.h"
+
+#include <cstdint>
+
+namespace kvfit::detail {
+
+/// ggml's CPU buffer alignment (TENSOR_ALIGNMENT = 32, ggml/src/ggml-impl.h): every tensor is padded to it.
+inline uint64_t pad32(uint64_t bytes) { return (bytes + 31) / 32 * 32; }
+
+/// The reserve graph llama_context::sched_reserve builds (src/llama-context.cpp, graph_reserve) and the sizes of
+/// its recurring tensors, all f32 activations unless said, bytes padded to 32. Worked example, Llama-3.1-8B at
+/// -ub 512 -c 4096, FA: E = 4096 * 512 * 4 = 8388608, F = 14336 * 512 * 4 = 29360128, M = 4096 * 512 * 2.
+struct compute_graph {
+    // --- shape ------------------------------------------------------------------------------------
+    uint64_t n_tokens = 0;  ///< T: n_ubatch rounded up to a multiple of n_seq (512 with 3 sequences -> 513)
+    uint64_t n_outputs = 0; ///< min(n_ubatch, n_batch) before that rounding: logits for every ubatch row
+    uint64_t n_kv = 0;      ///< cells per stream of the full/MLA cache (n_ctx_seq, n_ctx when unified)
+    uint64_t n_kv_swa = 0;  ///< cells per stream of the window cache; 0 without window layers
+    uint32_t n_seq = 1;     ///< sequences of the reserve ubatch (n_seq_max)
+    uint32_t n_stream = 1;  ///< KV streams
+    bool fa = true;         ///< flash attention
+    bool rot_k = false;     ///< K cache Hadamard-rotated: quantized type_k and head_dim_k % 64 == 0
+    bool rot_v = false;     ///< V cache rotated: quantized type_v and head_dim_v % 64 == 0
+
+    // --- recurring activations ----------------------------------------------------------------------
+    uint64_t tok = 0;  ///< inp_tokens i32 [T]: 4T; freed after get_rows, a hole at offset 0 that always counts
+    uint64_t E = 0;    ///< any [n_embd, T] tensor: inp_embd, attn_norm, l_out, ffn_out
+    uint64_t Q = 0;    ///< Qcur [head_dim_k, n_head, T] of the widest attention layer
+    uint64_t F = 0;    ///< ffn_gate / ffn_up / ffn_swiglu [n_ff, T] of the widest dense FFN (0 when none)
+    uint64_t L = 0;    ///< result_output f32 [n_vocab, n_outputs]: the logits
+    uint64_t KQ = 0;   ///< non-FA scores kq [n_kv, T/n_stream, n_head, n_stream] (kq_soft_max runs in place)
+
+    // --- graph inputs (llm_graph_context::build_inp_*, src/llama-graph.cpp) ------------------------
+    uint64_t inputs = 0; ///< I: all inputs, allocated before the first node
+    uint64_t out_ids = 0;///< inp_out_ids i32 [n_outputs]
+    uint64_t s_copy = 0; ///< inp_s_copy i32 [n_seq] of recurrent layers (0 without)
+
+    /// H = I - tok - E: the inputs freed during the last attention layer (mask, indices, positions). They leave a
+    /// hole right above inp_embd that the last layer and the output stage reuse.
+    uint64_t hole() const { return inputs - tok - E; }
+};
+
+/// The tensors of the reserve graph for model m under settings s and context c (see compute_graph).
+compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
+
+/// Output stage: inp_embd, `n_e` live [n_embd, T] tensors (the last l_out, result_norm) and the logits.
+/// The n_e tensors drop into the freed input hole H while they fit (best fit); the logits go on top.
+/// Example n_e 2, H >= 2E: tok + E + 2E + L; H < E: tok + E + H + 2E + L.
+uint64_t output_stage(const compute_graph & g, uint64_t n_e);
+
+// Stage sets, one per family of layer graphs; each returns max over its stages in bytes.
+/// Dense GQA/MHA decoder, one KV cache (src/models/llama.cpp). Also the default for unmeasured graphs.
+uint64_t stages_dense(const model_desc & m, const compute_graph & g);
+/// Two KV caches, window and full layers (src/models/gemma3.cpp, llama_kv_cache_iswa).
+uint64_t stages_windowed(const model_desc & m, const compute_graph & g);
+/// MLA attention with a K-only latent cache and MoE FFN (src/models/deepseek2.cpp).
+uint64_t stages_mla_moe(const model_desc & m, const compute_graph & g);
+/// Gated DeltaNet layers + gated full attention (src/models/qwen35.cpp, src/models/delta-net-base.cpp).
+uint64_t stages_gated_deltanet(const model_desc & m, const compute_graph & g);
+/// Short-convolution layers + GQA (src/models/lfm2.cpp).
+uint64_t stages_short_conv(const model_desc & m, const compute_graph & g);
+/// Mamba2 layers alone or with attention and dense/MoE FFN blocks (src/models/mamba-base.cpp, nemotron-h.cpp,
+/// granite-hybrid.cpp).
+uint64_t stages_mamba2(const model_desc & m, const compute_graph & g);
+/// Mamba/RWKV layers: approximate scratch of one recurrent layer (no measured oracle yet).
+uint64_t stages_ssm(const model_desc & m, const compute_graph & g);
+
+/// True when some layer's FFN is routed experts.
+bool any_moe(const model_desc & m);
+/// Routed-expert FFN above the live slots (build_moe_ffn): gate, up, swiglu, then down; `hole` is a freed block
+/// under the FFN input that ffn_moe_gate may drop into (0 when none).
+uint64_t moe_block(const model_desc & m, const compute_graph & g, uint64_t hole);
+/// The FFN block of one layer above the live slots: 3F for a dense SwiGLU FFN; for routed experts the router
+/// scratch R, moe gate/up (2 Fm) and moe_down Dm, or the shared expert beside the routed output, whichever is
+/// larger. A dense FFN without gate (ffn_gated false) is F.
+uint64_t ffn_block(const model_desc & m, const compute_graph & g);
+/// Largest single tensor of the FFN block: F, or max(Fm, Dm) for routed experts.
+uint64_t ffn_largest(const model_desc & m, const compute_graph & g);
+
+} // namespace kvfit::detail

@@ -1,0 +1,173 @@
+// The llama.cpp flags (include/kvfit/llamacpp.h): the list the CLI and the HTTP API register, and their values parsed
+// with llama.cpp's spelling (common/arg.cpp), shared by the CLI, `kvfit exec` and the HTTP API.
+#include "kvfit/llamacpp.h"
+
+#include "kvfit/error.h"
+#include "kvfit/units.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <regex>
+
+namespace kvfit {
+
+ggml_type parse_cache_type_flag(std::string_view flag, std::string_view name) {
+    // common/arg.cpp kv_cache_types: the types a KV cache may take
+    static const ggml_type allowed[] = {ggml_type::f32,  ggml_type::f16,    ggml_type::bf16,
+                                        ggml_type::q8_0, ggml_type::q4_0,   ggml_type::q4_1,
+                                        ggml_type::iq4_nl, ggml_type::q5_0, ggml_type::q5_1};
+    std::string names;
+    for (auto t : allowed) {
+        if (ggml_traits(t).name == name) return t;
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", ggml_traits(t).name);
+    }
+    throw error(fmt::format("{} '{}': unknown cache type (allowed: {})", flag, name, names));
+}
+
+std::vector<double> parse_tensor_split(std::string_view text) {
+    std::vector<double> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find_first_of(",/", start), text.size());
+        const std::string_view item = text.substr(start, end - start);
+        double v = -1;
+        const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || ec != std::errc() || p != item.data() + item.size() || !(v >= 0) || v > 1e9) {
+            throw error(fmt::format("-ts '{}': expected non-negative proportions like 3,1", text));
+        }
+        out.push_back(v);
+        start = end + 1;
+    }
+    // llama.cpp (llama_model::load_tensors): an all-zero split means the default split by free memory
+    if (std::all_of(out.begin(), out.end(), [](double x) { return x == 0; })) out.clear();
+    return out;
+}
+
+std::optional<std::string> parse_override_rule(std::string_view rule) {
+    const size_t eq = rule.rfind('=');
+    if (eq == std::string_view::npos || eq == 0) throw error(fmt::format("-ot '{}': expected PATTERN=BUFFER", rule));
+    if (rule.substr(eq + 1) != "CPU") return std::nullopt;
+    const std::string pattern(rule.substr(0, eq));
+    try {
+        std::regex check(pattern);
+    } catch (const std::regex_error & e) {
+        throw error(fmt::format("-ot '{}': invalid regular expression: {}", rule, e.what()));
+    }
+    return pattern;
+}
+
+const std::vector<flag_spec> & llamacpp_flags() {
+    using t = flag_type;
+    static const std::vector<flag_spec> v = {
+        {"--ctx-size", "-c", "context size(s) in tokens; several values (8192,32768) make the table", t::list},
+        {"--cache-type-k", "-ctk", "K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1", t::text},
+        {"--cache-type-v", "-ctv", "V cache type (quantized needs flash attention)", t::text},
+        {"--flash-attn", "-fa", "on, off or auto (default auto = on where supported)", t::text},
+        {"--ubatch-size", "-ub", "physical batch, tokens (default 512)", t::count},
+        {"--batch-size", "-b", "logical batch, tokens (default 2048)", t::count},
+        {"--parallel", "-np", "sequences / server slots (default 1)", t::count},
+        {"--kv-unified", "-kvu", "one KV stream shared by all sequences", t::boolean},
+        {"--swa-full", "", "full-size cache for sliding-window layers", t::boolean},
+        {"--mla-kv", "", "older llama.cpp MLA layout: K 576 plus V 512 per layer", t::boolean},
+        {"--llamacpp-version", "", "llama.cpp release whose rules apply: v0.5.0 (default, node-llama-cpp 3.22.1) or "
+                                   "5b4ebc5 (3.21.1)", t::text},
+        {"--margin", "", "memory kept free per GPU (default 1GiB, as llama.cpp --fit)", t::size},
+        {"--n-gpu-layers", "-ngl", "layers on the GPU, counting the output layer (default all)", t::text},
+        {"--no-kv-offload", "-nkvo", "keep KV cache and state in host memory", t::boolean},
+        {"--tensor-split", "-ts", "split proportions across GPUs, e.g. 3,1", t::text},
+        {"--override-tensor", "-ot", "PATTERN=CPU keeps matching tensors in host memory (repeatable)", t::list},
+        {"--cpu-moe", "-cmoe", "keep all MoE expert weights on the CPU", t::boolean},
+        {"--n-cpu-moe", "-ncmoe", "keep the experts of the first N layers on the CPU", t::count},
+    };
+    return v;
+}
+
+namespace {
+
+// -c takes one value as in llama.cpp, or several (repeated or comma-separated) for the table.
+std::vector<uint64_t> parse_contexts(const std::vector<std::string> & values) {
+    std::vector<uint64_t> out;
+    for (const auto & v : values) {
+        size_t start = 0;
+        while (start <= v.size()) {
+            const size_t end = std::min(v.find(',', start), v.size());
+            out.push_back(parse_flag_count("-c", std::string_view(v).substr(start, end - start), 1, 1ull << 32));
+            start = end + 1;
+        }
+    }
+    return out;
+}
+
+// A flag given with a value: an empty one means "not given" (the default applies), as before the registry.
+bool given(const flag_values & f, std::string_view name) { return !f.text(name).empty(); }
+
+const char * flash_attn_name(flash_attn_mode m) {
+    return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
+}
+
+} // namespace
+
+llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
+    llamacpp_inputs in;
+    llamacpp_settings & s = in.settings;
+    s.type_k = parse_cache_type_flag("-ctk", f.text("cache_type_k", "f16"));
+    s.type_v = parse_cache_type_flag("-ctv", f.text("cache_type_v", "f16"));
+    const std::string fa = f.text("flash_attn", "auto");
+    if (fa == "on") s.flash_attn = flash_attn_mode::on;
+    else if (fa == "off") s.flash_attn = flash_attn_mode::off;
+    else if (fa == "auto") s.flash_attn = flash_attn_mode::automatic;
+    else throw error(fmt::format("-fa '{}': expected on, off or auto", fa));
+    if (given(f, "ubatch_size")) s.n_ubatch = uint32_t(parse_flag_count("-ub", f.text("ubatch_size"), 1, 1u << 20));
+    if (given(f, "batch_size")) s.n_batch = uint32_t(parse_flag_count("-b", f.text("batch_size"), 1, 1u << 20));
+    if (given(f, "parallel")) s.n_seq = uint32_t(parse_flag_count("-np", f.text("parallel"), 1, 256));
+    s.kv_unified = f.boolean("kv_unified");
+    s.swa_full = f.boolean("swa_full");
+    s.mla = f.boolean("mla_kv") ? mla_layout::k_and_v : mla_layout::k_only;
+    if (given(f, "llamacpp_version")) s.release = parse_llamacpp_release(f.text("llamacpp_version"));
+    in.contexts = parse_contexts(f.list("ctx_size"));
+
+    placement_settings & p = in.placement;
+    const std::string ngl = f.text("n_gpu_layers");
+    if (!ngl.empty() && ngl != "all" && ngl != "auto") p.n_gpu_layers = int32_t(parse_flag_count("-ngl", ngl, 0, 100000));
+    p.no_kv_offload = f.boolean("no_kv_offload");
+    p.cpu_moe = f.boolean("cpu_moe");
+    if (given(f, "n_cpu_moe")) p.n_cpu_moe = uint32_t(parse_flag_count("--n-cpu-moe", f.text("n_cpu_moe"), 0, 100000));
+    if (!f.text("tensor_split").empty()) p.tensor_split = parse_tensor_split(f.text("tensor_split"));
+    for (const auto & rule : f.list("override_tensor")) {
+        const auto pattern = parse_override_rule(rule);
+        if (!pattern) throw error(fmt::format("-ot '{}': only the CPU target is modelled", rule));
+        p.override_tensor_cpu.push_back(*pattern);
+    }
+    if (given(f, "margin")) in.margin_bytes = parse_size(f.text("margin"));
+    return in;
+}
+
+flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_settings & p, uint64_t margin_bytes) {
+    flag_values f;
+    if (s.n_ctx) f.set("ctx_size", std::to_string(s.n_ctx));
+    f.set("cache_type_k", std::string(ggml_traits(s.type_k).name));
+    f.set("cache_type_v", std::string(ggml_traits(s.type_v).name));
+    f.set("flash_attn", flash_attn_name(s.flash_attn));
+    f.set("ubatch_size", std::to_string(s.n_ubatch));
+    f.set("batch_size", std::to_string(s.n_batch));
+    f.set("parallel", std::to_string(s.n_seq));
+    if (s.kv_unified) f.set("kv_unified", "true");
+    if (s.swa_full) f.set("swa_full", "true");
+    if (s.mla == mla_layout::k_and_v) f.set("mla_kv", "true");
+    f.set("llamacpp_version", s.release == llamacpp_release::b5b4ebc5 ? "5b4ebc5" : "v0.5.0");
+    f.set("margin", std::to_string(margin_bytes));
+    if (p.n_gpu_layers >= 0) f.set("n_gpu_layers", std::to_string(p.n_gpu_layers));
+    if (p.no_kv_offload) f.set("no_kv_offload", "true");
+    if (!p.tensor_split.empty()) {
+        std::string ts;
+        for (double x : p.tensor_split) ts += fmt::format("{}{}", ts.empty() ? "" : ",", x);
+        f.set("tensor_split", ts);
+    }
+    for (const auto & pattern : p.override_tensor_cpu) f.add("override_tensor", pattern + "=CPU");
+    if (p.cpu_moe) f.set("cpu_moe", "true");
+    if (p.n_cpu_moe) f.set("n_cpu_moe", std::to_string(p.n_cpu_moe));
+    return f;
+}
+
+} // namespace kvfit

@@ -1,0 +1,166 @@
+// llama.cpp's placement of buffers on devices (include/kvfit/llamacpp.h: plan_llamacpp) and the largest n_ctx
+// that fits. Placement reproduces llama.cpp src/llama-model.cpp load_tensors (i_gpu_start, act_gpu_layers, splits).
+#include "kvfit/llamacpp.h"
+
+#include "kvfit/error.h"
+#include "kvfit/search.h"
+
+#include <algorithm>
+#include <regex>
+#include <fmt/format.h>
+
+namespace kvfit {
+
+// --- device usage -------------------------------------------------------------------------------------------
+
+int64_t device_usage::free_bytes() const {
+    return int64_t(capacity_bytes) - int64_t(margin_bytes) - int64_t(used.total());
+}
+
+bool device_usage::fits() const { return is_host || used.total() + margin_bytes <= capacity_bytes; }
+
+bool llamacpp_plan::fits() const {
+    return std::all_of(devices.begin(), devices.end(), [](const device_usage & d) { return d.fits(); });
+}
+
+// --- placement ----------------------------------------------------------------------------------------------
+
+namespace {
+
+// Device index of every layer 0..n_layer_all (the last one is the output layer); -1 = CPU.
+// llama.cpp: i_gpu_start = max(n_layer_all + 1 - ngl, 0); act = min(ngl, n_layer_all + 1);
+// layer il on GPU iff il >= i_gpu_start && il - i_gpu_start < act;
+// device = upper_bound(cumulative split fractions, (il - i_gpu_start) / act).
+std::vector<int> assign_layers(uint32_t n_layer_all, int32_t ngl, const std::vector<double> & split) {
+    std::vector<int> dev(n_layer_all + 1, -1);
+    if (split.empty()) return dev;
+    const int n_all = int(n_layer_all);
+    const int n_gpu = ngl < 0 ? n_all + 1 : ngl;
+    const int i_gpu_start = std::max(n_all + 1 - n_gpu, 0);
+    const int act = std::min(n_gpu, n_all + 1);
+    std::vector<float> cum(split.size());
+    double sum = 0;
+    for (size_t i = 0; i < split.size(); ++i) sum += split[i];
+    double run = 0;
+    for (size_t i = 0; i < split.size(); ++i) {
+        run += split[i];
+        cum[i] = float(run / sum);
+    }
+    for (int il = 0; il <= n_all; ++il) {
+        if (il < i_gpu_start || il - i_gpu_start >= act) continue;
+        const float x = float(il - i_gpu_start) / float(act);
+        const auto it = std::upper_bound(cum.begin(), cum.end(), x);
+        dev[il] = int(std::min<ptrdiff_t>(it - cum.begin(), ptrdiff_t(split.size()) - 1));
+    }
+    return dev;
+}
+
+bool matches_override(const placement_settings & p, const std::string & name) {
+    for (const auto & pattern : p.override_tensor_cpu) {
+        if (std::regex_search(name, std::regex(pattern))) return true;
+    }
+    return false;
+}
+
+// --cpu-moe is -ot "\\.ffn_(up|down|gate)_exps=CPU"; --n-cpu-moe N the same for blocks 0..N-1 (common/arg.cpp).
+bool experts_on_cpu(const placement_settings & p, uint32_t il) {
+    return p.cpu_moe || il < p.n_cpu_moe || matches_override(p, fmt::format("blk.{}.ffn_up_exps.weight", il));
+}
+
+bool block_on_cpu(const placement_settings & p, uint32_t il) {
+    return matches_override(p, fmt::format("blk.{}.attn_q.weight", il));
+}
+
+} // namespace
+
+llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                            const std::vector<device_spec> & gpus, uint64_t margin_bytes) {
+    llamacpp_plan plan;
+    plan.settings = s;
+    plan.placement = p;
+    plan.ctx = llamacpp_context_size(m, s);
+    plan.kv = llamacpp_kv_caches(m, s, plan.ctx);
+    plan.rs = llamacpp_recurrent(m, plan.ctx);
+
+    if (!p.tensor_split.empty() && p.tensor_split.size() != gpus.size()) {
+        throw error(fmt::format("-ts: {} proportions for {} GPUs", p.tensor_split.size(), gpus.size()));
+    }
+    for (const auto & g : gpus) {
+        if (g.memory_bytes < (64ull << 20)) {
+            throw error(fmt::format("--gpu: {} has {} B; a GPU has at least 64 MiB (did you forget a unit, e.g. 8GiB?)",
+                                    g.name, g.memory_bytes));
+        }
+        if (margin_bytes >= g.memory_bytes) {
+            throw error(fmt::format("--margin {} B is not less than {}'s {} B of memory", margin_bytes, g.name,
+                                    g.memory_bytes));
+        }
+        plan.devices.push_back({g.name, false, g.memory_bytes, margin_bytes, 0, false, {}});
+    }
+    plan.devices.push_back({"host", true, 0, 0, 0, false, {}});
+    device_usage & host = plan.devices.back();
+
+    std::vector<double> split = p.tensor_split;
+    if (split.empty()) {
+        for (const auto & g : gpus) split.push_back(double(g.memory_bytes)); // llama.cpp: by free memory
+    }
+    const uint32_t n_layer_all = m.n_layer + m.n_layer_mtp;
+    const std::vector<int> dev = assign_layers(n_layer_all, p.n_gpu_layers, split);
+    auto at = [&](int d) -> device_usage & { return d < 0 ? host : plan.devices[size_t(d)]; };
+
+    host.used.weights_bytes += m.weights.token_embd.bytes + m.weights.other.bytes; // input layer: always CPU
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        device_usage & d = at(dev[il]);
+        const weight_group & w = m.weights.layers.at(il);
+        const bool cpu_experts = experts_on_cpu(p, il) && !d.is_host;
+        const bool cpu_rest = block_on_cpu(p, il) && !d.is_host;
+        const uint64_t experts = w.expert_bytes, rest = w.bytes - w.expert_bytes;
+        (cpu_experts ? host : d).used.weights_bytes += experts;
+        (cpu_rest ? host : d).used.weights_bytes += rest;
+        const uint32_t host_index = uint32_t(plan.devices.size() - 1);
+        const uint32_t d_index = dev[il] < 0 ? host_index : uint32_t(dev[il]);
+        plan.layer_device.push_back(d_index);
+        plan.weight_device.push_back(cpu_rest ? host_index : d_index);
+        plan.expert_device.push_back(cpu_experts ? host_index : d_index);
+        d.n_layers += 1;
+        device_usage & cache_dev = p.no_kv_offload ? host : d;
+        cache_dev.used.kv_bytes += llamacpp_kv_layer_bytes(m, s, plan.ctx, il);
+        cache_dev.used.state_bytes += llamacpp_state_layer_bytes(m, plan.ctx, il);
+    }
+    for (uint32_t il = m.n_layer; il < n_layer_all; ++il) { // MTP blocks: only DeepSeek-V4 gives them a cache
+        (p.no_kv_offload ? host : at(dev[il])).used.kv_bytes += llamacpp_kv_layer_bytes(m, s, plan.ctx, il);
+    }
+    device_usage & out_dev = at(dev[n_layer_all]);
+    out_dev.used.weights_bytes += m.weights.output.bytes;
+    out_dev.has_output = true;
+    host.used.output_bytes = llamacpp_output_bytes(m, plan.ctx);
+
+    // The scheduler reserves a compute buffer on every backend that runs part of the graph.
+    const uint64_t compute = llamacpp_compute_bytes(m, s, plan.ctx);
+    bool host_runs_layers = gpus.empty();
+    for (auto & d : plan.devices) {
+        if (d.is_host) continue;
+        if (d.n_layers > 0 || d.has_output) d.used.compute_bytes = compute;
+    }
+    for (uint32_t il = 0; il < m.n_layer; ++il) host_runs_layers |= dev[il] < 0;
+    host_runs_layers |= dev[n_layer_all] < 0;
+    if (host_runs_layers) host.used.compute_bytes = compute;
+
+    plan.n_gpu_layers = 0;
+    for (int d : dev) plan.n_gpu_layers += d >= 0;
+    for (const auto & d : plan.devices) plan.total += d.used;
+    return plan;
+}
+
+uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,
+                           const std::vector<device_spec> & gpus, uint64_t margin_bytes, uint64_t limit) {
+    const uint64_t step = 256ull * (s.kv_unified ? 1 : s.n_seq);
+    uint64_t hi = limit ? limit : m.n_ctx_train;
+    if (hi == 0) hi = 1ull << 20;
+    const auto n = largest_fitting(step, hi, step, [&](uint64_t n_ctx) {
+        s.n_ctx = n_ctx;
+        return plan_llamacpp(m, s, p, gpus, margin_bytes).fits();
+    });
+    return n.value_or(0);
+}
+
+} // namespace kvfit

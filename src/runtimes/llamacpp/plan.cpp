@@ -1,0 +1,229 @@
+// llama.cpp behind the runtime interface (include/kvfit/llamacpp.h, runtime.h): flags -> settings -> plan_llamacpp ->
+// runtime_plan, the llama-server command of a plan, and the registry entry with its knobs.
+#include "kvfit/llamacpp.h"
+
+#include "kvfit/sources.h"
+#include "kvfit/units.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kvfit {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const std::vector<uint64_t> k_default_contexts = {8192, 32768, 131072, 262144};
+
+bool flash_attn_on(const llamacpp_settings & s) { return s.flash_attn != flash_attn_mode::off; }
+
+const char * flash_attn_name(flash_attn_mode m) {
+    return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
+}
+
+buffer make_buffer(const char * name, uint64_t bytes, bool estimate = false) { return {name, bytes, estimate, ""}; }
+
+// All KV caches of the model at `n_ctx` (the seeds' table).
+uint64_t total_kv(const model_desc & m, const llamacpp_settings & s, uint64_t n_ctx) {
+    llamacpp_settings t = s;
+    t.n_ctx = n_ctx;
+    const llamacpp_context c = llamacpp_context_size(m, t);
+    uint64_t bytes = 0;
+    for (const auto & kv : llamacpp_kv_caches(m, t, c)) bytes += kv.bytes();
+    return bytes;
+}
+
+json settings_json(const llamacpp_inputs & in) {
+    const llamacpp_settings & s = in.settings;
+    const placement_settings & p = in.placement;
+    json j;
+    j["ctx_size"] = in.contexts;
+    j["cache_type_k"] = ggml_traits(s.type_k).name;
+    j["cache_type_v"] = ggml_traits(s.type_v).name;
+    j["flash_attn"] = flash_attn_name(s.flash_attn);
+    j["ubatch_size"] = s.n_ubatch;
+    j["batch_size"] = s.n_batch;
+    j["parallel"] = s.n_seq;
+    j["kv_unified"] = s.kv_unified;
+    j["swa_full"] = s.swa_full;
+    j["mla_kv"] = s.mla == mla_layout::k_and_v;
+    j["llamacpp_version"] = s.release == llamacpp_release::b5b4ebc5 ? "5b4ebc5" : "v0.5.0";
+    j["margin_bytes"] = in.margin_bytes;
+    j["n_gpu_layers"] = p.n_gpu_layers;
+    j["no_kv_offload"] = p.no_kv_offload;
+    j["tensor_split"] = p.tensor_split;
+    j["override_tensor_cpu"] = p.override_tensor_cpu;
+    j["cpu_moe"] = p.cpu_moe;
+    j["n_cpu_moe"] = p.n_cpu_moe;
+    return j;
+}
+
+// The largest weight size that fits the GPUs at this plan's context: every GPU's room after the margin plus its
+// weights, plus the token embedding (it stays in host memory). 0 when the GPUs are over even without weights.
+uint64_t weights_bytes_that_fit(const model_desc & m, const llamacpp_plan & p) {
+    int64_t room = 0;
+    for (const auto & d : p.devices) {
+        if (!d.is_host) room += d.free_bytes() + int64_t(d.used.weights_bytes);
+    }
+    return room > 0 ? uint64_t(room) + m.weights.token_embd.bytes : 0;
+}
+
+runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
+    const llamacpp_inputs in = parse_llamacpp_flags(f);
+    const llamacpp_settings & s = in.settings;
+    const bool from_model = in.contexts.empty();
+    const uint64_t requested = from_model ? m.n_ctx_train : *std::max_element(in.contexts.begin(), in.contexts.end());
+    llamacpp_settings at = s;
+    at.n_ctx = requested;
+    const llamacpp_plan lp = plan_llamacpp(m, at, in.placement, mc.gpus, in.margin_bytes);
+
+    runtime_plan r = llamacpp_runtime_plan(m, lp);
+    r.context_tokens = requested;
+    if (requested > m.n_ctx_train && m.n_ctx_train > 0) {
+        r.warnings.push_back(fmt::format("n_ctx {} exceeds the model's training context {}: llama.cpp accepts it, but "
+                                         "quality beyond it is not what the model was trained for; fit searches stop "
+                                         "at {}", with_commas(requested), with_commas(m.n_ctx_train),
+                                         with_commas(m.n_ctx_train)));
+    }
+    r.launch = llama_server_command(m, s, in.placement, requested);
+
+    json d;
+    d["settings"] = settings_json(in);
+    d["requested_from_model"] = from_model;
+    for (auto it = r.detail.begin(); it != r.detail.end(); ++it) d[it.key()] = it.value();
+    const bool fa = flash_attn_on(s); // V rows are padded without flash attention
+    const model_desc full = all_full_attention_variant(m);
+    d["kv_bytes_per_token_if_all_full_attention"] = kv_bytes_per_token_if_all_full(m, s.type_k, s.type_v, s.mla, fa, s.release);
+    d["kv_bytes_per_token_f16"] = kv_bytes_per_token(m, ggml_type::f16, ggml_type::f16, s.mla, fa, s.release);
+    d["kv_bytes_per_token_q8_0"] = kv_bytes_per_token(m, ggml_type::q8_0, ggml_type::q8_0, s.mla, fa, s.release);
+    d["contexts"] = json::array();
+    for (uint64_t n_ctx : from_model ? k_default_contexts : in.contexts) {
+        d["contexts"].push_back({{"n_ctx", n_ctx}, {"kv_bytes", total_kv(m, s, n_ctx)},
+                                 {"kv_bytes_if_all_full_attention", total_kv(full, s, n_ctx)}});
+    }
+    if (!mc.gpus.empty()) d["weights_bytes_that_fit"] = weights_bytes_that_fit(m, lp);
+    r.detail = std::move(d);
+    return r;
+}
+
+void check_flags(const flag_values & f) { (void)parse_llamacpp_flags(f); }
+
+void default_weights(model_desc & m, std::vector<std::string> & warn) {
+    // A config.json gives no bytes: plan with the format most people run in llama.cpp, and say so.
+    apply_weight_format(m, default_weight_format);
+    warn.push_back(fmt::format("weights assumed {} (no --weights or --weights-size given; the file holds no weight "
+                               "bytes)", default_weight_format));
+}
+
+// -c: llama.cpp pads n_ctx to 256 per stream, so the context is searched in steps of 256 x streams, up to the
+// model's training context.
+knob_range context_range(const model_desc & m, const flag_values & f) {
+    const llamacpp_settings s = parse_llamacpp_flags(f).settings;
+    const uint64_t step = 256ull * (s.kv_unified ? 1 : s.n_seq);
+    return {step, m.n_ctx_train ? m.n_ctx_train : 1ull << 20, step};
+}
+
+// -ngl counts the output layer: 0 .. n_layer + n_layer_mtp + 1. Fewer layers on the GPU never need more GPU memory.
+knob_range gpu_layers_range(const model_desc & m, const flag_values &) { return {0, m.n_layer + m.n_layer_mtp + 1, 1}; }
+
+// --n-cpu-moe N keeps the routed experts of blocks 0..N-1 on the CPU: only for MoE models.
+knob_range cpu_moe_range(const model_desc & m, const flag_values &) {
+    return {0, m.n_layer, m.weights.expert_params() > 0 ? 1u : 0u};
+}
+
+} // namespace
+
+runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p) {
+    const llamacpp_settings & s = p.settings;
+    runtime_plan r;
+    r.runtime = "llama.cpp";
+    r.rules = llamacpp_release_name(s.release);
+    r.context_tokens = s.n_ctx;
+    r.sequences = p.ctx.n_seq;
+    uint32_t output_device = 0;
+    for (size_t i = 0; i < p.devices.size(); ++i) {
+        const device_usage & d = p.devices[i];
+        const buffer_set & u = d.used;
+        device_plan dp{d.name, d.is_host, d.capacity_bytes, d.margin_bytes, {}, d.n_layers};
+        // in llama.cpp's order: weights at load, KV and state at context creation, then output and compute
+        dp.buffers = {make_buffer("weights", u.weights_bytes, !m.weights.exact), make_buffer("kv", u.kv_bytes),
+                      make_buffer("state", u.state_bytes), make_buffer("output", u.output_bytes),
+                      make_buffer("compute", u.compute_bytes)};
+        r.devices.push_back(std::move(dp));
+        if (d.has_output) output_device = uint32_t(i);
+    }
+    for (const auto & kv : p.kv) {
+        r.caches.push_back({kv.name, kv.cells_per_stream, kv.n_stream, kv.n_layer, kv.k_bytes, kv.v_bytes});
+    }
+    r.kv_bytes_per_token = kv_bytes_per_token(m, s.type_k, s.type_v, s.mla, flash_attn_on(s), s.release);
+    llamacpp_context one_sequence;
+    one_sequence.n_seq = 1;
+    r.state_bytes_per_sequence = llamacpp_recurrent(m, one_sequence).bytes();
+    r.starts = true; // llama.cpp does not refuse for memory: --fit moves layers, or an allocation fails
+    r.fits = p.fits();
+    json d;
+    d["n_ctx"] = p.ctx.n_ctx;
+    d["n_ctx_seq"] = p.ctx.n_ctx_seq;
+    d["n_seq"] = p.ctx.n_seq;
+    d["n_stream"] = p.ctx.n_stream;
+    d["n_batch"] = p.ctx.n_batch;
+    d["n_ubatch"] = p.ctx.n_ubatch;
+    d["flash_attn"] = p.ctx.flash_attn;
+    d["n_gpu_layers"] = p.n_gpu_layers;
+    d["output_device"] = output_device;
+    d["recurrent"] = {{"n_layer", p.rs.n_layer}, {"n_seq", p.rs.n_seq}, {"r_bytes", p.rs.r_bytes},
+                      {"s_bytes", p.rs.s_bytes}, {"comp_bytes", p.rs.comp_bytes}};
+    r.detail = std::move(d);
+    return r;
+}
+
+std::string llama_server_command(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                                 uint64_t n_ctx) {
+    std::string cmd = fmt::format("llama-server -m {}", m.source.empty() ? m.name : m.source);
+    if (m.source == "catalog") cmd = fmt::format("llama-server -m {}.gguf", m.name);
+    cmd += fmt::format(" -c {}", n_ctx);
+    if (s.n_seq != 1) cmd += fmt::format(" -np {}", s.n_seq);
+    if (s.kv_unified) cmd += " --kv-unified";
+    const int32_t ngl = p.n_gpu_layers;
+    cmd += ngl < 0 ? fmt::format(" -ngl {}", m.n_layer + m.n_layer_mtp + 1) : fmt::format(" -ngl {}", ngl);
+    cmd += s.flash_attn == flash_attn_mode::off ? " -fa off" : " -fa on";
+    if (s.type_k != ggml_type::f16) cmd += fmt::format(" -ctk {}", ggml_traits(s.type_k).name);
+    if (s.type_v != ggml_type::f16) cmd += fmt::format(" -ctv {}", ggml_traits(s.type_v).name);
+    if (s.n_ubatch != 512) cmd += fmt::format(" -ub {}", s.n_ubatch);
+    if (s.n_batch != 2048) cmd += fmt::format(" -b {}", s.n_batch);
+    if (s.swa_full) cmd += " --swa-full";
+    if (!p.tensor_split.empty()) {
+        cmd += " -ts ";
+        for (size_t i = 0; i < p.tensor_split.size(); ++i) cmd += fmt::format("{}{}", i ? "," : "", p.tensor_split[i]);
+    }
+    if (p.cpu_moe) cmd += " --cpu-moe";
+    if (p.n_cpu_moe) cmd += fmt::format(" --n-cpu-moe {}", p.n_cpu_moe);
+    if (p.no_kv_offload) cmd += " --no-kv-offload";
+    cmd += " --fit off"; // the plan fixes every setting; llama.cpp's own --fit would otherwise change them
+    return cmd;
+}
+
+runtime_info llamacpp_runtime() {
+    runtime_info r;
+    r.name = "llama.cpp";
+    r.display = "llama.cpp";
+    r.summary = "llama.cpp's llama-server (default): KV caches, recurrent state, compute buffer, placement with -ngl";
+    r.flags = llamacpp_flags;
+    r.check_flags = check_flags;
+    r.default_weights = default_weights;
+    r.plan = plan;
+    r.context = {"context", "ctx_size", "-c", false, context_range, {}};
+    r.knobs = {
+        r.context, // the largest context that fits with the requested flags: its command becomes the launch
+        // the spill llama.cpp's --fit makes first: fewer layers on the GPU (common/fit.cpp, common_params_fit_impl)
+        {"n_gpu_layers", "n_gpu_layers", "-ngl", false, gpu_layers_range, {{"n_cpu_moe", "0"}}},
+        // for MoE models, the other move of --fit: routed experts of the first N blocks in host RAM
+        {"n_cpu_moe", "n_cpu_moe", "--n-cpu-moe", true, cpu_moe_range, {{"n_gpu_layers", "all"}}},
+    };
+    r.cache_types = {"f16", "q8_0", "q4_0"};
+    r.cache_type_k = "cache_type_k";
+    r.cache_type_v = "cache_type_v";
+    return r;
+}
+
+} // namespace kvfit

@@ -1,0 +1,348 @@
+// llama.cpp allocation rules: context sizing, KV caches, recurrent state, output buffer.
+// Reproduces llama.cpp 5b4ebc5 (measured in ../shared/reference/llamacpp/results.csv, RULES.md there) and v0.5.0
+// (the conformance suite, tests/conformance/); a rule that differs between them names its release.
+#include "kvfit/llamacpp.h"
+#include "kvfit/error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kvfit {
+namespace {
+
+uint64_t pad256(uint64_t n) { return (n + 255) / 256 * 256; }
+
+bool flash_attn_resolved(flash_attn_mode m) { return m != flash_attn_mode::off; }
+
+// Model-wide facts llama.cpp's KV cache sizes every layer by (llama_hparams, src/llama-hparams.cpp).
+struct kv_shape {
+    bool mla = false;      ///< hparams.is_mla(): an MLA model keeps no V tensor in any of its caches
+    bool indexer_k_only = false; ///< v0.5.0's llama_memory_hybrid_idx: a hybrid model's indexer keeps K only
+    uint64_t v_max = 0;    ///< n_embd_v_gqa_max(): the widest V row of any layer
+    uint64_t v_head_max = 0; ///< the widest V head (n_embd_head_v) of any layer
+};
+
+kv_shape kv_shape_of(const model_desc & m, llamacpp_release release) {
+    kv_shape k;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        k.indexer_k_only |= release == llamacpp_release::v0_5_0 && m.is_recurrent(il);
+        const layer_cache * a = m.attention_cache(il);
+        k.mla |= a != nullptr && a->kind == cache_kind::latent;
+        if (a != nullptr && a->kind == cache_kind::latent) continue;
+        // the attention shape counts too: a KV-shared layer has heads and no cache of its own
+        k.v_max = std::max<uint64_t>({k.v_max, a ? a->width_v() : 0, uint64_t(m.n_head_kv[il]) * m.head_dim_v[il]});
+        k.v_head_max = std::max<uint64_t>({k.v_head_max, a ? a->head_dim_v : 0, m.n_head_kv[il] ? m.head_dim_v[il] : 0});
+    }
+    return k;
+}
+
+// V elements per cell of cache `c` in layer `il` (llama_kv_cache constructor, src/llama-kv-cache.cpp:163-234):
+// - no V tensor when the model is MLA (has_v = !hparams.is_mla()), for every cache, the DSA indexer included
+//   (llama_kv_cache_dsa builds it from a copy of the MLA hparams, src/llama-kv-cache-dsa.cpp:44-53);
+// - an indexer of a non-MLA model (llama_kv_cache_msa, src/llama-kv-cache-msa.cpp:39-49: one KV head, K set to the
+//   indexer width, V left at the layer's V head) keeps a V of one V head, which its graph never reads; so did the
+//   indexer of a hybrid model (llama_memory_hybrid_idx, Qwen3.8-Flash-Next) in 5b4ebc5, while v0.5.0 makes it K only
+//   (the MLA trick, src/llama-memory-hybrid-idx.cpp:58-60; measured: 5b4ebc5 +201,326,592 B at 32768 f16);
+// - without flash attention V is stored transposed and every V row is padded to the widest one of the model
+//   ("padding V cache to N", n_embd_v_gqa_max(), src/llama-kv-cache.cpp:157-160, 209-210).
+// - the MLA K-and-V layout (before the V-less cache) keeps kv_lora_rank V values beside the latent.
+uint64_t v_width(const model_desc & m, const kv_shape & k, uint32_t il, const layer_cache & c, mla_layout mla,
+                 bool flash_attn) {
+    if (c.kind == cache_kind::latent) return mla == mla_layout::k_and_v ? m.kv_lora_rank : 0;
+    if (k.mla) return 0;
+    if (c.kind == cache_kind::indexer) {
+        if (k.indexer_k_only) return 0;
+        if (!flash_attn) return k.v_head_max;
+        const layer_cache * a = m.attention_cache(il);
+        return a ? a->head_dim_v : m.head_dim_v[il];
+    }
+    if (c.width_v() == 0) return 0;
+    return flash_attn ? c.width_v() : k.v_max;
+}
+
+uint64_t cell_bytes(const model_desc & m, const kv_shape & k, uint32_t il, const layer_cache & c, ggml_type tk,
+                    ggml_type tv, mla_layout mla, bool flash_attn) {
+    const uint64_t v = v_width(m, k, il, c, mla, flash_attn);
+    return ggml_row_size(tk, c.width_k()) + (v > 0 ? ggml_row_size(tv, v) : 0);
+}
+
+// True when the model's memory is llama_kv_cache_dsv4 (it keeps compressed caches).
+bool has_compressed(const model_desc & m) {
+    for (const auto & cs : m.caches) {
+        for (const auto & c : cs) {
+            if (c.kind == cache_kind::compressed) return true;
+        }
+    }
+    return false;
+}
+
+// llama_kv_cache_dsv4 knows two compression ratios: 4 (CSA, with its lightning indexer) and 128 (HCA)
+// (DSV4_CSA_RATIO, DSV4_HCA_RATIO, src/llama-kv-cache-dsv4.cpp:1271-1311); an indexer outside it has ratio 1.
+void check_modelled(const model_desc & m) {
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const auto & c : m.caches[il]) {
+            const bool ok = c.kind == cache_kind::compressed ? c.ratio == 4 || c.ratio == 128
+                          : c.kind == cache_kind::indexer    ? c.ratio == 1 || c.ratio == 4
+                                                             : c.ratio == 1;
+            if (!ok) {
+                throw error(fmt::format("llama.cpp: layer {} keeps a {} cache of ratio {}; llama.cpp sizes compressed "
+                                        "caches of ratio 4 and 128 only", il, cache_kind_name(c.kind), c.ratio));
+            }
+        }
+    }
+}
+
+} // namespace
+
+uint64_t llamacpp_cell_bytes(const model_desc & m, uint32_t il, const layer_cache & c, ggml_type type_k,
+                             ggml_type type_v, mla_layout mla, bool flash_attn, llamacpp_release release) {
+    return cell_bytes(m, kv_shape_of(m, release), il, c, type_k, type_v, mla, flash_attn);
+}
+
+const char * llamacpp_release_name(llamacpp_release r) {
+    switch (r) {
+    case llamacpp_release::b5b4ebc5: return "llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1)";
+    case llamacpp_release::v0_5_0:   return "llama.cpp v0.5.0 (node-llama-cpp 3.22.1)";
+    }
+    return "?";
+}
+
+llamacpp_release parse_llamacpp_release(std::string_view text) {
+    if (text == "5b4ebc5" || text == "v0.4.0" || text == "0.4.0") return llamacpp_release::b5b4ebc5;
+    if (text == "v0.5.0" || text == "0.5.0") return llamacpp_release::v0_5_0;
+    throw error(fmt::format("--llamacpp-version '{}': expected 5b4ebc5 or v0.5.0", text));
+}
+
+buffer_set & buffer_set::operator+=(const buffer_set & o) {
+    weights_bytes += o.weights_bytes;
+    kv_bytes += o.kv_bytes;
+    state_bytes += o.state_bytes;
+    output_bytes += o.output_bytes;
+    compute_bytes += o.compute_bytes;
+    return *this;
+}
+
+llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_settings & s) {
+    if (s.n_seq == 0) throw error("llama.cpp: -np must be at least 1");
+    if (s.n_seq > 256) throw error(fmt::format("llama.cpp: -np {} exceeds LLAMA_MAX_SEQ 256", s.n_seq));
+    if (s.n_ubatch == 0) throw error("llama.cpp: -ub must be at least 1");
+    if (s.n_batch == 0) throw error("llama.cpp: -b must be at least 1");
+    if (s.flash_attn == flash_attn_mode::off && ggml_is_quantized(s.type_v)) {
+        throw error(fmt::format("llama.cpp: type_v {} needs flash attention (quantized V cache requires -fa on)",
+                                ggml_traits(s.type_v).name));
+    }
+    if ((m.count(layer_kind::mla) > 0 || has_compressed(m)) && s.type_k != s.type_v) {
+        // llama_init_from_model (src/llama-context.cpp:3776): is_mla() || LLM_ARCH_DEEPSEEK4 -> "model does not support
+        // different K and V cache types" (both keep K-only caches)
+        throw error(fmt::format("llama.cpp: a model with K-only caches (MLA, DeepSeek-V4) does not support different K "
+                                "({}) and V ({}) cache types", ggml_traits(s.type_k).name, ggml_traits(s.type_v).name));
+    }
+    if (flash_attn_resolved(s.flash_attn)) {
+        // llama_init_from_model (src/llama-context.cpp:3792-3812): with flash attention a quantized type's block must
+        // divide the K (V) head width of every layer (n_embd_head_k(il), n_embd_head_v(il)). Kimi-Linear's GGUF keeps
+        // value_length 72, so q8_0 V is refused although no V is cached.
+        for (const auto & [type, dims, what] : {std::tuple{s.type_k, &m.head_dim_k, "K"}, std::tuple{s.type_v, &m.head_dim_v, "V"}}) {
+            if (!ggml_is_quantized(type)) continue;
+            const uint32_t block = ggml_traits(type).block_size;
+            for (uint32_t il = 0; il < m.n_layer; ++il) {
+                if ((*dims)[il] % block == 0) continue;
+                throw error(fmt::format("llama.cpp: {} cache type {} with block size {} does not divide the {} head width "
+                                        "{} of layer {}", what, ggml_traits(type).name, block, what, (*dims)[il], il));
+            }
+        }
+    }
+    uint64_t n_ctx = s.n_ctx != 0 ? s.n_ctx : m.n_ctx_train;
+    if (n_ctx == 0) throw error("llama.cpp: n_ctx 0 and the model does not state its training context");
+    if (n_ctx > (1ull << 32)) throw error(fmt::format("llama.cpp: n_ctx {} exceeds 4294967296 tokens", n_ctx));
+
+    llamacpp_context c;
+    c.n_seq = s.n_seq;
+    c.flash_attn = flash_attn_resolved(s.flash_attn);
+    n_ctx = pad256(n_ctx);
+    if (s.kv_unified) {
+        c.n_stream = 1;
+        c.n_ctx_seq = n_ctx;
+        c.n_ctx = n_ctx;
+    } else {
+        c.n_stream = s.n_seq;
+        c.n_ctx_seq = pad256(n_ctx / s.n_seq);
+        c.n_ctx = c.n_ctx_seq * s.n_seq;
+    }
+    c.n_batch = static_cast<uint32_t>(std::min<uint64_t>(c.n_ctx, s.n_batch));
+    c.n_ubatch = std::min(c.n_batch, s.n_ubatch);
+    return c;
+}
+
+namespace {
+
+// Cells per stream of cache `c`: n_ctx_seq, or the capped window for window / chunked caches
+// (llama_kv_cache_iswa: size_swa = pad256(min(size_base, n_swa * (unified ? n_seq : 1) + n_ubatch))).
+// A compressed cache (and its indexer) holds one cell per `ratio` tokens, padded to 256:
+// GGML_PAD(max(1, ceil(n_ctx_seq / ratio)), 256) (dsv4_comp_size, src/llama-kv-cache-dsv4.cpp:28-30, 1289-1311).
+uint64_t cells_per_stream(const layer_cache & c, const llamacpp_settings & s, const llamacpp_context & ctx, bool dsv4) {
+    if (c.ratio > 1) return pad256(std::max<uint64_t>(1, (ctx.n_ctx_seq + c.ratio - 1) / c.ratio));
+    if ((c.kind != cache_kind::window && c.kind != cache_kind::chunked) || s.swa_full) return ctx.n_ctx_seq;
+    // llama_kv_cache_dsv4 keeps its window cache per sequence even when the cache is unified (unified_raw, :1244)
+    const bool unified = s.kv_unified && !dsv4;
+    const uint64_t span = uint64_t(c.window) * (unified ? ctx.n_seq : 1) + ctx.n_ubatch;
+    return pad256(std::min<uint64_t>(ctx.n_ctx_seq, span));
+}
+
+// Streams of every cache: one per sequence, or one when unified; llama_kv_cache_dsv4 always keeps one per sequence
+// ("only supports non-unified mode even if unified flag is passed", src/llama-kv-cache-dsv4.h).
+uint32_t n_stream_of(const llamacpp_context & ctx, bool dsv4) { return dsv4 ? ctx.n_seq : ctx.n_stream; }
+
+void add_cache(kv_cache_buffer & cache, const model_desc & m, const kv_shape & k, uint32_t il, const layer_cache & c,
+               const llamacpp_settings & s, const llamacpp_context & ctx) {
+    const bool dsv4 = has_compressed(m);
+    cache.n_stream = n_stream_of(ctx, dsv4);
+    cache.cells_per_stream = cells_per_stream(c, s, ctx, dsv4);
+    const uint64_t cells = cache.cells_per_stream * cache.n_stream;
+    cache.n_layer += 1;
+    const uint64_t k_row = ggml_row_size(s.type_k, c.width_k());
+    cache.k_bytes += cells * k_row;
+    cache.v_bytes += cells * (cell_bytes(m, k, il, c, s.type_k, s.type_v, s.mla, ctx.flash_attn) - k_row);
+}
+
+// Which llama.cpp cache object holds `c`: "base" (full and MLA layers; the one cache of a model without windows),
+// "swa" (window and chunked layers: llama_kv_cache_iswa), "indexer" (the DSA / MSA / hybrid-idx indexer's own
+// llama_kv_cache), "csa" and "hca" (DeepSeek-V4's compressed caches of ratio 4 and 128), "lid" (its ratio-4 indexer).
+const char * cache_group(const layer_cache & c) {
+    if (c.kind == cache_kind::window || c.kind == cache_kind::chunked) return "swa";
+    if (c.kind == cache_kind::indexer) return c.ratio > 1 ? "lid" : "indexer";
+    if (c.kind == cache_kind::compressed) return c.ratio == 4 ? "csa" : "hca";
+    return "base";
+}
+
+constexpr const char * k_cache_groups[] = {"base", "swa", "indexer", "csa", "hca", "lid"};
+
+// The window cache llama_kv_cache_dsv4 gives an MTP block: every block of the file is a window layer
+// (deepseek4.cpp:67-74) and its raw cache has no MTP filter (hparams_raw.n_layer_nextn = 0, :1246).
+const layer_cache * mtp_window_cache(const model_desc & m, uint32_t il) {
+    if (il < m.n_layer || il >= m.n_layer + m.n_layer_mtp || !has_compressed(m)) return nullptr;
+    for (const auto & c : m.caches[0]) {
+        if (c.kind == cache_kind::window) return &c;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
+                                                const llamacpp_context & c) {
+    check_modelled(m);
+    const kv_shape k = kv_shape_of(m, s.release);
+    std::vector<kv_cache_buffer> out;
+    for (const char * name : k_cache_groups) {
+        kv_cache_buffer buf{name, 0, c.n_stream, 0, 0, 0};
+        for (uint32_t il = 0; il < m.n_layer + m.n_layer_mtp; ++il) {
+            if (il >= m.n_layer) {
+                const layer_cache * w = mtp_window_cache(m, il);
+                if (w && name == std::string_view("swa")) add_cache(buf, m, k, il, *w, s, c);
+                continue;
+            }
+            for (const auto & cache : m.caches[il]) {
+                // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
+                if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c);
+            }
+        }
+        if (buf.n_layer > 0) out.push_back(buf);
+    }
+    return out;
+}
+
+uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                 uint32_t il) {
+    check_modelled(m);
+    const kv_shape k = kv_shape_of(m, s.release);
+    uint64_t n = 0;
+    if (il >= m.n_layer) {
+        const layer_cache * w = mtp_window_cache(m, il);
+        if (w == nullptr) return 0;
+        kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
+        add_cache(one, m, k, il, *w, s, c);
+        return one.bytes();
+    }
+    for (const auto & cache : m.caches.at(il)) {
+        if (cache.is_state()) continue;
+        kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
+        add_cache(one, m, k, il, cache, s, c);
+        n += one.bytes();
+    }
+    return n;
+}
+
+namespace {
+
+// Compressor state bytes of one layer, per plane (sequence): llama_dsv4_comp_state keeps a kv and a score tensor of
+// n_embd_state x state_size f32 per compressed cache; the ratio-4 caches compress overlapping windows
+// (2 x width, 2 x ratio), the ratio-128 cache does not (src/llama-kv-cache-dsv4.cpp:964-966, 1313-1330).
+uint64_t compressor_bytes_per_seq(const model_desc & m, uint32_t il) {
+    uint64_t n = 0;
+    for (const auto & c : m.caches.at(il)) {
+        if (c.ratio <= 1) continue;
+        const bool overlap = c.ratio == 4;
+        n += 2 * (overlap ? 2 : 1) * c.width_k() * (overlap ? 2 : 1) * c.ratio * 4;
+    }
+    return n;
+}
+
+struct layer_state {
+    uint64_t r = 0, s = 0, comp = 0;
+};
+
+layer_state state_of(const model_desc & m, const llamacpp_context & c, uint32_t il) {
+    layer_state st;
+    // llama_memory_recurrent (src/llama-memory-recurrent.cpp): per recurrent layer one r tensor of
+    // n_embd_r * mem_size and one s tensor of n_embd_s * mem_size, f32, mem_size = max(1, n_seq_max)
+    const uint64_t rows = std::max<uint32_t>(1, c.n_seq);
+    for (const auto & cache : m.caches.at(il)) {
+        if (cache.kind == cache_kind::conv_state) st.r += rows * cache.width_k() * 4;
+        if (cache.kind == cache_kind::ssm_state) st.s += rows * cache.width_k() * 4;
+    }
+    st.comp = uint64_t(c.n_seq) * compressor_bytes_per_seq(m, il);
+    return st;
+}
+
+} // namespace
+
+recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context & c) {
+    recurrent_buffer r;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_state st = state_of(m, c, il);
+        r.r_bytes += st.r;
+        r.s_bytes += st.s;
+        r.comp_bytes += st.comp;
+        r.n_layer += m.is_recurrent(il);
+    }
+    r.n_seq = r.n_layer > 0 ? std::max<uint32_t>(1, c.n_seq) : 0;
+    return r;
+}
+
+uint64_t llamacpp_state_layer_bytes(const model_desc & m, const llamacpp_context & c, uint32_t il) {
+    const layer_state st = state_of(m, c, il);
+    return st.r + st.s + st.comp;
+}
+
+uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c) {
+    return uint64_t(m.n_vocab) * c.n_seq * 4;
+}
+
+uint64_t kv_bytes_per_token(const model_desc & m, ggml_type type_k, ggml_type type_v, mla_layout mla, bool flash_attn,
+                            llamacpp_release release) {
+    const kv_shape k = kv_shape_of(m, release);
+    uint64_t n = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const auto & c : m.caches[il]) {
+            if (c.grows_with_ctx() && c.ratio == 1) n += cell_bytes(m, k, il, c, type_k, type_v, mla, flash_attn);
+        }
+    }
+    return n;
+}
+
+uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, ggml_type type_v, mla_layout mla,
+                                        bool flash_attn, llamacpp_release release) {
+    return kv_bytes_per_token(all_full_attention_variant(m), type_k, type_v, mla, flash_attn, release);
+}
+
+} // namespace kvfit

@@ -1,0 +1,132 @@
+// Ollama behind the runtime interface (include/kvfit/ollama.h, runtime.h): its flags, the runtime_plan of the
+// llama-server launch it makes (llama.cpp's devices and caches, Ollama's choices in detail) and its launch lines.
+#include "kvfit/ollama.h"
+
+#include "kvfit/sources.h"
+#include "kvfit/units.h"
+#include "runtimes/common/launch.h"
+#include "runtimes/common/numbers.h"
+
+#include <fmt/format.h>
+
+namespace kvfit {
+
+using detail::count;
+using detail::number;
+
+const std::vector<flag_spec> & ollama_flags() {
+    using t = flag_type;
+    static const std::vector<flag_spec> v = {
+        {"--num-ctx", "", "PARAMETER num_ctx (default by VRAM tier)", t::count},
+        {"--num-parallel", "", "OLLAMA_NUM_PARALLEL", t::count},
+        {"--ollama-kv-cache-type", "", "OLLAMA_KV_CACHE_TYPE f16 q8_0 q4_0", t::text},
+        {"--ollama-flash-attention", "", "OLLAMA_FLASH_ATTENTION 1 or 0", t::text},
+        {"--ollama-context-length", "", "OLLAMA_CONTEXT_LENGTH", t::count},
+        {"--ollama-gpu-overhead", "", "OLLAMA_GPU_OVERHEAD", t::size},
+        {"--mmproj-size", "", "projector size (vision models)", t::size},
+        {"--fit-target", "", "LLAMA_ARG_FIT_TARGET in extraEnvs", t::size},
+        {"--embedding", "", "an embedding model (one slot)", t::boolean},
+    };
+    return v;
+}
+
+ollama_settings parse_ollama_flags(const flag_values & f) {
+    ollama_settings s;
+    const auto text = [&](const char * name) { return f.text(name); };
+    if (!text("num_ctx").empty()) s.num_ctx = number<uint64_t>("--num-ctx", text("num_ctx"), 1, 1ull << 32);
+    if (!text("ollama_context_length").empty()) {
+        s.context_length_env = number<uint64_t>("--ollama-context-length", text("ollama_context_length"), 1, 1ull << 32);
+    }
+    s.num_parallel = count("--num-parallel", text("num_parallel"), 0, 256);
+    s.kv_cache_type = text("ollama_kv_cache_type");
+    s.flash_attention = text("ollama_flash_attention");
+    if (!text("ollama_gpu_overhead").empty()) s.gpu_overhead_bytes = parse_size(text("ollama_gpu_overhead"));
+    if (!text("mmproj_size").empty()) s.mmproj_bytes = parse_size(text("mmproj_size"));
+    if (!text("fit_target").empty()) s.fit_target_bytes = parse_size(text("fit_target"));
+    s.embedding = f.boolean("embedding");
+    return s;
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const char * flash_attn_name(flash_attn_mode m) {
+    return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
+}
+
+std::string ollama_command(const std::string & model_ref, const ollama_plan & p) {
+    std::string env = fmt::format("OLLAMA_NUM_PARALLEL={} OLLAMA_KV_CACHE_TYPE={}", p.num_parallel,
+                                  ggml_traits(p.cache_type).name);
+    if (p.flash_attn != flash_attn_mode::automatic) {
+        env += fmt::format(" OLLAMA_FLASH_ATTENTION={}", p.flash_attn == flash_attn_mode::on ? 1 : 0);
+    }
+    if (p.settings.gpu_overhead_bytes) env += fmt::format(" OLLAMA_GPU_OVERHEAD={}", p.settings.gpu_overhead_bytes);
+    std::string out = fmt::format("# server environment\n{} ollama serve\n", env);
+    out += fmt::format("# Modelfile\nFROM {}\nPARAMETER num_ctx {}\n", model_ref, p.num_ctx);
+    out += fmt::format("# what Ollama starts underneath\nllama-server -c {} -np {} --flash-attn {}", p.llama.n_ctx,
+                       p.num_parallel, flash_attn_name(p.flash_attn));
+    if (p.cache_type != ggml_type::f16) {
+        out += fmt::format(" --cache-type-k {0} --cache-type-v {0}", ggml_traits(p.cache_type).name);
+    }
+    if (!p.mmproj_offload && p.settings.mmproj_bytes) out += " --no-mmproj-offload";
+    if (p.fit_target_bytes != (1024ull << 20)) out += fmt::format("  # LLAMA_ARG_FIT_TARGET={}", p.fit_target_bytes >> 20);
+    return out + "\n";
+}
+
+runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
+    const ollama_plan p = plan_ollama(m, parse_ollama_flags(f), mc.gpus);
+    runtime_plan r = llamacpp_runtime_plan(m, p.plan); // devices, caches and per-token bytes of llama-server's context
+    r.runtime = "ollama";
+    r.rules = "Ollama fb30760 (llama-server)";
+    r.context_tokens = p.num_ctx;
+    r.sequences = p.num_parallel;
+    r.starts = true;
+    r.fits = p.fits();
+    r.warnings = p.warnings;
+    r.notes = p.notes;
+    r.launch = ollama_command(detail::launch_model_ref(m), p);
+    json d;
+    d["num_ctx"] = p.num_ctx;
+    d["num_ctx_from"] = p.num_ctx_from;
+    d["num_parallel"] = p.num_parallel;
+    d["parallel_forced"] = p.parallel_forced;
+    d["cache_type"] = ggml_traits(p.cache_type).name;
+    d["flash_attention"] = flash_attn_name(p.flash_attn);
+    d["fit_target_bytes"] = p.fit_target_bytes;
+    d["mmproj_offload"] = p.mmproj_offload;
+    d["n_gpu_layers"] = p.plan.n_gpu_layers;
+    d["all_on_gpu"] = p.all_on_gpu;
+    d["llama_server"] = std::move(r.detail);
+    r.detail = std::move(d);
+    return r;
+}
+
+void check_flags(const flag_values & f) { (void)parse_ollama_flags(f); }
+
+void default_weights(model_desc & m, std::vector<std::string> & warn) {
+    apply_weight_format(m, "q4_k_m", true);
+    warn.push_back("weights sized as q4_k_m (Ollama's default tag); --weights or --weights-size for a quantized checkpoint");
+}
+
+knob_range num_ctx_range(const model_desc & m, const flag_values &) {
+    return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 20, 1};
+}
+
+} // namespace
+
+runtime_info ollama_runtime() {
+    runtime_info r;
+    r.name = "ollama";
+    r.display = "Ollama";
+    r.summary = "Ollama: its num_ctx, slots and cache type, llama-server's --fit, planned with the llama.cpp rules";
+    r.flags = ollama_flags;
+    r.check_flags = check_flags;
+    r.default_weights = default_weights;
+    r.plan = plan;
+    // Ollama (llama-server's --fit) moves layers itself, so the planner turns no knob
+    r.context = {"context", "num_ctx", "--num-ctx", false, num_ctx_range, {}};
+    return r;
+}
+
+} // namespace kvfit

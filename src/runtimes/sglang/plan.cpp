@@ -1,0 +1,168 @@
+// SGLang behind the runtime interface (include/kvfit/sglang.h, runtime.h): its flags, the runtime_plan of one TP rank
+// (devices, refusals, detail) and the launch_server command that realises it.
+#include "kvfit/sglang.h"
+
+#include "kvfit/error.h"
+#include "kvfit/sources.h"
+#include "kvfit/units.h"
+#include "runtimes/common/launch.h"
+#include "runtimes/common/numbers.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kvfit {
+
+using detail::count;
+using detail::fraction;
+using detail::number;
+
+const std::vector<flag_spec> & sglang_flags() {
+    using t = flag_type;
+    static const std::vector<flag_spec> v = {
+        {"--mem-fraction-static", "", "static pool fraction (default 0.85 assumed)", t::fraction},
+        {"--tp", "", "tensor parallel size", t::count},
+        {"--context-length", "", "tokens per request", t::count},
+        {"--max-running-requests", "", "running requests", t::count},
+        {"--kv-cache-dtype", "", "auto fp8_e4m3 fp8_e5m2", t::text},
+        {"--page-size", "", "tokens per page (default 1)", t::count},
+        {"--max-mamba-cache-size", "", "mamba slots", t::count},
+        {"--mamba-full-memory-ratio", "", "mamba / KV ratio (0.9)", t::text},
+        {"--disable-radix-cache", "", "radix cache off", t::boolean},
+    };
+    return v;
+}
+
+sglang_settings parse_sglang_flags(const flag_values & f) {
+    sglang_settings s;
+    const auto text = [&](const char * name) { return f.text(name); };
+    if (!text("mem_fraction_static").empty()) s.mem_fraction_static = fraction("--mem-fraction-static", text("mem_fraction_static"));
+    s.tp = count("--tp", text("tp"), 1, 1024);
+    if (!text("context_length").empty()) s.context_length = number<uint64_t>("--context-length", text("context_length"), 1, 1ull << 32);
+    s.max_running_requests = count("--max-running-requests", text("max_running_requests"), 0);
+    if (!text("kv_cache_dtype").empty()) s.kv_cache_dtype = text("kv_cache_dtype");
+    s.page_size = count("--page-size", text("page_size"), 1, 1u << 20);
+    s.max_mamba_cache_size = count("--max-mamba-cache-size", text("max_mamba_cache_size"), 0);
+    if (!text("mamba_full_memory_ratio").empty()) {
+        s.mamba_full_memory_ratio = number<double>("--mamba-full-memory-ratio", text("mamba_full_memory_ratio"), 0.01, 100.0);
+    }
+    s.disable_radix_cache = f.boolean("disable_radix_cache");
+    return s;
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr uint64_t k_default_pre_load_overhead = 512ull << 20; // plan_sglang's default: the CUDA context
+
+std::string sglang_command(const std::string & model_ref, const sglang_plan & p) {
+    const sglang_settings & s = p.settings;
+    std::string c = fmt::format("python -m sglang.launch_server --model-path {} --tp {} --mem-fraction-static {} "
+                                "--context-length {} --max-running-requests {}", model_ref, s.tp,
+                                s.mem_fraction_static, p.context_length, p.max_running_requests);
+    if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + s.kv_cache_dtype;
+    if (s.page_size != 1) c += fmt::format(" --page-size {}", s.page_size);
+    if (p.mamba_slots) c += fmt::format(" --max-mamba-cache-size {}", p.mamba_slots);
+    if (s.disable_radix_cache) c += " --disable-radix-cache";
+    return c + "\n";
+}
+
+json detail_json(const sglang_plan & p) {
+    const sglang_settings & s = p.settings;
+    json j;
+    j["settings"] = {{"mem_fraction_static", s.mem_fraction_static}, {"tp", s.tp}, {"context_length", s.context_length},
+                     {"max_running_requests", s.max_running_requests}, {"kv_cache_dtype", s.kv_cache_dtype},
+                     {"page_size", s.page_size}, {"max_mamba_cache_size", s.max_mamba_cache_size},
+                     {"mamba_full_memory_ratio", s.mamba_full_memory_ratio}, {"disable_radix_cache", s.disable_radix_cache}};
+    j["block_size"] = s.page_size;
+    j["page_bytes"] = p.cell_bytes * s.page_size;
+    j["num_gpu_blocks"] = p.max_total_num_tokens / s.page_size;
+    j["per_request_blocks"] = (p.context_length + s.page_size - 1) / s.page_size;
+    j["max_concurrency"] = p.context_length ? double(p.max_total_num_tokens) / double(p.context_length) : 0.0;
+    j["kv_cache_tokens"] = p.max_total_num_tokens;
+    j["available_kv_bytes"] = p.kv_pool_bytes;
+    j["max_model_len_fit"] = std::min(p.max_total_num_tokens, p.context_length);
+    j["weights_bytes"] = p.weights_bytes;
+    j["rest_bytes"] = p.rest_bytes;
+    j["kv_pool_bytes"] = p.kv_pool_bytes;
+    j["cell_bytes"] = p.cell_bytes;
+    j["mamba_bytes_per_request"] = p.mamba_bytes_per_request;
+    j["max_mamba_cache_size"] = p.mamba_slots;
+    j["max_running_requests"] = p.max_running_requests;
+    return j;
+}
+
+// One device per TP rank, all alike: the memory in use before the weights load, the weights, then the static pool
+// (KV, and the mamba slots of a hybrid) inside pre_free x mem_fraction_static; the rest of the GPU is left free.
+std::vector<device_plan> devices_of(const model_desc & m, const sglang_plan & p, const device_spec & gpu) {
+    const sglang_settings & s = p.settings;
+    const uint64_t overhead = s.pre_load_overhead_bytes.value_or(k_default_pre_load_overhead);
+    const int64_t budget = p.rest_bytes + int64_t(p.weights_bytes); // pre_free x mem_fraction_static
+    const uint64_t mamba = p.rest_bytes > 0 ? uint64_t(p.rest_bytes) - p.kv_pool_bytes : 0;
+    std::vector<device_plan> out;
+    for (uint32_t i = 0; i < s.tp; ++i) {
+        device_plan d;
+        d.name = gpu.name;
+        d.capacity_bytes = gpu.memory_bytes;
+        d.reserved_bytes = uint64_t(std::max<int64_t>(0, int64_t(gpu.memory_bytes) - int64_t(overhead) - budget));
+        d.n_layers = m.n_layer;
+        d.buffers = {{"non_torch", overhead, !s.pre_load_overhead_bytes, "in use before the weights load (CUDA context)"},
+                     {"weights", p.weights_bytes, !m.weights.exact, ""},
+                     {"kv_pool", p.kv_pool_bytes, false, "\"KV Cache is allocated\""}};
+        if (mamba > 0) d.buffers.push_back({"mamba_pool", mamba, false, "mamba state slots"});
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
+    if (mc.gpus.empty()) throw error("--runtime sglang needs --gpu (the devices it runs on)");
+    device_spec gpu = mc.gpus[0];
+    for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
+    const sglang_plan p = plan_sglang(m, parse_sglang_flags(f), gpu);
+    runtime_plan r;
+    r.runtime = "sglang";
+    r.rules = "SGLang (pool_configurator.py, 2026 main)";
+    r.context_tokens = p.context_length;
+    r.sequences = uint32_t(p.max_running_requests);
+    r.devices = devices_of(m, p, gpu);
+    r.starts = r.fits = p.fits();
+    r.refusals = p.errors;
+    r.warnings = p.warnings;
+    r.notes = p.notes;
+    r.launch = sglang_command(detail::launch_model_ref(m), p);
+    r.detail = detail_json(p);
+    return r;
+}
+
+void check_flags(const flag_values & f) { (void)parse_sglang_flags(f); }
+
+// SGLang loads the checkpoint in its own dtype: a config.json without weight bytes is sized so.
+void default_weights(model_desc & m, std::vector<std::string> & warn) {
+    const char * name = m.dtype == "float16" ? "f16" : "bf16";
+    apply_weight_format(m, name, true);
+    warn.push_back(fmt::format("weights sized as {} (the config's dtype); --weights or --weights-size for a quantized "
+                               "checkpoint", name));
+}
+
+knob_range length_range(const model_desc & m, const flag_values &) {
+    return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 24, 1};
+}
+
+} // namespace
+
+runtime_info sglang_runtime() {
+    runtime_info r;
+    r.name = "sglang";
+    r.display = "SGLang";
+    r.summary = "SGLang's static memory pool: --mem-fraction-static, the token pool and the mamba slots";
+    r.flags = sglang_flags;
+    r.check_flags = check_flags;
+    r.default_weights = default_weights;
+    r.plan = plan;
+    r.context = {"context", "context_length", "--context-length", false, length_range, {}};
+    return r;
+}
+
+} // namespace kvfit

@@ -1,0 +1,42 @@
+#pragma once
+// Internals of the vLLM runtime shared by layout.cpp (specs, pages, block size, groups) and pool.cpp (budget, blocks,
+// concurrency, checks). Not part of the public API.
+#include "kvfit/vllm.h"
+#include "runtimes/common/torch.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvfit::detail {
+
+/// The KV-cache layout of a model under resolved settings, global over all layers (before PP projection).
+struct vllm_layout {
+    uint32_t block_size = 16;            ///< attention block size (after hybrid alignment)
+    bool raised = false;                 ///< block size raised by the hybrid alignment
+    uint32_t mamba_block_size = 0;       ///< tokens per mamba block (mode all) ; else = block_size
+    uint32_t n_head_kv_rank = 0;         ///< heads per rank of the first attention layer
+    uint64_t attn1 = 0;                  ///< page of one token of the first attention layer
+    uint64_t mamba_conv = 0, mamba_ssm = 0; ///< mamba state parts per layer per rank, bytes
+    double padding_pct = 0;              ///< mamba page padding
+    bool uniform_type = false;           ///< one attention type, pages differ per layer
+    uint64_t page = 0;                   ///< the unified page (max page when uniform_type)
+    uint32_t group_size = 0;
+    std::vector<vllm_group> groups;
+    std::vector<std::vector<uint32_t>> group_layers; ///< layer indices of each group
+    std::vector<uint64_t> layer_page;    ///< per layer page (0 without cache); used when uniform_type
+    std::vector<uint32_t> group_window;  ///< window (sliding) or chunk (chunked) of each group
+    std::vector<std::string> notes;
+};
+
+/// Specs, pages, block-size alignment and groups (vllm.cpp). `s` has defaults resolved.
+vllm_layout vllm_kv_layout(const model_desc & m, const vllm_settings & s);
+
+/// Blocks one request of `len` tokens holds in each group (kv_cache_interface.py max_memory_usage_bytes / page).
+void vllm_fill_per_request(vllm_layout & lay, const vllm_settings & s, uint64_t len);
+
+/// Bytes one block costs on the worker holding layers [first, first + n): tensors x page, or the sum of the
+/// stage's pages when uniform_type. `n_tensors` receives the tensor count.
+uint64_t vllm_stage_block_bytes(const vllm_layout & lay, uint32_t first, uint32_t n, uint32_t & n_tensors);
+
+} // namespace kvfit::detail

@@ -1,0 +1,340 @@
+// vLLM behind the runtime interface (include/kvfit/vllm.h, runtime.h): its flags, the choice among placements, the
+// runtime_plan of the chosen replica (devices, refusals, detail) and the `vllm serve` command that realises it.
+#include "kvfit/vllm.h"
+
+#include "kvfit/error.h"
+#include "kvfit/sources.h"
+#include "kvfit/units.h"
+#include "runtimes/common/launch.h"
+#include "runtimes/common/numbers.h"
+
+#include <fmt/format.h>
+
+namespace kvfit {
+
+using detail::count;
+using detail::fraction;
+using detail::number;
+
+const std::vector<flag_spec> & vllm_flags() {
+    using t = flag_type;
+    static const std::vector<flag_spec> v = {
+        {"--nodes", "", "nodes of --gpu each (TP within a node, PP or DP across)", t::count},
+        {"--vllm-rules", "", "vLLM release rules: 2026 (default, v0.24+) or 2025 (<= v0.20)", t::text},
+        {"--max-model-len", "", "tokens per request; -1 = auto-fit", t::text},
+        {"--gpu-memory-utilization", "", "fraction of GPU memory (default 0.92; 0.9 for 2025 rules)", t::fraction},
+        {"--kv-cache-memory-bytes", "", "KV pool per GPU, replaces the budget", t::size},
+        {"--kv-cache-dtype", "", "auto fp8 fp8_e4m3 fp8_e5m2 fp8_ds_mla fp8_per_token_head int8_per_token_head nvfp4",
+         t::text},
+        {"--block-size", "", "tokens per block (default 16; hybrids re-aligned)", t::count},
+        {"--max-num-seqs", "", "running requests (default 256, or 1024 on >= 70 GiB)", t::count},
+        {"--max-num-batched-tokens", "", "tokens per step (default 2048 / 8192)", t::count},
+        {"--enable-prefix-caching", "", "prefix caching (hybrids: mamba mode align)", t::boolean},
+        {"--no-enable-prefix-caching", "", "prefix caching off", t::boolean},
+        {"--mamba-cache-mode", "", "none, align or all", t::text},
+        {"--mamba-ssm-cache-dtype", "", "SSM state dtype (auto = config)", t::text},
+        {"--mamba-cache-dtype", "", "conv state dtype (auto = model dtype)", t::text},
+        {"--mamba-block-size", "", "mamba block for --mamba-cache-mode all", t::count},
+        {"--enforce-eager", "", "no CUDA graphs", t::boolean},
+        {"--tensor-parallel-size", "-tp", "tensor parallel size", t::count},
+        {"--pipeline-parallel-size", "-pp", "pipeline parallel size", t::count},
+        {"--data-parallel-size", "-dp", "data parallel size", t::count},
+        {"--decode-context-parallel-size", "-dcp", "decode context parallel size", t::count},
+        {"--activation-memory", "", "input: activation peak per GPU (default: estimate)", t::size},
+        {"--non-torch-memory", "", "input: non-torch memory per GPU (default 0.35/0.5 GiB)", t::size},
+        {"--cudagraph-memory", "", "input: CUDA-graph estimate per GPU (default 0.5/1 GiB)", t::size},
+        {"--concurrency", "", "full-length requests that must fit at once (default 1)", t::count},
+    };
+    return v;
+}
+
+vllm_settings parse_vllm_flags(const flag_values & f) {
+    vllm_settings s;
+    const auto text = [&](const char * name) { return f.text(name); };
+    if (!text("vllm_rules").empty()) {
+        if (text("vllm_rules") != "2025" && text("vllm_rules") != "2026") throw error("--vllm-rules: expected 2026 or 2025");
+        s.rules = text("vllm_rules") == "2025" ? vllm_rules::v2025 : vllm_rules::v2026;
+    }
+    if (!text("max_model_len").empty()) s.max_model_len = number<int64_t>("--max-model-len", text("max_model_len"), -1, 1ll << 32);
+    if (s.max_model_len == 0 && !text("max_model_len").empty()) throw error("--max-model-len 0: use -1 for auto-fit");
+    if (!text("gpu_memory_utilization").empty()) {
+        s.gpu_memory_utilization = fraction("--gpu-memory-utilization", text("gpu_memory_utilization"));
+    }
+    if (!text("kv_cache_memory_bytes").empty()) {
+        s.kv_cache_memory_bytes = parse_size(text("kv_cache_memory_bytes"));
+        if (s.kv_cache_memory_bytes == 0) throw error("--kv-cache-memory-bytes 0: must be positive");
+    }
+    if (!text("kv_cache_dtype").empty()) s.kv_cache_dtype = text("kv_cache_dtype");
+    s.block_size = count("--block-size", text("block_size"), 0, 1u << 20);
+    s.max_num_seqs = count("--max-num-seqs", text("max_num_seqs"), 0);
+    s.max_num_batched_tokens = count("--max-num-batched-tokens", text("max_num_batched_tokens"), 0);
+    s.enable_prefix_caching = f.boolean("enable_prefix_caching") && !f.boolean("no_enable_prefix_caching");
+    if (const std::string m = text("mamba_cache_mode"); !m.empty()) {
+        if (m != "none" && m != "align" && m != "all") throw error("--mamba-cache-mode: expected none, align or all");
+        s.mamba_mode = m == "none" ? mamba_cache_mode::none : m == "align" ? mamba_cache_mode::align : mamba_cache_mode::all;
+    }
+    if (!text("mamba_ssm_cache_dtype").empty()) s.mamba_ssm_cache_dtype = text("mamba_ssm_cache_dtype");
+    if (!text("mamba_cache_dtype").empty()) s.mamba_cache_dtype = text("mamba_cache_dtype");
+    s.mamba_block_size = count("--mamba-block-size", text("mamba_block_size"), 0);
+    s.enforce_eager = f.boolean("enforce_eager");
+    s.tp = count("-tp", text("tensor_parallel_size"), 1, 1024);
+    s.pp = count("-pp", text("pipeline_parallel_size"), 1, 1024);
+    s.dp = count("-dp", text("data_parallel_size"), 1, 1024);
+    s.dcp = count("-dcp", text("decode_context_parallel_size"), 1, 1024);
+    if (!text("activation_memory").empty()) s.activation_bytes = parse_size(text("activation_memory"));
+    if (!text("non_torch_memory").empty()) s.non_torch_bytes = parse_size(text("non_torch_memory"));
+    if (!text("cudagraph_memory").empty()) s.cudagraph_bytes = parse_size(text("cudagraph_memory"));
+    s.concurrency = count("--concurrency", text("concurrency"), 1);
+    return s;
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The chosen replica and what was compared to choose it.
+struct vllm_choice {
+    vllm_plan plan;
+    std::vector<vllm_placement> placements; ///< candidates considered when no -tp, -pp or -dp was given
+    uint32_t per_node = 1, nodes = 1;
+};
+
+vllm_choice choose(const model_desc & m, const flag_values & f, const machine & mc) {
+    if (mc.gpus.empty()) throw error("--runtime vllm needs --gpu (the devices it runs on)");
+    vllm_choice c;
+    c.per_node = uint32_t(mc.gpus.size());
+    c.nodes = count("--nodes", f.text("nodes"), 1, 1024);
+    device_spec gpu = mc.gpus[0];
+    for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
+    const vllm_settings s = parse_vllm_flags(f);
+    const bool placed = f.has("tensor_parallel_size") || f.has("pipeline_parallel_size") || f.has("data_parallel_size");
+    if (placed || c.per_node * c.nodes == 1) {
+        const uint32_t world = s.tp * s.pp * s.dp;
+        if (world > c.per_node * c.nodes) {
+            throw error(fmt::format("-tp {} x -pp {} x -dp {} = {} GPUs, but --gpu{} gives {}", s.tp, s.pp, s.dp, world,
+                                    c.nodes > 1 ? " x --nodes" : "", c.per_node * c.nodes));
+        }
+        c.plan = plan_vllm(m, s, gpu, gpu.compute_capability);
+        if (s.tp > c.per_node) {
+            c.plan.warnings.push_back(fmt::format("-tp {} spans nodes of {} GPUs: TP across nodes is slow", s.tp, c.per_node));
+        }
+        return c;
+    }
+    c.placements = vllm_placements(m, s, gpu, gpu.compute_capability, c.per_node, c.nodes);
+    if (c.placements.empty()) throw error(fmt::format("no TP size up to {} divides the model's attention heads", c.per_node));
+    const vllm_placement * best = &c.placements[0];
+    for (const auto & p : c.placements) {
+        const bool better = p.fits ? (!best->fits || p.total_concurrency > best->total_concurrency)
+                                   : (!best->fits && p.plan.max_model_len_fit > best->plan.max_model_len_fit);
+        if (better) best = &p;
+    }
+    c.plan = best->plan;
+    return c;
+}
+
+// Starts, and meets the requested length and concurrency (over all replicas).
+bool meets_request(const vllm_choice & c) {
+    if (!c.placements.empty()) {
+        for (const auto & p : c.placements) {
+            if (p.fits) return true;
+        }
+        return false;
+    }
+    return c.plan.fits() && c.plan.max_concurrency * c.plan.settings.dp >= c.plan.settings.concurrency;
+}
+
+std::string vllm_command(const std::string & model_ref, const vllm_plan & p, const vllm_choice & c, uint64_t len,
+                         uint32_t seqs) {
+    const vllm_settings & s = p.settings;
+    std::string cmd = fmt::format("vllm serve {} --max-model-len {}", model_ref, len);
+    if (s.kv_cache_memory_bytes) cmd += fmt::format(" --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
+    else cmd += fmt::format(" --gpu-memory-utilization {}", s.gpu_memory_utilization);
+    cmd += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {} --block-size {}", seqs, s.max_num_batched_tokens,
+                       p.block_size);
+    if (s.kv_cache_dtype != "auto") cmd += " --kv-cache-dtype " + s.kv_cache_dtype;
+    cmd += s.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
+    if (p.hybrid && s.rules == vllm_rules::v2026) {
+        cmd += fmt::format(" --mamba-cache-mode {}", mamba_cache_mode_name(s.mamba_mode));
+        if (s.mamba_ssm_cache_dtype != "auto") cmd += " --mamba-ssm-cache-dtype " + s.mamba_ssm_cache_dtype;
+        if (s.mamba_cache_dtype != "auto") cmd += " --mamba-cache-dtype " + s.mamba_cache_dtype;
+    }
+    if (s.enforce_eager) cmd += " --enforce-eager";
+    if (s.tp > 1) cmd += fmt::format(" -tp {}", s.tp);
+    if (s.pp > 1) cmd += fmt::format(" -pp {}", s.pp);
+    if (s.dcp > 1) cmd += fmt::format(" -dcp {}", s.dcp);
+    if (s.dp > 1 && c.nodes > 1) { // one DP rank per node: head, then the others headless
+        std::string out = fmt::format("# node 0 (head)\n{} -dp {} --data-parallel-size-local {} --data-parallel-address "
+                                      "HEAD_IP --data-parallel-rpc-port 13345\n", cmd, s.dp, s.dp / c.nodes);
+        for (uint32_t n = 1; n < c.nodes; ++n) {
+            out += fmt::format("# node {}\n{} -dp {} --data-parallel-size-local {} --data-parallel-start-rank {} "
+                               "--data-parallel-address HEAD_IP --data-parallel-rpc-port 13345 --headless\n",
+                               n, cmd, s.dp, s.dp / c.nodes, n * (s.dp / c.nodes));
+        }
+        return out;
+    }
+    if (s.dp > 1) cmd += fmt::format(" -dp {}", s.dp);
+    if (s.tp * s.pp > c.per_node) {
+        return fmt::format("# start a Ray cluster over the {} nodes, then on the head node:\n{} "
+                           "--distributed-executor-backend ray\n", c.nodes, cmd);
+    }
+    return cmd + "\n";
+}
+
+// The planned command; when it does not start and the plan names a remedy (a shorter max_model_len, fewer
+// sequences for the mamba blocks), that variant follows.
+std::string vllm_commands(const std::string & model_ref, const vllm_choice & c) {
+    const vllm_plan & p = c.plan;
+    const std::string planned = vllm_command(model_ref, p, c, p.max_model_len, p.settings.max_num_seqs);
+    if (p.fits() || p.available_kv_bytes <= 0) return planned;
+    uint64_t len = p.max_model_len;
+    uint32_t seqs = p.settings.max_num_seqs;
+    if (p.need_bytes > uint64_t(p.available_kv_bytes)) len = p.max_model_len_fit;
+    else if (p.mamba_blocks_per_request) seqs = uint32_t(p.num_gpu_blocks / p.mamba_blocks_per_request);
+    if (len == 0 || seqs == 0) return planned;
+    return "# as planned (does not start):\n" + planned + "# a variant that starts:\n" +
+           vllm_command(model_ref, p, c, len, seqs);
+}
+
+json detail_json(const vllm_choice & c) {
+    const vllm_plan & p = c.plan;
+    const vllm_settings & s = p.settings;
+    json j;
+    j["settings"] = {{"vllm_rules", s.rules == vllm_rules::v2026 ? "2026" : "2025"},
+                     {"max_model_len", s.max_model_len},
+                     {"gpu_memory_utilization", s.gpu_memory_utilization}, {"kv_cache_memory_bytes", s.kv_cache_memory_bytes},
+                     {"kv_cache_dtype", s.kv_cache_dtype}, {"block_size", s.block_size}, {"max_num_seqs", s.max_num_seqs},
+                     {"max_num_batched_tokens", s.max_num_batched_tokens}, {"enable_prefix_caching", s.enable_prefix_caching},
+                     {"mamba_cache_mode", mamba_cache_mode_name(s.mamba_mode)},
+                     {"mamba_ssm_cache_dtype", s.mamba_ssm_cache_dtype}, {"mamba_cache_dtype", s.mamba_cache_dtype},
+                     {"enforce_eager", s.enforce_eager}, {"tensor_parallel_size", s.tp}, {"pipeline_parallel_size", s.pp},
+                     {"data_parallel_size", s.dp}, {"decode_context_parallel_size", s.dcp}, {"concurrency", s.concurrency}};
+    j["nodes"] = c.nodes;
+    j["device_name"] = p.device_name;
+    j["compute_capability"] = p.compute_capability;
+    j["hybrid"] = p.hybrid;
+    j["block_size"] = p.block_size;
+    j["block_size_raised"] = p.block_size_raised;
+    j["page_bytes"] = p.page_bytes;
+    j["num_gpu_blocks"] = p.num_gpu_blocks;
+    j["per_request_blocks"] = p.per_request_blocks;
+    j["mamba_blocks_per_request"] = p.mamba_blocks_per_request;
+    j["max_concurrency"] = p.max_concurrency;
+    j["kv_cache_tokens"] = p.kv_cache_tokens;
+    j["kv_cache_tokens_v2025"] = p.kv_cache_tokens_v2025;
+    j["available_kv_bytes"] = p.available_kv_bytes;
+    j["max_model_len"] = p.max_model_len;
+    j["max_model_len_fit"] = p.max_model_len_fit;
+    j["need_bytes"] = p.need_bytes;
+    j["n_head_kv_per_rank"] = p.n_head_kv_rank;
+    j["attention_bytes_per_token"] = p.attn_bytes_per_token;
+    j["mamba_conv_bytes"] = p.mamba_conv_bytes;
+    j["mamba_ssm_bytes"] = p.mamba_ssm_bytes;
+    j["mamba_state_bytes"] = p.mamba_state_bytes;
+    j["mamba_padding_percent"] = p.mamba_padding_pct;
+    j["group_size"] = p.group_size;
+    j["padding_layers"] = p.padding_layers;
+    j["block_bytes"] = p.block_bytes;
+    j["groups"] = json::array();
+    for (const auto & g : p.groups) {
+        j["groups"].push_back({{"kind", g.kind}, {"n_layer", g.n_layer}, {"n_padding", g.n_padding},
+                               {"block_size", g.block_size}, {"per_request_blocks", g.per_request_blocks}});
+    }
+    j["per_rank"] = json::array();
+    for (const auto & k : p.ranks) {
+        j["per_rank"].push_back({{"pp_rank", k.pp_rank}, {"first_layer", k.first_layer}, {"n_layer", k.n_layer},
+                                 {"total_bytes", k.total_bytes}, {"requested_bytes", k.requested_bytes},
+                                 {"weights_bytes", k.weights_bytes}, {"activation_bytes", k.activation_bytes},
+                                 {"non_torch_bytes", k.non_torch_bytes}, {"cudagraph_bytes", k.cudagraph_bytes},
+                                 {"available_kv_bytes", k.available_kv_bytes}, {"n_tensors", k.n_tensors},
+                                 {"num_blocks", k.num_blocks}});
+    }
+    j["placements"] = json::array();
+    for (const auto & pl : c.placements) {
+        j["placements"].push_back({{"tensor_parallel_size", pl.tp}, {"pipeline_parallel_size", pl.pp},
+                                   {"data_parallel_size", pl.dp}, {"why", pl.why},
+                                   {"num_gpu_blocks", pl.plan.num_gpu_blocks}, {"max_concurrency", pl.plan.max_concurrency},
+                                   {"total_concurrency", pl.total_concurrency},
+                                   {"max_model_len_fit", pl.plan.max_model_len_fit}, {"fits", pl.fits}});
+    }
+    return j;
+}
+
+// One device per GPU of the replicas, in rank order (rank = dp_rank x pp x tp + pp_rank x tp + tp_rank): each holds
+// its PP stage's share, as vLLM's worker of that stage budgets it (determine_available_memory).
+std::vector<device_plan> devices_of(const model_desc & m, const vllm_choice & c) {
+    const vllm_plan & p = c.plan;
+    const vllm_settings & s = p.settings;
+    std::vector<device_plan> out;
+    const uint32_t world = s.tp * s.pp * s.dp;
+    for (uint32_t i = 0; i < world; ++i) {
+        const vllm_rank & k = p.ranks[(i / s.tp) % s.pp];
+        device_plan d;
+        d.name = c.nodes > 1 ? fmt::format("node{} {}", i / c.per_node, p.device_name) : p.device_name;
+        d.capacity_bytes = k.total_bytes;
+        d.reserved_bytes = s.kv_cache_memory_bytes ? 0 : k.total_bytes - std::min(k.total_bytes, k.requested_bytes);
+        d.n_layers = k.n_layer;
+        const bool graphs = s.rules == vllm_rules::v2026 && !s.enforce_eager;
+        d.buffers = {{"weights", k.weights_bytes, !m.weights.exact, "\"Model loading took\""},
+                     {"activation", k.activation_bytes, !s.activation_bytes, "torch peak of the profile run"},
+                     {"non_torch", k.non_torch_bytes, !s.non_torch_bytes, "NCCL, cuBLAS workspaces, CUDA context"},
+                     {"cuda_graph", graphs ? k.cudagraph_bytes : 0, graphs && !s.cudagraph_bytes, "CUDA graphs"},
+                     {"kv_pool", uint64_t(std::max<int64_t>(0, k.available_kv_bytes)), false,
+                      "\"Available KV cache memory\""}};
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
+    const vllm_choice c = choose(m, f, mc);
+    const vllm_plan & p = c.plan;
+    runtime_plan r;
+    r.runtime = "vllm";
+    r.rules = vllm_rules_name(p.settings.rules);
+    r.context_tokens = p.max_model_len;
+    r.sequences = p.settings.max_num_seqs;
+    r.devices = devices_of(m, c);
+    r.starts = p.fits();
+    r.fits = meets_request(c);
+    r.refusals = p.errors;
+    r.warnings = p.warnings;
+    r.notes = p.notes;
+    r.launch = vllm_commands(detail::launch_model_ref(m), c);
+    r.detail = detail_json(c);
+    return r;
+}
+
+void check_flags(const flag_values & f) {
+    (void)parse_vllm_flags(f);
+    (void)count("--nodes", f.text("nodes"), 1, 1024);
+}
+
+// vLLM loads the checkpoint in its own dtype: a config.json without weight bytes is sized so.
+void default_weights(model_desc & m, std::vector<std::string> & warn) {
+    const char * name = m.dtype == "float16" ? "f16" : "bf16";
+    apply_weight_format(m, name, true);
+    warn.push_back(fmt::format("weights sized as {} (the config's dtype); --weights or --weights-size for a quantized "
+                               "checkpoint", name));
+}
+
+knob_range length_range(const model_desc & m, const flag_values &) {
+    return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 24, 1};
+}
+
+} // namespace
+
+runtime_info vllm_runtime() {
+    runtime_info r;
+    r.name = "vllm";
+    r.display = "vLLM";
+    r.summary = "vLLM's paged KV-cache pool: budget per GPU, blocks, concurrency, TP/PP/DP placements";
+    r.flags = vllm_flags;
+    r.check_flags = check_flags;
+    r.default_weights = default_weights;
+    r.plan = plan;
+    // vLLM searches its own largest max_model_len (max_model_len_fit, auto-fit -1), so the planner turns no knob
+    r.context = {"context", "max_model_len", "--max-model-len", false, length_range, {}};
+    return r;
+}
+
+} // namespace kvfit

@@ -1,0 +1,376 @@
+// vLLM: from the layout to a plan. Budget per worker (vllm/v1/worker/gpu_worker.py determine_available_memory),
+// blocks (kv_cache_utils.py get_num_blocks, get_kv_cache_configs: minimum over workers), concurrency and the
+// "GPU KV cache size" line (get_max_concurrency_for_kv_cache_config, get_kv_cache_capacity / v0.19
+// _report_kv_cache_config), the max_model_len check and auto-fit (_check_enough_kv_cache_memory,
+// _auto_fit_max_model_len), and max_num_seqs against mamba blocks (RULES §2.5). Defaults: RULES §4.
+#include "runtimes/vllm/layout.h"
+
+#include "kvfit/error.h"
+#include "kvfit/search.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace kvfit {
+
+using detail::cdiv;
+
+const char * vllm_rules_name(vllm_rules r) {
+    return r == vllm_rules::v2026 ? "vLLM 2026 rules (v0.24+)" : "vLLM 2025 rules (<= v0.20)";
+}
+
+const char * mamba_cache_mode_name(mamba_cache_mode m) {
+    switch (m) {
+    case mamba_cache_mode::none: return "none";
+    case mamba_cache_mode::align: return "align";
+    case mamba_cache_mode::all: return "all";
+    default: return "auto";
+    }
+}
+
+const std::vector<std::string> & vllm_kv_cache_dtypes() {
+    static const std::vector<std::string> v = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla",
+                                               "fp8_per_token_head", "int8_per_token_head", "nvfp4"};
+    return v;
+}
+
+uint64_t vllm_default_activation_bytes(const model_desc & m, uint32_t mnbt, uint32_t tp, uint32_t first, uint32_t n) {
+    uint64_t f = 4ull * m.n_embd;
+    for (uint32_t il = first; il < first + n && il < m.n_layer; ++il) {
+        const uint64_t moe = m.is_moe.empty() || !m.is_moe[il] ? 0 : uint64_t(m.n_expert_used) * m.n_ff_exp + m.n_ff_shexp;
+        f = std::max({f, uint64_t(m.n_ff[il]), moe});
+    }
+    return uint64_t(mnbt) * 8 * f / tp;
+}
+
+uint64_t vllm_default_non_torch_bytes(uint32_t world) { return world > 1 ? 512ull << 20 : 358ull << 20; }
+
+uint64_t vllm_default_cudagraph_bytes(const model_desc & m, const vllm_settings & s) {
+    if (s.rules == vllm_rules::v2025 || s.enforce_eager) return 0;
+    return m.count(layer_kind::recurrent) > 0 ? 1ull << 30 : 512ull << 20;
+}
+
+namespace {
+
+std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / double(1ull << 30)); }
+
+bool is_hybrid(const model_desc & m) {
+    bool attn = false, rec = false;
+    for (uint32_t il = 0; il < m.n_layer; ++il) attn |= m.has_kv(il), rec |= m.is_recurrent(il);
+    return attn && rec;
+}
+
+// Checks vLLM makes before it allocates anything (ModelConfig.verify_with_parallel_config and friends).
+void check_input(const model_desc & m, const vllm_settings & s) {
+    const auto & dts = vllm_kv_cache_dtypes();
+    if (std::find(dts.begin(), dts.end(), s.kv_cache_dtype) == dts.end()) {
+        throw error(fmt::format("--kv-cache-dtype '{}': invalid choice (choose from auto, fp8, fp8_e4m3, fp8_e5m2, "
+                                "fp8_ds_mla, fp8_per_token_head, int8_per_token_head, nvfp4)", s.kv_cache_dtype));
+    }
+    if (s.kv_cache_dtype == "fp8_ds_mla" && m.count(layer_kind::mla) == 0) {
+        throw error("--kv-cache-dtype fp8_ds_mla: only MLA models (DeepSeek sparse MLA) use this layout");
+    }
+    if (!(s.gpu_memory_utilization > 0 && s.gpu_memory_utilization <= 1)) {
+        throw error(fmt::format("--gpu-memory-utilization {}: must be in (0, 1]", s.gpu_memory_utilization));
+    }
+    if (s.tp == 0 || s.pp == 0 || s.dp == 0 || s.dcp == 0) throw error("vllm: parallel sizes must be at least 1");
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (m.n_head[il] != 0 && m.n_head[il] % s.tp != 0) {
+            throw error(fmt::format("Total number of attention heads ({}) must be divisible by tensor parallel size ({}).",
+                                    m.n_head[il], s.tp));
+        }
+    }
+    if (m.count(layer_kind::recurrent) > 0 && m.ssm_n_head % s.tp != 0) {
+        throw error(fmt::format("vllm: {} SSM/linear-attention heads are not divisible by tensor parallel size {}",
+                                m.ssm_n_head, s.tp));
+    }
+    if (s.pp > m.n_layer) throw error(fmt::format("-pp {}: more pipeline stages than the {} layers", s.pp, m.n_layer));
+    if (s.tp % s.dcp != 0) throw error(fmt::format("-dcp {}: must divide the tensor parallel size {}", s.dcp, s.tp));
+    if (s.dcp > 1 && (m.count(layer_kind::swa) > 0 || m.count(layer_kind::chunked) > 0)) {
+        throw error("-dcp: sliding-window layers require decode context parallel size 1");
+    }
+    if (s.max_num_batched_tokens < s.max_num_seqs) {
+        throw error(fmt::format("max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).",
+                                s.max_num_batched_tokens, s.max_num_seqs));
+    }
+    if (s.max_model_len > 0 && m.n_ctx_train > 0 && uint64_t(s.max_model_len) > m.n_ctx_train) {
+        throw error(fmt::format("User-specified max_model_len ({}) is greater than the derived max_model_len "
+                                "(max_position_embeddings={}) (set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to override)",
+                                s.max_model_len, m.n_ctx_train));
+    }
+}
+
+// EngineArgs.get_batch_defaults (API server), the rules' utilization, mamba mode, block size 16.
+vllm_settings resolve(const model_desc & m, vllm_settings s, const device_spec & gpu, vllm_plan & p) {
+    if (s.gpu_memory_utilization == 0) s.gpu_memory_utilization = s.rules == vllm_rules::v2026 ? 0.92 : 0.9;
+    std::string lower = gpu.name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    const bool big = gpu.memory_bytes >= (70ull << 30) && lower.find("a100") == std::string::npos;
+    if (s.max_num_seqs == 0) s.max_num_seqs = big ? 1024 : 256;
+    if (s.max_num_batched_tokens == 0) s.max_num_batched_tokens = big ? 8192 : 2048;
+    if (s.block_size == 0) {
+        s.block_size = 16;
+        if (m.count(layer_kind::mla) > 0) p.notes.push_back("block size 16 assumed; FlashMLA backends prefer 64 (--block-size 64)");
+    }
+    const bool hybrid = is_hybrid(m);
+    if (hybrid && s.enable_prefix_caching && s.rules == vllm_rules::v2025) {
+        p.warnings.push_back("prefix caching is disabled for hybrid models under the 2025 rules");
+        s.enable_prefix_caching = false;
+    }
+    if (s.mamba_mode == mamba_cache_mode::automatic) {
+        s.mamba_mode = hybrid && s.enable_prefix_caching ? mamba_cache_mode::align : mamba_cache_mode::none;
+    }
+    return s;
+}
+
+// vllm/distributed/utils.py get_pp_indices: num_layers // pp each, the remainder one each to the stages
+// before the last (partitions[-2], partitions[-3], ...).
+std::vector<uint32_t> pp_partition(uint32_t n_layer, uint32_t pp) {
+    std::vector<uint32_t> parts(pp, n_layer / pp);
+    for (uint32_t i = 2; i < n_layer % pp + 2; ++i) parts[pp - i] += 1;
+    return parts;
+}
+
+// Weights on one GPU of a stage: its blocks / tp; embedding (first stage) and LM head (last stage, also the
+// tied embedding when pp > 1) are vocab-parallel, / tp.
+uint64_t stage_weights(const model_desc & m, uint32_t tp, uint32_t pp_rank, uint32_t pp, uint32_t first, uint32_t n) {
+    const uint32_t s = detail::torch_dtype_bytes(m.dtype, 2, "dtype");
+    uint64_t b = 0;
+    for (uint32_t il = first; il < first + n; ++il) b += detail::weight_bytes(m.weights.layers.at(il), s);
+    if (pp_rank == 0) b += detail::weight_bytes(m.weights.token_embd, s) + detail::weight_bytes(m.weights.other, s);
+    if (pp_rank == pp - 1) b += m.tied_embeddings && pp > 1 ? detail::weight_bytes(m.weights.token_embd, s) : detail::weight_bytes(m.weights.output, s);
+    return b / tp;
+}
+
+// Warnings vLLM (or its kernels) would give for a KV dtype the GPU cannot run (RULES §4).
+void warn_dtype(vllm_plan & p, double cc) {
+    const vllm_settings & s = p.settings;
+    const bool e4m3 = s.kv_cache_dtype == "fp8" || s.kv_cache_dtype == "fp8_e4m3" || s.kv_cache_dtype == "fp8_per_token_head";
+    if (e4m3 && cc > 0 && cc < 8.9) {
+        p.warnings.push_back(fmt::format(
+            "--kv-cache-dtype {} on compute capability {:.1f} (< 8.9): the Triton attention path raises \"ValueError: type "
+            "fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\"; "
+            "fp8_e5m2 works on sm80/86", s.kv_cache_dtype, cc));
+    }
+    if (s.kv_cache_dtype == "nvfp4" && cc > 0 && cc < 10.0) {
+        p.warnings.push_back(fmt::format("--kv-cache-dtype nvfp4 needs a Blackwell GPU (compute capability 10.0+), got {:.1f}", cc));
+    }
+}
+
+// Copies the layout's per-rank facts into the plan.
+void take_layout(vllm_plan & p, const detail::vllm_layout & lay) {
+    const vllm_settings & s = p.settings;
+    p.notes.insert(p.notes.end(), lay.notes.begin(), lay.notes.end());
+    p.block_size = lay.block_size;
+    p.block_size_raised = lay.raised && lay.block_size != s.block_size;
+    p.n_head_kv_rank = lay.n_head_kv_rank;
+    p.attn_bytes_per_token = lay.attn1;
+    p.mamba_conv_bytes = lay.mamba_conv;
+    p.mamba_ssm_bytes = lay.mamba_ssm;
+    p.mamba_state_bytes = lay.mamba_conv + lay.mamba_ssm;
+    p.mamba_padding_pct = lay.padding_pct;
+    p.page_bytes = lay.page;
+    p.group_size = lay.group_size;
+    for (const auto & g : lay.groups) p.padding_layers += g.n_padding;
+}
+
+// determine_available_memory per PP stage: requested - weights - activation - non-torch - graphs, or
+// --kv-cache-memory-bytes verbatim; then that stage's blocks.
+void budget_ranks(vllm_plan & p, const model_desc & m, const detail::vllm_layout & lay, const device_spec & gpu) {
+    const vllm_settings & s = p.settings;
+    const uint32_t world = s.tp * s.pp;
+    const std::vector<uint32_t> parts = pp_partition(m.n_layer, s.pp);
+    uint32_t first = 0;
+    for (uint32_t r = 0; r < s.pp; ++r) {
+        vllm_rank k;
+        k.pp_rank = r;
+        k.first_layer = first;
+        k.n_layer = parts[r];
+        first += parts[r];
+        k.total_bytes = gpu.memory_bytes;
+        k.requested_bytes = uint64_t(std::ceil(static_cast<long double>(gpu.memory_bytes) * s.gpu_memory_utilization));
+        k.weights_bytes = stage_weights(m, s.tp, r, s.pp, k.first_layer, k.n_layer);
+        k.activation_bytes = s.activation_bytes.value_or(
+            vllm_default_activation_bytes(m, s.max_num_batched_tokens, s.tp, k.first_layer, k.n_layer));
+        k.non_torch_bytes = s.non_torch_bytes.value_or(vllm_default_non_torch_bytes(world));
+        k.cudagraph_bytes = s.rules == vllm_rules::v2025 || s.enforce_eager ? 0 : s.cudagraph_bytes.value_or(vllm_default_cudagraph_bytes(m, s));
+        k.available_kv_bytes = s.kv_cache_memory_bytes
+            ? int64_t(s.kv_cache_memory_bytes)
+            : int64_t(k.requested_bytes) - int64_t(k.weights_bytes + k.activation_bytes + k.non_torch_bytes + k.cudagraph_bytes);
+        const uint64_t bb = detail::vllm_stage_block_bytes(lay, k.first_layer, k.n_layer, k.n_tensors);
+        k.num_blocks = k.available_kv_bytes > 0 && bb > 0 ? uint64_t(k.available_kv_bytes) / bb : 0;
+        p.ranks.push_back(k);
+    }
+}
+
+// Says which budget inputs were given and which are kvfit's defaults.
+void note_inputs(vllm_plan & p) {
+    const vllm_settings & s = p.settings;
+    const vllm_rank & r0 = p.ranks[0];
+    if (s.kv_cache_memory_bytes) {
+        p.notes.push_back(fmt::format("reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes "
+                                      "(--gpu-memory-utilization and the inputs below are ignored)", gib(double(s.kv_cache_memory_bytes))));
+    } else {
+        auto said = [&](const char * what, uint64_t v, bool given, const char * flag, const char * how) {
+            p.notes.push_back(fmt::format("{} {} GiB per GPU: {} ({})", what, gib(double(v)), given ? "given" : how, flag));
+        };
+        said("activation peak", r0.activation_bytes, s.activation_bytes.has_value(), "--activation-memory",
+             "kvfit estimate, MNBT x 8 x FFN width / tp");
+        said("non-torch memory", r0.non_torch_bytes, s.non_torch_bytes.has_value(), "--non-torch-memory", "kvfit default");
+        if (s.rules == vllm_rules::v2026 && !s.enforce_eager) {
+            said("CUDA-graph estimate", r0.cudagraph_bytes, s.cudagraph_bytes.has_value(), "--cudagraph-memory", "kvfit default");
+        }
+    }
+}
+
+// The max_model_len check, the binary search for the largest length that fits (auto-fit under -1), the
+// per-request blocks, concurrency and both token lines. Returns true when one request does not fit.
+bool fit_length(vllm_plan & p, const model_desc & m, detail::vllm_layout & lay) {
+    const vllm_settings & s = p.settings;
+    // need(len) on the worst worker: block bytes of the stage x blocks one request holds.
+    auto need_exceeds = [&](uint64_t len, uint64_t & need_out) {
+        detail::vllm_fill_per_request(lay, s, len);
+        uint64_t blocks = 0;
+        for (const auto & g : lay.groups) blocks += g.per_request_blocks;
+        bool over = false;
+        need_out = 0;
+        for (const auto & k : p.ranks) {
+            uint32_t t = 0;
+            const uint64_t need = detail::vllm_stage_block_bytes(lay, k.first_layer, k.n_layer, t) * blocks;
+            need_out = std::max(need_out, need);
+            over |= k.available_kv_bytes <= 0 || int64_t(need) > k.available_kv_bytes;
+        }
+        return over;
+    };
+    const uint64_t limit = m.n_ctx_train ? m.n_ctx_train : (1ull << 24);
+    uint64_t ignore = 0;
+    // the largest len in [1, limit] that fits: vLLM's own binary search (_auto_fit_max_model_len, and the estimate in
+    // _check_enough_kv_cache_memory's message), which is search.h's
+    const uint64_t lo = largest_fitting(1, limit, 1, [&](uint64_t len) { return !need_exceeds(len, ignore); }).value_or(0);
+    p.max_model_len_fit = lo;
+    const bool auto_fit = s.max_model_len < 0;
+    p.max_model_len = auto_fit ? std::max<uint64_t>(lo, 1) : s.max_model_len > 0 ? uint64_t(s.max_model_len) : limit;
+    p.settings.max_model_len = int64_t(p.max_model_len);
+    if (auto_fit && lo > 0) {
+        p.notes.push_back(lo < limit ? fmt::format("Auto-fit max_model_len: reduced from {} to {} to fit in available GPU "
+                                                   "memory ({} GiB available for KV cache)", limit, lo, gib(double(p.available_kv_bytes)))
+                                     : fmt::format("Auto-fit max_model_len: full model context length {} fits", limit));
+    }
+
+    const bool over = need_exceeds(p.max_model_len, p.need_bytes);
+    p.groups = lay.groups;
+    for (const auto & g : p.groups) {
+        p.per_request_blocks += g.per_request_blocks;
+        if (g.kind == "mamba") p.mamba_blocks_per_request += g.per_request_blocks;
+    }
+    p.max_concurrency = double(p.num_gpu_blocks) / double(p.per_request_blocks);
+    p.kv_cache_tokens = uint64_t(p.max_concurrency * double(p.max_model_len));
+    uint32_t min_block = UINT32_MAX;
+    for (const auto & g : p.groups) min_block = std::min(min_block, g.block_size);
+    p.kv_cache_tokens_v2025 = p.num_gpu_blocks / p.groups.size() * min_block;
+
+    return over;
+}
+
+// vLLM's startup errors: no memory, max_model_len over the pool, max_num_seqs over the mamba blocks.
+void check_startup(vllm_plan & p, bool over) {
+    const vllm_settings & s = p.settings;
+    if (p.available_kv_bytes <= 0) {
+        p.errors.push_back("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                           "initializing the engine.");
+    } else if (over) {
+        p.errors.push_back(fmt::format(
+            "To serve at least one request with the models's max seq len ({}), ({} GiB KV cache is needed, which is "
+            "larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum "
+            "model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+            "initializing the engine.", p.max_model_len, gib(double(p.need_bytes)), gib(double(p.available_kv_bytes)),
+            p.max_model_len_fit));
+    }
+    if (p.mamba_blocks_per_request > 0 && p.errors.empty()) {
+        const uint64_t slots = p.num_gpu_blocks / p.mamba_blocks_per_request;
+        if (uint64_t(s.max_num_seqs) > slots) {
+            p.errors.push_back(fmt::format("max_num_seqs ({}) exceeds available Mamba cache blocks: {} blocks hold the "
+                                           "state of {} requests ({} mamba blocks each); lower --max-num-seqs to {}",
+                                           s.max_num_seqs, p.num_gpu_blocks, slots, p.mamba_blocks_per_request, slots));
+        } else if (2 * uint64_t(s.max_num_seqs) * p.mamba_blocks_per_request > p.num_gpu_blocks) {
+            p.warnings.push_back(fmt::format("max_num_seqs {} x {} mamba blocks take more than half of the {} blocks",
+                                             s.max_num_seqs, p.mamba_blocks_per_request, p.num_gpu_blocks));
+        }
+    }
+    // One line per layer type, as _get_kv_cache_groups_uniform_page_size logs it: pad = group_size - n % group_size.
+    std::vector<std::string> seen;
+    for (const auto & g : p.groups) {
+        if (std::find(seen.begin(), seen.end(), g.kind) != seen.end()) continue;
+        seen.push_back(g.kind);
+        uint32_t pads = 0, n_type = 0;
+        for (const auto & h : p.groups) {
+            if (h.kind == g.kind) pads += h.n_padding, n_type += h.n_layer;
+        }
+        if (pads > 0) {
+            p.notes.push_back(fmt::format("Add {} padding layers, may waste at most {:.2f}% KV cache memory", pads,
+                                          100.0 * pads / n_type));
+        }
+    }
+}
+
+} // namespace
+
+vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const device_spec & gpu, double cc) {
+    vllm_plan p;
+    p.device_name = gpu.name;
+    p.compute_capability = cc;
+    p.settings = resolve(m, s_in, gpu, p);
+    check_input(m, p.settings);
+    p.hybrid = is_hybrid(m);
+    warn_dtype(p, cc);
+    detail::vllm_layout lay = detail::vllm_kv_layout(m, p.settings);
+    take_layout(p, lay);
+    budget_ranks(p, m, lay, gpu);
+    note_inputs(p);
+    p.num_gpu_blocks = p.ranks[0].num_blocks;
+    p.available_kv_bytes = p.ranks[0].available_kv_bytes;
+    for (const auto & k : p.ranks) {
+        p.num_gpu_blocks = std::min(p.num_gpu_blocks, k.num_blocks);
+        p.available_kv_bytes = std::min(p.available_kv_bytes, k.available_kv_bytes);
+    }
+    uint32_t tensors_all = 0;
+    p.block_bytes = detail::vllm_stage_block_bytes(lay, 0, m.n_layer, tensors_all);
+    check_startup(p, fit_length(p, m, lay));
+    return p;
+}
+
+std::vector<vllm_placement> vllm_placements(const model_desc & m, const vllm_settings & s, const device_spec & gpu,
+                                            double cc, uint32_t gpus_per_node, uint32_t nodes) {
+    struct cand { uint32_t tp, pp, dp; std::string why; };
+    std::vector<cand> cands;
+    if (nodes <= 1) {
+        for (uint32_t tp = gpus_per_node; tp >= 1; --tp) {
+            if (gpus_per_node % tp == 0) {
+                cands.push_back({tp, 1, gpus_per_node / tp,
+                                 gpus_per_node / tp > 1 ? fmt::format("TP {} x DP {} on one node", tp, gpus_per_node / tp)
+                                                        : fmt::format("TP {} on one node", tp)});
+            }
+        }
+    } else {
+        cands.push_back({gpus_per_node, nodes, 1, fmt::format("TP {} within each node, PP {} across nodes", gpus_per_node, nodes)});
+        cands.push_back({gpus_per_node, 1, nodes, fmt::format("TP {} within each node, DP {} across nodes", gpus_per_node, nodes)});
+    }
+    std::vector<vllm_placement> out;
+    for (const auto & c : cands) {
+        vllm_settings t = s;
+        t.tp = c.tp, t.pp = c.pp, t.dp = c.dp;
+        try {
+            vllm_placement pl{c.tp, c.pp, c.dp, c.why, plan_vllm(m, t, gpu, cc), 0, false};
+            pl.total_concurrency = pl.plan.max_concurrency * c.dp;
+            pl.fits = pl.plan.fits() && pl.total_concurrency >= s.concurrency;
+            out.push_back(std::move(pl));
+        } catch (const error &) {
+            // a TP size the heads do not divide: vLLM would refuse it, so it is not a placement
+        }
+    }
+    return out;
+}
+
+} // namespace kvfit
