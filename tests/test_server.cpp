@@ -292,7 +292,7 @@ TEST(server, docs_api_examples_run) {
             EXPECT_EQ(text.find("\"error\""), std::string::npos) << line << "\n" << text.substr(0, 300);
         }
     }
-    EXPECT_EQ(n, 8);
+    EXPECT_EQ(n, 10);
 }
 
 } // namespace
