@@ -115,7 +115,8 @@ TEST(hf_config, qwen3_next_gated_deltanet_dims_and_layout) {
 TEST(hf_config, text_config_wrapper_and_mtp) {
     const auto m = load_shared("Qwen__Qwen3.5-27B.json");
     EXPECT_EQ(m.n_embd, 5120u);
-    EXPECT_EQ(m.n_layer_mtp, 1u);
+    EXPECT_EQ(m.n_layer_mtp, 0u); // not placed: llama.cpp does not load them from a converted trunk
+    EXPECT_EQ(m.n_layer_mtp_apart, 1u);
     EXPECT_FALSE(m.tied_embeddings); // from the wrapper's top level
     EXPECT_EQ(m.n_head_kv[3], 4u);
     EXPECT_EQ(m.head_dim_k[3], 256u);
@@ -139,7 +140,8 @@ TEST(hf_config, deepseek_mla_shape_and_dense_prefix) {
     EXPECT_EQ(m.n_head_kv[0], 1u);
     EXPECT_EQ(m.head_dim_k[0], 576u);
     EXPECT_EQ(m.head_dim_v[0], 512u);
-    EXPECT_EQ(m.n_layer_mtp, 1u);
+    EXPECT_EQ(m.n_layer_mtp, 0u); // not placed: llama.cpp does not load them from a converted trunk
+    EXPECT_EQ(m.n_layer_mtp_apart, 1u);
     EXPECT_EQ(m.is_moe[2], 0u);
     EXPECT_EQ(m.n_ff[2], 18432u);
     EXPECT_EQ(m.is_moe[3], 1u);
@@ -179,9 +181,8 @@ TEST(hf_config, unknown_model_type_falls_back_with_warning) {
         R"({"model_type":"brand_new","num_hidden_layers":4,"hidden_size":256,"num_attention_heads":8,
             "vocab_size":1000,"intermediate_size":512,"max_position_embeddings":4096})", "new.json", warn);
     ASSERT_EQ(warn.size(), 1u);
-    EXPECT_EQ(warn[0], "new.json: unknown model_type 'brand_new': assumed a dense decoder (layer_types if present, "
-                       "else full attention on every layer; gated FFN of intermediate_size; untied unless "
-                       "tie_word_embeddings)");
+    EXPECT_EQ(warn[0], "new.json: unknown architecture ('brand_new'): planned from its keys alone; no llama.cpp "
+                       "architecture is known for it");
     EXPECT_EQ(m.count(kvfit::layer_kind::full), 4u);
     EXPECT_EQ(m.n_head_kv[0], 8u); // MHA: num_key_value_heads absent
     EXPECT_EQ(m.head_dim_k[0], 32u); // 256 / 8
@@ -232,7 +233,7 @@ const bad_row k_bad[] = {
     {"layer_types_unknown",   nullptr,
      R"({"model_type":"gpt_oss","num_hidden_layers":1,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"layer_types":["magic_attention"]})",
-     "bad.json: key 'layer_types': entry 0: unknown layer type 'magic_attention'"},
+     "bad.json: model_type 'gpt_oss': layer_types[0] 'magic_attention': a layer kind kvfit does not know"},
     {"gdn_key_missing",       nullptr,
      R"({"model_type":"qwen3_5_text","num_hidden_layers":4,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"full_attention_interval":4})",
@@ -240,7 +241,7 @@ const bad_row k_bad[] = {
     {"hybrid_bad_block",      nullptr,
      R"({"model_type":"nemotron_h","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"hybrid_override_pattern":"M?"})",
-     "bad.json: key 'hybrid_override_pattern': block 1: '?' is not one of M * - E"},
+     "bad.json: model_type 'nemotron_h': hybrid_override_pattern[1] '?': a layer kind kvfit does not know"},
     {"block_configs_null_group", nullptr,
      R"({"model_type":"nemotron-nas","num_hidden_layers":1,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "block_configs":[{"attention":{"no_op":false,"n_heads_in_group":null},"ffn":{"ffn_mult":1.0}}]})",
