@@ -141,6 +141,7 @@ int main(int argc, char ** argv) {
     app.add_option("--parallel", o.req.parallel, "-np: sequences / server slots (default 1)");
     app.add_flag("--kv-unified", o.req.kv_unified, "-kvu: one KV stream shared by all sequences");
     app.add_flag("--swa-full", o.req.swa_full, "full-size cache for sliding-window layers");
+    app.add_flag("--strict", o.req.strict, "refuse to guess: any warning (an assumption) is exit 2, warnings printed");
     app.add_flag("--mla-kv", o.req.mla_kv, "older llama.cpp MLA layout: K 576 plus V 512 per layer");
     app.add_option("--gpu", o.req.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
     app.add_option("--margin", o.req.margin, "memory kept free per GPU (default 1GiB, as llama.cpp --fit)");
@@ -182,7 +183,7 @@ int main(int argc, char ** argv) {
         }
         if (!o.cpu_bandwidth.empty()) kvfit::cli::speed_settings_from(o.cpu_bandwidth); // validate before printing
         const int served = kvfit::cli::run_serving_if_selected(
-            app, so, {o.req.model, o.req.gpu, o.req.weights, o.req.weights_size, o.json, o.list || o.inspect});
+            app, so, {o.req.model, o.req.gpu, o.req.weights, o.req.weights_size, o.json, o.list || o.inspect, o.req.strict});
         if (served >= 0) return served;
         return run(o);
     } catch (const kvfit::error & e) {
