@@ -43,12 +43,24 @@ model_desc model_from_gguf(const std::string & path, warnings & warn);
 
 // --- catalog (src/sources/catalog.cpp, data/catalog/) ---------------------------------------------------
 
-/// One built-in model: a published config.json embedded in the binary.
+/// One built-in model: a published config.json embedded in the binary, or, for a model with no published
+/// config.json, its llama.cpp GGUF metadata keys as JSON (gguf_keys).
 struct catalog_entry {
     std::string_view name;        ///< catalog name, e.g. "Qwen3.5-9B"
     std::string_view hf_id;       ///< Hugging Face id, e.g. "Qwen/Qwen3.5-9B"
-    std::string_view config_json; ///< the config.json text
+    std::string_view config_json; ///< the file's text: a config.json, or a JSON object of GGUF keys
+    bool gguf_keys = false;       ///< config_json holds GGUF keys ("format": "gguf_keys" in index.json)
 };
+
+/// Build the model of a catalog entry: model_from_hf_config or model_from_gguf_keys; name = the entry's name,
+/// source "catalog". Throws what those throw.
+model_desc model_from_catalog(const catalog_entry & e, warnings & warn);
+
+/// Build a model from a JSON object of GGUF metadata keys (`{"general.architecture": "qwen4exp",
+/// "qwen4exp.block_count": 49, ...}`), read by model_from_gguf from an in-memory header with no tensors: strings,
+/// booleans, integers (u32, u64 above 2^32, i32 when negative), floats (f32) and arrays of them. Keys starting with
+/// "_" are notes and skipped. Weights are unknown (a warning says so). Throws kvfit::error "<where>: ...".
+model_desc model_from_gguf_keys(std::string_view json_text, std::string_view where, warnings & warn);
 
 /// The built-in catalog, in display order (data/catalog/index.json; data/catalog/README.md gives each file's
 /// origin). The first entry (Qwen3.5-9B) is the default model. Built once; the views live as long as the program.

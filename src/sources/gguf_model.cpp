@@ -198,6 +198,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
 
     model_desc m;
     m.architecture = k.arch;
+    m.gguf_architecture = k.arch;
     m.source = f.path();
     const gguf_value * name = f.find("general.name");
     m.name = name && name->to_string() ? std::string(*name->to_string()) : std::filesystem::path(f.path()).stem().string();
