@@ -199,4 +199,50 @@ TEST(frontier_caches, kimi_k25_reads_the_wrapped_text_config) {
     EXPECT_EQ(m.is_moe[1], 1u);
 }
 
+// Kimi-K3 (conversion/kimi_k3.py): linear_attn_config.full_attn_layers (1-based) are MLA, the others Kimi Delta
+// Attention with a conv of 3 x (kernel - 1) x heads x head_dim and a head_dim^2 x heads state (llama-hparams.cpp,
+// n_embd_head_kda branch). Experts in a routed_expert_hidden_size latent. Planned, with its one unread key warned.
+TEST(frontier_configs, kimi_k3_mla_and_kda) {
+    kvfit::warnings warn;
+    const auto m = kvfit::model_from_hf_config(R"({"architectures":["KimiK3ForConditionalGeneration"],
+      "model_type":"kimi_k3","num_hidden_layers":8,"hidden_size":256,"num_attention_heads":8,"num_key_value_heads":8,
+      "kv_lora_rank":64,"qk_rope_head_dim":16,"qk_nope_head_dim":32,"v_head_dim":32,"q_lora_rank":96,"mla_use_nope":true,
+      "vocab_size":1000,"intermediate_size":512,"moe_intermediate_size":64,"num_experts":16,"num_experts_per_tok":2,
+      "num_shared_experts":1,"first_k_dense_replace":1,"routed_expert_hidden_size":128,"attn_res_block_size":2,
+      "max_position_embeddings":4096,"linear_attn_config":{"full_attn_layers":[4,8],"kda_layers":[1,2,3,5,6,7],
+      "num_heads":8,"head_dim":32,"short_conv_kernel_size":4}})", "kimi-k3.json", warn);
+    EXPECT_EQ(m.gguf_architecture, "kimi-k3");
+    EXPECT_EQ(m.rec_kind, kvfit::recurrent_kind::kda);
+    EXPECT_EQ(m.count(layer_kind::mla), 2u);
+    EXPECT_EQ(m.count(layer_kind::recurrent), 6u);
+    EXPECT_EQ(m.caches[3], (std::vector<cache>{cache::latent(80)}));
+    EXPECT_EQ(m.caches[0], (std::vector<cache>{cache::state(cache_kind::conv_state, 3 * 3 * 8 * 32),
+                                               cache::state(cache_kind::ssm_state, 32 * 32 * 8)}));
+    EXPECT_EQ(m.n_ff_shexp, 64u); // num_shared_experts x moe_intermediate_size
+    EXPECT_EQ(m.weights.layers[1].expert_params, 16ull * 3 * 128 * 64); // at the 128-wide latent
+    ASSERT_EQ(warn.size(), 1u);
+    EXPECT_EQ(warn[0], "kimi-k3.json: key 'attn_res_block_size' may change memory and kvfit does not read it (value 2)");
+}
+
+// Nemotron-3-Ultra style: layers_block_type instead of num_hidden_layers + hybrid_override_pattern
+// (conversion/nemotron.py: num_hidden_layers = len(layers_block_type)). Planned, not refused.
+TEST(frontier_configs, nemotron3_layers_block_type) {
+    kvfit::warnings warn;
+    const auto m = kvfit::model_from_hf_config(R"({"architectures":["NemotronHForCausalLM"],"model_type":"nemotron_h",
+      "hidden_size":256,"num_attention_heads":8,"num_key_value_heads":2,"head_dim":32,"vocab_size":1000,
+      "intermediate_size":512,"mamba_num_heads":8,"mamba_head_dim":32,"ssm_state_size":16,"n_groups":2,"conv_kernel":4,
+      "n_routed_experts":8,"num_experts_per_tok":2,"moe_intermediate_size":64,"moe_shared_expert_intermediate_size":128,
+      "n_shared_experts":1,"moe_latent_size":64,"mlp_hidden_act":"relu2","max_position_embeddings":4096,
+      "layers_block_type":["mamba","moe","mamba","attention","moe","mamba"]})", "nemotron3-ultra.json", warn);
+    EXPECT_TRUE(warn.empty()) << (warn.empty() ? "" : warn[0]);
+    EXPECT_EQ(m.n_layer, 6u);
+    EXPECT_EQ(m.gguf_architecture, "nemotron_h_moe");
+    EXPECT_EQ(m.count(layer_kind::recurrent), 3u);
+    EXPECT_EQ(m.count(layer_kind::full), 1u);
+    EXPECT_EQ(m.count(layer_kind::none), 2u);
+    EXPECT_EQ(m.is_moe, (std::vector<uint8_t>{0, 1, 0, 0, 1, 0}));
+    EXPECT_EQ(m.caches[3], (std::vector<cache>{cache::attention(cache_kind::full, 2, 32, 32)}));
+    EXPECT_EQ(m.weights.layers[1].expert_params, 8ull * 2 * 64 * 64); // up + down at the 64-wide latent
+}
+
 } // namespace

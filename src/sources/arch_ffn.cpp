@@ -4,7 +4,7 @@
 //   per token: num_experts_per_tok | experts_per_token | top_k_experts | moe_top_k | num_experts_per_token
 //   width:   moe_intermediate_size | expert_intermediate_size, else intermediate_size (Mixtral, gpt-oss, MiniMax)
 //   shared:  shared_expert_intermediate_size | moe_shared_expert_intermediate_size | share_expert_dim |
-//            shared_intermediate_size, else n_shared_experts x the routed width (DeepSeek)
+//            shared_intermediate_size, else n_shared_experts (num_shared_experts) x the routed width (DeepSeek)
 //   latent:  moe_latent_size (Nemotron-3: experts run in a 1,024-wide latent)
 // Which layers (first rule present wins): the block list (hybrid_override_pattern 'E', layers_block_type "moe");
 // moe_layer_freq as a list (MiMo-V2: 1 = MoE); first_k_dense_replace with moe_layer_freq as an int (DeepSeek:
@@ -47,7 +47,7 @@ bool read_experts(const hf_keys & cfg, hf_build & b) {
     m.n_ff_exp = u32(cfg.uint(w_key.empty() ? "intermediate_size" : w_key));
     const auto sh_key = first_present(cfg, {"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
                                             "share_expert_dim", "shared_intermediate_size"});
-    const uint64_t n_shared = cfg.count_or("n_shared_experts", 0, 1024);
+    const uint64_t n_shared = cfg.count_or("n_shared_experts", cfg.count_or("num_shared_experts", 0, 1024), 1024); // Kimi-K3
     if (!sh_key.empty()) {
         m.n_ff_shexp = u32(cfg.count_or(sh_key, 0));
         m.n_expert_shared = m.n_ff_shexp > 0 ? u32(std::max<uint64_t>(1, n_shared)) : 0;

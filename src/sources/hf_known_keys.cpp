@@ -28,7 +28,7 @@ constexpr std::array k_read = {
     "mtp_num_hidden_layers", "n_groups", "n_routed_experts", "n_shared_experts", "no_rope_layer_interval",
     "no_rope_layers", "num_attention_heads", "num_experts", "num_experts_per_tok", "num_experts_per_token",
     "num_global_key_value_heads", "num_hash_layers", "num_hidden_layers", "num_key_value_heads",
-    "num_kv_shared_layers", "num_local_experts", "num_mtp_modules", "num_nextn_predict_layers", "o_groups",
+    "num_kv_shared_layers", "num_local_experts", "num_shared_experts", "num_mtp_modules", "num_nextn_predict_layers", "o_groups",
     "o_lora_rank", "q_lora_rank", "qk_norm_type", "qk_nope_head_dim", "qk_rope_head_dim", "rope_parameters",
     "rope_scaling", "routed_expert_hidden_size", "share_expert_dim", "shared_expert_intermediate_size", "shared_intermediate_size",
     "sliding_window", "sliding_window_pattern", "ssm_state_size", "swa_head_dim", "swa_num_attention_heads",
@@ -53,6 +53,7 @@ constexpr std::array k_harmless = {
     "indexer_rope_interleave",    // DSA RoPE layout
     "layer_norm_epsilon", "layernorm_epsilon",
     "mamba_hidden_act",           // activation
+    "mla_use_nope",               // Kimi-K3: no RoPE on the MLA heads; the latent keeps its width
     "moe_router_scaling_factor",  // routing numerics
     "moe_shared_expert_overlap",  // compute overlap of the shared expert
     "mtp_hybrid_override_pattern",// the MTP block's layout (MTP apart)
