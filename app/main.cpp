@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <fmt/format.h>
 #include <string>
 #include <vector>
@@ -51,8 +52,10 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
 }
 
 void print_catalog() {
-    fmt::print("{:<36} {}\n", "name", "Hugging Face id");
-    for (const auto & e : kvfit::catalog()) fmt::print("{:<36} {}\n", e.name, e.hf_id);
+    size_t w = 36;
+    for (const auto & e : kvfit::catalog()) w = std::max(w, e.name.size());
+    fmt::print("{:<{}} {}\n", "name", w, "Hugging Face id");
+    for (const auto & e : kvfit::catalog()) fmt::print("{:<{}} {}\n", e.name, w, e.hf_id);
 }
 
 struct options {
