@@ -245,4 +245,28 @@ TEST(frontier_configs, nemotron3_layers_block_type) {
     EXPECT_EQ(m.weights.layers[1].expert_params, 8ull * 2 * 64 * 64); // up + down at the 64-wide latent
 }
 
+// Laguna (conversion/laguna.py, models/laguna.cpp): query heads per layer, "dense"/"sparse" FFN per layer, a
+// per-head output gate on every layer. The keys say it all: the layout is the same under an unknown name.
+TEST(frontier_configs, laguna_per_layer_heads_gates_and_ffn_kinds) {
+    const std::string text = R"({"architectures":["LagunaForCausalLM"],"model_type":"laguna","vocab_size":1000,
+      "hidden_size":256,"intermediate_size":512,"num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":2,
+      "head_dim":32,"max_position_embeddings":4096,"num_experts":8,"num_experts_per_tok":2,"moe_intermediate_size":64,
+      "shared_expert_intermediate_size":64,"sliding_window":512,
+      "layer_types":["full_attention","sliding_attention","sliding_attention","sliding_attention"],
+      "mlp_layer_types":["dense","sparse","sparse","sparse"],"gating_types":["per_head","per_head","per_head","per_head"],
+      "num_attention_heads_per_layer":[8,12,12,12]})";
+    kvfit::warnings warn;
+    const auto m = kvfit::model_from_hf_config(text, "laguna.json", warn);
+    EXPECT_TRUE(warn.empty()) << (warn.empty() ? "" : warn[0]);
+    EXPECT_EQ(m.gguf_architecture, "laguna");
+    EXPECT_EQ(m.n_head, (std::vector<uint32_t>{8, 12, 12, 12}));
+    EXPECT_EQ(m.is_moe, (std::vector<uint8_t>{0, 1, 1, 1}));
+    EXPECT_EQ(m.caches[1], (std::vector<cache>{cache::attention(cache_kind::window, 2, 32, 32, 512)}));
+    // layer 0: q 256x256, k/v 256x64, o 256x256, q/k norms 2x32, gate 256x8, dense MLP 3x256x512, 2 norms
+    EXPECT_EQ(m.weights.layers[0].n_params, 256ull * 256 * 2 + 2ull * 256 * 64 + 64 + 256 * 8 + 3ull * 256 * 512 + 2 * 256);
+    kvfit::warnings warn2;
+    const auto renamed = kvfit::model_from_hf_config(std::string(text).replace(text.find("laguna\""), 6, "zz_new"), "x.json", warn2);
+    EXPECT_EQ(renamed.caches, m.caches);
+}
+
 } // namespace

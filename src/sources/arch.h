@@ -42,6 +42,7 @@ struct param_flags {
 /// array, full_attention_interval, attention.compress_ratios, attention.indexer.*) are read in every layout.
 /// - attention:       head_count_kv[il] > 0 is attention, others none; a sliding_window_pattern array marks swa.
 /// - swa_period:      set_swa_pattern(period): il % period < period - 1 is swa. period 6: il 0-4 swa, il 5 full.
+/// - swa_dense_first: set_swa_pattern(period, dense_first): il % period != 0 is swa. period 4: il 0 full, il 1-3 swa.
 /// - chunked_period:  as swa_period, with chunked attention of `window` tokens (llama4: 3 chunked, 1 full).
 /// - interval:        interval_attention(il, full_attention_interval), the others recurrent (n 4: il 3, 7, ...).
 /// - kv_or_recurrent: head_count_kv[il] > 0 is attention, 0 is recurrent (lfm2, jamba, granitehybrid).
@@ -50,7 +51,7 @@ struct param_flags {
 /// - all_swa:         every layer a window (deepseek4: set_swa_pattern(0)), plus its compressed caches.
 /// - parallel_hybrid: attention and a recurrent mixer side by side in every layer (falcon-h1).
 enum class gguf_layout : uint8_t {
-    attention, swa_period, chunked_period, interval, kv_or_recurrent, nemotron_h, all_recurrent, all_swa,
+    attention, swa_period, swa_dense_first, chunked_period, interval, kv_or_recurrent, nemotron_h, all_recurrent, all_swa,
     parallel_hybrid,
 };
 

@@ -7,6 +7,7 @@
 //            shared_intermediate_size, else n_shared_experts (num_shared_experts) x the routed width (DeepSeek)
 //   latent:  moe_latent_size (Nemotron-3: experts run in a 1,024-wide latent)
 // Which layers (first rule present wins): the block list (hybrid_override_pattern 'E', layers_block_type "moe");
+// mlp_layer_types (Laguna: "sparse" = MoE);
 // moe_layer_freq as a list (MiMo-V2: 1 = MoE); first_k_dense_replace with moe_layer_freq as an int (DeepSeek:
 // il >= k and il % freq == 0); moe_layers / interleave_moe_layer_step (Llama 4); decoder_sparse_step with
 // mlp_only_layers (Qwen MoE); else every layer. enable_moe_block (Gemma 4): a dense MLP and the experts side by side.
@@ -155,7 +156,18 @@ void lay_out_ffn(const hf_keys & cfg, hf_build & b) {
         m.n_ff_shexp = u32(cfg.uint("intermediate_size"));
     }
     std::vector<uint8_t> moe(m.n_layer, 1);
-    if (cfg.has("moe_layer_freq") && cfg.at("moe_layer_freq").is_array()) {
+    if (cfg.has("mlp_layer_types")) { // Laguna: "dense" / "sparse" per layer
+        const auto & arr = cfg.at("mlp_layer_types");
+        if (!arr.is_array() || arr.size() != m.n_layer) {
+            throw cfg.bad("mlp_layer_types", fmt::format("has {} entries for num_hidden_layers {}", arr.is_array() ? arr.size() : 0, m.n_layer));
+        }
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            if (arr[il] != "dense" && arr[il] != "sparse") {
+                throw refuse(cfg, b, fmt::format("{}mlp_layer_types[{}] {}: an FFN kind kvfit does not know", cfg.prefix, il, arr[il].dump()));
+            }
+            moe[il] = arr[il] == "sparse";
+        }
+    } else if (cfg.has("moe_layer_freq") && cfg.at("moe_layer_freq").is_array()) {
         const auto & arr = cfg.at("moe_layer_freq");
         if (arr.size() != m.n_layer) {
             throw cfg.bad("moe_layer_freq", fmt::format("has {} entries for num_hidden_layers {}", arr.size(), m.n_layer));

@@ -70,8 +70,9 @@ std::vector<bool> swa_layers(const gguf_keys & k, const detail::arch_row & row, 
     }
     const uint32_t p = v ? k.u32("attention.sliding_window_pattern", row.period) : row.period;
     if (row.layout == gguf_layout::all_swa) return std::vector<bool>(n_block, true); // deepseek4: set_swa_pattern(0)
-    if (row.layout != gguf_layout::swa_period && row.layout != gguf_layout::chunked_period && !v) return swa;
-    for (uint32_t il = 0; il < n_block; ++il) swa[il] = p == 0 || il % p < p - 1;
+    const bool dense_first = row.layout == gguf_layout::swa_dense_first;
+    if (row.layout != gguf_layout::swa_period && row.layout != gguf_layout::chunked_period && !dense_first && !v) return swa;
+    for (uint32_t il = 0; il < n_block; ++il) swa[il] = p == 0 || (dense_first ? il % p != 0 : il % p < p - 1);
     return swa;
 }
 
@@ -91,6 +92,7 @@ std::vector<layer_kind> layer_kinds(const gguf_keys & k, const detail::arch_row 
         switch (row.layout) {
         case gguf_layout::attention:
         case gguf_layout::swa_period:
+        case gguf_layout::swa_dense_first:
         case gguf_layout::chunked_period:
         case gguf_layout::parallel_hybrid: kind[il] = attn; break;
         case gguf_layout::interval:        kind[il] = detail::interval_attention(il, interval) ? attn : layer_kind::recurrent; break;
@@ -237,7 +239,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     // An attention architecture whose every layer has 0 heads is not a model llama.cpp can run: refuse it rather
     // than plan layers without cache and 0 parameters (llama.cpp divides n_embd by n_head(0) in load_hparams).
     const bool needs_attention = row->layout == gguf_layout::attention || row->layout == gguf_layout::swa_period ||
-                                 row->layout == gguf_layout::chunked_period;
+                                 row->layout == gguf_layout::swa_dense_first || row->layout == gguf_layout::chunked_period;
     if (needs_attention && head0 == 0) {
         const gguf_value * v = k.get("attention.head_count");
         if (!v) throw error::missing_key(f.path(), k.arch + ".attention.head_count");

@@ -65,6 +65,7 @@ struct hf_build {
     std::vector<uint8_t> kv_shared;    ///< per layer: reads an earlier layer's KV, keeps no cache
     std::vector<uint8_t> sinks;        ///< per layer: attention sinks (n_head values)
     std::vector<uint8_t> no_v_proj;    ///< per layer: V is K (Gemma 4 attention_k_eq_v on full layers)
+    std::vector<uint32_t> gate;        ///< per layer: attention output-gate width, n_embd x gate[il] (0: none)
     std::vector<uint8_t> n_norm;       ///< per layer: n_embd-sized norm vectors (2 for a pre-norm decoder)
     std::vector<uint8_t> attn_linear;  ///< per layer: attention replaced by one n_embd x n_embd linear (DeciLM)
     std::vector<uint8_t> ffn_linear;   ///< per layer: FFN replaced by one n_embd x n_embd linear (DeciLM)

@@ -16,17 +16,17 @@ constexpr std::array k_read = {
     "add_full_attention_sink_bias", "add_swa_attention_sink_bias", "architectures", "attention_bias",
     "attention_chunk_size", "attention_head_dim", "attention_k_eq_v", "attn_output_gate", "block_configs",
     "chunk_size", "compress_ratios", "conv_kernel", "decoder_sparse_step", "dtype", "enable_moe_block",
-    "expert_intermediate_size", "experts_per_token", "first_k_dense_replace", "full_attention_interval",
+    "expert_intermediate_size", "experts_per_token", "first_k_dense_replace", "full_attention_interval", "gating", "gating_types",
     "global_head_dim", "hc_mult", "head_dim", "hidden_size", "hidden_size_per_layer_input", "hybrid_layer_pattern",
     "hybrid_override_pattern", "index_head_dim", "index_n_heads", "indexer_types", "interleave_moe_layer_step",
     "intermediate_size", "intermediate_size_mlp", "kv_lora_rank", "layer_types", "layers_block_type",
     "linear_attn_config", "linear_conv_kernel_dim", "linear_key_head_dim", "linear_num_key_heads",
     "linear_num_value_heads", "linear_value_head_dim", "mamba_chunk_size", "mamba_head_dim", "mamba_num_heads",
     "mamba_proj_bias", "mamba_ssm_cache_dtype", "mamba_ssm_dtype", "max_position_embeddings", "max_window_layers",
-    "mlp_bias", "mlp_hidden_act", "mlp_only_layers", "model_type", "moe_intermediate_size", "moe_latent_size",
+    "mlp_bias", "mlp_hidden_act", "mlp_layer_types", "mlp_only_layers", "model_type", "moe_intermediate_size", "moe_latent_size",
     "moe_layer_freq", "moe_layers", "moe_num_experts", "moe_shared_expert_intermediate_size", "moe_top_k",
     "mtp_num_hidden_layers", "n_groups", "n_routed_experts", "n_shared_experts", "no_rope_layer_interval",
-    "no_rope_layers", "num_attention_heads", "num_experts", "num_experts_per_tok", "num_experts_per_token",
+    "no_rope_layers", "num_attention_heads", "num_attention_heads_per_layer", "num_experts", "num_experts_per_tok", "num_experts_per_token",
     "num_global_key_value_heads", "num_hash_layers", "num_hidden_layers", "num_key_value_heads",
     "num_kv_shared_layers", "num_local_experts", "num_shared_experts", "num_mtp_modules", "num_nextn_predict_layers", "o_groups",
     "o_lora_rank", "q_lora_rank", "qk_norm_type", "qk_nope_head_dim", "qk_rope_head_dim", "rope_parameters",
@@ -54,6 +54,9 @@ constexpr std::array k_harmless = {
     "layer_norm_epsilon", "layernorm_epsilon",
     "mamba_hidden_act",           // activation
     "mla_use_nope",               // Kimi-K3: no RoPE on the MLA heads; the latent keeps its width
+    "moe_apply_router_weight_on_input", // where the routing weight multiplies, no tensor
+    "moe_routed_scaling_factor",  // routing numerics
+    "moe_router_logit_softcapping", // routing numerics
     "moe_router_scaling_factor",  // routing numerics
     "moe_shared_expert_overlap",  // compute overlap of the shared expert
     "mtp_hybrid_override_pattern",// the MTP block's layout (MTP apart)

@@ -329,9 +329,34 @@ void dsv4(const hf_keys & cfg, hf_build & b) {
     b.index_n_head = u32(cfg.uint("index_n_heads", 65536));
 }
 
+// Attention output gates: gating_types per layer (or one `gating` for all), "per_head" one logit per head,
+// "per_element" one per value (conversion/laguna.py _attn_gate_types); the row's head_gate flag (Step) per head.
+void gates(const hf_keys & cfg, hf_build & b) {
+    const model_desc & m = b.m;
+    const nlohmann::json * types = cfg.has("gating_types") ? &per_layer_array(cfg, b, "gating_types") : nullptr;
+    const std::string all = cfg.has("gating") && cfg.at("gating").is_string() ? cfg.at("gating").get<std::string>() : "";
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (b.mix[il] != mixer::attention) continue;
+        std::string t = types ? text_of((*types)[il]) : all.empty() ? (b.flags.head_gate ? "per_head" : "none") : all;
+        std::replace(t.begin(), t.end(), '-', '_');
+        if (t == "per_head") b.gate[il] = m.n_head[il];
+        else if (t == "per_element") b.gate[il] = m.n_head[il] * m.head_dim_k[il];
+        else if (t != "none") throw unknown_kind(cfg, b, types ? "gating_types" : "gating", il, t);
+    }
+}
+
 // Heads and widths by layer type (step 6 above).
 void shapes(const hf_keys & cfg, hf_build & b) {
     model_desc & m = b.m;
+    if (cfg.has("num_attention_heads_per_layer")) { // Laguna: query heads per layer (conversion/laguna.py)
+        const auto & arr = per_layer_array(cfg, b, "num_attention_heads_per_layer");
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            if (!arr[il].is_number_unsigned() || arr[il].get<uint64_t>() == 0 || arr[il].get<uint64_t>() > 65536) {
+                throw cfg.bad("num_attention_heads_per_layer", fmt::format("entry {}: expected 1-65536, got {}", il, arr[il].dump()));
+            }
+            if (b.mix[il] == mixer::attention) m.n_head[il] = arr[il].get<uint32_t>();
+        }
+    }
     const uint32_t v_dim = u32(cfg.uint_or("v_head_dim", b.head_dim, 65536));
     const bool k_eq_v = cfg.flag_or("attention_k_eq_v", false);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
@@ -374,6 +399,7 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings &) {
     b.kv_shared.assign(m.n_layer, 0);
     b.sinks.assign(m.n_layer, b.flags.sinks);
     b.no_v_proj.assign(m.n_layer, 0);
+    b.gate.assign(m.n_layer, 0);
 
     bool listed = true;
     if (cfg.has("layer_types")) from_layer_types(cfg, b);
@@ -409,6 +435,7 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings &) {
         throw refuse(cfg, b, "two recurrent mixer families in one model: kvfit keeps one per model");
     }
     shapes(cfg, b);
+    gates(cfg, b);
 }
 
 void build_caches(hf_build & b) {

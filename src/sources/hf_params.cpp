@@ -11,7 +11,7 @@ namespace {
 // Softmax attention (models/llama.cpp create_tensor_qkv, gemma4.cpp, mimo2.cpp, step35.cpp): q n_embd x
 // n_head*hd_k (x2 with an output gate: Qwen3-Next/Qwen3.5), k n_embd x n_kv*hd_k, v n_embd x n_kv*hd_v (none when V
 // is K: Gemma 4 attention_k_eq_v), o n_head*hd_v x n_embd; biases; q/k norms per head (hd_k each) or over all heads
-// (MiniMax-M2 qk_norm_type per_layer); sinks (n_head); per-head gate n_embd x n_head (Step g_proj).
+// (MiniMax-M2 qk_norm_type per_layer); sinks (n_head); an output gate n_embd x gate[il] (Step, Laguna g_proj).
 uint64_t attention_params(const hf_build & b, uint32_t il) {
     const model_desc & m = b.m;
     const param_flags & f = b.flags;
@@ -24,7 +24,7 @@ uint64_t attention_params(const hf_build & b, uint32_t il) {
     if (f.o_bias) n += m.n_embd;
     if (f.qk_norm) n += b.qk_norm_full ? uint64_t(m.n_head[il]) * m.head_dim_k[il] + k : 2ull * m.head_dim_k[il];
     if (b.sinks[il]) n += m.n_head[il];
-    if (f.head_gate) n += uint64_t(m.n_embd) * m.n_head[il];
+    n += uint64_t(m.n_embd) * b.gate[il]; // output gate (Step g_proj per head, Laguna per head or per element)
     return n;
 }
 
