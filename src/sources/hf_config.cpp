@@ -1,7 +1,9 @@
 // Hugging Face config.json -> model description.
 // Generic keys are read here (num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads,
-// head_dim, vocab_size, max_position_embeddings, tie_word_embeddings, MTP counts); the layer layout and
-// the FFN/MoE mix come from the architecture's row in arch_table.cpp; parameters from hf_params.cpp.
+// head_dim, vocab_size, max_position_embeddings, tie_word_embeddings, MTP counts), in the language config of a
+// wrapper when there is one; the layer layout comes from the keys (hf_layout.cpp), the FFN/MoE mix too
+// (arch_ffn.cpp), the row of arch_table.cpp named by `architectures` / model_type adds what no key says;
+// parameters from hf_params.cpp; keys nobody reads are warned about (hf_known_keys.cpp).
 #include "sources/hf_detail.h"
 
 #include "kvfit/error.h"
