@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <fmt/format.h>
 #include <string>
 #include <vector>
@@ -51,8 +52,10 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
 }
 
 void print_catalog() {
-    fmt::print("{:<36} {}\n", "name", "Hugging Face id");
-    for (const auto & e : kvfit::catalog()) fmt::print("{:<36} {}\n", e.name, e.hf_id);
+    size_t w = 36;
+    for (const auto & e : kvfit::catalog()) w = std::max(w, e.name.size());
+    fmt::print("{:<{}} {}\n", "name", w, "Hugging Face id");
+    for (const auto & e : kvfit::catalog()) fmt::print("{:<{}} {}\n", e.name, w, e.hf_id);
 }
 
 struct options {
@@ -141,6 +144,7 @@ int main(int argc, char ** argv) {
     app.add_option("--parallel", o.req.parallel, "-np: sequences / server slots (default 1)");
     app.add_flag("--kv-unified", o.req.kv_unified, "-kvu: one KV stream shared by all sequences");
     app.add_flag("--swa-full", o.req.swa_full, "full-size cache for sliding-window layers");
+    app.add_flag("--strict", o.req.strict, "refuse to guess: any warning (an assumption) is exit 2, warnings printed");
     app.add_flag("--mla-kv", o.req.mla_kv, "older llama.cpp MLA layout: K 576 plus V 512 per layer");
     app.add_option("--llamacpp-version", o.req.llamacpp_version,
                    "llama.cpp release whose rules apply: v0.5.0 (default, node-llama-cpp 3.22.1) or 5b4ebc5 (3.21.1)");
@@ -184,7 +188,7 @@ int main(int argc, char ** argv) {
         }
         if (!o.cpu_bandwidth.empty()) kvfit::cli::speed_settings_from(o.cpu_bandwidth); // validate before printing
         const int served = kvfit::cli::run_serving_if_selected(
-            app, so, {o.req.model, o.req.gpu, o.req.weights, o.req.weights_size, o.json, o.list || o.inspect});
+            app, so, {o.req.model, o.req.gpu, o.req.weights, o.req.weights_size, o.json, o.list || o.inspect, o.req.strict});
         if (served >= 0) return served;
         return run(o);
     } catch (const kvfit::error & e) {

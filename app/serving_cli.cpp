@@ -239,6 +239,11 @@ int run_serving_if_selected(const CLI::App & app, const serving_options & o, con
     r.model_ref = e ? std::string(e->hf_id) : spec;
     r.model = load_model(spec, r.warn);
     apply_weights(r.model, in, o.runtime, r.warn);
+    if (in.strict && !r.warn.empty()) {
+        std::string all;
+        for (const auto & w : r.warn) all += (all.empty() ? "" : "; ") + w;
+        throw error(fmt::format("--strict: {} warning{} refused: {}", r.warn.size(), r.warn.size() == 1 ? "" : "s", all));
+    }
     if (!in.gpu.empty()) r.gpus = parse_gpu_list(in.gpu);
     if (r.gpus.empty() && o.runtime != "ollama") throw error(fmt::format("--runtime {} needs --gpu (the devices it runs on)", o.runtime));
     r.nodes = count("--nodes", o.nodes, 1, 1024);

@@ -38,6 +38,7 @@ struct common_inputs {
     std::string weights_size; ///< --weights-size
     bool json = false;        ///< --json
     bool list_or_inspect = false; ///< --list or --inspect: main handles them
+    bool strict = false;      ///< --strict: the model's warnings (assumptions) are refused
 };
 
 /// Register --runtime and every vLLM, SGLang and Ollama flag on `app`. main.cpp's normalise_args maps

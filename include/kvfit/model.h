@@ -86,9 +86,11 @@ const char * layer_kind_name(layer_kind k);
 /// - mamba1 (Jamba, Mamba): conv over x only; d_state x d_inner state.
 /// - short_conv (LFM2): conv state only, n_embd x (d_conv - 1).
 /// - rwkv (RWKV-6/7): token-shift and wkv state (see n_embd_r / n_embd_s).
-enum class recurrent_kind : uint8_t { none, gated_deltanet, mamba2, mamba1, short_conv, rwkv };
+/// - kda (Kimi Linear, Kimi-K3 Kimi Delta Attention): conv over q, k, v of ssm_n_head heads of ssm_head_dim, and a
+///   head_dim x head_dim state per head (llama_hparams::n_embd_r / n_embd_s, n_embd_head_kda != 0 branch).
+enum class recurrent_kind : uint8_t { none, gated_deltanet, mamba2, mamba1, short_conv, rwkv, kda };
 
-/// Name of a recurrent kind: "none", "gated_deltanet", "mamba2", "mamba1", "short_conv", "rwkv".
+/// Name of a recurrent kind: "none", "gated_deltanet", "mamba2", "mamba1", "short_conv", "rwkv", "kda".
 const char * recurrent_kind_name(recurrent_kind k);
 
 /// Parameters and bytes of a group of weight tensors (one block, the token embedding, the output head).
@@ -147,7 +149,10 @@ struct model_desc {
     uint64_t n_ctx_train = 0;   ///< max_position_embeddings / context_length, tokens
     uint32_t n_swa = 0;         ///< sliding-window length in tokens (swa layers), 0 when none
     uint32_t n_chunk = 0;       ///< chunked-attention chunk in tokens (chunked layers), 0 when none
-    uint32_t n_layer_mtp = 0;   ///< MTP / NextN layers present in the checkpoint, not counted in n_layer
+    uint32_t n_layer_mtp = 0;   ///< MTP / NextN blocks the runtime loads besides n_layer: a GGUF's blocks past n_layer
+                                ///< (nextn_predict_layers); llama.cpp's -ngl counts them. 0 for a config.json model
+    uint32_t n_layer_mtp_apart = 0; ///< MTP / NextN layers of a config.json checkpoint (num_nextn_predict_layers,
+                                    ///< mtp_num_hidden_layers): reported apart (weights.mtp), never placed
     bool tied_embeddings = false; ///< output head shares the token embedding
     uint32_t n_pos_per_embd = 1; ///< positions per token in the graph's inp_pos: 4 with M-RoPE (Qwen2-VL,
                                  ///< Qwen3-VL, Qwen3.5: t/h/w/extra sections), else 1. llama_hparams::n_pos_per_embd
@@ -228,10 +233,12 @@ struct model_desc {
     /// Conv-state elements per sequence per recurrent layer (llama_hparams::n_embd_r):
     /// gated_deltanet/mamba2: (d_conv - 1) * (d_inner + 2 * n_group * d_state);
     /// mamba1: (d_conv - 1) * d_inner; short_conv: n_embd * (d_conv - 1);
-    /// rwkv: token-shift 2 * n_embd. Example Qwen3.5-9B: 3 * (4096 + 2*16*128) = 24576.
+    /// rwkv: token-shift 2 * n_embd; kda: 3 * (d_conv - 1) * ssm_n_head * ssm_head_dim.
+    /// Example Qwen3.5-9B: 3 * (4096 + 2*16*128) = 24576.
     uint64_t n_embd_r() const;
     /// Recurrent-state elements per sequence per recurrent layer (llama_hparams::n_embd_s):
-    /// gated_deltanet/mamba2/mamba1: d_state * d_inner; short_conv: 0; rwkv: n_embd * rwkv_head_size.
+    /// gated_deltanet/mamba2/mamba1: d_state * d_inner; short_conv: 0; rwkv: n_embd * rwkv_head_size;
+    /// kda: ssm_head_dim^2 * ssm_n_head (Kimi-Linear-48B: 128 * 128 * 32 = 524288).
     /// Example Qwen3.5-9B: 128 * 4096 = 524288.
     uint64_t n_embd_s() const;
 

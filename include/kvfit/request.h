@@ -52,6 +52,7 @@ struct plan_request {
     std::vector<std::string> override_tensor; ///< -ot rules "PATTERN=CPU"
     bool cpu_moe = false;                  ///< --cpu-moe
     std::string n_cpu_moe;                 ///< --n-cpu-moe
+    bool strict = false;                   ///< --strict: every warning (assumption) is an error instead
 };
 
 /// The request's flags parsed into the planner's inputs (everything but the model).

@@ -84,6 +84,11 @@ report make_report_from_request(const plan_request & q, const model_loader & loa
     warnings warn;
     model_desc m = load(warn);
     apply_request_weights(m, q, warn);
+    if (q.strict && !warn.empty()) { // a launcher that must not guess: each assumption is a refusal
+        std::string all;
+        for (const auto & w : warn) all += (all.empty() ? "" : "; ") + w;
+        throw error(fmt::format("--strict: {} warning{} refused: {}", warn.size(), warn.size() == 1 ? "" : "s", all));
+    }
     return make_report(m, warn, in.settings, in.placement, in.contexts, in.gpus, in.margin_bytes);
 }
 
@@ -135,6 +140,7 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
     };
     const std::pair<const char *, bool plan_request::*> flags[] = {
         {"kv_unified", &plan_request::kv_unified}, {"swa_full", &plan_request::swa_full},
+        {"strict", &plan_request::strict},
         {"mla_kv", &plan_request::mla_kv},         {"no_kv_offload", &plan_request::no_kv_offload},
         {"cpu_moe", &plan_request::cpu_moe},
     };

@@ -60,6 +60,12 @@ function showPlan(plan, charts) {
     : fit.fits
       ? `Fits: ${plan.model.name} at n_ctx ${commas(fit.requested_n_ctx)} uses ${gib(plan.devices.filter((d) => !d.is_host).reduce((a, d) => a + d.total_bytes, 0))} of ${gib(fit.device_bytes)}`
       : `Does not fit at n_ctx ${commas(fit.requested_n_ctx)}: the largest context that fits is ${commas(charts.chart.max_n_ctx)} tokens`;
+  // the source's and the planner's assumptions, as the CLI prints them ("warning: ...")
+  $('warnings').replaceChildren(...(plan.warnings || []).map((w) => {
+    const li = document.createElement('li');
+    li.textContent = `warning: ${w}`;
+    return li;
+  }));
   const rows = fit ? Object.entries(fit.max_n_ctx) : [];
   if (fit) rows.push(['all full attention (requested types)', fit.max_n_ctx_if_all_full_attention]);
   $('max-table').tBodies[0].replaceChildren(...rows.map(([type, n]) => {
