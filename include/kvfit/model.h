@@ -24,10 +24,12 @@ namespace kvfit {
 /// - compressed: compressed attention K (DeepSeek-V4 CSA/HCA): one cell per `ratio` tokens.
 /// - conv_state: fixed per sequence: the convolution (or RWKV token-shift) state, width_k() elements.
 /// - ssm_state:  fixed per sequence: the SSM / Gated DeltaNet / KDA / RWKV-wkv state, width_k() elements.
-enum class cache_kind : uint8_t { full, window, chunked, latent, indexer, compressed, conv_state, ssm_state };
+/// - ple_state:  fixed per sequence: the per-layer-embedding convolution state of the layers that mix one in
+///               (Qwen3.8-Flash-Next), width_k() elements.
+enum class cache_kind : uint8_t { full, window, chunked, latent, indexer, compressed, conv_state, ssm_state, ple_state };
 
 /// Name of a cache kind as used in reports and JSON: "full", "window", "chunked", "latent", "indexer",
-/// "compressed", "conv_state", "ssm_state".
+/// "compressed", "conv_state", "ssm_state", "ple_state".
 const char * cache_kind_name(cache_kind k);
 
 /// One cache a layer keeps. Widths are elements per cell (per token, or per `ratio` tokens) for attention-like
@@ -51,8 +53,10 @@ struct layer_cache {
     /// True when the cache gains cells as the context grows: full, latent, indexer, compressed (one cell per
     /// `ratio` tokens). Window and chunked caches are capped; states are fixed per sequence.
     bool grows_with_ctx() const;
-    /// True for the fixed per-sequence states (conv_state, ssm_state).
-    bool is_state() const { return kind == cache_kind::conv_state || kind == cache_kind::ssm_state; }
+    /// True for the fixed per-sequence states (conv_state, ssm_state, ple_state).
+    bool is_state() const {
+        return kind == cache_kind::conv_state || kind == cache_kind::ssm_state || kind == cache_kind::ple_state;
+    }
     /// True for the layer's attention K/V (full, window, chunked, latent): the cache its attention reads.
     bool is_attention() const;
     bool operator==(const layer_cache &) const = default;

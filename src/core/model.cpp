@@ -17,6 +17,7 @@ const char * cache_kind_name(cache_kind k) {
     case cache_kind::compressed: return "compressed";
     case cache_kind::conv_state: return "conv_state";
     case cache_kind::ssm_state:  return "ssm_state";
+    case cache_kind::ple_state:  return "ple_state";
     }
     return "?";
 }

@@ -35,6 +35,9 @@ struct param_flags {
     bool swa_if_used = false;   ///< Qwen2/Qwen3: only with use_sliding_window, on layers il >= max_window_layers
     bool chunk_nope = false;    ///< Llama 4: chunked attention on RoPE layers, NoPE every no_rope_layer_interval
     bool chunk_alias = false;   ///< attention_chunk_size repeats the sliding window (MiMo-V2): no chunked layer
+    // caches no key announces
+    bool index_sparse = false;  ///< the indexer sits on the sparse-attention layers only, after the leading dense blocks
+                                ///< (MiniMax-M3's MSA: llama-model.cpp create_memory filter_idx il >= n_layer_dense_lead)
 };
 
 /// How a GGUF's layer kinds are laid out when its keys alone do not say (llama.cpp load_arch_hparams).

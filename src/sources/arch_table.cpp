@@ -44,6 +44,7 @@ param_flags with(std::string_view names) {
     f.swa_if_used = has("swa_if_used");
     f.chunk_nope = has("chunk_nope");
     f.chunk_alias = has("chunk_alias");
+    f.index_sparse = has("index_sparse");
     return f;
 }
 
@@ -75,6 +76,8 @@ const std::vector<arch_row> & arch_rows() {
         {"glm-dsa",        "GlmMoeDsaForCausalLM glm_moe_dsa",                                                                       L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/glm-dsa.cpp (indexer on layers indexer.types marks full)"},
         {"deepseek4",      "DeepseekV4ForCausalLM deepseek_v4",                                                                      L::all_swa,         0,     0,     R::none,           false, 0,  with(""),                                      "models/deepseek4.cpp (set_swa_pattern(0), compress_ratios), llama-kv-cache-dsv4.cpp"},
         {"minimax-m2",     "MiniMaxM2ForCausalLM minimax_m2",                                                                        L::attention,       0,     0,     R::none,           false, 0,  with(""),                                      "models/minimax-m2.cpp; conversion/minimax.py MiniMaxM2Model"},
+        {"minimax-m3",     "MiniMaxM3SparseForCausalLM MiniMaxM3SparseForConditionalGeneration minimax_m3",                           L::attention,       0,     0,     R::none,           false, 0,  with("index_sparse"),                          "models/minimax-m3.cpp; llama-kv-cache-msa.cpp (indexer on il >= leading_dense_block_count); conversion/minimax.py MiniMaxM3Model"},
+        {"mistral4",       "Mistral4ForCausalLM mistral4",                                                                            L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/mistral4.cpp (llama_model_deepseek2: MLA); conversion/mistral3.py Mistral4Model"},
         {"phi3",           "Phi3ForCausalLM phi3",                                                                                   L::attention,       0,     0,     R::none,           false, 0,  with(""),                                      "models/phi3.cpp: \"Phi SWA is currently disabled\""},
         {"gemma2",         "Gemma2ForCausalLM gemma2",                                                                               L::swa_period,      2,     4096,  R::none,           false, 0,  with("gemma_norms"),                           "models/gemma2.cpp: n_swa = 4096, set_swa_pattern(2)"},
         {"gemma3",         "Gemma3ForCausalLM Gemma3ForConditionalGeneration gemma3 gemma3_text",                                    L::swa_period,      6,     0,     R::none,           false, 0,  with("gemma_norms qk_norm"),                   "models/gemma3.cpp: set_swa_pattern(6) when sliding_window > 0"},

@@ -42,12 +42,17 @@ struct gguf_keys {
         if (!get(suffix)) throw error::missing_key(f.path(), fmt::format("{}.{}", arch, suffix));
         return u32(suffix, 0);
     }
-    /// Scalar or array of length n_block (get_key_or_arr); `fallback` per layer when absent.
-    std::vector<uint32_t> per_layer(std::string_view suffix, uint32_t n_block, const std::vector<uint32_t> & fallback) const {
+    /// Scalar or array of length n_block (get_key_or_arr); `fallback` per layer when absent. With `at_least`, a
+    /// longer array is accepted and its first n_block entries read, as loaders that index it by layer do
+    /// (deepseek4.cpp compress_ratios: >= block_count; glm-dsa.cpp indexer.types: n_layer() trunk entries).
+    std::vector<uint32_t> per_layer(std::string_view suffix, uint32_t n_block, const std::vector<uint32_t> & fallback,
+                                    bool at_least = false) const {
         const gguf_value * v = get(suffix);
         if (!v) return fallback;
         if (!v->is_array()) return std::vector<uint32_t>(n_block, u32(suffix, 0));
-        if (v->n != n_block) bad(*v, suffix, fmt::format("array length {} differs from block_count {}", v->n, n_block));
+        if (at_least ? v->n < n_block : v->n != n_block) {
+            bad(*v, suffix, fmt::format("array length {} {} {}", v->n, at_least ? "is shorter than the layer count" : "differs from block_count", n_block));
+        }
         std::vector<uint32_t> out(n_block);
         for (uint32_t il = 0; il < n_block; ++il) {
             const auto e = v->at(il, f.path()).to_uint();
@@ -253,8 +258,26 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     // DSA / lightning indexer keys (models/deepseek32.cpp, glm-dsa.cpp, qwen4exp.cpp): on each attention layer that
     // attention.indexer.types marks full (all of them without the key); DeepSeek-V4 by compress ratio instead.
     const uint32_t index_dim = k.u32("attention.indexer.key_length", 0);
-    const auto index_full = k.per_layer("attention.indexer.types", n_block, std::vector<uint32_t>(n_block, 1));
-    const auto ratios = k.per_layer("attention.compress_ratios", n_block, std::vector<uint32_t>(n_block, 0));
+    auto index_full = k.per_layer("attention.indexer.types", m.n_layer, std::vector<uint32_t>(m.n_layer, 1), true);
+    if (row->flags.index_sparse) { // MSA: no indexer on the leading dense blocks (filter_idx, llama-model.cpp:2300)
+        const uint32_t dense = k.u32("leading_dense_block_count", 0);
+        for (uint32_t il = 0; il < m.n_layer; ++il) index_full[il] = il >= dense;
+    }
+    const auto ratios = k.per_layer("attention.compress_ratios", n_block, std::vector<uint32_t>(n_block, 0), true);
+    // Qwen3.8-Flash-Next's per-layer embedding conv (llama_hparams::ple_conv_state, llama-hparams.cpp:268-275): on the
+    // layers ple.layers lists, (ple.conv_kernel - 1) x ple.ngram_size x hyper_connection.count x n_embd f32 values
+    const uint64_t ple_conv = k.u32("ple.conv_kernel", 0) > 1 && k.u32("ple.heads_per_ngram", 0) > 0
+                                  ? uint64_t(k.u32("ple.conv_kernel", 0) - 1) * k.u32("ple.ngram_size", 0) *
+                                        std::max<uint32_t>(1, k.u32("hyper_connection.count", 1)) * m.n_embd
+                                  : 0;
+    std::vector<uint32_t> ple_layers;
+    if (const gguf_value * v = k.get("ple.layers"); v && ple_conv > 0) {
+        for (uint64_t i = 0; i < (v->is_array() ? v->n : 1); ++i) {
+            const auto e = v->is_array() ? v->at(i, f.path()).to_uint() : v->to_uint();
+            if (!e || *e >= m.n_layer) k.bad(*v, "ple.layers", fmt::format("entry {} is not a layer index below {}", i, m.n_layer));
+            ple_layers.push_back(uint32_t(*e));
+        }
+    }
 
     const bool mla = row->mla && k.get("attention.key_length_mla") != nullptr;
     if (mla) {
@@ -266,7 +289,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         m.head_dim_v_mla = k.u32("attention.value_length_mla", 0);
     }
     resize_layers(m);
-    if (std::count(kinds.begin(), kinds.end(), layer_kind::recurrent) > 0) read_recurrent(k, *row, m, n_head.empty() ? 0 : n_head[0]);
+    if (std::count(kinds.begin(), kinds.end(), layer_kind::recurrent) > 0 || row->layout == gguf_layout::parallel_hybrid) read_recurrent(k, *row, m, n_head.empty() ? 0 : n_head[0]);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         m.n_head[il] = n_head[il];
         m.n_ff[il] = n_ff[il];
@@ -298,10 +321,11 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         case layer_kind::none:      break;
         }
         if (attn && indexed) cs.push_back(layer_cache::indexer(index_dim)); // qwen4exp: hybrid-idx memory
-    }
-    if (row->layout == gguf_layout::parallel_hybrid) {
-        warn.push_back(fmt::format("{}: {} runs attention and a recurrent mixer in every layer; kvfit counts the "
-                                   "KV cache only, not the recurrent state", f.path(), k.arch));
+        // falcon-h1: attention and a Mamba2 mixer side by side, both filters true on every layer (create_memory)
+        if (attn && row->layout == gguf_layout::parallel_hybrid) add_recurrent_state(m, il);
+        if (kinds[il] == layer_kind::recurrent && std::find(ple_layers.begin(), ple_layers.end(), il) != ple_layers.end()) {
+            cs.push_back(layer_cache::state(cache_kind::ple_state, uint32_t(ple_conv)));
+        }
     }
 
     m.n_expert = k.u32("expert_count", 0);
