@@ -4,33 +4,47 @@
 #include "kvfit/error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 
 namespace kvfit::cli {
 namespace {
 
-// What a llama.cpp flag is called in the selected runtime, for the error message.
+// What a llama.cpp flag is called in the selected runtime, for the error message. The context is every runtime's
+// context knob (runtime_info::context); the others are this table.
 std::string llama_flag_hint(const std::string & name, const std::string & runtime) {
-    struct row { const char * llama; const char * shown; const char * vllm; const char * sglang; const char * ollama; };
+    struct row { const char * llama; const char * shown; const char * vllm; const char * sglang; const char * ollama; const char * mlx; };
     static const row rows[] = {
-        {"--ctx-size", "-c", "--max-model-len", "--context-length", "--num-ctx"},
-        {"--parallel", "-np", "--max-num-seqs", "--max-running-requests", "--num-parallel (OLLAMA_NUM_PARALLEL)"},
-        {"--cache-type-k", "-ctk", "--kv-cache-dtype", "--kv-cache-dtype", "--ollama-kv-cache-type (OLLAMA_KV_CACHE_TYPE)"},
-        {"--cache-type-v", "-ctv", "--kv-cache-dtype", "--kv-cache-dtype", "--ollama-kv-cache-type (OLLAMA_KV_CACHE_TYPE)"},
-        {"--flash-attn", "-fa", nullptr, nullptr, "--ollama-flash-attention (OLLAMA_FLASH_ATTENTION)"},
-        {"--margin", "--margin", "--gpu-memory-utilization", "--mem-fraction-static", "--fit-target"},
+        {"--ctx-size", "-c", nullptr, nullptr, nullptr, nullptr},
+        {"--parallel", "-np", "--max-num-seqs", "--max-running-requests", "--num-parallel (OLLAMA_NUM_PARALLEL)", "--num-sequences"},
+        {"--cache-type-k", "-ctk", "--kv-cache-dtype", "--kv-cache-dtype", "--ollama-kv-cache-type (OLLAMA_KV_CACHE_TYPE)", "--kv-bits"},
+        {"--cache-type-v", "-ctv", "--kv-cache-dtype", "--kv-cache-dtype", "--ollama-kv-cache-type (OLLAMA_KV_CACHE_TYPE)", "--kv-bits"},
+        {"--flash-attn", "-fa", nullptr, nullptr, "--ollama-flash-attention (OLLAMA_FLASH_ATTENTION)", nullptr},
+        {"--margin", "--margin", "--gpu-memory-utilization", "--mem-fraction-static", "--fit-target", nullptr},
     };
     for (const auto & r : rows) {
         if (name != r.llama) continue;
-        const char * alt = runtime == "vllm" ? r.vllm : runtime == "sglang" ? r.sglang : runtime == "ollama" ? r.ollama : nullptr;
+        std::string alt_text;
+        if (name == "--ctx-size") alt_text = find_runtime(runtime).context.spelled;
+        const char * alt = runtime == "vllm" ? r.vllm : runtime == "sglang" ? r.sglang : runtime == "ollama" ? r.ollama
+                         : runtime == "mlx" ? r.mlx : nullptr;
+        if (alt) alt_text = alt;
         std::string shown = r.shown == name ? name : fmt::format("{}/{}", r.shown, name);
-        return alt ? fmt::format("{} is a llama.cpp flag; with --runtime {} use {}", shown, runtime, alt)
-                   : fmt::format("{} is a llama.cpp flag, not used with --runtime {}", shown, runtime);
+        return !alt_text.empty() ? fmt::format("{} is a llama.cpp flag; with --runtime {} use {}", shown, runtime, alt_text)
+                                 : fmt::format("{} is a llama.cpp flag, not used with --runtime {}", shown, runtime);
     }
     return fmt::format("{} is a llama.cpp flag, not used with --runtime {}", name, runtime);
 }
 
 bool is_long_alias(std::string_view alias) { return alias.size() > 2; }
+
+// "an Ollama", "an MLX", "an SGLang" (a vowel, or an acronym whose first letter is read with one), "a vLLM".
+const char * article(std::string_view word) {
+    const bool vowel = std::string_view("AEIOUaeiou").find(word.front()) != std::string_view::npos;
+    const bool acronym = word.size() > 1 && std::isupper(static_cast<unsigned char>(word[1])) &&
+                         std::string_view("FHLMNRSX").find(word.front()) != std::string_view::npos;
+    return vowel || acronym ? "an" : "a";
+}
 
 // "--max-model-len", or "-c,--ctx-size" when the alias is one letter (CLI11 takes those itself).
 std::string cli_names(const flag_spec & s) {
@@ -106,8 +120,7 @@ void check_owners(const CLI::App & app, const runtime_flags & f, const std::vect
             if (owns(*e, f.runtime)) continue;
             const runtime_info & owner = *e->owners.front();
             if (owner.name == "llama.cpp") throw error(llama_flag_hint(name, f.runtime));
-            const bool vowel = std::string_view("AEIOU").find(owner.display.front()) != std::string_view::npos;
-            throw error(fmt::format("{} is a{} {} flag; add --runtime {}{}", name, vowel ? "n" : "", owner.display, owner.name,
+            throw error(fmt::format("{} is {} {} flag; add --runtime {}{}", name, article(owner.display), owner.display, owner.name,
                                     f.runtime == "llama.cpp" ? "" : fmt::format(" (the runtime is {})", f.runtime)));
         }
         if (f.runtime == "llama.cpp" || std::find(common.begin(), common.end(), name) != common.end()) continue;

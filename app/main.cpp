@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <fmt/format.h>
 #include <string>
 #include <vector>
@@ -42,8 +43,10 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
 }
 
 void print_catalog() {
-    fmt::print("{:<36} {}\n", "name", "Hugging Face id");
-    for (const auto & e : kvfit::catalog()) fmt::print("{:<36} {}\n", e.name, e.hf_id);
+    size_t w = 36;
+    for (const auto & e : kvfit::catalog()) w = std::max(w, e.name.size());
+    fmt::print("{:<{}} {}\n", "name", w, "Hugging Face id");
+    for (const auto & e : kvfit::catalog()) fmt::print("{:<{}} {}\n", e.name, w, e.hf_id);
 }
 
 struct options {
@@ -58,7 +61,7 @@ struct options {
 // Flags of main that every runtime takes; main's others (--speed, --cpu-bandwidth) are llama.cpp's.
 const std::vector<std::string> k_common_flags = {"model", "--gpu", "--weights", "--weights-size", "--json", "--check",
                                                  "--chart", "--chart-compare", "--list", "--inspect", "--offline",
-                                                 "--verbose", "--help", "--runtime"};
+                                                 "--verbose", "--strict", "--help", "--runtime"};
 
 // hf:org/name[...]: read from the Hub (or the cache with --offline); --verbose reports what it cost, on stderr.
 kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warnings & warn) {
@@ -139,6 +142,7 @@ int main(int argc, char ** argv) {
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");
     app.add_flag("--offline", o.offline, "hf: models: read only the cache ($KVFIT_CACHE, $XDG_CACHE_HOME/kvfit, ~/.cache/kvfit)");
     app.add_flag("--verbose", o.verbose, "hf: models: print each request and the bytes fetched (stderr)");
+    app.add_flag("--strict", o.req.strict, "refuse to guess: any warning (an assumption) is exit 2, warnings printed");
     kvfit::cli::add_runtime_flags(app, o.flags);
     try {
         app.parse(normalise_args(argc, argv));

@@ -194,4 +194,102 @@ TEST(gguf_model, bad_keys_name_file_key_and_offset) {
                   .find("nextn_predict_layers"), std::string::npos);
 }
 
+// --- llama.cpp v0.5.0 families (as read from src/models/<arch>.cpp; the conformance suite measures them) ---------
+
+using cache = kvfit::layer_cache;
+using kvfit::cache_kind;
+
+void mla_keys(kvfit::gguf_writer & w, const std::string & a) {
+    attn(w, a, 16, 1);
+    w.add(a + ".attention.key_length", gguf_wvalue::u32(576));
+    w.add(a + ".attention.value_length", gguf_wvalue::u32(512));
+    w.add(a + ".attention.key_length_mla", gguf_wvalue::u32(192));
+    w.add(a + ".attention.value_length_mla", gguf_wvalue::u32(128));
+    w.add(a + ".attention.kv_lora_rank", gguf_wvalue::u32(512));
+    w.add(a + ".rope.dimension_count", gguf_wvalue::u32(64));
+    w.add(a + ".attention.indexer.head_count", gguf_wvalue::u32(64));
+    w.add(a + ".attention.indexer.key_length", gguf_wvalue::u32(128));
+}
+
+// deepseek32 (models/deepseek32.cpp, llama-kv-cache-dsa.cpp): the MLA latent and 128 indexer values per layer.
+TEST(gguf_model, deepseek32_latent_and_indexer) {
+    kvfit::warnings warn;
+    const auto m = load({"deepseek32", 2, mla_keys, ""}, warn);
+    EXPECT_EQ(kinds(m), "MM");
+    EXPECT_EQ(m.caches[1], (std::vector<cache>{cache::latent(576), cache::indexer(128)}));
+    EXPECT_EQ(kvfit::kv_bytes_per_token(m, kvfit::ggml_type::f16, kvfit::ggml_type::f16), 2u * (576 + 128) * 2);
+}
+
+// glm-dsa: the indexer only on the layers attention.indexer.types marks full (PR #26474).
+TEST(gguf_model, glm_dsa_indexer_types) {
+    kvfit::warnings warn;
+    const auto m = load({"glm-dsa", 3, [](auto & w, auto & a) {
+        mla_keys(w, a);
+        w.add(a + ".attention.indexer.types", gguf_wvalue::array(kvfit::gguf_type::boolean,
+              {gguf_wvalue::boolean(true), gguf_wvalue::boolean(false), gguf_wvalue::boolean(true)}));
+    }, ""}, warn);
+    EXPECT_EQ(m.caches[0], (std::vector<cache>{cache::latent(576), cache::indexer(128)}));
+    EXPECT_EQ(m.caches[1], (std::vector<cache>{cache::latent(576)}));
+    EXPECT_TRUE(warn.empty());
+}
+
+// deepseek4 (models/deepseek4.cpp): set_swa_pattern(0), one K-only head of key_length, compressors by ratio.
+TEST(gguf_model, deepseek4_window_and_compressed_caches) {
+    kvfit::warnings warn;
+    const auto m = load({"deepseek4", 3, [](auto & w, auto & a) {
+        attn(w, a, 64, 1);
+        w.add(a + ".attention.key_length", gguf_wvalue::u32(512));
+        w.add(a + ".attention.value_length", gguf_wvalue::u32(512));
+        w.add(a + ".attention.sliding_window", gguf_wvalue::u32(128));
+        w.add(a + ".attention.indexer.key_length", gguf_wvalue::u32(128));
+        w.add(a + ".attention.compress_ratios", gguf_wvalue::array_u32({0, 4, 128}));
+    }, ""}, warn);
+    EXPECT_EQ(kinds(m), "SSS");
+    const cache window = cache::attention(cache_kind::window, 1, 512, 0, 128);
+    EXPECT_EQ(m.caches[0], (std::vector<cache>{window}));
+    EXPECT_EQ(m.caches[1], (std::vector<cache>{window, cache::compressed(512, 4), cache::indexer(128, 4)}));
+    EXPECT_EQ(m.caches[2], (std::vector<cache>{window, cache::compressed(512, 128)}));
+}
+
+// gemma4 (models/gemma4.cpp): window layers from the pattern array with key_length_swa, per-layer KV heads, the
+// last shared_kv_layers layers without a cache.
+TEST(gguf_model, gemma4_heads_per_layer_type_and_shared_kv) {
+    kvfit::warnings warn;
+    const auto m = load({"gemma4", 4, [](auto & w, auto & a) {
+        w.add(a + ".attention.head_count", gguf_wvalue::u32(16));
+        w.add(a + ".attention.head_count_kv", gguf_wvalue::array_u32({8, 2, 8, 8}));
+        w.add(a + ".attention.key_length", gguf_wvalue::u32(512));
+        w.add(a + ".attention.value_length", gguf_wvalue::u32(512));
+        w.add(a + ".attention.key_length_swa", gguf_wvalue::u32(256));
+        w.add(a + ".attention.value_length_swa", gguf_wvalue::u32(256));
+        w.add(a + ".attention.sliding_window", gguf_wvalue::u32(1024));
+        w.add(a + ".attention.shared_kv_layers", gguf_wvalue::u32(1));
+        w.add(a + ".attention.sliding_window_pattern", gguf_wvalue::array(kvfit::gguf_type::boolean,
+              {gguf_wvalue::boolean(true), gguf_wvalue::boolean(false), gguf_wvalue::boolean(true), gguf_wvalue::boolean(true)}));
+    }, ""}, warn);
+    EXPECT_EQ(kinds(m), "SFSN");
+    EXPECT_EQ(m.caches[0], (std::vector<cache>{cache::attention(cache_kind::window, 8, 256, 256, 1024)}));
+    EXPECT_EQ(m.caches[1], (std::vector<cache>{cache::attention(cache_kind::full, 2, 512, 512)}));
+    EXPECT_TRUE(m.caches[3].empty());
+    EXPECT_EQ(m.n_head[3], 16u); // a shape without a cache
+}
+
+// An attention architecture with 0 heads on every layer is refused (it was planned as layers without cache).
+TEST(gguf_model, zero_heads_are_refused) {
+    kvfit::warnings warn;
+    try {
+        load({"llama", 2, [](auto & w, auto & a) { attn(w, a, 0, 0); }, ""}, warn);
+        FAIL() << "no error";
+    } catch (const kvfit::error & e) {
+        EXPECT_NE(std::string(e.what()).find("key 'llama.attention.head_count': 0 on every layer: no attention layer in "
+                                             "an attention architecture"), std::string::npos) << e.what();
+    }
+    try {
+        load({"llama", 2, [](auto &, auto &) {}, ""}, warn);
+        FAIL() << "no error";
+    } catch (const kvfit::error & e) {
+        EXPECT_NE(std::string(e.what()).find("missing required key 'llama.attention.head_count'"), std::string::npos) << e.what();
+    }
+}
+
 } // namespace

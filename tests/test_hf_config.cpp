@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 
 namespace {
@@ -115,7 +116,8 @@ TEST(hf_config, qwen3_next_gated_deltanet_dims_and_layout) {
 TEST(hf_config, text_config_wrapper_and_mtp) {
     const auto m = load_shared("Qwen__Qwen3.5-27B.json");
     EXPECT_EQ(m.n_embd, 5120u);
-    EXPECT_EQ(m.n_layer_mtp, 1u);
+    EXPECT_EQ(m.n_layer_mtp, 0u); // not placed: llama.cpp does not load them from a converted trunk
+    EXPECT_EQ(m.n_layer_mtp_apart, 1u);
     EXPECT_FALSE(m.tied_embeddings); // from the wrapper's top level
     EXPECT_EQ(m.n_head_kv[3], 4u);
     EXPECT_EQ(m.head_dim_k[3], 256u);
@@ -139,7 +141,8 @@ TEST(hf_config, deepseek_mla_shape_and_dense_prefix) {
     EXPECT_EQ(m.n_head_kv[0], 1u);
     EXPECT_EQ(m.head_dim_k[0], 576u);
     EXPECT_EQ(m.head_dim_v[0], 512u);
-    EXPECT_EQ(m.n_layer_mtp, 1u);
+    EXPECT_EQ(m.n_layer_mtp, 0u); // not placed: llama.cpp does not load them from a converted trunk
+    EXPECT_EQ(m.n_layer_mtp_apart, 1u);
     EXPECT_EQ(m.is_moe[2], 0u);
     EXPECT_EQ(m.n_ff[2], 18432u);
     EXPECT_EQ(m.is_moe[3], 1u);
@@ -179,9 +182,8 @@ TEST(hf_config, unknown_model_type_falls_back_with_warning) {
         R"({"model_type":"brand_new","num_hidden_layers":4,"hidden_size":256,"num_attention_heads":8,
             "vocab_size":1000,"intermediate_size":512,"max_position_embeddings":4096})", "new.json", warn);
     ASSERT_EQ(warn.size(), 1u);
-    EXPECT_EQ(warn[0], "new.json: unknown model_type 'brand_new': assumed a dense decoder (layer_types if present, "
-                       "else full attention on every layer; gated FFN of intermediate_size; untied unless "
-                       "tie_word_embeddings)");
+    EXPECT_EQ(warn[0], "new.json: unknown architecture ('brand_new'): planned from its keys alone; no llama.cpp "
+                       "architecture is known for it");
     EXPECT_EQ(m.count(kvfit::layer_kind::full), 4u);
     EXPECT_EQ(m.n_head_kv[0], 8u); // MHA: num_key_value_heads absent
     EXPECT_EQ(m.head_dim_k[0], 32u); // 256 / 8
@@ -232,7 +234,7 @@ const bad_row k_bad[] = {
     {"layer_types_unknown",   nullptr,
      R"({"model_type":"gpt_oss","num_hidden_layers":1,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"layer_types":["magic_attention"]})",
-     "bad.json: key 'layer_types': entry 0: unknown layer type 'magic_attention'"},
+     "bad.json: model_type 'gpt_oss': layer_types[0] 'magic_attention': a layer kind kvfit does not know"},
     {"gdn_key_missing",       nullptr,
      R"({"model_type":"qwen3_5_text","num_hidden_layers":4,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"full_attention_interval":4})",
@@ -240,11 +242,61 @@ const bad_row k_bad[] = {
     {"hybrid_bad_block",      nullptr,
      R"({"model_type":"nemotron_h","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"hybrid_override_pattern":"M?"})",
-     "bad.json: key 'hybrid_override_pattern': block 1: '?' is not one of M * - E"},
+     "bad.json: model_type 'nemotron_h': hybrid_override_pattern[1] '?': a layer kind kvfit does not know"},
     {"block_configs_null_group", nullptr,
      R"({"model_type":"nemotron-nas","num_hidden_layers":1,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "block_configs":[{"attention":{"no_op":false,"n_heads_in_group":null},"ffn":{"ffn_mult":1.0}}]})",
      "bad.json: key 'block_configs[0].attention.n_heads_in_group': expected integer, got null"},
+    // 2026 refusals: each names the real cause (issue 12). Small configs in the families' own keys.
+    {"glm5_2_sparse_attention", nullptr,
+     R"({"architectures":["Glm5_2ForCausalLM"],"model_type":"glm5_2","num_hidden_layers":4,"hidden_size":64,
+        "num_attention_heads":4,"num_key_value_heads":4,"vocab_size":10,"intermediate_size":8,"kv_lora_rank":16,
+        "qk_rope_head_dim":8,"qk_nope_head_dim":8,"v_head_dim":8,"q_lora_rank":16,"index_head_dim":8,"index_n_heads":2,
+        "layer_types":["full_attention","full_attention","full_attention","deepseek_sparse_attention"]})",
+     "bad.json: model_type 'glm5_2': layer_types[3] 'deepseek_sparse_attention': a layer kind kvfit does not know"},
+    {"nemotron3_ultra_block_type", nullptr,
+     R"({"architectures":["NemotronHForCausalLM"],"model_type":"nemotron_h","hidden_size":64,"num_attention_heads":4,
+        "num_key_value_heads":2,"head_dim":16,"vocab_size":10,"intermediate_size":8,"mamba_num_heads":4,
+        "mamba_head_dim":16,"ssm_state_size":8,"n_groups":1,"conv_kernel":4,
+        "layers_block_type":["mamba","moe","attention","gated_delta_net"]})",
+     "bad.json: model_type 'nemotron_h': layers_block_type[3] 'gated_delta_net': a layer kind kvfit does not know"},
+    {"deepseek_v4_ratio", nullptr,
+     R"({"architectures":["DeepseekV4ForCausalLM"],"model_type":"deepseek_v4","num_hidden_layers":2,"hidden_size":64,
+        "num_attention_heads":4,"num_key_value_heads":1,"head_dim":32,"vocab_size":10,"sliding_window":128,
+        "index_head_dim":16,"index_n_heads":2,"compress_ratios":[4,16,0]})",
+     "bad.json: model_type 'deepseek_v4': compress_ratios[1] 16: llama.cpp's DeepSeek-V4 loader supports the ratios 0, 4 and 128 only"},
+    {"deepseek_v4_ratios_short", nullptr,
+     R"({"model_type":"deepseek_v4","num_hidden_layers":3,"hidden_size":64,"num_attention_heads":4,
+        "num_key_value_heads":1,"head_dim":32,"vocab_size":10,"sliding_window":128,"compress_ratios":[4,128]})",
+     "bad.json: key 'compress_ratios': has 2 entries for num_hidden_layers 3"},
+    {"kimi_k3_kda_heads", nullptr,
+     R"({"architectures":["KimiK3ForConditionalGeneration"],"model_type":"kimi_k3","num_hidden_layers":4,
+        "hidden_size":64,"num_attention_heads":4,"num_key_value_heads":4,"vocab_size":10,"intermediate_size":8,
+        "kv_lora_rank":16,"qk_rope_head_dim":8,"qk_nope_head_dim":8,"v_head_dim":8,
+        "linear_attn_config":{"full_attn_layers":[4],"kda_layers":[1,2,3],"head_dim":16,"short_conv_kernel_size":4}})",
+     "bad.json: missing required key 'linear_attn_config.num_heads'"},
+    {"unknown_sliding_window", nullptr,
+     R"({"model_type":"brand_new","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
+        "intermediate_size":8,"sliding_window":4096})",
+     "bad.json: model_type 'brand_new': sliding_window 4096 without layer_types, use_sliding_window or "
+     "sliding_window_pattern: which layers slide is not stated"},
+    {"unknown_chunked", nullptr,
+     R"({"model_type":"brand_new","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
+        "intermediate_size":8,"attention_chunk_size":8192})",
+     "bad.json: model_type 'brand_new': attention_chunk_size 8192 without no_rope_layers: which layers are chunked is not stated"},
+    {"mimo_pattern_value", nullptr,
+     R"({"model_type":"mimo_v2_flash","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
+        "intermediate_size":8,"sliding_window":128,"hybrid_layer_pattern":[0,2]})",
+     "bad.json: model_type 'mimo_v2_flash': hybrid_layer_pattern[1] '2': a layer kind kvfit does not know"},
+    {"indexer_types_value", nullptr,
+     R"({"model_type":"glm_moe_dsa","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
+        "intermediate_size":8,"kv_lora_rank":16,"qk_rope_head_dim":8,"qk_nope_head_dim":8,"v_head_dim":8,
+        "q_lora_rank":16,"index_head_dim":8,"index_n_heads":2,"indexer_types":["full","sometimes"]})",
+     "bad.json: model_type 'glm_moe_dsa': indexer_types[1] 'sometimes': a layer kind kvfit does not know"},
+    {"layer_types_long",      nullptr,
+     R"({"model_type":"qwen3_5_text","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
+        "intermediate_size":8,"layer_types":["full_attention","full_attention","full_attention"]})",
+     "bad.json: key 'layer_types': has 3 entries for num_hidden_layers 2"},
     {"experts_used_too_many", nullptr,
      R"({"model_type":"mixtral","num_hidden_layers":1,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"num_local_experts":8,"num_experts_per_tok":9})",
@@ -273,5 +325,67 @@ TEST_P(bad_input, throws_one_line_message) {
 
 INSTANTIATE_TEST_SUITE_P(table, bad_input, ::testing::ValuesIn(k_bad),
                          [](const auto & info) { return std::string(info.param.name); });
+
+// --- unknown names: the keys alone give the same model, or kvfit refuses ---------------------------------------
+
+// Every shared config with model_type and architectures (top level and text_config) renamed to names no row knows.
+// The description is the same (caches exact, heads exact, parameters within 1 %) or loading is refused; a different
+// description with only a warning is the failure this test exists for.
+class renamed : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(renamed, same_model_or_refused) {
+    const std::string file = GetParam();
+    const std::string text = shared_config(file);
+    kvfit::warnings warn;
+    const auto want = kvfit::model_from_hf_config(text, file, warn);
+    std::string plain = text; // Python's bare Infinity (Nemotron's time_step_limit): a number kvfit never reads
+    for (size_t at = plain.find("Infinity"); at != std::string::npos; at = plain.find("Infinity")) plain.replace(at, 8, "1e308");
+    auto j = nlohmann::json::parse(plain);
+    for (auto * obj : {&j, j.contains("text_config") ? &j["text_config"] : nullptr}) {
+        if (obj == nullptr || !obj->is_object()) continue;
+        if (obj->contains("model_type")) (*obj)["model_type"] = "zz_renamed";
+        if (obj->contains("architectures")) (*obj)["architectures"] = {"ZzRenamedForCausalLM"};
+    }
+    kvfit::warnings warn2;
+    try {
+        const auto got = kvfit::model_from_hf_config(j.dump(), file, warn2);
+        EXPECT_FALSE(warn2.empty()) << file << ": an unknown name must be named in a warning";
+        EXPECT_EQ(got.n_layer, want.n_layer) << file;
+        EXPECT_EQ(got.caches, want.caches) << file;
+        EXPECT_EQ(got.n_head, want.n_head) << file;
+        EXPECT_EQ(got.n_head_kv, want.n_head_kv) << file;
+        EXPECT_EQ(got.is_moe, want.is_moe) << file;
+        const double diff = std::fabs(double(got.n_params()) - double(want.n_params())) / double(want.n_params());
+        EXPECT_LT(diff, 0.01) << file << ": " << want.n_params() << " -> " << got.n_params();
+    } catch (const kvfit::error & e) {
+        SUCCEED() << file << " refused: " << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(shared_configs, renamed, ::testing::ValuesIn(kvfit::test::k_shared_configs),
+                         [](const auto & info) {
+                             std::string n = info.param;
+                             for (char & ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                             return n;
+                         });
+
+// Which of them the keys alone determine (pinned: a change here is a change of detection).
+TEST(renamed, refused_ones_name_the_reason) {
+    auto refused = [](const char * file, const char * key) {
+        auto j = nlohmann::json::parse(shared_config(file));
+        auto & cfg = j.contains("text_config") ? j["text_config"] : j;
+        cfg["model_type"] = "zz_renamed";
+        j.erase("architectures");
+        j.erase("model_type");
+        kvfit::warnings warn;
+        try {
+            kvfit::model_from_hf_config(j.dump(), file, warn);
+            return std::string("no refusal");
+        } catch (const kvfit::error & e) {
+            return std::string(e.what()).find(key) != std::string::npos ? std::string("ok") : std::string(e.what());
+        }
+    };
+    EXPECT_EQ(refused("meta-llama__Llama-4-Scout-17B-16E-Instruct.json", "attention_chunk_size 8192 without no_rope_layers"), "ok");
+}
 
 } // namespace

@@ -2,7 +2,9 @@
 // the interface against its own typed rules, and the planner's searches on a toy runtime that only the interface
 // knows (a new runtime is one folder and one registry line: the planner, the reports and the JSON need nothing else).
 #include "kvfit/error.h"
+#include "kvfit/gpus.h"
 #include "kvfit/llamacpp.h"
+#include "kvfit/mlx.h"
 #include "kvfit/plan.h"
 #include "kvfit/report.h"
 #include "kvfit/vllm.h"
@@ -24,7 +26,7 @@ kvfit::model_desc catalog_model(const char * name, const char * format) {
 
 TEST(runtime, registry_lists_every_runtime_llamacpp_first) {
     const auto & all = kvfit::runtimes();
-    ASSERT_EQ(all.size(), 4u);
+    ASSERT_EQ(all.size(), 5u); // llama.cpp, vLLM, SGLang, Ollama, MLX
     EXPECT_EQ(all[0].name, "llama.cpp");
     for (const auto & rt : all) {
         EXPECT_EQ(&kvfit::find_runtime(rt.name), &rt);
@@ -113,6 +115,35 @@ TEST(runtime, vllm_plan_is_plan_vllm) {
     EXPECT_FALSE(p.kv_bytes_per_token.has_value()); // vLLM states no whole-model figure: see detail
 }
 
+// MLX through the interface: plan_mlx's buffers, its largest context in detail, its launch line.
+TEST(runtime, mlx_plan_is_plan_mlx) {
+    kvfit::warnings w;
+    const kvfit::model_desc m = kvfit::load_model("Qwen3-8B", w);
+    kvfit::flag_values f;
+    f.set("context_tokens", "32768");
+    f.set("q_bits", "4");
+    const auto gpus = kvfit::parse_gpu_list("M4 Max 64GB");
+    const kvfit::runtime_plan p = kvfit::find_runtime("mlx").plan(m, f, {gpus});
+    kvfit::mlx_settings s;
+    s.context_tokens = 32768;
+    s.weights.bits = 4;
+    const kvfit::mlx_plan q = kvfit::plan_mlx(m, s, gpus);
+    ASSERT_EQ(p.devices.size(), 1u);
+    ASSERT_EQ(p.devices[0].buffers.size(), q.devices[0].buffers.size());
+    for (size_t i = 0; i < q.devices[0].buffers.size(); ++i) {
+        EXPECT_EQ(p.devices[0].buffers[i].name, q.devices[0].buffers[i].name);
+        EXPECT_EQ(p.devices[0].buffers[i].bytes, q.devices[0].buffers[i].bytes);
+    }
+    EXPECT_EQ(p.devices[0].capacity_bytes, q.devices[0].capacity_bytes); // the working set
+    EXPECT_EQ(p.fits, q.fits);
+    EXPECT_EQ(p.kv_bytes_per_token, q.kv_bytes_per_token);
+    EXPECT_EQ(p.detail["max_context_fit"], q.max_context_fit);
+    EXPECT_GT(q.max_context_fit, 32768u);
+    EXPECT_EQ(p.launch, q.launch);
+    EXPECT_THROW(kvfit::find_runtime("mlx").check_flags([] { kvfit::flag_values g; g.set("mlx_command", "serve"); return g; }()),
+                 kvfit::error);
+}
+
 // A runtime that only the interface knows: 1,000 B of weights and 10 B per token of context on each GPU.
 kvfit::runtime_plan toy_plan(const kvfit::model_desc &, const kvfit::flag_values & f, const kvfit::machine & mc) {
     kvfit::runtime_plan p;
@@ -180,9 +211,9 @@ TEST(runtime, http_bodies_take_the_selected_runtimes_flags) {
               "request: field 'max_model_len' is a vLLM flag, not one of llama.cpp's (set \"runtime\": \"vllm\")");
     EXPECT_EQ(message(R"({"runtime": "vllm", "ctx_size": 8192})"),
               "request: field 'ctx_size' is a llama.cpp flag, not one of vLLM's (set \"runtime\": \"llama.cpp\")");
-    EXPECT_EQ(message(R"({"runtime": "tgi"})"), "--runtime 'tgi': expected one of llama.cpp, vllm, sglang, ollama");
+    EXPECT_EQ(message(R"({"runtime": "tgi"})"), "--runtime 'tgi': expected one of llama.cpp, vllm, sglang, ollama, mlx");
     EXPECT_EQ(message(R"({"runtime": "ollama", "nope": 1})").rfind("request: unknown field 'nope' (known: model, runtime, gpu, "
-                                                                    "weights, weights_size, num_ctx, ", 0), 0u);
+                                                                    "weights, weights_size, strict, num_ctx, ", 0), 0u);
 }
 
 } // namespace

@@ -103,8 +103,9 @@ struct recurrent_buffer {
     uint32_t n_seq = 0;       ///< max(1, n_seq) state slots (0 without recurrent layers)
     uint64_t r_bytes = 0;     ///< conv states: n_layer * n_seq * n_embd_r * 4
     uint64_t s_bytes = 0;     ///< ssm/delta states: n_layer * n_seq * n_embd_s * 4
+    uint64_t p_bytes = 0;     ///< per-layer-embedding conv states ("P (f32)"): n_seq * ple_conv_state * 4 per PLE layer
     uint64_t comp_bytes = 0;  ///< compressor states of compressed caches (see llamacpp_recurrent)
-    uint64_t bytes() const { return r_bytes + s_bytes + comp_bytes; }
+    uint64_t bytes() const { return r_bytes + s_bytes + p_bytes + comp_bytes; }
 };
 
 /// The five kinds of memory a llama.cpp context holds, in bytes.

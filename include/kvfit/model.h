@@ -24,10 +24,12 @@ namespace kvfit {
 /// - compressed: compressed attention K (DeepSeek-V4 CSA/HCA): one cell per `ratio` tokens.
 /// - conv_state: fixed per sequence: the convolution (or RWKV token-shift) state, width_k() elements.
 /// - ssm_state:  fixed per sequence: the SSM / Gated DeltaNet / KDA / RWKV-wkv state, width_k() elements.
-enum class cache_kind : uint8_t { full, window, chunked, latent, indexer, compressed, conv_state, ssm_state };
+/// - ple_state:  fixed per sequence: the per-layer-embedding convolution state of the layers that mix one in
+///               (Qwen3.8-Flash-Next), width_k() elements.
+enum class cache_kind : uint8_t { full, window, chunked, latent, indexer, compressed, conv_state, ssm_state, ple_state };
 
 /// Name of a cache kind as used in reports and JSON: "full", "window", "chunked", "latent", "indexer",
-/// "compressed", "conv_state", "ssm_state".
+/// "compressed", "conv_state", "ssm_state", "ple_state".
 const char * cache_kind_name(cache_kind k);
 
 /// One cache a layer keeps. Widths are elements per cell (per token, or per `ratio` tokens) for attention-like
@@ -51,8 +53,10 @@ struct layer_cache {
     /// True when the cache gains cells as the context grows: full, latent, indexer, compressed (one cell per
     /// `ratio` tokens). Window and chunked caches are capped; states are fixed per sequence.
     bool grows_with_ctx() const;
-    /// True for the fixed per-sequence states (conv_state, ssm_state).
-    bool is_state() const { return kind == cache_kind::conv_state || kind == cache_kind::ssm_state; }
+    /// True for the fixed per-sequence states (conv_state, ssm_state, ple_state).
+    bool is_state() const {
+        return kind == cache_kind::conv_state || kind == cache_kind::ssm_state || kind == cache_kind::ple_state;
+    }
     /// True for the layer's attention K/V (full, window, chunked, latent): the cache its attention reads.
     bool is_attention() const;
     bool operator==(const layer_cache &) const = default;
@@ -86,9 +90,11 @@ const char * layer_kind_name(layer_kind k);
 /// - mamba1 (Jamba, Mamba): conv over x only; d_state x d_inner state.
 /// - short_conv (LFM2): conv state only, n_embd x (d_conv - 1).
 /// - rwkv (RWKV-6/7): token-shift and wkv state (see n_embd_r / n_embd_s).
-enum class recurrent_kind : uint8_t { none, gated_deltanet, mamba2, mamba1, short_conv, rwkv };
+/// - kda (Kimi Linear, Kimi-K3 Kimi Delta Attention): conv over q, k, v of ssm_n_head heads of ssm_head_dim, and a
+///   head_dim x head_dim state per head (llama_hparams::n_embd_r / n_embd_s, n_embd_head_kda != 0 branch).
+enum class recurrent_kind : uint8_t { none, gated_deltanet, mamba2, mamba1, short_conv, rwkv, kda };
 
-/// Name of a recurrent kind: "none", "gated_deltanet", "mamba2", "mamba1", "short_conv", "rwkv".
+/// Name of a recurrent kind: "none", "gated_deltanet", "mamba2", "mamba1", "short_conv", "rwkv", "kda".
 const char * recurrent_kind_name(recurrent_kind k);
 
 /// Parameters and bytes of a group of weight tensors (one block, the token embedding, the output head).
@@ -147,7 +153,10 @@ struct model_desc {
     uint64_t n_ctx_train = 0;   ///< max_position_embeddings / context_length, tokens
     uint32_t n_swa = 0;         ///< sliding-window length in tokens (swa layers), 0 when none
     uint32_t n_chunk = 0;       ///< chunked-attention chunk in tokens (chunked layers), 0 when none
-    uint32_t n_layer_mtp = 0;   ///< MTP / NextN layers present in the checkpoint, not counted in n_layer
+    uint32_t n_layer_mtp = 0;   ///< MTP / NextN blocks the runtime loads besides n_layer: a GGUF's blocks past n_layer
+                                ///< (nextn_predict_layers); llama.cpp's -ngl counts them. 0 for a config.json model
+    uint32_t n_layer_mtp_apart = 0; ///< MTP / NextN layers of a config.json checkpoint (num_nextn_predict_layers,
+                                    ///< mtp_num_hidden_layers): reported apart (weights.mtp), never placed
     bool tied_embeddings = false; ///< output head shares the token embedding
     uint32_t n_pos_per_embd = 1; ///< positions per token in the graph's inp_pos: 4 with M-RoPE (Qwen2-VL,
                                  ///< Qwen3-VL, Qwen3.5: t/h/w/extra sections), else 1. llama_hparams::n_pos_per_embd
@@ -228,10 +237,12 @@ struct model_desc {
     /// Conv-state elements per sequence per recurrent layer (llama_hparams::n_embd_r):
     /// gated_deltanet/mamba2: (d_conv - 1) * (d_inner + 2 * n_group * d_state);
     /// mamba1: (d_conv - 1) * d_inner; short_conv: n_embd * (d_conv - 1);
-    /// rwkv: token-shift 2 * n_embd. Example Qwen3.5-9B: 3 * (4096 + 2*16*128) = 24576.
+    /// rwkv: token-shift 2 * n_embd; kda: 3 * (d_conv - 1) * ssm_n_head * ssm_head_dim.
+    /// Example Qwen3.5-9B: 3 * (4096 + 2*16*128) = 24576.
     uint64_t n_embd_r() const;
     /// Recurrent-state elements per sequence per recurrent layer (llama_hparams::n_embd_s):
-    /// gated_deltanet/mamba2/mamba1: d_state * d_inner; short_conv: 0; rwkv: n_embd * rwkv_head_size.
+    /// gated_deltanet/mamba2/mamba1: d_state * d_inner; short_conv: 0; rwkv: n_embd * rwkv_head_size;
+    /// kda: ssm_head_dim^2 * ssm_n_head (Kimi-Linear-48B: 128 * 128 * 32 = 524288).
     /// Example Qwen3.5-9B: 128 * 4096 = 524288.
     uint64_t n_embd_s() const;
 

@@ -11,6 +11,7 @@
 /// --gpu            "gpu"                        "8GiB", "RTX 4060", "2xH100"
 /// --weights        "weights"                    "q4_k_m"
 /// --weights-size   "weights_size"               "6.6GB"
+/// --strict         "strict"                     true: every warning (an assumption kvfit made) is an error
 /// Every other field is a flag of the selected runtime by its JSON name (flag_spec::json_name): "ctx_size",
 /// "cache_type_k", "max_model_len", "tensor_parallel_size", ... (llamacpp.h, vllm.h, sglang.h, ollama.h).
 
@@ -31,6 +32,7 @@ struct plan_request {
     std::string gpu;                   ///< --gpu: names or sizes
     std::string weights;               ///< --weights: weight format
     std::string weights_size;          ///< --weights-size: total weight size
+    bool strict = false;               ///< --strict: the source's warnings (assumptions) are refused
     flag_values flags;                 ///< the runtime's flags by JSON name, as typed
 };
 
@@ -67,7 +69,8 @@ plan_result plan_model(const runtime_info & rt, model_desc m, const warnings & s
 
 /// The one path from a request to a plan, in the CLI's order: the runtime, its flags (check_flags), --gpu (flag
 /// errors first), `load`, apply_request_weights, plan_model. The GPUs' compute capability comes from the GPU table
-/// (gpus.h). Throws kvfit::error from any of them.
+/// (gpus.h). Throws kvfit::error from any of them, and with q.strict for any warning of the model's source or of the
+/// weights assumed: "--strict: 2 warnings refused: <warning>; <warning>".
 plan_result make_plan(const plan_request & q, const model_loader & load, const gpu_parser & parse_gpus = {});
 
 /// The largest value of rt's context knob that fits `mc` with flags `f` (search.h over knob.range); 0 when none

@@ -19,20 +19,23 @@ using warnings = std::vector<std::string>;
 // --- Hugging Face config.json (src/sources/hf_config.cpp) ----------------------------------------------
 
 /// Build a model description from the text of a Hugging Face config.json. `where` names the file in messages.
-/// Reads the nested text_config of multimodal wrappers; layer kinds from layer_types, full_attention_interval,
-/// sliding_window (+ use_sliding_window), attention_chunk_size, hybrid_override_pattern, block_configs,
-/// kv_lora_rank, following the model_type's row in src/sources/arch_table.cpp (which cites the HF modeling
-/// file of each rule). Example, Qwen3-Next-80B-A3B (full_attention_interval 4): il 0-2 recurrent, il 3 full, ...
-/// MTP layers (num_nextn_predict_layers, mtp_num_hidden_layers) are not counted: n_layer_mtp records them.
-/// Parameter counts per block are computed from the shapes, MTP blocks and vision towers excluded (bytes stay 0:
-/// see apply_weight_format). Llama-3.1-8B: 8,030,261,248.
-/// An unknown model_type falls back to the generic keys (layer_types or all full, dense FFN) and appends a
-/// warning naming what was assumed. Bare Infinity/NaN (Python's json) are read as null.
-/// Throws kvfit::error with one line: "<where>: not valid JSON: ...", "<where>: missing required key 'x'"
-/// (num_hidden_layers, hidden_size, num_attention_heads, vocab_size, and the keys a layout needs), or
+/// The language model's keys are read at the top level or in a wrapper (text_config, language_config, llm_config,
+/// thinker_config). The layout comes from the keys in a documented order (src/sources/hf_layout.cpp: per-layer
+/// lists, compress_ratios, full_attention_interval, MLA/DSA keys, windows, KV sharing, per-type heads); the row of
+/// src/sources/arch_table.cpp named by `architectures` or model_type adds only what no key says. Example,
+/// Qwen3-Next-80B-A3B (full_attention_interval 4): il 0-2 recurrent, il 3 full, ...
+/// MTP layers (num_nextn_predict_layers, mtp_num_hidden_layers, MiniMax num_mtp_modules) are not counted:
+/// n_layer_mtp_apart records them and weights.mtp estimates them, outside the totals and never placed by -ngl.
+/// Parameter counts per block are computed from the shapes, vision towers excluded (bytes stay 0: see
+/// apply_weight_format). Llama-3.1-8B: 8,030,261,248.
+/// Warnings (never silent): an unknown architecture planned from its keys; a key whose name suggests memory that
+/// kvfit neither reads nor knows to be harmless; an absent max_position_embeddings. Bare Infinity/NaN read as null.
+/// Throws kvfit::error with one line: "<where>: not valid JSON: ...", "<where>: missing required key 'x'",
 /// "<where>: key 'x': ..." for a wrong type, null, a value <= 0, over its limit (100000 layers, 16777216 for
-/// widths), or heads that do not divide hidden_size when head_dim is absent. Nested keys are spelled
-/// "text_config.x" or "block_configs[3].attention.x".
+/// widths), a per-layer list of the wrong length ("has 40 entries for num_hidden_layers 48"); and
+/// "<where>: model_type 'x': <what>" for a layout kvfit cannot determine: a layer kind it does not know
+/// ("layer_types[3] 'deepseek_sparse_attention': a layer kind kvfit does not know"), or keys that do not say
+/// which layers slide or are chunked. Nested keys are spelled "text_config.x" or "block_configs[3].attention.x".
 model_desc model_from_hf_config(std::string_view json_text, std::string_view where, warnings & warn);
 
 // --- GGUF (src/sources/gguf.cpp) ------------------------------------------------------------------------
@@ -43,12 +46,24 @@ model_desc model_from_gguf(const std::string & path, warnings & warn);
 
 // --- catalog (src/sources/catalog.cpp, data/catalog/) ---------------------------------------------------
 
-/// One built-in model: a published config.json embedded in the binary.
+/// One built-in model: a published config.json embedded in the binary, or, for a model with no published
+/// config.json, its llama.cpp GGUF metadata keys as JSON (gguf_keys).
 struct catalog_entry {
     std::string_view name;        ///< catalog name, e.g. "Qwen3.5-9B"
     std::string_view hf_id;       ///< Hugging Face id, e.g. "Qwen/Qwen3.5-9B"
-    std::string_view config_json; ///< the config.json text
+    std::string_view config_json; ///< the file's text: a config.json, or a JSON object of GGUF keys
+    bool gguf_keys = false;       ///< config_json holds GGUF keys ("format": "gguf_keys" in index.json)
 };
+
+/// Build the model of a catalog entry: model_from_hf_config or model_from_gguf_keys; name = the entry's name,
+/// source "catalog". Throws what those throw.
+model_desc model_from_catalog(const catalog_entry & e, warnings & warn);
+
+/// Build a model from a JSON object of GGUF metadata keys (`{"general.architecture": "qwen4exp",
+/// "qwen4exp.block_count": 49, ...}`), read by model_from_gguf from an in-memory header with no tensors: strings,
+/// booleans, integers (u32, u64 above 2^32, i32 when negative), floats (f32) and arrays of them. Keys starting with
+/// "_" are notes and skipped. Weights are unknown (a warning says so). Throws kvfit::error "<where>: ...".
+model_desc model_from_gguf_keys(std::string_view json_text, std::string_view where, warnings & warn);
 
 /// The built-in catalog, in display order (data/catalog/index.json; data/catalog/README.md gives each file's
 /// origin). The first entry (Qwen3.5-9B) is the default model. Built once; the views live as long as the program.

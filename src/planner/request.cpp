@@ -59,9 +59,11 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
     for (const auto & [name, member] : k_common) {
         if (body.contains(name)) q.*member = text_field(name, body[name]);
     }
+    if (body.contains("strict")) q.strict = bool_field("strict", body["strict"]);
     const runtime_info & rt = find_runtime(q.runtime);
     for (const auto & [key, value] : body.items()) {
-        const bool common = std::any_of(std::begin(k_common), std::end(k_common), [&](const auto & c) { return key == c.first; });
+        const bool common = key == "strict" ||
+                            std::any_of(std::begin(k_common), std::end(k_common), [&](const auto & c) { return key == c.first; });
         if (common || std::find(extra_fields.begin(), extra_fields.end(), key) != extra_fields.end()) continue;
         if (const flag_spec * f = find_flag(rt, key)) {
             if (f->type == flag_type::boolean) {
@@ -81,6 +83,7 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
         }
         std::string names;
         for (const auto & [name, member] : k_common) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+        names += ", strict";
         for (const auto & f : rt.flags()) names += fmt::format(", {}", f.json_name());
         for (const auto & name : extra_fields) names += fmt::format(", {}", name);
         const std::string shown = key.size() > 64 ? key.substr(0, 64) + "..." : key;

@@ -20,6 +20,7 @@ json model_json(const model_desc & m) {
             {"source", m.source},
             {"n_layer", m.n_layer},
             {"n_layer_mtp", m.n_layer_mtp},
+            {"n_layer_mtp_apart", m.n_layer_mtp_apart},
             {"n_embd", m.n_embd},
             {"n_vocab", m.n_vocab},
             {"n_ctx_train", m.n_ctx_train},

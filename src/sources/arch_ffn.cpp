@@ -1,6 +1,16 @@
-// FFN / MoE patterns of the architecture table: which layers route to experts (is_moe[il]), the dense FFN
-// width of the others (n_ff[il]) and the expert widths. Each is named in a row of arch_table.cpp with its
-// parameter, the config key that drives it.
+// config.json -> FFN of each layer, from the keys: which layers route to experts (is_moe[il]), the dense width of
+// the others (n_ff[il]) and the expert shapes. Experts under any spelling:
+//   routed:  n_routed_experts | num_experts | num_local_experts | moe_num_experts
+//   per token: num_experts_per_tok | experts_per_token | top_k_experts | moe_top_k | num_experts_per_token
+//   width:   moe_intermediate_size | expert_intermediate_size, else intermediate_size (Mixtral, gpt-oss, MiniMax)
+//   shared:  shared_expert_intermediate_size | moe_shared_expert_intermediate_size | share_expert_dim |
+//            shared_intermediate_size, else n_shared_experts (num_shared_experts) x the routed width (DeepSeek)
+//   latent:  moe_latent_size (Nemotron-3: experts run in a 1,024-wide latent)
+// Which layers (first rule present wins): the block list (hybrid_override_pattern 'E', layers_block_type "moe");
+// mlp_layer_types (Laguna: "sparse" = MoE);
+// moe_layer_freq as a list (MiMo-V2: 1 = MoE); first_k_dense_replace with moe_layer_freq as an int (DeepSeek:
+// il >= k and il % freq == 0); moe_layers / interleave_moe_layer_step (Llama 4); decoder_sparse_step with
+// mlp_only_layers (Qwen MoE); else every layer. enable_moe_block (Gemma 4): a dense MLP and the experts side by side.
 #include "sources/hf_detail.h"
 
 #include <fmt/format.h>
@@ -11,34 +21,43 @@
 namespace kvfit::detail {
 namespace {
 
-// Routed and shared experts, read from whichever key the family uses. False when the model has no experts.
-// Widths: moe_intermediate_size (Qwen MoE, DeepSeek) or intermediate_size (Mixtral, gpt-oss, Llama 4).
+uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
+
+std::string_view first_present(const hf_keys & cfg, std::initializer_list<std::string_view> keys) {
+    for (auto k : keys) {
+        if (cfg.has(k)) return k;
+    }
+    return {};
+}
+
+// Routed and shared experts. False when the model has no experts.
 bool read_experts(const hf_keys & cfg, hf_build & b) {
     model_desc & m = b.m;
-    for (std::string_view key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
-        if (cfg.has(key)) {
-            m.n_expert = static_cast<uint32_t>(cfg.count_or(key, 0, 65536));
-            break;
-        }
-    }
+    const auto n_key = first_present(cfg, {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"});
+    if (n_key.empty()) return false;
+    m.n_expert = u32(cfg.count_or(n_key, 0, 65536));
     if (m.n_expert == 0) return false;
-    const std::string_view used_key = cfg.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
-    m.n_expert_used = static_cast<uint32_t>(cfg.uint(used_key, 65536));
+    const auto used_key = first_present(cfg, {"num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_top_k",
+                                              "num_experts_per_token"});
+    if (used_key.empty()) throw error::missing_key(cfg.where, cfg.prefix + "num_experts_per_tok");
+    m.n_expert_used = u32(cfg.uint(used_key, 65536));
     if (m.n_expert_used > m.n_expert) {
         throw cfg.bad(used_key, fmt::format("{} exceeds the {} routed experts", m.n_expert_used, m.n_expert));
     }
-    m.n_ff_exp = static_cast<uint32_t>(cfg.has("moe_intermediate_size") ? cfg.uint("moe_intermediate_size")
-                                                                         : cfg.uint("intermediate_size"));
-    for (std::string_view key : {"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"}) {
-        if (cfg.count_or(key, 0) > 0) {
-            m.n_expert_shared = 1;
-            m.n_ff_shexp = static_cast<uint32_t>(cfg.uint(key));
-        }
-    }
-    if (cfg.count_or("n_shared_experts", 0, 1024) > 0) { // DeepSeek: n_shared_experts of moe_intermediate_size
-        m.n_expert_shared = static_cast<uint32_t>(cfg.count_or("n_shared_experts", 0, 1024));
+    const auto w_key = first_present(cfg, {"moe_intermediate_size", "expert_intermediate_size"});
+    m.n_ff_exp = u32(cfg.uint(w_key.empty() ? "intermediate_size" : w_key));
+    const auto sh_key = first_present(cfg, {"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
+                                            "share_expert_dim", "shared_intermediate_size"});
+    const uint64_t n_shared = cfg.count_or("n_shared_experts", cfg.count_or("num_shared_experts", 0, 1024), 1024); // Kimi-K3
+    if (!sh_key.empty()) {
+        m.n_ff_shexp = u32(cfg.count_or(sh_key, 0));
+        m.n_expert_shared = m.n_ff_shexp > 0 ? u32(std::max<uint64_t>(1, n_shared)) : 0;
+    } else if (n_shared > 0) { // DeepSeek: n_shared_experts of moe_intermediate_size, fused in one MLP
+        m.n_expert_shared = u32(n_shared);
         m.n_ff_shexp = m.n_expert_shared * m.n_ff_exp;
     }
+    // Nemotron-3 moe_latent_size; Kimi-K3 routed_expert_hidden_size (llama_hparams::n_expert_latent)
+    b.moe_latent = u32(cfg.uint_or("moe_latent_size", cfg.uint_or("routed_expert_hidden_size", 0, 65536), 65536));
     return true;
 }
 
@@ -47,7 +66,7 @@ void set_moe(hf_build & b, uint32_t il) {
     b.m.n_ff[il] = 0;
 }
 
-// Positive integers listed under `key` (mlp_only_layers, moe_layers); empty when absent.
+// Non-negative layer indices listed under `key` (mlp_only_layers, moe_layers); empty when absent.
 std::vector<uint64_t> index_list(const hf_keys & cfg, std::string_view key) {
     std::vector<uint64_t> out;
     if (!cfg.has(key)) return out;
@@ -64,84 +83,19 @@ std::vector<uint64_t> index_list(const hf_keys & cfg, std::string_view key) {
 
 bool listed(const std::vector<uint64_t> & v, uint32_t il) { return std::find(v.begin(), v.end(), il) != v.end(); }
 
-// DeciLM's width rule (convert_hf_to_gguf.py DeciModel._ffn_mult_to_intermediate_size, as modeling_decilm.py):
+// DeciLM's width rule (conversion/deci.py DeciModel._ffn_mult_to_intermediate_size, as modeling_decilm.py):
 // _find_multiple(int(2 * ffn_mult * n_embd / 3), 256). ffn_mult 5.25, n_embd 8192: 28672.
 uint32_t decilm_ffn_width(double ffn_mult, uint32_t n_embd) {
     const auto n = static_cast<uint64_t>(2 * ffn_mult * n_embd / 3);
     return static_cast<uint32_t>(n % 256 == 0 ? n : n + 256 - n % 256);
 }
 
-} // namespace
-
-// Every layer a dense FFN of width cfg[key].
-void dense(const hf_keys & cfg, std::string_view key, hf_build & b) {
-    const auto n_ff = static_cast<uint32_t>(cfg.uint(key));
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) b.m.n_ff[il] = n_ff;
-}
-
-// Every layer MoE (Mixtral, gpt-oss).
-void moe_all(const hf_keys & cfg, std::string_view, hf_build & b) {
-    if (!read_experts(cfg, b)) return dense(cfg, "intermediate_size", b);
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) set_moe(b, il);
-}
-
-// Qwen2-MoE family (Qwen3-MoE, Qwen3-Next, Qwen3.5-MoE): layer il is MoE iff il is not in mlp_only_layers
-// and (il + 1) % decoder_sparse_step == 0; the others a dense FFN of intermediate_size.
-void moe_sparse_step(const hf_keys & cfg, std::string_view key, hf_build & b) {
-    if (!read_experts(cfg, b)) return dense(cfg, "intermediate_size", b);
-    const uint64_t step = cfg.uint_or(key, 1, b.m.n_layer);
-    const auto mlp_only = index_list(cfg, "mlp_only_layers");
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        if (!listed(mlp_only, il) && (il + 1) % step == 0) set_moe(b, il);
-        else b.m.n_ff[il] = static_cast<uint32_t>(cfg.uint("intermediate_size"));
-    }
-}
-
-// DeepSeek-V2/V3: layer il is MoE iff il >= first_k_dense_replace and il % moe_layer_freq == 0.
-// DeepSeek-V3: il 0-2 dense (intermediate_size 18432), il 3-60 MoE.
-void moe_first_k_dense(const hf_keys & cfg, std::string_view key, hf_build & b) {
-    if (!read_experts(cfg, b)) return dense(cfg, "intermediate_size", b);
-    const uint64_t first = cfg.count_or(key, 0, b.m.n_layer);
-    const uint64_t freq = cfg.uint_or("moe_layer_freq", 1, b.m.n_layer);
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        if (il >= first && il % freq == 0) set_moe(b, il);
-        else b.m.n_ff[il] = static_cast<uint32_t>(cfg.uint("intermediate_size"));
-    }
-}
-
-// Llama 4: moe_layers (default il = step-1, 2*step-1, ... for interleave_moe_layer_step), each with one
-// shared expert of intermediate_size; dense layers use intermediate_size_mlp. Scout (step 1): all MoE.
-void moe_interleave(const hf_keys & cfg, std::string_view key, hf_build & b) {
-    if (!read_experts(cfg, b)) return dense(cfg, "intermediate_size", b);
-    const uint64_t step = cfg.uint_or(key, 1, b.m.n_layer);
-    auto moe_layers = index_list(cfg, "moe_layers");
-    if (moe_layers.empty()) {
-        for (uint64_t il = step - 1; il < b.m.n_layer; il += step) moe_layers.push_back(il);
-    }
-    b.m.n_expert_shared = 1;
-    b.m.n_ff_shexp = static_cast<uint32_t>(cfg.uint("intermediate_size"));
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        if (listed(moe_layers, il)) set_moe(b, il);
-        else b.m.n_ff[il] = static_cast<uint32_t>(cfg.uint_or("intermediate_size_mlp", cfg.uint("intermediate_size")));
-    }
-}
-
-// Nemotron-H: '-' blocks are an MLP of intermediate_size, 'E' blocks MoE; the others have no FFN.
-void hybrid_ffn(const hf_keys & cfg, std::string_view key, hf_build & b) {
-    const std::string p = cfg.at(key).get<std::string>(); // checked by the layout pattern
-    const bool any_moe = p.find('E') != std::string::npos && read_experts(cfg, b);
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        if (p[il] == '-') b.m.n_ff[il] = static_cast<uint32_t>(cfg.uint("intermediate_size"));
-        if (p[il] == 'E' && any_moe) set_moe(b, il);
-    }
-}
-
 // Nemotron NAS (DeciLM): per-block ffn. no_op -> no FFN (and no post_attention_layernorm);
 // replace_with_linear -> one n_embd x n_embd linear; otherwise a gated MLP of decilm_ffn_width(ffn_mult).
-void block_ffn(const hf_keys & cfg, std::string_view key, hf_build & b) {
-    const auto & arr = cfg.at(key);
+void block_ffn(const hf_keys & cfg, hf_build & b) {
+    const auto & arr = cfg.at("block_configs");
     for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        const hf_keys ffn = cfg.element(key, il, arr[il]).child("ffn");
+        const hf_keys ffn = cfg.element("block_configs", il, arr[il]).child("ffn");
         if (ffn.flag_or("no_op", false)) {
             b.n_norm[il] -= 1;
         } else if (ffn.flag_or("replace_with_linear", false)) {
@@ -149,6 +103,99 @@ void block_ffn(const hf_keys & cfg, std::string_view key, hf_build & b) {
         } else {
             if (!ffn.has("ffn_mult")) throw error::missing_key(ffn.where, ffn.prefix + "ffn_mult");
             b.m.n_ff[il] = decilm_ffn_width(ffn.number_or("ffn_mult", 1.0), b.m.n_embd);
+        }
+    }
+}
+
+// Hybrid block lists: 'E' / "moe" blocks route to experts, '-' / "mlp" blocks a dense MLP, the others no FFN.
+bool block_list_ffn(const hf_keys & cfg, hf_build & b, bool experts) {
+    std::vector<char> kind(b.m.n_layer, 0);
+    const bool other_list = cfg.has("layer_types") || cfg.has("hybrid_layer_pattern");
+    if (cfg.has("layers_block_type") && !other_list) {
+        const auto & arr = cfg.at("layers_block_type"); // checked by the layout
+        for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+            kind[il] = arr[il] == "moe" ? 'E' : arr[il] == "mlp" ? '-' : ' ';
+        }
+    } else if (cfg.has("hybrid_override_pattern") && !other_list) {
+        const std::string p = cfg.at("hybrid_override_pattern").get<std::string>();
+        for (uint32_t il = 0; il < b.m.n_layer; ++il) kind[il] = p[il];
+    } else {
+        return false;
+    }
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        if (kind[il] == '-') b.m.n_ff[il] = u32(cfg.uint("intermediate_size"));
+        if (kind[il] == 'E') {
+            if (!experts) throw refuse(cfg, b, fmt::format("block {} is MoE but no expert count is given", il));
+            set_moe(b, il);
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+void lay_out_ffn(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    b.ffn_dense.assign(m.n_layer, 0);
+    if (cfg.has("block_configs")) return block_ffn(cfg, b);
+    const bool experts = read_experts(cfg, b);
+    if (block_list_ffn(cfg, b, experts)) return;
+    // Llama 4: dense layers use intermediate_size_mlp; experts and the shared expert intermediate_size
+    const bool llama4_widths = cfg.has("intermediate_size_mlp");
+    const auto dense_width = [&] {
+        return u32(llama4_widths ? cfg.uint("intermediate_size_mlp") : cfg.uint("intermediate_size"));
+    };
+    if (!experts) {
+        // Gemma 3n/4 use_double_wide_mlp: KV-shared layers have twice the MLP width (conversion/gemma.py Gemma4Model)
+        const bool wide = cfg.flag_or("use_double_wide_mlp", false);
+        for (uint32_t il = 0; il < m.n_layer; ++il) m.n_ff[il] = dense_width() * (wide && b.kv_shared[il] ? 2 : 1);
+        return;
+    }
+    if (llama4_widths && m.n_ff_shexp == 0) {
+        m.n_expert_shared = 1;
+        m.n_ff_shexp = u32(cfg.uint("intermediate_size"));
+    }
+    std::vector<uint8_t> moe(m.n_layer, 1);
+    if (cfg.has("mlp_layer_types")) { // Laguna: "dense" / "sparse" per layer
+        const auto & arr = cfg.at("mlp_layer_types");
+        if (!arr.is_array() || arr.size() != m.n_layer) {
+            throw cfg.bad("mlp_layer_types", fmt::format("has {} entries for num_hidden_layers {}", arr.is_array() ? arr.size() : 0, m.n_layer));
+        }
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            if (arr[il] != "dense" && arr[il] != "sparse") {
+                throw refuse(cfg, b, fmt::format("{}mlp_layer_types[{}] {}: an FFN kind kvfit does not know", cfg.prefix, il, arr[il].dump()));
+            }
+            moe[il] = arr[il] == "sparse";
+        }
+    } else if (cfg.has("moe_layer_freq") && cfg.at("moe_layer_freq").is_array()) {
+        const auto & arr = cfg.at("moe_layer_freq");
+        if (arr.size() != m.n_layer) {
+            throw cfg.bad("moe_layer_freq", fmt::format("has {} entries for num_hidden_layers {}", arr.size(), m.n_layer));
+        }
+        for (uint32_t il = 0; il < m.n_layer; ++il) moe[il] = arr[il] != 0;
+    } else if (cfg.has("first_k_dense_replace") || cfg.has("moe_layer_freq")) {
+        const uint64_t first = cfg.count_or("first_k_dense_replace", 0, m.n_layer);
+        const uint64_t freq = cfg.uint_or("moe_layer_freq", 1, m.n_layer);
+        for (uint32_t il = 0; il < m.n_layer; ++il) moe[il] = il >= first && il % freq == 0;
+    } else if (cfg.has("moe_layers") || cfg.has("interleave_moe_layer_step")) {
+        const uint64_t step = cfg.uint_or("interleave_moe_layer_step", 1, m.n_layer);
+        auto moe_layers = index_list(cfg, "moe_layers");
+        if (moe_layers.empty()) {
+            for (uint64_t il = step - 1; il < m.n_layer; il += step) moe_layers.push_back(il);
+        }
+        for (uint32_t il = 0; il < m.n_layer; ++il) moe[il] = listed(moe_layers, il);
+    } else {
+        const uint64_t step = cfg.uint_or("decoder_sparse_step", 1, m.n_layer);
+        const auto mlp_only = index_list(cfg, "mlp_only_layers");
+        for (uint32_t il = 0; il < m.n_layer; ++il) moe[il] = !listed(mlp_only, il) && (il + 1) % step == 0;
+    }
+    const bool side_by_side = cfg.flag_or("enable_moe_block", false);
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (moe[il]) {
+            set_moe(b, il);
+            if (side_by_side) b.ffn_dense[il] = dense_width();
+        } else {
+            m.n_ff[il] = dense_width();
         }
     }
 }

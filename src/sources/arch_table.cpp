@@ -1,288 +1,145 @@
-// The architecture table: one row per Hugging Face model_type. A row names the layer-layout pattern and the
-// FFN/MoE pattern (small named functions below, each with its parameter, a config key) and the optional
-// tensors of the family, and cites the modeling file the rule mirrors. Adding an architecture is one row;
-// a layout the rows cannot express is one new pattern function beside the others.
-#include "sources/hf_detail.h"
+// The architecture table: one row per llama.cpp architecture, for the GGUF source (general.architecture) and
+// the config.json source (`architectures` classes and model_type names). A row holds only what no key says.
+// Sources of the columns:
+// - gguf_arch: LLM_ARCH_NAMES, llama.cpp v0.5.0 src/llama-arch.cpp.
+// - hf names: the @ModelBase.register(...) classes of convert_hf_to_gguf.py / conversion/*.py (v0.5.0) that produce
+//   that arch, plus the HF model_type names of the family.
+// - layout, period, window, kv_from: what llama_model_<arch>::load_arch_hparams hard-codes (src/models/<arch>.cpp).
+// - flags: tensors the loader creates with no key to say so (load_arch_tensors) and config.json key quirks.
+// Adding an architecture is adding a row. A layout no row can express is a new gguf_layout value (arch.h) or a
+// key rule in hf_layout.cpp; no `if (arch == ...)` anywhere else.
+#include "sources/arch.h"
 
-#include <fmt/format.h>
-
-#include <cassert>
-#include <cmath>
+#include <sstream>
 
 namespace kvfit::detail {
 namespace {
 
-// --- helpers ----------------------------------------------------------------------------------------------
+using L = gguf_layout;
+using R = recurrent_kind;
 
-void set_no_attention(hf_build & b, uint32_t il, layer_kind k) {
-    b.kind[il] = k;
-    b.m.n_head[il] = b.m.n_head_kv[il] = b.m.head_dim_k[il] = b.m.head_dim_v[il] = 0;
-}
-
-// Gated DeltaNet (Qwen3-Next, Qwen3.5) in llama.cpp's terms: ssm.inner_size = H_v * D_v,
-// ssm.group_count = H_k, ssm.state_size = D_k, ssm.time_step_rank = H_v (convert_hf_to_gguf.py Qwen3NextModel).
-void read_gated_deltanet(const hf_keys & cfg, hf_build & b) {
-    model_desc & m = b.m;
-    const auto h_k = static_cast<uint32_t>(cfg.uint("linear_num_key_heads", 65536));
-    const auto d_k = static_cast<uint32_t>(cfg.uint("linear_key_head_dim", 65536));
-    const auto h_v = static_cast<uint32_t>(cfg.uint("linear_num_value_heads", 65536));
-    const auto d_v = static_cast<uint32_t>(cfg.uint("linear_value_head_dim", 65536));
-    m.rec_kind = recurrent_kind::gated_deltanet;
-    m.ssm_d_conv = static_cast<uint32_t>(cfg.uint("linear_conv_kernel_dim", 1024));
-    m.ssm_d_inner = h_v * d_v;
-    m.ssm_n_group = h_k;
-    m.ssm_d_state = d_k;
-    m.ssm_n_head = h_v;
-    m.ssm_head_dim = d_v;
-}
-
-// Mamba2 mixer (transformers models/nemotron_h/modeling_nemotron_h.py NemotronHMamba2Mixer):
-// intermediate_size = mamba_num_heads * mamba_head_dim.
-void read_mamba2(const hf_keys & cfg, hf_build & b) {
-    model_desc & m = b.m;
-    m.rec_kind = recurrent_kind::mamba2;
-    m.ssm_n_head = static_cast<uint32_t>(cfg.uint("mamba_num_heads", 65536));
-    m.ssm_head_dim = static_cast<uint32_t>(cfg.uint("mamba_head_dim", 65536));
-    m.ssm_d_inner = m.ssm_n_head * m.ssm_head_dim;
-    m.ssm_d_state = static_cast<uint32_t>(cfg.uint("ssm_state_size", 65536));
-    m.ssm_n_group = static_cast<uint32_t>(cfg.uint("n_groups", 65536));
-    m.ssm_d_conv = static_cast<uint32_t>(cfg.uint("conv_kernel", 1024));
-}
-
-// --- layout patterns: kind[il] and the per-layer attention shape ------------------------------------------
-
-// Every layer full attention (the defaults read_common set).
-void all_full(const hf_keys &, std::string_view, hf_build &, warnings &) {}
-
-// One string per layer: full_attention, sliding_attention (window: sliding_window), chunked_attention
-// (chunk: attention_chunk_size), linear_attention (Gated DeltaNet). gpt-oss-20b: il 0 swa, il 1 full, ...
-void from_array(const hf_keys & cfg, std::string_view key, hf_build & b, warnings &) {
-    const auto & arr = cfg.at(key);
-    if (!arr.is_array()) throw cfg.bad(key, std::string("expected array, got ") + arr.type_name());
-    if (arr.size() != b.m.n_layer) {
-        throw cfg.bad(key, fmt::format("has {} entries for num_hidden_layers {}", arr.size(), b.m.n_layer));
-    }
-    bool any_recurrent = false;
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        const std::string t = arr[il].is_string() ? arr[il].get<std::string>() : std::string(arr[il].type_name());
-        if (t == "full_attention") {
-            b.kind[il] = layer_kind::full;
-        } else if (t == "sliding_attention") {
-            b.kind[il] = layer_kind::swa;
-            b.m.n_swa = static_cast<uint32_t>(cfg.uint("sliding_window"));
-        } else if (t == "chunked_attention") {
-            b.kind[il] = layer_kind::chunked;
-            b.m.n_chunk = static_cast<uint32_t>(cfg.uint("attention_chunk_size"));
-        } else if (t == "linear_attention") {
-            set_no_attention(b, il, layer_kind::recurrent);
-            any_recurrent = true;
-        } else {
-            throw cfg.bad(key, fmt::format("entry {}: unknown layer type '{}'", il, t));
-        }
-    }
-    if (any_recurrent) read_gated_deltanet(cfg, b);
-}
-
-// Every `n`-th layer is full attention, the others Gated DeltaNet: il full iff (il + 1) % n == 0.
-// Qwen3-Next-80B (n = 4): il 0, 1, 2 recurrent, il 3 full, ... il 47 full.
-void interval(const hf_keys & cfg, std::string_view key, hf_build & b, warnings &) {
-    const uint64_t n = cfg.uint(key, b.m.n_layer);
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        if ((il + 1) % n != 0) set_no_attention(b, il, layer_kind::recurrent);
-    }
-    read_gated_deltanet(cfg, b);
-}
-
-// Qwen3.5 / Qwen3-Next configs carry layer_types (newer) or only full_attention_interval (older).
-void from_array_or_interval(const hf_keys & cfg, std::string_view key, hf_build & b, warnings & warn) {
-    if (cfg.has("layer_types")) return from_array(cfg, "layer_types", b, warn);
-    interval(cfg, key, b, warn);
-}
-
-// layer_types when present (a newer config of any family), else full attention on every layer.
-void from_array_or_full(const hf_keys & cfg, std::string_view, hf_build & b, warnings & warn) {
-    if (cfg.has("layer_types")) from_array(cfg, "layer_types", b, warn);
-}
-
-// Mistral/Mixtral: a non-null sliding_window slides every layer; null (current Mixtral revision) is full.
-void sliding_window(const hf_keys & cfg, std::string_view key, hf_build & b, warnings & warn) {
-    if (cfg.has("layer_types")) return from_array(cfg, "layer_types", b, warn);
-    if (!cfg.has(key)) return;
-    b.m.n_swa = static_cast<uint32_t>(cfg.uint(key));
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) b.kind[il] = layer_kind::swa;
-}
-
-// Qwen2/Qwen3: the window applies only when use_sliding_window is true (default false), and then only to
-// layers il >= max_window_layers (Qwen2Config layer_types). Qwen2.5-7B: use_sliding_window false -> all full.
-void sliding_window_if_used(const hf_keys & cfg, std::string_view key, hf_build & b, warnings & warn) {
-    if (cfg.has("layer_types")) return from_array(cfg, "layer_types", b, warn);
-    if (!cfg.flag_or("use_sliding_window", false) || !cfg.has(key)) return;
-    b.m.n_swa = static_cast<uint32_t>(cfg.uint(key));
-    const uint64_t first = cfg.count_or("max_window_layers", 0, 100000);
-    for (uint32_t il = first; il < b.m.n_layer; ++il) b.kind[il] = layer_kind::swa;
-}
-
-// Llama 4: RoPE layers use chunked attention of attention_chunk_size tokens, NoPE layers are global.
-// no_rope_layers[il] == 0 marks NoPE; its HF default is il global iff (il + 1) % 4 == 0
-// (no_rope_layer_interval 4): il 0, 1, 2 chunked, il 3 full, ... il 47 full.
-void chunked(const hf_keys & cfg, std::string_view key, hf_build & b, warnings &) {
-    if (!cfg.has(key)) return;
-    b.m.n_chunk = static_cast<uint32_t>(cfg.uint(key));
-    const uint64_t every = cfg.uint_or("no_rope_layer_interval", 4, b.m.n_layer);
-    const bool listed = cfg.has("no_rope_layers") && cfg.at("no_rope_layers").is_array() &&
-                        !cfg.at("no_rope_layers").empty();
-    if (listed && cfg.at("no_rope_layers").size() != b.m.n_layer) {
-        throw cfg.bad("no_rope_layers", fmt::format("has {} entries for num_hidden_layers {}",
-                                                    cfg.at("no_rope_layers").size(), b.m.n_layer));
-    }
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        const bool rope = listed ? cfg.at("no_rope_layers")[il] != 0 : (il + 1) % every != 0;
-        if (rope) b.kind[il] = layer_kind::chunked;
-    }
-}
-
-// DeepSeek-V2/V3 multi-head latent attention: llama.cpp caches one latent of kv_lora_rank + qk_rope_head_dim
-// values per token and layer as K (one "head"), V empty. DeepSeek-V3: 512 + 64 = 576.
-void mla(const hf_keys & cfg, std::string_view key, hf_build & b, warnings &) {
-    model_desc & m = b.m;
-    m.kv_lora_rank = static_cast<uint32_t>(cfg.uint(key, 65536));
-    m.n_rot_mla = static_cast<uint32_t>(cfg.uint("qk_rope_head_dim", 65536));
-    m.q_lora_rank = static_cast<uint32_t>(cfg.uint_or("q_lora_rank", 0, 65536)); // null: q not compressed
-    m.head_dim_qk_nope = static_cast<uint32_t>(cfg.uint("qk_nope_head_dim", 65536));
-    m.head_dim_v_mla = static_cast<uint32_t>(cfg.uint("v_head_dim", 65536));
-    for (uint32_t il = 0; il < m.n_layer; ++il) {
-        b.kind[il] = layer_kind::mla;
-        m.n_head_kv[il] = 1;
-        m.head_dim_k[il] = m.kv_lora_rank + m.n_rot_mla;
-        m.head_dim_v[il] = m.kv_lora_rank;
-    }
-}
-
-// The layer pattern string of a hybrid, checked: one character per layer.
-std::string pattern_of(const hf_keys & cfg, std::string_view key, uint32_t n_layer) {
-    const auto & v = cfg.at(key);
-    if (!v.is_string()) throw cfg.bad(key, std::string("expected string, got ") + v.type_name());
-    const auto p = v.get<std::string>();
-    if (p.size() != n_layer) throw cfg.bad(key, fmt::format("has {} blocks for num_hidden_layers {}", p.size(), n_layer));
-    return p;
-}
-
-// Nemotron-H: one block per character, each a norm plus one mixer. M = Mamba2 (recurrent), * = attention
-// (full), - = MLP and E = MoE (no cache). "M-M-M-M*-..." -> il 0 recurrent, il 1 none, ... il 7 full.
-void hybrid_override_pattern(const hf_keys & cfg, std::string_view key, hf_build & b, warnings &) {
-    const std::string p = pattern_of(cfg, key, b.m.n_layer);
-    bool any_mamba = false;
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        b.n_norm[il] = 1;
-        switch (p[il]) {
-        case 'M': set_no_attention(b, il, layer_kind::recurrent); any_mamba = true; break;
-        case '*': break;
-        case '-': case 'E': set_no_attention(b, il, layer_kind::none); break;
-        default: throw cfg.bad(key, fmt::format("block {}: '{}' is not one of M * - E", il, p[il]));
-        }
-    }
-    if (any_mamba) read_mamba2(cfg, b);
-}
-
-// Nemotron NAS (DeciLM): per-layer block_configs. attention.no_op or replace_with_linear -> no cache;
-// otherwise n_head_kv = num_attention_heads / n_heads_in_group (64 / 8 = 8).
-void block_configs(const hf_keys & cfg, std::string_view key, hf_build & b, warnings &) {
-    const auto & arr = cfg.at(key);
-    if (!arr.is_array() || arr.size() != b.m.n_layer) {
-        throw cfg.bad(key, fmt::format("expected an array of {} blocks", b.m.n_layer));
-    }
-    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
-        const hf_keys att = cfg.element(key, il, arr[il]).child("attention");
-        if (att.flag_or("no_op", false)) {
-            set_no_attention(b, il, layer_kind::none);
-            b.n_norm[il] -= 1; // input_layernorm exists only with an attention block
-        } else if (att.flag_or("replace_with_linear", false)) {
-            set_no_attention(b, il, layer_kind::none);
-            b.attn_linear[il] = 1;
-        } else {
-            const auto group = static_cast<uint32_t>(att.uint("n_heads_in_group", 65536));
-            if (b.m.n_head[il] % group != 0) {
-                throw att.bad("n_heads_in_group", fmt::format("{} does not divide num_attention_heads {}", group, b.m.n_head[il]));
-            }
-            b.m.n_head_kv[il] = b.m.n_head[il] / group;
-        }
-    }
-}
-
-} // namespace
-
-namespace {
-
-// "qkv_bias qk_norm" -> param_flags with those set (names as the fields).
+// "qkv_bias qk_norm" -> param_flags with those set (names as the fields; "ffn_plain" clears ffn_gated).
 param_flags with(std::string_view names) {
     param_flags f;
-    auto has = [&](std::string_view n) { return names.find(n) != std::string_view::npos; };
+    auto has = [&](std::string_view n) {
+        for (size_t i = names.find(n); i != std::string_view::npos; i = names.find(n, i + 1)) {
+            const bool left = i == 0 || names[i - 1] == ' ';
+            const bool right = i + n.size() == names.size() || names[i + n.size()] == ' ';
+            if (left && right) return true;
+        }
+        return false;
+    };
     f.qkv_bias = has("qkv_bias");
     f.qk_norm = has("qk_norm");
     f.attn_gate = has("attn_gate");
+    f.head_gate = has("head_gate");
     f.sinks = has("sinks");
     f.ffn_gated = !has("ffn_plain");
     f.router_bias = has("router_bias");
     f.expert_bias = has("expert_bias");
     f.shexp_gate = has("shexp_gate");
-    f.score_bias = has("score_bias");
     f.mrope = has("mrope");
+    f.gemma_norms = has("gemma_norms");
+    f.swa_all = has("swa_all");
+    f.swa_if_used = has("swa_if_used");
+    f.chunk_nope = has("chunk_nope");
+    f.chunk_alias = has("chunk_alias");
+    f.index_sparse = has("index_sparse");
     return f;
-}
-
-const std::vector<arch_row> & rows() {
-    // Citations are files of huggingface/transformers (src/transformers/models/...) unless stated.
-    static const std::vector<arch_row> table = {
-        // model_type        gguf arch     layout                   layout key                 ffn                ffn key                      flags                                 citation
-        {"llama",            "llama",      all_full,                "",                        dense,             "intermediate_size",         with(""),                             "llama/modeling_llama.py"},
-        {"mistral",          "llama",      sliding_window,          "sliding_window",          dense,             "intermediate_size",         with(""),                             "mistral/modeling_mistral.py"},
-        {"mixtral",          "llama",      sliding_window,          "sliding_window",          moe_all,           "",                          with(""),                             "mixtral/modeling_mixtral.py (MixtralSparseMoeBlock)"},
-        {"qwen2",            "qwen2",      sliding_window_if_used,  "sliding_window",          dense,             "intermediate_size",         with("qkv_bias"),                     "qwen2/configuration_qwen2.py (layer_types), modeling_qwen2.py"},
-        {"qwen2_moe",        "qwen2moe",   sliding_window_if_used,  "sliding_window",          moe_sparse_step,   "decoder_sparse_step",       with("qkv_bias shexp_gate"),          "qwen2_moe/modeling_qwen2_moe.py"},
-        {"qwen3",            "qwen3",      sliding_window_if_used,  "sliding_window",          dense,             "intermediate_size",         with("qk_norm"),                      "qwen3/modeling_qwen3.py"},
-        {"qwen3_moe",        "qwen3moe",   sliding_window_if_used,  "sliding_window",          moe_sparse_step,   "decoder_sparse_step",       with("qk_norm"),                      "qwen3_moe/modeling_qwen3_moe.py"},
-        {"qwen3_next",       "qwen3next",  from_array_or_interval,  "full_attention_interval", moe_sparse_step,   "decoder_sparse_step",       with("qk_norm attn_gate shexp_gate"), "qwen3_next/modeling_qwen3_next.py (Qwen3NextGatedDeltaNet)"},
-        {"qwen3_5_text",     "qwen35",     from_array_or_interval,  "full_attention_interval", dense,             "intermediate_size",         with("qk_norm attn_gate mrope"),      "qwen3_5/modeling_qwen3_5.py (Qwen3_5GatedDeltaNet)"},
-        {"qwen3_5_moe_text", "qwen35moe",  from_array_or_interval,  "full_attention_interval", moe_sparse_step,   "decoder_sparse_step",       with("qk_norm attn_gate shexp_gate mrope"), "qwen3_5_moe/modeling_qwen3_5_moe.py"},
-        {"deepseek_v2",      "deepseek2",  mla,                     "kv_lora_rank",            moe_first_k_dense, "first_k_dense_replace",     with(""),                             "deepseek_v2/modeling_deepseek_v2.py"},
-        {"deepseek_v3",      "deepseek2",  mla,                     "kv_lora_rank",            moe_first_k_dense, "first_k_dense_replace",     with("score_bias"),                   "deepseek_v3/modeling_deepseek_v3.py (DeepseekV3TopkRouter)"},
-        {"llama4_text",      "llama4",     chunked,                 "attention_chunk_size",    moe_interleave,    "interleave_moe_layer_step", with(""),                             "llama4/configuration_llama4.py (no_rope_layers), modeling_llama4.py"},
-        {"gpt_oss",          "gpt-oss",    from_array,              "layer_types",             moe_all,           "",                          with("sinks router_bias expert_bias"),"gpt_oss/modeling_gpt_oss.py"},
-        {"nemotron_h",       "nemotron_h", hybrid_override_pattern, "hybrid_override_pattern", hybrid_ffn,        "hybrid_override_pattern",   with("ffn_plain"),                    "nemotron_h/modeling_nemotron_h.py (NemotronHBlock)"},
-        {"nemotron-nas",     "deci",       block_configs,           "block_configs",           block_ffn,         "block_configs",             with(""),                             "nvidia/Llama-3_3-Nemotron-Super-49B-v1 modeling_decilm.py; llama.cpp convert_hf_to_gguf.py DeciModel"},
-    };
-    return table;
 }
 
 } // namespace
 
-void caches_from_kinds(hf_build & b) {
-    model_desc & m = b.m;
-    for (uint32_t il = 0; il < m.n_layer; ++il) {
-        auto & cs = m.caches[il];
-        cs.clear();
-        switch (b.kind[il]) {
-        case layer_kind::full:      cs.push_back(layer_cache::attention(cache_kind::full, m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il])); break;
-        case layer_kind::swa:       cs.push_back(layer_cache::attention(cache_kind::window, m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il], m.n_swa)); break;
-        case layer_kind::chunked:   cs.push_back(layer_cache::attention(cache_kind::chunked, m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il], m.n_chunk)); break;
-        case layer_kind::mla:       cs.push_back(layer_cache::latent(m.kv_lora_rank + m.n_rot_mla)); break;
-        case layer_kind::recurrent: add_recurrent_state(m, il); break;
-        case layer_kind::none:      break;
-        }
-    }
+const std::vector<arch_row> & arch_rows() {
+    // models/X.cpp = llama.cpp v0.5.0 src/models/X.cpp (load_arch_hparams / load_arch_tensors);
+    // hf X = transformers src/transformers/models/X (modeling_X.py).
+    static const std::vector<arch_row> rows = {
+        //  gguf arch        hf architectures and model_types                                                                        layout              period window rec                 mla    kv_from flags                                          cite
+        {"llama",          "LlamaForCausalLM LLaMAForCausalLM llama",                                                                L::attention,       0,     0,     R::none,           false, 0,  with(""),                                      "models/llama.cpp; hf llama"},
+        {"llama",          "MistralForCausalLM mistral",                                                                             L::attention,       0,     0,     R::none,           false, 0,  with("swa_all"),                               "models/llama.cpp; hf mistral (sliding_window on every layer)"},
+        {"llama",          "MixtralForCausalLM mixtral",                                                                             L::attention,       0,     0,     R::none,           false, 0,  with("swa_all"),                               "models/llama.cpp; hf mixtral (MixtralSparseMoeBlock)"},
+        {"mistral3",       "Mistral3ForConditionalGeneration Ministral3ForCausalLM mistral3 ministral3",                             L::attention,       0,     0,     R::none,           false, 0,  with(""),                                      "models/mistral3.cpp"},
+        {"qwen2",          "Qwen2ForCausalLM qwen2",                                                                                 L::attention,       0,     0,     R::none,           false, 0,  with("qkv_bias swa_if_used"),                  "models/qwen2.cpp (sliding_window not read); hf qwen2 configuration (layer_types)"},
+        {"qwen2moe",       "Qwen2MoeForCausalLM qwen2_moe",                                                                          L::attention,       0,     0,     R::none,           false, 0,  with("qkv_bias shexp_gate swa_if_used"),       "models/qwen2moe.cpp; hf qwen2_moe"},
+        {"qwen3",          "Qwen3ForCausalLM qwen3",                                                                                 L::attention,       0,     0,     R::none,           false, 0,  with("qk_norm swa_if_used"),                   "models/qwen3.cpp; hf qwen3"},
+        {"qwen3moe",       "Qwen3MoeForCausalLM qwen3_moe",                                                                          L::attention,       0,     0,     R::none,           false, 0,  with("qk_norm swa_if_used"),                   "models/qwen3moe.cpp; hf qwen3_moe"},
+        {"qwen3vl",        "Qwen3VLForConditionalGeneration qwen3_vl qwen3_vl_text",                                                 L::attention,       0,     0,     R::none,           false, 0,  with("qk_norm mrope"),                         "models/qwen3vl.cpp; hf qwen3_vl"},
+        {"qwen3vlmoe",     "Qwen3VLMoeForConditionalGeneration qwen3_vl_moe qwen3_vl_moe_text",                                      L::attention,       0,     0,     R::none,           false, 0,  with("qk_norm mrope"),                         "models/qwen3vlmoe.cpp; hf qwen3_vl_moe"},
+        {"qwen3next",      "Qwen3NextForCausalLM qwen3_next",                                                                        L::interval,        4,     0,     R::gated_deltanet, false, 0,  with("qk_norm attn_gate shexp_gate"),           "models/qwen3next.cpp (recurrent iff (i + 1) % full_attention_interval != 0); hf qwen3_next"},
+        {"qwen35",         "Qwen3_5ForConditionalGeneration Qwen3_5ForCausalLM qwen3_5 qwen3_5_text",                                L::interval,        4,     0,     R::gated_deltanet, false, 0,  with("qk_norm attn_gate mrope"),               "models/qwen35.cpp; hf qwen3_5 (Qwen3_5GatedDeltaNet)"},
+        {"qwen35moe",      "Qwen3_5MoeForConditionalGeneration Qwen3_5MoeForCausalLM qwen3_5_moe qwen3_5_moe_text",                  L::interval,        4,     0,     R::gated_deltanet, false, 0,  with("qk_norm attn_gate shexp_gate mrope"),    "models/qwen35moe.cpp; hf qwen3_5_moe"},
+        {"qwen4exp",       "Qwen4ExpForConditionalGeneration Qwen4ExpForCausalLM qwen4_exp qwen4_exp_text",                          L::interval,        4,     0,     R::gated_deltanet, false, 0,  with("qk_norm attn_gate"),                     "models/qwen4exp.cpp (full_attention_interval default 4; indexer keys; llama-memory-hybrid-idx.cpp)"},
+        {"glm4moe",        "Glm4MoeForCausalLM Glm4vMoeForConditionalGeneration glm4_moe",                                           L::attention,       0,     0,     R::none,           false, 0,  with("qkv_bias"),                              "models/glm4-moe.cpp (nextn layers not cached)"},
+        {"deepseek2",      "DeepseekV2ForCausalLM DeepseekV3ForCausalLM KimiVLForConditionalGeneration KimiK25ForConditionalGeneration "
+                           "Glm4MoeLiteForCausalLM YoutuForCausalLM deepseek_v2 deepseek_v3 kimi_k2 kimi_k25",                       L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/deepseek2.cpp (MLA when key_length_mla is set); conversion/deepseek.py DeepseekV2Model"},
+        {"deepseek32",     "DeepseekV32ForCausalLM deepseek_v32",                                                                    L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/deepseek32.cpp (MLA + DSA indexer, llama-kv-cache-dsa.cpp)"},
+        {"glm-dsa",        "GlmMoeDsaForCausalLM glm_moe_dsa",                                                                       L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/glm-dsa.cpp (indexer on layers indexer.types marks full)"},
+        {"deepseek4",      "DeepseekV4ForCausalLM deepseek_v4",                                                                      L::all_swa,         0,     0,     R::none,           false, 0,  with(""),                                      "models/deepseek4.cpp (set_swa_pattern(0), compress_ratios), llama-kv-cache-dsv4.cpp"},
+        {"minimax-m2",     "MiniMaxM2ForCausalLM minimax_m2",                                                                        L::attention,       0,     0,     R::none,           false, 0,  with(""),                                      "models/minimax-m2.cpp; conversion/minimax.py MiniMaxM2Model"},
+        {"minimax-m3",     "MiniMaxM3SparseForCausalLM MiniMaxM3SparseForConditionalGeneration minimax_m3",                           L::attention,       0,     0,     R::none,           false, 0,  with("index_sparse"),                          "models/minimax-m3.cpp; llama-kv-cache-msa.cpp (indexer on il >= leading_dense_block_count); conversion/minimax.py MiniMaxM3Model"},
+        {"mistral4",       "Mistral4ForCausalLM mistral4",                                                                            L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/mistral4.cpp (llama_model_deepseek2: MLA); conversion/mistral3.py Mistral4Model"},
+        {"phi3",           "Phi3ForCausalLM phi3",                                                                                   L::attention,       0,     0,     R::none,           false, 0,  with(""),                                      "models/phi3.cpp: \"Phi SWA is currently disabled\""},
+        {"gemma2",         "Gemma2ForCausalLM gemma2",                                                                               L::swa_period,      2,     4096,  R::none,           false, 0,  with("gemma_norms"),                           "models/gemma2.cpp: n_swa = 4096, set_swa_pattern(2)"},
+        {"gemma3",         "Gemma3ForCausalLM Gemma3ForConditionalGeneration gemma3 gemma3_text",                                    L::swa_period,      6,     0,     R::none,           false, 0,  with("gemma_norms qk_norm"),                   "models/gemma3.cpp: set_swa_pattern(6) when sliding_window > 0"},
+        {"gemma3n",        "Gemma3nForCausalLM Gemma3nForConditionalGeneration gemma3n gemma3n_text",                                L::swa_period,      5,     0,     R::none,           false, 20, with("gemma_norms qk_norm"),                   "models/gemma3n.cpp: set_swa_pattern(5), n_layer_kv_from_start = 20"},
+        {"gemma4",         "Gemma4ForConditionalGeneration Gemma4ForCausalLM gemma4 gemma4_text",                                    L::attention,       0,     0,     R::none,           false, 0,  with("gemma_norms qk_norm"),                   "models/gemma4.cpp (sliding_window_pattern array, shared_kv_layers); conversion/gemma.py Gemma4Model"},
+        {"gpt-oss",        "GptOssForCausalLM gpt_oss",                                                                              L::swa_period,      2,     0,     R::none,           false, 0,  with("sinks router_bias expert_bias"),         "models/openai-moe.cpp: set_swa_pattern(2); hf gpt_oss"},
+        {"cohere2",        "Cohere2ForCausalLM cohere2",                                                                             L::swa_period,      4,     0,     R::none,           false, 0,  with(""),                                      "models/cohere2.cpp: set_swa_pattern(4)"},
+        {"exaone4",        "Exaone4ForCausalLM exaone4",                                                                             L::swa_period,      4,     0,     R::none,           false, 0,  with("qk_norm"),                               "models/exaone4.cpp: set_swa_pattern(4) when sliding_window is set"},
+        {"mimo2",          "MiMoV2FlashForCausalLM MiMoV2ForCausalLM mimo_v2_flash mimo_v2",                                         L::attention,       0,     0,     R::none,           false, 0,  with("chunk_alias"),                           "models/mimo2.cpp (sliding_window_pattern array, per-layer head_count_kv); conversion/mimo.py"},
+        {"step35",         "Step3p5ForCausalLM Step3p7ForConditionalGeneration step3p5 step3p7",                                     L::attention,       0,     0,     R::none,           false, 0,  with("qk_norm head_gate"),                     "models/step35.cpp (sliding_window_pattern array, g_proj); conversion/step3.py Step35Model"},
+        {"laguna",         "LagunaForCausalLM laguna",                                                                               L::swa_dense_first, 4,     0,     R::none,           false, 0,  with("qk_norm"),                               "models/laguna.cpp (load_swa_pattern(4, dense_first), per-layer n_head, g_proj); conversion/laguna.py"},
+        {"llama4",         "Llama4ForConditionalGeneration Llama4ForCausalLM llama4 llama4_text",                                    L::chunked_period,  4,     8192,  R::none,           false, 0,  with("chunk_nope"),                            "models/llama4.cpp: chunked, n_swa = 8192, set_swa_pattern(4); hf llama4 (no_rope_layers)"},
+        {"mamba",          "MambaForCausalLM MambaLMHeadModel FalconMambaForCausalLM mamba falcon_mamba",                            L::all_recurrent,   0,     0,     R::mamba1,         false, 0,  with(""),                                      "models/mamba.cpp"},
+        {"mamba2",         "Mamba2ForCausalLM mamba2",                                                                               L::all_recurrent,   0,     0,     R::mamba2,         false, 0,  with(""),                                      "models/mamba2.cpp"},
+        {"nemotron_h",     "NemotronHForCausalLM nemotron_h",                                                                        L::nemotron_h,      0,     0,     R::mamba2,         false, 0,  with("ffn_plain"),                             "models/nemotron-h.cpp (recurrent iff n_head_kv(i) == 0 && n_ff(i) == 0); hf nemotron_h"},
+        {"nemotron_h_moe", "NemotronHPuzzleForCausalLM",                                                                             L::nemotron_h,      0,     0,     R::mamba2,         false, 0,  with("ffn_plain"),                             "models/nemotron-h.cpp; conversion/nemotron.py (NEMOTRON_H_MOE when num_experts_per_tok is set)"},
+        {"granitehybrid",  "GraniteMoeHybridForCausalLM BambaForCausalLM granitemoehybrid bamba",                                    L::kv_or_recurrent, 0,     0,     R::mamba2,         false, 0,  with(""),                                      "models/granite-hybrid.cpp (recurrent iff n_head_kv(i) == 0)"},
+        {"jamba",          "JambaForCausalLM jamba",                                                                                 L::kv_or_recurrent, 0,     0,     R::mamba1,         false, 0,  with(""),                                      "models/jamba.cpp (recurrent iff n_head_kv(i) == 0)"},
+        {"falcon-h1",      "FalconH1ForCausalLM falcon_h1",                                                                          L::parallel_hybrid, 0,     0,     R::mamba2,         false, 0,  with(""),                                      "models/falcon-h1.cpp (attention and mamba2 in every layer)"},
+        {"lfm2",           "Lfm2ForCausalLM LFM2ForCausalLM lfm2",                                                                   L::kv_or_recurrent, 0,     0,     R::short_conv,     false, 0,  with(""),                                      "models/lfm2.cpp (recurrent iff n_head_kv(i) == 0)"},
+        {"lfm2moe",        "Lfm2MoeForCausalLM lfm2_moe",                                                                            L::kv_or_recurrent, 0,     0,     R::short_conv,     false, 0,  with(""),                                      "models/lfm2moe.cpp"},
+        {"rwkv6",          "Rwkv6ForCausalLM rwkv6",                                                                                 L::all_recurrent,   0,     0,     R::rwkv,           false, 0,  with(""),                                      "models/rwkv6.cpp"},
+        {"rwkv7",          "Rwkv7ForCausalLM RWKV7ForCausalLM rwkv7",                                                                L::all_recurrent,   0,     0,     R::rwkv,           false, 0,  with(""),                                      "models/rwkv7.cpp"},
+        {"kimi-linear",    "KimiLinearForCausalLM KimiLinearModel kimi_linear",                                                      L::kv_or_recurrent, 0,     0,     R::kda,            true,  0,  with(""),                                      "models/kimi-linear.cpp (KDA: llama-hparams.cpp n_embd_r/n_embd_s); conversion/kimi_linear.py"},
+        {"kimi-k3",        "KimiK3ForConditionalGeneration kimi_k3",                                                                 L::kv_or_recurrent, 0,     0,     R::kda,            true,  0,  with(""),                                      "models/kimi-k3.cpp; conversion/kimi_k3.py (full_attn_layers MLA, the rest KDA)"},
+        {"deci",           "DeciLMForCausalLM nemotron-nas",                                                                         L::attention,       0,     0,     R::none,           false, 0,  with(""),                                      "models/deci.cpp; conversion/deci.py DeciModel; nvidia modeling_decilm.py"},
+    };
+    return rows;
 }
 
-const arch_row * find_arch(std::string_view model_type) {
-    for (const auto & r : rows()) {
-        if (r.model_type == model_type) return &r;
+const arch_row * find_arch_gguf(std::string_view arch) {
+    for (const auto & r : arch_rows()) {
+        if (r.gguf_arch == arch) return &r;
     }
     return nullptr;
 }
 
-const arch_row & generic_arch() {
-    static const arch_row row{"", "", from_array_or_full, "", dense, "intermediate_size", with(""),
-                              "generic decoder (llama/modeling_llama.py shapes)"};
-    return row;
+const arch_row * find_arch_hf(const std::vector<std::string> & names) {
+    for (const auto & name : names) {
+        for (const auto & r : arch_rows()) {
+            std::istringstream words{std::string(r.hf_names)};
+            for (std::string w; words >> w;) {
+                if (w == name) return &r;
+            }
+        }
+    }
+    return nullptr;
+}
+
+void set_mla_layer(model_desc & m, uint32_t il) {
+    m.n_head_kv[il] = 1;
+    m.head_dim_k[il] = m.kv_lora_rank + m.n_rot_mla;
+    m.head_dim_v[il] = m.kv_lora_rank;
+    m.caches[il].push_back(layer_cache::latent(m.kv_lora_rank + m.n_rot_mla));
+}
+
+void add_dsv4_caches(model_desc & m, uint32_t il, uint32_t ratio, uint32_t head_dim, uint32_t index_dim) {
+    auto & cs = m.caches[il];
+    cs.push_back(layer_cache::attention(cache_kind::window, 1, head_dim, 0, m.n_swa));
+    if (ratio == 0) return;
+    cs.push_back(layer_cache::compressed(head_dim, ratio));
+    if (ratio == 4) cs.push_back(layer_cache::indexer(index_dim, ratio));
 }
 
 } // namespace kvfit::detail

@@ -34,7 +34,11 @@ std::vector<catalog_entry> load_catalog(std::deque<std::string> & strings) {
         const std::string file = "catalog/" + e["file"].get<std::string>();
         const std::string_view config = detail::embedded(file);
         if (config.empty()) throw error::at(k_index, "entry '" + name + "': no embedded file " + file);
-        out.push_back(catalog_entry{name, hf_id, config});
+        const bool gguf_keys = e.contains("format") && e["format"] == "gguf_keys";
+        if (e.contains("format") && !gguf_keys && e["format"] != "config.json") {
+            throw error::at(k_index, "entry '" + name + "': format must be config.json or gguf_keys");
+        }
+        out.push_back(catalog_entry{name, hf_id, config, gguf_keys});
     }
     return out;
 }

@@ -1,10 +1,10 @@
 // GGUF metadata -> model_desc. Keys are llama.cpp's LLM_KV_NAMES ("%s.block_count", "%s.attention.head_count_kv",
 // ... in src/llama-arch.cpp) with %s = general.architecture; per-layer keys may be a scalar or an array of length
 // block_count, as llama_model_loader::get_key_or_arr reads them. Layer kinds follow the architecture's row in
-// gguf_arch.cpp; weights are the tensor infos summed by placement (token_embd, blocks, output, other).
+// arch_table.cpp (the table both sources share); weights are the tensor infos summed by placement (token_embd, blocks, output, other).
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
-#include "sources/gguf_arch.h"
+#include "sources/arch.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -42,12 +42,17 @@ struct gguf_keys {
         if (!get(suffix)) throw error::missing_key(f.path(), fmt::format("{}.{}", arch, suffix));
         return u32(suffix, 0);
     }
-    /// Scalar or array of length n_block (get_key_or_arr); `fallback` per layer when absent.
-    std::vector<uint32_t> per_layer(std::string_view suffix, uint32_t n_block, const std::vector<uint32_t> & fallback) const {
+    /// Scalar or array of length n_block (get_key_or_arr); `fallback` per layer when absent. With `at_least`, a
+    /// longer array is accepted and its first n_block entries read, as loaders that index it by layer do
+    /// (deepseek4.cpp compress_ratios: >= block_count; glm-dsa.cpp indexer.types: n_layer() trunk entries).
+    std::vector<uint32_t> per_layer(std::string_view suffix, uint32_t n_block, const std::vector<uint32_t> & fallback,
+                                    bool at_least = false) const {
         const gguf_value * v = get(suffix);
         if (!v) return fallback;
         if (!v->is_array()) return std::vector<uint32_t>(n_block, u32(suffix, 0));
-        if (v->n != n_block) bad(*v, suffix, fmt::format("array length {} differs from block_count {}", v->n, n_block));
+        if (at_least ? v->n < n_block : v->n != n_block) {
+            bad(*v, suffix, fmt::format("array length {} {} {}", v->n, at_least ? "is shorter than the layer count" : "differs from block_count", n_block));
+        }
         std::vector<uint32_t> out(n_block);
         for (uint32_t il = 0; il < n_block; ++il) {
             const auto e = v->at(il, f.path()).to_uint();
@@ -60,7 +65,7 @@ struct gguf_keys {
 
 /// Sliding-window layers: the pattern key (array per layer or scalar period) or the row's period.
 /// set_swa_pattern(p) (llama.cpp src/llama-hparams.cpp): swa iff p == 0 || il % p < p - 1.
-std::vector<bool> swa_layers(const gguf_keys & k, const detail::gguf_arch_row & row, uint32_t n_block) {
+std::vector<bool> swa_layers(const gguf_keys & k, const detail::arch_row & row, uint32_t n_block) {
     std::vector<bool> swa(n_block, false);
     const gguf_value * v = k.get("attention.sliding_window_pattern");
     if (v && v->is_array()) {
@@ -69,13 +74,15 @@ std::vector<bool> swa_layers(const gguf_keys & k, const detail::gguf_arch_row & 
         return swa;
     }
     const uint32_t p = v ? k.u32("attention.sliding_window_pattern", row.period) : row.period;
-    if (row.layout != gguf_layout::swa_period && row.layout != gguf_layout::chunked_period && !v) return swa;
-    for (uint32_t il = 0; il < n_block; ++il) swa[il] = p == 0 || il % p < p - 1;
+    if (row.layout == gguf_layout::all_swa) return std::vector<bool>(n_block, true); // deepseek4: set_swa_pattern(0)
+    const bool dense_first = row.layout == gguf_layout::swa_dense_first;
+    if (row.layout != gguf_layout::swa_period && row.layout != gguf_layout::chunked_period && !dense_first && !v) return swa;
+    for (uint32_t il = 0; il < n_block; ++il) swa[il] = p == 0 || (dense_first ? il % p != 0 : il % p < p - 1);
     return swa;
 }
 
 /// Kind of each block from the row's layout (per-layer arrays already read).
-std::vector<layer_kind> layer_kinds(const gguf_keys & k, const detail::gguf_arch_row & row, const model_desc & m,
+std::vector<layer_kind> layer_kinds(const gguf_keys & k, const detail::arch_row & row, const model_desc & m,
                                     uint32_t n_block, const std::vector<uint32_t> & kv, const std::vector<uint32_t> & ff) {
     std::vector<layer_kind> kind(n_block, layer_kind::none);
     const uint32_t interval = k.u32("full_attention_interval", row.period);
@@ -90,12 +97,14 @@ std::vector<layer_kind> layer_kinds(const gguf_keys & k, const detail::gguf_arch
         switch (row.layout) {
         case gguf_layout::attention:
         case gguf_layout::swa_period:
+        case gguf_layout::swa_dense_first:
         case gguf_layout::chunked_period:
         case gguf_layout::parallel_hybrid: kind[il] = attn; break;
-        case gguf_layout::interval:        kind[il] = (il + 1) % interval == 0 ? attn : layer_kind::recurrent; break;
+        case gguf_layout::interval:        kind[il] = detail::interval_attention(il, interval) ? attn : layer_kind::recurrent; break;
         case gguf_layout::kv_or_recurrent: kind[il] = kv[il] > 0 ? attn : layer_kind::recurrent; break;
         case gguf_layout::nemotron_h:      kind[il] = kv[il] > 0 ? attn : ff[il] == 0 ? layer_kind::recurrent : layer_kind::none; break;
         case gguf_layout::all_recurrent:   kind[il] = layer_kind::recurrent; break;
+        case gguf_layout::all_swa:         kind[il] = layer_kind::swa; break;
         }
         if ((kind[il] == layer_kind::swa || kind[il] == layer_kind::chunked) && (m.n_swa == 0 && m.n_chunk == 0)) {
             kind[il] = layer_kind::full; // window 0: llama.cpp sets swa_type NONE
@@ -105,12 +114,17 @@ std::vector<layer_kind> layer_kinds(const gguf_keys & k, const detail::gguf_arch
     return kind;
 }
 
-void read_recurrent(const gguf_keys & k, const detail::gguf_arch_row & row, model_desc & m) {
+void read_recurrent(const gguf_keys & k, const detail::arch_row & row, model_desc & m, uint32_t n_head0) {
     m.rec_kind = row.rec;
     if (row.rec == recurrent_kind::short_conv) {
         m.ssm_d_conv = k.u32("shortconv.l_cache", 0);
     } else if (row.rec == recurrent_kind::rwkv) {
         m.rwkv_head_size = k.u32("wkv.head_size", 0);
+    } else if (row.rec == recurrent_kind::kda) { // llama-hparams.cpp n_embd_r/n_embd_s with n_embd_head_kda
+        m.ssm_d_conv = k.u32("ssm.conv_kernel", 0);
+        m.ssm_head_dim = k.u32("kda.head_dim", 0);
+        m.ssm_n_head = n_head0;
+        m.ssm_d_inner = m.ssm_n_head * m.ssm_head_dim;
     } else {
         m.ssm_d_conv = k.u32("ssm.conv_kernel", 0);
         m.ssm_d_inner = k.u32("ssm.inner_size", 0);
@@ -181,15 +195,17 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     const auto arch = arch_v->to_string();
     if (!arch) throw error::at_offset(f.path(), arch_v->offset, "key 'general.architecture': expected a string");
     const gguf_keys k{f, std::string(*arch)};
-    const detail::gguf_arch_row * row = detail::find_gguf_arch(*arch);
+    static const detail::arch_row generic{"", "", gguf_layout::attention, 0, 0, recurrent_kind::none, false, 0, {}, "generic keys"};
+    const detail::arch_row * row = detail::find_arch_gguf(*arch);
     if (!row) {
         warn.push_back(fmt::format("{}: unknown architecture '{}': read with the generic keys, attention layers only",
                                    f.path(), *arch));
-        row = &detail::generic_gguf_arch();
+        row = &generic;
     }
 
     model_desc m;
     m.architecture = k.arch;
+    m.gguf_architecture = k.arch;
     m.source = f.path();
     const gguf_value * name = f.find("general.name");
     m.name = name && name->to_string() ? std::string(*name->to_string()) : std::filesystem::path(f.path()).stem().string();
@@ -218,9 +234,50 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     const auto n_head_kv = k.per_layer("attention.head_count_kv", n_block, n_head);
     const auto n_ff = k.per_layer("feed_forward_length", n_block, std::vector<uint32_t>(n_block, 0));
     const uint32_t head0 = n_head.empty() ? 0 : *std::max_element(n_head.begin(), n_head.end());
+    // load_hparams (src/llama-model.cpp): head widths default to n_embd / n_head(0); window layers read their own
+    // (key_length_swa / value_length_swa, n_embd_head_k(il) = is_swa(il) ? n_embd_head_k_swa : n_embd_head_k_full)
     const uint32_t dim_k = k.u32("attention.key_length", head0 > 0 ? m.n_embd / head0 : 0);
     const uint32_t dim_v = k.u32("attention.value_length", head0 > 0 ? m.n_embd / head0 : 0);
-    const auto kinds = layer_kinds(k, *row, m, n_block, n_head_kv, n_ff);
+    const uint32_t dim_k_swa = k.u32("attention.key_length_swa", dim_k);
+    const uint32_t dim_v_swa = k.u32("attention.value_length_swa", dim_v);
+    auto kinds = layer_kinds(k, *row, m, n_block, n_head_kv, n_ff);
+    // An attention architecture whose every layer has 0 heads is not a model llama.cpp can run: refuse it rather
+    // than plan layers without cache and 0 parameters (llama.cpp divides n_embd by n_head(0) in load_hparams).
+    const bool needs_attention = row->layout == gguf_layout::attention || row->layout == gguf_layout::swa_period ||
+                                 row->layout == gguf_layout::swa_dense_first || row->layout == gguf_layout::chunked_period;
+    if (needs_attention && head0 == 0) {
+        const gguf_value * v = k.get("attention.head_count");
+        if (!v) throw error::missing_key(f.path(), k.arch + ".attention.head_count");
+        k.bad(*v, "attention.head_count", "0 on every layer: no attention layer in an attention architecture");
+    }
+    // Gemma 4 (models/gemma4.cpp): the last shared_kv_layers layers read an earlier layer's KV
+    const uint32_t n_shared_kv = k.u32("attention.shared_kv_layers", 0);
+    if (n_shared_kv >= m.n_layer && n_shared_kv > 0) {
+        k.bad(*k.get("attention.shared_kv_layers"), "attention.shared_kv_layers", fmt::format("{} leaves no layer of {} with a cache", n_shared_kv, m.n_layer));
+    }
+    // DSA / lightning indexer keys (models/deepseek32.cpp, glm-dsa.cpp, qwen4exp.cpp): on each attention layer that
+    // attention.indexer.types marks full (all of them without the key); DeepSeek-V4 by compress ratio instead.
+    const uint32_t index_dim = k.u32("attention.indexer.key_length", 0);
+    auto index_full = k.per_layer("attention.indexer.types", m.n_layer, std::vector<uint32_t>(m.n_layer, 1), true);
+    if (row->flags.index_sparse) { // MSA: no indexer on the leading dense blocks (filter_idx, llama-model.cpp:2300)
+        const uint32_t dense = k.u32("leading_dense_block_count", 0);
+        for (uint32_t il = 0; il < m.n_layer; ++il) index_full[il] = il >= dense;
+    }
+    const auto ratios = k.per_layer("attention.compress_ratios", n_block, std::vector<uint32_t>(n_block, 0), true);
+    // Qwen3.8-Flash-Next's per-layer embedding conv (llama_hparams::ple_conv_state, llama-hparams.cpp:268-275): on the
+    // layers ple.layers lists, (ple.conv_kernel - 1) x ple.ngram_size x hyper_connection.count x n_embd f32 values
+    const uint64_t ple_conv = k.u32("ple.conv_kernel", 0) > 1 && k.u32("ple.heads_per_ngram", 0) > 0
+                                  ? uint64_t(k.u32("ple.conv_kernel", 0) - 1) * k.u32("ple.ngram_size", 0) *
+                                        std::max<uint32_t>(1, k.u32("hyper_connection.count", 1)) * m.n_embd
+                                  : 0;
+    std::vector<uint32_t> ple_layers;
+    if (const gguf_value * v = k.get("ple.layers"); v && ple_conv > 0) {
+        for (uint64_t i = 0; i < (v->is_array() ? v->n : 1); ++i) {
+            const auto e = v->is_array() ? v->at(i, f.path()).to_uint() : v->to_uint();
+            if (!e || *e >= m.n_layer) k.bad(*v, "ple.layers", fmt::format("entry {} is not a layer index below {}", i, m.n_layer));
+            ple_layers.push_back(uint32_t(*e));
+        }
+    }
 
     const bool mla = row->mla && k.get("attention.key_length_mla") != nullptr;
     if (mla) {
@@ -232,7 +289,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         m.head_dim_v_mla = k.u32("attention.value_length_mla", 0);
     }
     resize_layers(m);
-    if (std::count(kinds.begin(), kinds.end(), layer_kind::recurrent) > 0) read_recurrent(k, *row, m);
+    if (std::count(kinds.begin(), kinds.end(), layer_kind::recurrent) > 0 || row->layout == gguf_layout::parallel_hybrid) read_recurrent(k, *row, m, n_head.empty() ? 0 : n_head[0]);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         m.n_head[il] = n_head[il];
         m.n_ff[il] = n_ff[il];
@@ -240,26 +297,35 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         m.head_dim_v[il] = dim_v;
         const bool attn = kinds[il] != layer_kind::none && kinds[il] != layer_kind::recurrent;
         m.n_head_kv[il] = attn ? n_head_kv[il] : 0;
+        if (kinds[il] == layer_kind::swa) m.head_dim_k[il] = dim_k_swa, m.head_dim_v[il] = dim_v_swa;
         auto & cs = m.caches[il];
-        if (mla && attn) { // one latent of kv_lora_rank + rope values per token, K only (llama-kv-cache.cpp)
+        const bool indexed = index_dim > 0 && index_full[il] != 0;
+        if (row->layout == gguf_layout::all_swa) { // deepseek4: one K-only head of key_length per layer
             m.n_head_kv[il] = 1;
-            m.head_dim_k[il] = m.kv_lora_rank + m.n_rot_mla;
-            m.head_dim_v[il] = m.kv_lora_rank;
-            cs.push_back(layer_cache::latent(m.kv_lora_rank + m.n_rot_mla));
+            detail::add_dsv4_caches(m, il, ratios[il], dim_k, index_dim);
             continue;
         }
+        if (attn && m.n_layer - il <= n_shared_kv) continue; // KV shared with an earlier layer: shape, no cache
+        if (mla && attn) {
+            detail::set_mla_layer(m, il);
+            if (indexed) cs.push_back(layer_cache::indexer(index_dim));
+            continue;
+        }
+        const uint32_t kv = n_head_kv[il], dk = m.head_dim_k[il], dv = m.head_dim_v[il];
         switch (kinds[il]) {
-        case layer_kind::full:      cs.push_back(layer_cache::attention(cache_kind::full, n_head_kv[il], dim_k, dim_v)); break;
-        case layer_kind::swa:       cs.push_back(layer_cache::attention(cache_kind::window, n_head_kv[il], dim_k, dim_v, m.n_swa)); break;
-        case layer_kind::chunked:   cs.push_back(layer_cache::attention(cache_kind::chunked, n_head_kv[il], dim_k, dim_v, m.n_chunk)); break;
+        case layer_kind::full:      cs.push_back(layer_cache::attention(cache_kind::full, kv, dk, dv)); break;
+        case layer_kind::swa:       cs.push_back(layer_cache::attention(cache_kind::window, kv, dk, dv, m.n_swa)); break;
+        case layer_kind::chunked:   cs.push_back(layer_cache::attention(cache_kind::chunked, kv, dk, dv, m.n_chunk)); break;
         case layer_kind::recurrent: add_recurrent_state(m, il); break;
         case layer_kind::mla:
         case layer_kind::none:      break;
         }
-    }
-    if (row->layout == gguf_layout::parallel_hybrid) {
-        warn.push_back(fmt::format("{}: {} runs attention and a recurrent mixer in every layer; kvfit counts the "
-                                   "KV cache only, not the recurrent state", f.path(), k.arch));
+        if (attn && indexed) cs.push_back(layer_cache::indexer(index_dim)); // qwen4exp: hybrid-idx memory
+        // falcon-h1: attention and a Mamba2 mixer side by side, both filters true on every layer (create_memory)
+        if (attn && row->layout == gguf_layout::parallel_hybrid) add_recurrent_state(m, il);
+        if (kinds[il] == layer_kind::recurrent && std::find(ple_layers.begin(), ple_layers.end(), il) != ple_layers.end()) {
+            cs.push_back(layer_cache::state(cache_kind::ple_state, uint32_t(ple_conv)));
+        }
     }
 
     m.n_expert = k.u32("expert_count", 0);

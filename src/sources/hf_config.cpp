@@ -1,13 +1,16 @@
 // Hugging Face config.json -> model description.
 // Generic keys are read here (num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads,
-// head_dim, vocab_size, max_position_embeddings, tie_word_embeddings, MTP counts); the layer layout and
-// the FFN/MoE mix come from the architecture's row in arch_table.cpp; parameters from hf_params.cpp.
+// head_dim, vocab_size, max_position_embeddings, tie_word_embeddings, MTP counts), in the language config of a
+// wrapper when there is one; the layer layout comes from the keys (hf_layout.cpp), the FFN/MoE mix too
+// (arch_ffn.cpp), the row of arch_table.cpp named by `architectures` / model_type adds what no key says;
+// parameters from hf_params.cpp; keys nobody reads are warned about (hf_known_keys.cpp).
 #include "sources/hf_detail.h"
 
 #include "kvfit/error.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace kvfit {
@@ -164,6 +167,8 @@ namespace {
 using detail::hf_build;
 using detail::hf_keys;
 
+uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
+
 // M-RoPE (Qwen2-VL, Qwen3-VL, Qwen3.5): rope_scaling or rope_parameters carries mrope_section ([11, 11, 10] for
 // Qwen3.5, with mrope_interleaved); llama.cpp then feeds 4 positions per token (llama_hparams::n_pos_per_embd).
 uint32_t pos_per_embd(const hf_keys & cfg) {
@@ -175,23 +180,65 @@ uint32_t pos_per_embd(const hf_keys & cfg) {
     return 1;
 }
 
-// Fields every decoder has. Per-layer defaults: full attention with the config's heads, two norms.
+// The language model's keys: the top level, or the wrapper multimodal checkpoints nest it in.
+hf_keys language_config(const hf_keys & root) {
+    for (const char * key : {"text_config", "language_config", "llm_config", "thinker_config"}) {
+        if (!root.has(key)) continue;
+        const hf_keys inner = root.child(key);
+        return inner.has("text_config") ? inner.child("text_config") : inner; // Qwen-Omni: thinker_config.text_config
+    }
+    return root;
+}
+
+// architectures classes (language config first, then the wrapper) and model_types: the names a row may list.
+std::vector<std::string> names_of(const hf_keys & cfg, const hf_keys & root) {
+    std::vector<std::string> out;
+    for (const hf_keys * k : {&cfg, &root}) {
+        if (!k->has("architectures") || !k->at("architectures").is_array()) continue;
+        for (const auto & a : k->at("architectures")) {
+            if (a.is_string()) out.push_back(a.get<std::string>());
+        }
+    }
+    for (const hf_keys * k : {&cfg, &root}) {
+        const std::string t = k->text_or("model_type", "");
+        if (!t.empty()) out.push_back(t);
+    }
+    return out;
+}
+
+std::string names_text(const hf_keys & cfg, const hf_keys & root) {
+    const std::string t = cfg.text_or("model_type", root.text_or("model_type", ""));
+    if (!t.empty()) return fmt::format("model_type '{}'", t);
+    for (const hf_keys * k : {&cfg, &root}) {
+        if (k->has("architectures") && k->at("architectures").is_array() && !k->at("architectures").empty()) {
+            return fmt::format("architectures '{}'", k->at("architectures")[0].is_string()
+                                                         ? k->at("architectures")[0].get<std::string>() : "?");
+        }
+    }
+    return "no model_type";
+}
+
+// Fields every decoder has. Per-layer defaults: attention with the config's heads, two norms.
 void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     model_desc & m = b.m;
-    m.n_layer = static_cast<uint32_t>(cfg.uint("num_hidden_layers", 100000));
-    m.n_embd = static_cast<uint32_t>(cfg.uint("hidden_size"));
-    m.n_vocab = static_cast<uint32_t>(cfg.uint("vocab_size", 1ull << 28));
-    const auto n_head = static_cast<uint32_t>(cfg.uint("num_attention_heads", 65536));
+    // conversion/nemotron.py: a layers_block_type list gives num_hidden_layers = len(layers_block_type)
+    const bool block_list = !cfg.has("num_hidden_layers") && cfg.has("layers_block_type") &&
+                            cfg.at("layers_block_type").is_array();
+    m.n_layer = block_list ? u32(cfg.at("layers_block_type").size()) : u32(cfg.uint("num_hidden_layers", 100000));
+    if (m.n_layer == 0 || m.n_layer > 100000) throw cfg.bad("layers_block_type", "expected 1 to 100000 blocks");
+    m.n_embd = u32(cfg.uint("hidden_size"));
+    m.n_vocab = u32(cfg.uint("vocab_size", 1ull << 28));
+    const auto n_head = u32(cfg.uint("num_attention_heads", 65536));
     // MHA when num_key_value_heads is absent or null (LlamaConfig: num_key_value_heads = num_attention_heads).
-    const auto n_head_kv = static_cast<uint32_t>(cfg.uint_or("num_key_value_heads", n_head, 65536));
+    const auto n_head_kv = u32(cfg.uint_or("num_key_value_heads", n_head, 65536));
     if (n_head % n_head_kv != 0) {
         throw cfg.bad("num_key_value_heads", fmt::format("{} does not divide num_attention_heads {}", n_head_kv, n_head));
     }
     // A null head_dim means hidden_size / num_attention_heads, as the HF attention classes compute it.
     if (cfg.has("head_dim")) {
-        b.head_dim = static_cast<uint32_t>(cfg.uint("head_dim", 65536));
+        b.head_dim = u32(cfg.uint("head_dim", 65536));
     } else if (cfg.has("attention_head_dim")) { // Nemotron-H
-        b.head_dim = static_cast<uint32_t>(cfg.uint("attention_head_dim", 65536));
+        b.head_dim = u32(cfg.uint("attention_head_dim", 65536));
     } else if (m.n_embd % n_head != 0) {
         throw cfg.bad("num_attention_heads",
                       fmt::format("{} does not divide hidden_size {} and head_dim is absent", n_head, m.n_embd));
@@ -202,33 +249,57 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     // Multimodal wrappers keep tie_word_embeddings at the top level (Qwen3.5) or in text_config.
     m.tied_embeddings = cfg.has("tie_word_embeddings") ? cfg.flag_or("tie_word_embeddings", false)
                                                        : root.flag_or("tie_word_embeddings", false);
-    m.n_layer_mtp = static_cast<uint32_t>(cfg.count_or("num_nextn_predict_layers", 0, 1000) +
-                                          cfg.count_or("mtp_num_hidden_layers", 0, 1000));
+    // MTP layers live in the checkpoint, apart: llama.cpp's trunk does not run them and -ngl does not place them
+    m.n_layer_mtp_apart = u32(cfg.count_or("num_nextn_predict_layers", 0, 1000) + cfg.count_or("mtp_num_hidden_layers", 0, 1000));
+    if (cfg.flag_or("use_mtp", false)) m.n_layer_mtp_apart += u32(cfg.count_or("num_mtp_modules", 0, 1000)); // MiniMax-M2
+    b.mtp_own_head = cfg.count_or("num_nextn_predict_layers", 0, 1000) > 0;
     m.n_pos_per_embd = pos_per_embd(cfg);
     // Serving runtimes (vLLM, SGLang) size caches in these dtypes; llama.cpp does not read them.
     m.dtype = cfg.has("dtype") ? cfg.text_or("dtype", "") : cfg.has("torch_dtype") ? cfg.text_or("torch_dtype", "")
             : root.has("dtype") ? root.text_or("dtype", "") : root.text_or("torch_dtype", "");
-    m.ssm_dtype = cfg.text_or("mamba_ssm_dtype", "");
-    m.ssm_chunk_size = static_cast<uint32_t>(cfg.uint_or("chunk_size", cfg.uint_or("mamba_chunk_size", 0, 1u << 20), 1u << 20));
+    m.ssm_dtype = cfg.text_or("mamba_ssm_dtype", cfg.text_or("mamba_ssm_cache_dtype", "")); // Nemotron-3 spelling
+    m.ssm_chunk_size = u32(cfg.uint_or("chunk_size", cfg.uint_or("mamba_chunk_size", 0, 1u << 20), 1u << 20));
+    b.hc_mult = u32(cfg.uint_or("hc_mult", 0, 64));
+    b.o_groups = u32(cfg.uint_or("o_groups", 0, 65536));
+    b.o_lora = u32(cfg.uint_or("o_lora_rank", 0, 65536));
+    b.n_hash_layers = u32(cfg.count_or("num_hash_layers", 0, 100000));
+    b.n_embd_per_layer = u32(cfg.count_or("hidden_size_per_layer_input", 0, 65536));
+    b.n_vocab_per_layer = b.n_embd_per_layer > 0 ? u32(cfg.uint_or("vocab_size_per_layer_input", m.n_vocab, 1ull << 28)) : 0;
     resize_layers(m);
-    b.n_norm.assign(m.n_layer, 2);
-    b.kind.assign(m.n_layer, layer_kind::full);
+    b.n_norm.assign(m.n_layer, b.flags.gemma_norms ? 4 : 2);
     b.attn_linear.assign(m.n_layer, 0);
     b.ffn_linear.assign(m.n_layer, 0);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        b.kind[il] = layer_kind::full;
         m.n_head[il] = n_head;
         m.n_head_kv[il] = n_head_kv;
         m.head_dim_k[il] = m.head_dim_v[il] = b.head_dim;
     }
 }
 
-void apply_config_flags(const hf_keys & cfg, detail::param_flags & f) {
+// Parameter flags keys state (over the row's).
+void apply_config_flags(const hf_keys & cfg, hf_build & b) {
+    detail::param_flags & f = b.flags;
     if (cfg.flag_or("attention_bias", false)) f.qkv_bias = f.o_bias = true;
     f.attn_gate = cfg.flag_or("attn_output_gate", f.attn_gate);
     f.mlp_bias = cfg.flag_or("mlp_bias", f.mlp_bias);
     f.conv_bias = cfg.flag_or("use_conv_bias", f.conv_bias);
-    f.ssm_proj_bias = cfg.flag_or("use_bias", f.ssm_proj_bias);
+    f.ssm_proj_bias = cfg.flag_or("use_bias", cfg.flag_or("mamba_proj_bias", f.ssm_proj_bias));
+    f.qk_norm = cfg.flag_or("use_qk_norm", f.qk_norm);
+    b.qk_norm_full = cfg.text_or("qk_norm_type", "") == "per_layer"; // MiniMax-M2: one norm over all heads
+    // an expert score-correction bias (e_score_correction_bias / router bias) of n_expert values
+    f.score_bias = f.score_bias || cfg.text_or("topk_method", "") == "noaux_tc" || cfg.flag_or("use_routing_bias", false) ||
+                   cfg.flag_or("use_moe_router_bias", false);
+    if (cfg.text_or("mlp_hidden_act", "") == "relu2") f.ffn_gated = false; // Nemotron-H: up, relu^2, down
+}
+
+// The GGUF arch the converter writes: a row's "<arch>_moe" sibling when the config has experts
+// (conversion/nemotron.py NemotronHModel: NEMOTRON_H_MOE when num_experts_per_tok is set).
+std::string gguf_arch_of(const detail::arch_row * row, const model_desc & m) {
+    if (row == nullptr) return "";
+    if (m.n_expert > 0) {
+        if (const auto * moe = detail::find_arch_gguf(std::string(row->gguf_arch) + "_moe")) return std::string(moe->gguf_arch);
+    }
+    return std::string(row->gguf_arch);
 }
 
 } // namespace
@@ -238,33 +309,37 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     const nlohmann::json root_json = detail::parse(json_text, where);
     if (!root_json.is_object()) throw error::at(where, "expected a JSON object, got " + detail::type_of(root_json));
     const hf_keys root{root_json, where_s, ""};
-    // Multimodal wrappers (Qwen3.5, Llama 4, Gemma 3, Mistral 3) nest the language model in text_config.
-    const hf_keys cfg = root.has("text_config") ? root.child("text_config") : root;
-
-    const std::string model_type = cfg.text_or("model_type", root.text_or("model_type", ""));
-    const detail::arch_row * row = detail::find_arch(model_type);
-    if (row == nullptr) {
-        row = &detail::generic_arch();
-        warn.push_back(fmt::format(
-            "{}: unknown model_type '{}': assumed a dense decoder (layer_types if present, else full attention on "
-            "every layer; gated FFN of intermediate_size; untied unless tie_word_embeddings)",
-            where, model_type));
-    }
+    const hf_keys cfg = language_config(root);
 
     hf_build b;
-    b.m.architecture = model_type;
-    b.m.gguf_architecture = std::string(row->gguf_arch);
+    const auto names = names_of(cfg, root);
+    b.row = detail::find_arch_hf(names);
+    b.names = names_text(cfg, root);
+    if (b.row != nullptr) b.flags = b.row->flags;
+    b.m.architecture = cfg.text_or("model_type", root.text_or("model_type", ""));
     b.m.name = where_s;
     b.m.source = where_s;
+    apply_config_flags(cfg, b);
     read_common(cfg, root, b);
     if (b.m.n_ctx_train == 0) warn.push_back(where_s + ": max_position_embeddings absent: training context unknown");
-    b.flags = row->flags;
-    apply_config_flags(cfg, b.flags);
     if (b.flags.mrope) b.m.n_pos_per_embd = 4; // llama_model_rope_type: LLM_ARCH_QWEN35/QWEN35MOE -> IMROPE
-    row->layout(cfg, row->layout_key, b, warn);
-    row->ffn(cfg, row->ffn_key, b);
-    detail::caches_from_kinds(b);
+    detail::lay_out(cfg, b, warn);
+    detail::lay_out_ffn(cfg, b);
+    detail::build_caches(b);
     detail::count_params(b);
+    b.m.gguf_architecture = gguf_arch_of(b.row, b.m);
+    if (b.row == nullptr) {
+        std::string listed;
+        std::vector<std::string> seen;
+        for (const auto & n : names) {
+            if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+            seen.push_back(n);
+            listed += (listed.empty() ? "'" : ", '") + n + "'";
+        }
+        warn.push_back(fmt::format("{}: unknown architecture ({}): planned from its keys alone; no llama.cpp "
+                                   "architecture is known for it", where_s, listed.empty() ? "no names" : listed));
+    }
+    detail::warn_unknown_keys(cfg, b, warn);
     b.m.validate();
     return b.m;
 }

@@ -1,8 +1,9 @@
 #pragma once
-// Internals shared by the Hugging Face config.json source: a checked key reader over nlohmann::json,
-// the architecture table's row type, and the parameter counter. Not part of the public API.
+// Internals shared by the Hugging Face config.json source: a checked key reader over nlohmann::json, the builder
+// the layout, FFN and parameter steps fill, and those steps. Not part of the public API.
 #include "kvfit/error.h"
 #include "kvfit/sources.h"
+#include "sources/arch.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,76 +47,62 @@ struct hf_keys {
     static constexpr uint64_t k_limit = 1ull << 24; ///< 16777216: above every real width, head or layer count
 };
 
-/// Parameter-count details that model_desc does not hold: which optional tensors a family has.
-/// Set by the architecture row (and overridden by config keys such as attention_bias).
-struct param_flags {
-    bool qkv_bias = false;      ///< q/k/v projections have biases (Qwen2; attention_bias sets it)
-    bool o_bias = false;        ///< o_proj has a bias (attention_bias)
-    bool qk_norm = false;       ///< per-head RMSNorm on q and k with weights (Qwen3, Qwen3-Next, Qwen3.5)
-    bool attn_gate = false;     ///< q_proj also emits an output gate: q_proj doubled (Qwen3-Next, Qwen3.5)
-    bool sinks = false;         ///< one learned sink logit per head (gpt-oss)
-    bool ffn_gated = true;      ///< gate/up/down (SwiGLU); false: up/down only (Nemotron-H relu2)
-    bool mlp_bias = false;      ///< FFN projections have biases
-    bool router_bias = false;   ///< MoE router has a bias (gpt-oss)
-    bool expert_bias = false;   ///< routed experts have biases (gpt-oss)
-    bool shexp_gate = false;    ///< sigmoid gate on the shared expert, n_embd -> 1 (Qwen2-MoE family)
-    bool score_bias = false;    ///< e_score_correction_bias of n_expert values (DeepSeek-V3 noaux_tc)
-    bool mrope = false;         ///< llama.cpp ropes it as M-RoPE (IMROPE for qwen35): 4 positions per token in the
-                                ///< graph (model_desc::n_pos_per_embd) even when config.json omits mrope_section
-    bool conv_bias = false;     ///< Mamba2 conv1d has a bias (use_conv_bias)
-    bool ssm_proj_bias = false; ///< Mamba2 in_proj/out_proj have biases (use_bias)
-};
+/// The mixer of a block (what its attention-or-state part computes; decides its parameters and caches).
+/// attention: GQA/MHA softmax attention; mla: multi-head latent attention; dsv4: DeepSeek-V4 sliding MQA with
+/// compressors; gated_deltanet / mamba2 / kda: recurrent mixers; none: no mixer (MLP/MoE-only block, no-op).
+enum class mixer : uint8_t { attention, mla, dsv4, gated_deltanet, mamba2, kda, none };
 
-/// A model being built: the description plus per-layer facts only the parameter counter needs.
+/// A model being built: the description plus per-layer facts only the layout and the parameter counter need.
 struct hf_build {
     model_desc m;
+    const arch_row * row = nullptr;    ///< the architecture's row, nullptr when the names are unknown
+    std::string names;                 ///< the config's architectures and model_type, for messages
     param_flags flags;
-    std::vector<layer_kind> kind;      ///< per layer: the attention type the layout chose (caches_from_kinds)
+    std::vector<mixer> mix;            ///< per layer
+    std::vector<cache_kind> attn;      ///< attention layers: full, window or chunked
+    std::vector<uint8_t> indexer;      ///< per layer: keeps DSA / lightning-indexer keys
+    std::vector<uint32_t> compress;    ///< per layer: DeepSeek-V4 compress ratio (0: none)
+    std::vector<uint8_t> kv_shared;    ///< per layer: reads an earlier layer's KV, keeps no cache
+    std::vector<uint8_t> sinks;        ///< per layer: attention sinks (n_head values)
+    std::vector<uint8_t> no_v_proj;    ///< per layer: V is K (Gemma 4 attention_k_eq_v on full layers)
+    std::vector<uint32_t> gate;        ///< per layer: attention output-gate width, n_embd x gate[il] (0: none)
     std::vector<uint8_t> n_norm;       ///< per layer: n_embd-sized norm vectors (2 for a pre-norm decoder)
     std::vector<uint8_t> attn_linear;  ///< per layer: attention replaced by one n_embd x n_embd linear (DeciLM)
     std::vector<uint8_t> ffn_linear;   ///< per layer: FFN replaced by one n_embd x n_embd linear (DeciLM)
-    uint32_t head_dim = 0;             ///< attention head width of full layers
+    std::vector<uint32_t> ffn_dense;   ///< per layer: dense MLP width beside the experts (Gemma 4 enable_moe_block)
+    uint32_t head_dim = 0;             ///< attention head width (head_dim / attention_head_dim / n_embd / n_head)
+    uint32_t index_n_head = 0;         ///< DSA indexer heads (index_n_heads)
+    uint32_t index_head_dim = 0;       ///< DSA indexer head width (index_head_dim)
+    uint32_t moe_latent = 0;           ///< experts run in a latent of this width (moe_latent_size), 0: n_embd
+    uint32_t hc_mult = 0;              ///< hyper-connection streams (hc_mult), 0: none
+    uint32_t o_groups = 0, o_lora = 0; ///< DeepSeek-V4 grouped low-rank output projection
+    uint32_t n_hash_layers = 0;        ///< DeepSeek-V4 layers routed by token-id hash (num_hash_layers)
+    uint32_t n_embd_per_layer = 0;     ///< per-layer embeddings width (hidden_size_per_layer_input), 0: none
+    uint32_t n_vocab_per_layer = 0;    ///< their vocabulary (vocab_size_per_layer_input)
+    bool qk_norm_full = false;         ///< q/k norm over all heads (qk_norm_type per_layer), not per head
+    bool mtp_own_head = false;         ///< MTP layers store their own embedding and head (num_nextn_predict_layers)
 };
 
-/// Lays out the layer kinds (and the per-layer attention shape) of `b` from the config.
-using layout_fn = void (*)(const hf_keys & cfg, std::string_view param, hf_build & b, warnings & warn);
-/// Decides which layers are MoE and the FFN widths.
-using ffn_fn = void (*)(const hf_keys & cfg, std::string_view param, hf_build & b);
+/// Lays out the layers of `b` from the keys (src/sources/hf_layout.cpp): mix, attn, indexer, compress, kv_shared
+/// and the per-layer attention shape; then build_caches() turns them into model_desc::caches.
+void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn);
+/// Fills b.m.caches from the layout: attention -> {full|window|chunked, n_head_kv, head_dim_k/v} unless KV-shared;
+/// mla -> the latent (+ the indexer); dsv4 -> add_dsv4_caches; recurrent -> add_recurrent_state; none -> nothing.
+void build_caches(hf_build & b);
+/// Decides which layers are MoE, the FFN widths and the experts from the keys (src/sources/arch_ffn.cpp).
+void lay_out_ffn(const hf_keys & cfg, hf_build & b);
+/// Warns, naming each, about keys of `cfg` that suggest memory and that kvfit neither reads nor knows to be
+/// harmless (src/sources/hf_known_keys.cpp).
+void warn_unknown_keys(const hf_keys & cfg, const hf_build & b, warnings & warn);
+/// Keys kvfit reads or knows not to change memory (the registry warn_unknown_keys checks against).
+bool known_key(std::string_view key);
 
-/// One row of the architecture table (src/sources/arch_table.cpp).
-struct arch_row {
-    std::string_view model_type;  ///< HF config.json model_type
-    std::string_view gguf_arch;   ///< llama.cpp general.architecture
-    layout_fn layout;             ///< layer-kind pattern
-    std::string_view layout_key;  ///< its parameter (a config key)
-    ffn_fn ffn;                   ///< FFN / MoE pattern
-    std::string_view ffn_key;     ///< its parameter
-    param_flags flags;            ///< optional tensors of the family
-    std::string_view citation;    ///< where the layout rule comes from
-};
-
-/// The row for an HF model_type; nullptr when unknown.
-const arch_row * find_arch(std::string_view model_type);
-/// The generic row used for an unknown model_type (all layers full, or layer_types when present; dense FFN).
-const arch_row & generic_arch();
-
-// FFN / MoE patterns (src/sources/arch_ffn.cpp): is_moe[il], n_ff[il] and the expert widths.
-void dense(const hf_keys & cfg, std::string_view key, hf_build & b);
-void moe_all(const hf_keys & cfg, std::string_view key, hf_build & b);
-void moe_sparse_step(const hf_keys & cfg, std::string_view key, hf_build & b);
-void moe_first_k_dense(const hf_keys & cfg, std::string_view key, hf_build & b);
-void moe_interleave(const hf_keys & cfg, std::string_view key, hf_build & b);
-void hybrid_ffn(const hf_keys & cfg, std::string_view key, hf_build & b);
-void block_ffn(const hf_keys & cfg, std::string_view key, hf_build & b);
+/// Refusal for a layout kvfit cannot determine: "<where>: <names>: <what>".
+kvfit::error refuse(const hf_keys & cfg, const hf_build & b, std::string_view what);
 
 /// Parse a config.json text as model_from_hf_config does (bare Infinity/NaN read as null). Throws kvfit::error
 /// "<where>: not valid JSON: ...".
 nlohmann::json parse_config_json(std::string_view text, std::string_view where);
-
-/// Fills b.m.caches from b.kind and the per-layer shape: full / swa / chunked -> that attention cache with
-/// n_head_kv[il] heads of head_dim_k / head_dim_v (window n_swa or n_chunk); mla -> the latent of kv_lora_rank +
-/// n_rot_mla values; recurrent -> add_recurrent_state; none -> no cache.
-void caches_from_kinds(hf_build & b);
 
 /// Fills b.m.weights from the shapes (params only, bytes 0). Rules in src/sources/hf_params.cpp.
 void count_params(hf_build & b);

@@ -41,12 +41,7 @@ bool has_gguf_magic(const fs::path & path) {
 
 model_desc load_model(std::string_view spec, warnings & warn) {
     if (spec.empty()) throw error("model: empty name (a catalog name, config.json, model directory or .gguf)");
-    if (const catalog_entry * e = find_catalog(spec)) {
-        model_desc m = model_from_hf_config(e->config_json, fmt::format("catalog:{}", e->name), warn);
-        m.name = std::string(e->name);
-        m.source = "catalog";
-        return m;
-    }
+    if (const catalog_entry * e = find_catalog(spec)) return model_from_catalog(*e, warn);
     if (spec.starts_with("hf:")) return model_from_hf(spec, remote_options_from_env(), warn);
     const fs::path path{std::string(spec)};
     std::error_code ec;

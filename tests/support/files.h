@@ -10,4 +10,17 @@ std::string read_text(const std::string & path);
 /// The text of ../shared/configs/<file> (KVFIT_SHARED_DIR).
 std::string shared_config(const std::string & file);
 
+/// Every config.json under ../shared/configs (file names), in the order of SOURCES.md.
+inline constexpr const char * k_shared_configs[] = {
+    "Qwen__Qwen3.5-27B.json", "Qwen__Qwen3-Next-80B-A3B-Thinking.json", "Qwen__Qwen3-8B.json", "Qwen__Qwen2.5-7B.json",
+    "meta-llama__Meta-Llama-3.1-8B.json", "meta-llama__Llama-2-7b-hf.json", "meta-llama__Llama-4-Scout-17B-16E-Instruct.json",
+    "mistralai__Mixtral-8x7B-v0.1.json", "deepseek-ai__DeepSeek-V3.json", "openai__gpt-oss-20b.json",
+    "nvidia__Nemotron-H-56B-Base-8K.json", "nvidia__Llama-3_3-Nemotron-Super-49B-v1.json",
+    "deepseek-ai__DeepSeek-V3.2.json", "zai-org__GLM-5.json", "moonshotai__Kimi-K2.5.json",
+    "deepseek-ai__DeepSeek-V4-Flash.json", "MiniMaxAI__MiniMax-M2.5.json", "google__gemma-4-26B-A4B.json",
+    "XiaomiMiMo__MiMo-V2-Flash.json", "stepfun-ai__Step-3.7-Flash.json",
+    "nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-FP8.json", "Qwen__Qwen3-VL-30B-A3B-Instruct.json",
+    "Qwen__Qwen3.5-35B-A3B.json", "openai__gpt-oss-120b.json",
+};
+
 } // namespace kvfit::test

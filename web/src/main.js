@@ -98,7 +98,8 @@ function showPlan(plan, charts) {
       : plan.starts
         ? `Does not fit at context ${commas(plan.context_tokens)}: the largest context that fits is ${commas(largest)} tokens`
         : `Does not start at context ${commas(plan.context_tokens)} (${plan.rules})`;
-  $('warnings').replaceChildren(...[...plan.refusals.map((t) => [t, 'refusal']), ...plan.warnings.map((t) => [t, ''])].map(([t, cls]) => {
+  // the runtime's refusals, then the source's and the runtime's assumptions, as the CLI prints them
+  $('warnings').replaceChildren(...[...plan.refusals.map((t) => [`error: ${t}`, 'refusal']), ...plan.warnings.map((t) => [`warning: ${t}`, ''])].map(([t, cls]) => {
     const li = document.createElement('li');
     li.className = cls;
     li.textContent = t;

@@ -16,7 +16,7 @@ bool flash_attn_resolved(flash_attn_mode m) { return m != flash_attn_mode::off; 
 
 // Model-wide facts llama.cpp's KV cache sizes every layer by (llama_hparams, src/llama-hparams.cpp).
 struct kv_shape {
-    bool mla = false;      ///< hparams.is_mla(): an MLA model keeps no V tensor in any of its caches
+    bool mla = false;      ///< hparams.is_mla(): an MLA (or DeepSeek-V4) model keeps no V tensor in any cache
     bool indexer_k_only = false; ///< v0.5.0's llama_memory_hybrid_idx: a hybrid model's indexer keeps K only
     uint64_t v_max = 0;    ///< n_embd_v_gqa_max(): the widest V row of any layer
     uint64_t v_head_max = 0; ///< the widest V head (n_embd_head_v) of any layer
@@ -27,7 +27,8 @@ kv_shape kv_shape_of(const model_desc & m, llamacpp_release release) {
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         k.indexer_k_only |= release == llamacpp_release::v0_5_0 && m.is_recurrent(il);
         const layer_cache * a = m.attention_cache(il);
-        k.mla |= a != nullptr && a->kind == cache_kind::latent;
+        // llama_kv_cache_dsv4 makes every one of its caches K only too (dsv4_make_k_only, llama-kv-cache-dsv4.cpp:883)
+        for (const auto & c : m.caches[il]) k.mla |= c.kind == cache_kind::latent || c.kind == cache_kind::compressed;
         if (a != nullptr && a->kind == cache_kind::latent) continue;
         // the attention shape counts too: a KV-shared layer has heads and no cache of its own
         k.v_max = std::max<uint64_t>({k.v_max, a ? a->width_v() : 0, uint64_t(m.n_head_kv[il]) * m.head_dim_v[il]});
@@ -150,6 +151,13 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
                                         "{} of layer {}", what, ggml_traits(type).name, block, what, (*dims)[il], il));
             }
         }
+    }
+    if (s.release == llamacpp_release::v0_5_0 && m.rec_kind == recurrent_kind::kda && s.n_ubatch % s.n_seq != 0) {
+        // measured (tests/conformance/measured/kimi-linear-48b.v0.5.0.jsonl): v0.5.0's KDA graph (models/kimi-linear.cpp
+        // fused-QKV path) aborts in GGML_ASSERT(ggml_can_repeat(b, a)) (ggml.c:2063) while reserving the worst-case graph
+        // whenever n_ubatch is not a multiple of n_seq; 5b4ebc5 builds it
+        throw error(fmt::format("llama.cpp v0.5.0: a KDA model aborts (GGML_ASSERT ggml_can_repeat) when -ub {} is not a "
+                                "multiple of -np {}; use -ub {}", s.n_ubatch, s.n_seq, std::max(s.n_seq, s.n_ubatch / s.n_seq * s.n_seq)));
     }
     uint64_t n_ctx = s.n_ctx != 0 ? s.n_ctx : m.n_ctx_train;
     if (n_ctx == 0) throw error("llama.cpp: n_ctx 0 and the model does not state its training context");
@@ -288,7 +296,7 @@ uint64_t compressor_bytes_per_seq(const model_desc & m, uint32_t il) {
 }
 
 struct layer_state {
-    uint64_t r = 0, s = 0, comp = 0;
+    uint64_t r = 0, s = 0, p = 0, comp = 0;
 };
 
 layer_state state_of(const model_desc & m, const llamacpp_context & c, uint32_t il) {
@@ -299,6 +307,8 @@ layer_state state_of(const model_desc & m, const llamacpp_context & c, uint32_t 
     for (const auto & cache : m.caches.at(il)) {
         if (cache.kind == cache_kind::conv_state) st.r += rows * cache.width_k() * 4;
         if (cache.kind == cache_kind::ssm_state) st.s += rows * cache.width_k() * 4;
+        // the P tensor of the PLE layers (llama-memory-recurrent.cpp:110-113): ple_conv_state() x mem_size, f32
+        if (cache.kind == cache_kind::ple_state) st.p += rows * cache.width_k() * 4;
     }
     st.comp = uint64_t(c.n_seq) * compressor_bytes_per_seq(m, il);
     return st;
@@ -312,6 +322,7 @@ recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context
         const layer_state st = state_of(m, c, il);
         r.r_bytes += st.r;
         r.s_bytes += st.s;
+        r.p_bytes += st.p;
         r.comp_bytes += st.comp;
         r.n_layer += m.is_recurrent(il);
     }
@@ -321,7 +332,7 @@ recurrent_buffer llamacpp_recurrent(const model_desc & m, const llamacpp_context
 
 uint64_t llamacpp_state_layer_bytes(const model_desc & m, const llamacpp_context & c, uint32_t il) {
     const layer_state st = state_of(m, c, il);
-    return st.r + st.s + st.comp;
+    return st.r + st.s + st.p + st.comp;
 }
 
 uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c) {

@@ -1,0 +1,164 @@
+// MLX behind the runtime interface (include/kvfit/mlx.h, runtime.h): its flags, and plan_mlx's plan as a runtime_plan
+// (the plan was shaped like runtime_plan, so this is a copy plus the detail).
+#include "kvfit/mlx.h"
+
+#include "kvfit/error.h"
+#include "kvfit/units.h"
+#include "runtimes/common/numbers.h"
+
+#include <fmt/format.h>
+
+namespace kvfit {
+
+using detail::number;
+
+const std::vector<flag_spec> & mlx_flags() {
+    using t = flag_type;
+    static const std::vector<flag_spec> v = {
+        {"--mlx-command", "", "generate (mlx_lm.generate, default) or server (mlx_lm.server)", t::text},
+        {"--context-tokens", "", "tokens per sequence planned, prompt + generated (default n_ctx_train)", t::count},
+        {"--num-sequences", "", "sequences decoded together (server; generate runs 1)", t::count},
+        {"--max-kv-size", "", "generate: RotatingKVCache(max_size, keep 4) on models without make_cache", t::count},
+        {"--kv-bits", "", "generate: QuantizedKVCache bits once a cache holds --quantized-kv-start tokens", t::count},
+        {"--kv-group-size", "", "generate: QuantizedKVCache group size (default 64)", t::count},
+        {"--quantized-kv-start", "", "generate: tokens before the cache is quantized (default 5000)", t::count},
+        {"--prompt-cache-file", "", "generate: a cache saved by mlx_lm.cache_prompt", t::text},
+        {"--max-tokens", "", "generate: tokens to generate (shown in the launch line)", t::count},
+        {"--prefill-step-size", "", "prompt chunk, tokens (default 2048)", t::count},
+        {"--decode-concurrency", "", "server: sequences decoded at once (default 32)", t::count},
+        {"--prompt-concurrency", "", "server: prompts prefilled at once (default 8)", t::count},
+        {"--prompt-cache-size", "", "server: LRU prompt-cache entries (default 10)", t::count},
+        {"--prompt-cache-bytes", "", "server: LRU prompt-cache byte limit", t::size},
+        {"--q-bits", "", "weights of a config.json as mlx_lm.convert -q writes them: bits (0 = model dtype)", t::count},
+        {"--q-group-size", "", "mlx_lm.convert --q-group-size (default by mode)", t::count},
+        {"--q-mode", "", "mlx_lm.convert --q-mode: affine, mxfp4, nvfp4, mxfp8", t::text},
+        {"--q-experts-only", "", "only the routed experts quantized (an HF MXFP4 checkpoint)", t::boolean},
+        {"--iogpu-wired-limit-mb", "", "sudo sysctl iogpu.wired_limit_mb=N: the GPU working set in MiB", t::count},
+        {"--memory-is-working-set", "", "--gpu gives Metal's recommendedMaxWorkingSetSize, not the RAM", t::boolean},
+    };
+    return v;
+}
+
+mlx_settings parse_mlx_flags(const flag_values & f) {
+    mlx_settings s;
+    const auto text = [&](const char * name) { return f.text(name); };
+    const auto u64 = [&](const char * name, const char * flag, uint64_t lo, uint64_t hi) {
+        return number<uint64_t>(flag, text(name), lo, hi);
+    };
+    const auto u32 = [&](const char * name, const char * flag, uint32_t lo, uint32_t hi) {
+        return number<uint32_t>(flag, text(name), lo, hi);
+    };
+    if (const std::string c = text("mlx_command"); !c.empty()) {
+        if (c != "generate" && c != "server") throw error(fmt::format("--mlx-command '{}': expected generate or server", c));
+        s.command = c == "server" ? mlx_command::server : mlx_command::generate;
+    }
+    if (!text("context_tokens").empty()) s.context_tokens = u64("context_tokens", "--context-tokens", 1, 1ull << 32);
+    if (!text("num_sequences").empty()) s.n_seq = u32("num_sequences", "--num-sequences", 1, 4096);
+    if (!text("max_kv_size").empty()) s.max_kv_size = u64("max_kv_size", "--max-kv-size", 1, 1ull << 32);
+    if (!text("kv_bits").empty()) s.kv_bits = u32("kv_bits", "--kv-bits", 1, 8);
+    if (!text("kv_group_size").empty()) s.kv_group_size = u32("kv_group_size", "--kv-group-size", 1, 1u << 20);
+    if (!text("quantized_kv_start").empty()) {
+        s.quantized_kv_start = u64("quantized_kv_start", "--quantized-kv-start", 0, 1ull << 32);
+    }
+    s.prompt_cache_file = text("prompt_cache_file");
+    if (!text("max_tokens").empty()) s.max_tokens = u64("max_tokens", "--max-tokens", 1, 1ull << 32);
+    if (!text("prefill_step_size").empty()) s.prefill_step_size = u32("prefill_step_size", "--prefill-step-size", 1, 1u << 20);
+    if (!text("decode_concurrency").empty()) s.decode_concurrency = u32("decode_concurrency", "--decode-concurrency", 1, 4096);
+    if (!text("prompt_concurrency").empty()) s.prompt_concurrency = u32("prompt_concurrency", "--prompt-concurrency", 1, 4096);
+    if (!text("prompt_cache_size").empty()) s.prompt_cache_size = u32("prompt_cache_size", "--prompt-cache-size", 0, 1u << 20);
+    if (!text("prompt_cache_bytes").empty()) s.prompt_cache_bytes = parse_size(text("prompt_cache_bytes"));
+    if (!text("q_bits").empty()) s.weights.bits = u32("q_bits", "--q-bits", 0, 8);
+    if (!text("q_group_size").empty()) s.weights.group_size = u32("q_group_size", "--q-group-size", 1, 1u << 20);
+    if (!text("q_mode").empty()) s.weights.mode = text("q_mode");
+    s.weights.experts_only = f.boolean("q_experts_only");
+    if (!text("iogpu_wired_limit_mb").empty()) {
+        s.iogpu_wired_limit_mb = u64("iogpu_wired_limit_mb", "--iogpu-wired-limit-mb", 1, 1ull << 32);
+    }
+    s.memory_is_working_set = f.boolean("memory_is_working_set");
+    return s;
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json detail_json(const mlx_plan & p) {
+    const mlx_settings & s = p.settings;
+    json j;
+    j["settings"] = {{"mlx_command", mlx_command_name(s.command)}, {"context_tokens", s.context_tokens},
+                     {"num_sequences", s.n_seq}, {"max_kv_size", s.max_kv_size ? json(*s.max_kv_size) : json(nullptr)},
+                     {"kv_bits", s.kv_bits ? json(*s.kv_bits) : json(nullptr)}, {"kv_group_size", s.kv_group_size},
+                     {"quantized_kv_start", s.quantized_kv_start}, {"prefill_step_size", s.prefill_step_size},
+                     {"decode_concurrency", s.decode_concurrency}, {"prompt_concurrency", s.prompt_concurrency},
+                     {"prompt_cache_size", s.prompt_cache_size},
+                     {"prompt_cache_bytes", s.prompt_cache_bytes ? json(*s.prompt_cache_bytes) : json(nullptr)},
+                     {"q_bits", s.weights.bits}, {"q_group_size", s.weights.group_size}, {"q_mode", s.weights.mode},
+                     {"q_experts_only", s.weights.experts_only}, {"iogpu_wired_limit_mb", s.iogpu_wired_limit_mb},
+                     {"memory_is_working_set", s.memory_is_working_set}};
+    j["memory_bytes"] = p.devices.empty() ? 0 : p.devices[0].memory_bytes;
+    j["working_set_bytes"] = p.devices.empty() ? 0 : p.devices[0].capacity_bytes;
+    j["max_context_fit"] = p.max_context_fit;
+    j["cache_groups"] = json::array();
+    for (const auto & g : p.caches) {
+        j["cache_groups"].push_back({{"name", g.name}, {"kind", cache_kind_name(g.kind)}, {"n_layer", g.n_layer},
+                                     {"cells", g.cells}, {"n_seq", g.n_seq}, {"k_bytes_per_cell", g.k_bytes_per_cell},
+                                     {"v_bytes_per_cell", g.v_bytes_per_cell}, {"bytes", g.bytes}});
+    }
+    return j;
+}
+
+runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
+    const mlx_plan p = plan_mlx(m, parse_mlx_flags(f), mc.gpus);
+    runtime_plan r;
+    r.runtime = p.runtime;
+    r.rules = p.rules;
+    r.context_tokens = p.context_tokens;
+    r.sequences = p.sequences;
+    for (const auto & d : p.devices) {
+        device_plan dp{d.name, false, d.capacity_bytes, 0, {}, m.n_layer};
+        for (const auto & b : d.buffers) dp.buffers.push_back({b.name, b.bytes, b.estimate, b.what});
+        r.devices.push_back(std::move(dp));
+    }
+    for (const auto & g : p.caches) { // the caches that hold cells; states are in detail.cache_groups
+        if (g.cells == 0) continue;
+        const uint64_t cells = uint64_t(g.n_layer) * g.n_seq * g.cells;
+        r.caches.push_back({g.name, g.cells, g.n_seq, g.n_layer, cells * g.k_bytes_per_cell, cells * g.v_bytes_per_cell});
+    }
+    r.kv_bytes_per_token = p.kv_bytes_per_token;
+    r.state_bytes_per_sequence = p.state_bytes_per_sequence;
+    r.starts = p.starts;
+    r.fits = p.fits;
+    r.refusals = p.refusals;
+    r.warnings = p.warnings;
+    r.notes = p.notes;
+    r.launch = p.launch;
+    r.detail = detail_json(p);
+    return r;
+}
+
+void check_flags(const flag_values & f) { (void)parse_mlx_flags(f); }
+
+// mlx-lm estimates a config.json's weights itself from --q-bits (weights_buffer in plan.cpp): nothing to apply here.
+void default_weights(model_desc &, std::vector<std::string> &) {}
+
+knob_range context_range(const model_desc & m, const flag_values &) {
+    return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 20, 1};
+}
+
+} // namespace
+
+runtime_info mlx_runtime() {
+    runtime_info r;
+    r.name = "mlx";
+    r.display = "MLX";
+    r.summary = "mlx-lm on Apple silicon: KVCache growth, rotating and quantized caches, the Metal working set";
+    r.flags = mlx_flags;
+    r.check_flags = check_flags;
+    r.default_weights = default_weights;
+    r.plan = plan;
+    // plan_mlx finds its own largest context (max_context_fit in detail), so the planner turns no knob
+    r.context = {"context", "context_tokens", "--context-tokens", false, context_range, {}};
+    return r;
+}
+
+} // namespace kvfit

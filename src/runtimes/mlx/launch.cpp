@@ -1,0 +1,72 @@
+// The mlx_lm command line a user pastes (include/kvfit/mlx.h mlx_launch_line): flags as mlx_lm/generate.py,
+// server.py and convert.py spell them, only those that differ from their defaults.
+#include "detail.h"
+#include "kvfit/sources.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kvfit {
+
+namespace {
+
+// The last path or Hub-id component: "Qwen/Qwen3-8B" -> "Qwen3-8B".
+std::string base_name(const std::string & id) {
+    const size_t slash = id.find_last_of('/');
+    return slash == std::string::npos ? id : id.substr(slash + 1);
+}
+
+} // namespace
+
+std::string detail::mlx_model_id(const model_desc & m, const mlx_settings & s) {
+    if (!s.model.empty()) return s.model;
+    if (m.source.starts_with("hf:")) {
+        std::string id = m.source.substr(3);
+        if (const size_t cut = id.find_first_of(":@"); cut != std::string::npos) id.resize(cut);
+        return id;
+    }
+    if (m.source == "catalog") {
+        if (const catalog_entry * e = find_catalog(m.name)) return std::string(e->hf_id);
+    }
+    if (m.source.ends_with(".json")) { // a config file: mlx_lm wants its directory (or a Hub id)
+        const std::filesystem::path path(m.source);
+        if (path.filename() != "config.json") return m.name;
+        const std::string dir = path.parent_path().string();
+        return dir.empty() ? "." : dir;
+    }
+    return m.source.empty() ? m.name : m.source;
+}
+
+std::string mlx_launch_line(const mlx_settings & s, const std::string & model_id, bool convert) {
+    std::string line;
+    if (s.iogpu_wired_limit_mb) line += fmt::format("sudo sysctl iogpu.wired_limit_mb={} && ", s.iogpu_wired_limit_mb);
+    std::string model = model_id;
+    if (convert) {
+        const mlx_quantization & q = s.weights;
+        model = fmt::format("{}-{}bit", base_name(model_id), q.bits);
+        line += fmt::format("mlx_lm.convert --hf-path {} -q --q-bits {} --q-group-size {}", model_id, q.bits,
+                            q.group_size);
+        if (q.mode != "affine") line += " --q-mode " + q.mode;
+        line += fmt::format(" --mlx-path {} && ", model);
+    }
+    line += fmt::format("{} --model {}", mlx_command_name(s.command), model);
+    if (s.max_tokens) line += fmt::format(" --max-tokens {}", *s.max_tokens);
+    if (s.command == mlx_command::generate) {
+        if (s.max_kv_size) line += fmt::format(" --max-kv-size {}", *s.max_kv_size);
+        if (s.kv_bits) {
+            line += fmt::format(" --kv-bits {}", *s.kv_bits);
+            if (s.kv_group_size != 64) line += fmt::format(" --kv-group-size {}", s.kv_group_size);
+            if (s.quantized_kv_start != 5000) line += fmt::format(" --quantized-kv-start {}", s.quantized_kv_start);
+        }
+        if (!s.prompt_cache_file.empty()) line += " --prompt-cache-file " + s.prompt_cache_file;
+    } else {
+        if (s.decode_concurrency != 32) line += fmt::format(" --decode-concurrency {}", s.decode_concurrency);
+        if (s.prompt_concurrency != 8) line += fmt::format(" --prompt-concurrency {}", s.prompt_concurrency);
+        if (s.prefill_step_size != 2048) line += fmt::format(" --prefill-step-size {}", s.prefill_step_size);
+        if (s.prompt_cache_size != 10) line += fmt::format(" --prompt-cache-size {}", s.prompt_cache_size);
+        if (s.prompt_cache_bytes) line += fmt::format(" --prompt-cache-bytes {}", *s.prompt_cache_bytes);
+    }
+    return line;
+}
+
+} // namespace kvfit

@@ -1,0 +1,466 @@
+// config.json -> layer layout, from the keys, in this order (the first rule that applies wins; later rules refine):
+//  1. a per-layer list: layer_types, hybrid_layer_pattern, layers_block_type, hybrid_override_pattern,
+//     block_configs, linear_attn_config.full_attn_layers;
+//  2. without a list: compress_ratios (DeepSeek-V4: every layer a window plus compressed caches), or
+//     full_attention_interval with linear_* keys (Gated DeltaNet hybrids), else every layer attention;
+//  3. kv_lora_rank: attention layers are MLA (one latent); index_head_dim + index_n_heads: a DSA indexer on the
+//     layers indexer_types marks "full" (all MLA layers without it);
+//  4. windows when no list placed them: sliding_window on every layer (row quirk swa_all), on il >=
+//     max_window_layers when use_sliding_window (Qwen2), by sliding_window_pattern (Gemma 3); attention_chunk_size
+//     on the RoPE layers (no_rope_layers, or the row's NoPE interval: Llama 4);
+//  5. num_kv_shared_layers: the last N layers keep no cache;
+//  6. per-layer heads and widths by layer type: full layers num_global_key_value_heads x global_head_dim (Gemma 4),
+//     window layers swa_num_key_value_heads x swa_head_dim / swa_v_head_dim (MiMo-V2), else num_key_value_heads x
+//     head_dim / v_head_dim.
+// A layer kind kvfit cannot classify, or keys that do not say which layers slide or are chunked, are refused:
+// kvfit never plans an unknown attention as dense.
+#include "sources/hf_detail.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace kvfit::detail {
+namespace {
+
+uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
+
+void set_mixer(hf_build & b, uint32_t il, mixer x) {
+    b.mix[il] = x;
+    if (x == mixer::attention || x == mixer::mla || x == mixer::dsv4) return;
+    b.m.n_head[il] = b.m.n_head_kv[il] = b.m.head_dim_k[il] = b.m.head_dim_v[il] = 0;
+}
+
+// Gated DeltaNet (Qwen3-Next, Qwen3.5) in llama.cpp's terms: ssm.inner_size = H_v * D_v,
+// ssm.group_count = H_k, ssm.state_size = D_k, ssm.time_step_rank = H_v (conversion/qwen.py Qwen3NextModel).
+void read_gated_deltanet(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    const auto h_k = u32(cfg.uint("linear_num_key_heads", 65536));
+    const auto d_k = u32(cfg.uint("linear_key_head_dim", 65536));
+    const auto h_v = u32(cfg.uint("linear_num_value_heads", 65536));
+    const auto d_v = u32(cfg.uint("linear_value_head_dim", 65536));
+    m.rec_kind = recurrent_kind::gated_deltanet;
+    m.ssm_d_conv = u32(cfg.uint("linear_conv_kernel_dim", 1024));
+    m.ssm_d_inner = h_v * d_v;
+    m.ssm_n_group = h_k;
+    m.ssm_d_state = d_k;
+    m.ssm_n_head = h_v;
+    m.ssm_head_dim = d_v;
+}
+
+// Mamba2 mixer (hf nemotron_h NemotronHMamba2Mixer): intermediate_size = mamba_num_heads * mamba_head_dim.
+void read_mamba2(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    m.rec_kind = recurrent_kind::mamba2;
+    m.ssm_n_head = u32(cfg.uint("mamba_num_heads", 65536));
+    m.ssm_head_dim = u32(cfg.uint("mamba_head_dim", 65536));
+    m.ssm_d_inner = m.ssm_n_head * m.ssm_head_dim;
+    m.ssm_d_state = u32(cfg.uint("ssm_state_size", 65536));
+    m.ssm_n_group = u32(cfg.uint("n_groups", 65536));
+    m.ssm_d_conv = u32(cfg.uint("conv_kernel", 1024));
+}
+
+// Kimi Delta Attention (conversion/kimi_linear.py, kimi_k3.py): linear_attn_config.num_heads heads of head_dim,
+// short_conv_kernel_size; llama.cpp sizes the state by n_embd_head_kda (llama-hparams.cpp n_embd_r / n_embd_s).
+void read_kda(const hf_keys & lin, hf_build & b) {
+    model_desc & m = b.m;
+    m.rec_kind = recurrent_kind::kda;
+    m.ssm_n_head = u32(lin.uint("num_heads", 65536));
+    m.ssm_head_dim = u32(lin.uint("head_dim", 65536));
+    m.ssm_d_conv = u32(lin.uint("short_conv_kernel_size", 1024));
+    m.ssm_d_inner = m.ssm_n_head * m.ssm_head_dim;
+}
+
+// The recurrent mixer a "linear" entry names, by the keys that describe it.
+mixer linear_mixer(const hf_keys & cfg, const hf_build & b, std::string_view entry) {
+    if (cfg.has("linear_num_key_heads")) return mixer::gated_deltanet;
+    if (cfg.has("mamba_num_heads")) return mixer::mamba2;
+    // the row knows the family: its keys are then missing (read_gated_deltanet / read_mamba2 name them)
+    if (b.row && b.row->rec == recurrent_kind::gated_deltanet) return mixer::gated_deltanet;
+    if (b.row && b.row->rec == recurrent_kind::mamba2) return mixer::mamba2;
+    throw refuse(cfg, b, fmt::format("{}: a linear layer without linear_num_key_heads or mamba_num_heads: the "
+                                     "recurrent mixer is not stated", entry));
+}
+
+std::string entry_name(const hf_keys & cfg, std::string_view key, uint32_t il, const std::string & value) {
+    return fmt::format("{}{}[{}] '{}'", cfg.prefix, key, il, value);
+}
+
+kvfit::error unknown_kind(const hf_keys & cfg, const hf_build & b, std::string_view key, uint32_t il,
+                          const std::string & value) {
+    return refuse(cfg, b, entry_name(cfg, key, il, value) + ": a layer kind kvfit does not know");
+}
+
+const nlohmann::json & per_layer_array(const hf_keys & cfg, const hf_build & b, std::string_view key) {
+    const auto & arr = cfg.at(key);
+    if (!arr.is_array()) throw cfg.bad(key, std::string("expected array, got ") + arr.type_name());
+    if (arr.size() != b.m.n_layer) {
+        throw cfg.bad(key, fmt::format("has {} entries for num_hidden_layers {}", arr.size(), b.m.n_layer));
+    }
+    return arr;
+}
+
+std::string text_of(const nlohmann::json & v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// layer_types: full_attention, sliding_attention, chunked_attention, linear_attention (Gated DeltaNet or Mamba2
+// by the keys), mamba. gpt-oss-20b: il 0 window, il 1 full, ...
+void from_layer_types(const hf_keys & cfg, hf_build & b) {
+    const auto & arr = per_layer_array(cfg, b, "layer_types");
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        const std::string t = text_of(arr[il]);
+        if (t == "full_attention") b.attn[il] = cache_kind::full;
+        else if (t == "sliding_attention") b.attn[il] = cache_kind::window;
+        else if (t == "chunked_attention") b.attn[il] = cache_kind::chunked;
+        else if (t == "linear_attention") set_mixer(b, il, linear_mixer(cfg, b, entry_name(cfg, "layer_types", il, t)));
+        else if (t == "mamba") set_mixer(b, il, mixer::mamba2);
+        else throw unknown_kind(cfg, b, "layer_types", il, t);
+    }
+}
+
+// hybrid_layer_pattern (MiMo-V2): 0 full attention, 1 sliding window (conversion/mimo.py writes it as
+// sliding_window_pattern). MiMo-V2-Flash: il 0 full, il 1-4 window, il 5 full, ...
+void from_hybrid_layer_pattern(const hf_keys & cfg, hf_build & b) {
+    const auto & arr = per_layer_array(cfg, b, "hybrid_layer_pattern");
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        if (arr[il] == 0) b.attn[il] = cache_kind::full;
+        else if (arr[il] == 1) b.attn[il] = cache_kind::window;
+        else throw unknown_kind(cfg, b, "hybrid_layer_pattern", il, text_of(arr[il]));
+    }
+}
+
+// layers_block_type (Nemotron-H / Nemotron-3 configs without hybrid_override_pattern; conversion/nemotron.py
+// NemotronHModel: mamba / linear_attention are Mamba2, attention / full_attention attention, moe and mlp FFN-only).
+void from_layers_block_type(const hf_keys & cfg, hf_build & b) {
+    const auto & arr = per_layer_array(cfg, b, "layers_block_type");
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        const std::string t = text_of(arr[il]);
+        b.n_norm[il] = 1;
+        if (t == "mamba" || t == "linear_attention") set_mixer(b, il, mixer::mamba2);
+        else if (t == "attention" || t == "full_attention") b.attn[il] = cache_kind::full;
+        else if (t == "moe" || t == "mlp") set_mixer(b, il, mixer::none);
+        else throw unknown_kind(cfg, b, "layers_block_type", il, t);
+    }
+}
+
+// hybrid_override_pattern (Nemotron-H): M Mamba2, * attention, - MLP, E MoE; one norm per block.
+// "M-M-M-M*-..." -> il 0 recurrent, il 1 none, ... il 7 full.
+void from_hybrid_override_pattern(const hf_keys & cfg, hf_build & b) {
+    const auto & v = cfg.at("hybrid_override_pattern");
+    if (!v.is_string()) throw cfg.bad("hybrid_override_pattern", std::string("expected string, got ") + v.type_name());
+    const auto p = v.get<std::string>();
+    if (p.size() != b.m.n_layer) {
+        throw cfg.bad("hybrid_override_pattern", fmt::format("has {} blocks for num_hidden_layers {}", p.size(), b.m.n_layer));
+    }
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        b.n_norm[il] = 1;
+        switch (p[il]) {
+        case 'M': set_mixer(b, il, mixer::mamba2); break;
+        case '*': break;
+        case '-': case 'E': set_mixer(b, il, mixer::none); break;
+        default: throw unknown_kind(cfg, b, "hybrid_override_pattern", il, std::string(1, p[il]));
+        }
+    }
+}
+
+// Nemotron NAS (DeciLM): per-layer block_configs. attention.no_op or replace_with_linear -> no cache;
+// otherwise n_head_kv = num_attention_heads / n_heads_in_group (64 / 8 = 8).
+void from_block_configs(const hf_keys & cfg, hf_build & b) {
+    const auto & arr = cfg.at("block_configs");
+    if (!arr.is_array() || arr.size() != b.m.n_layer) {
+        throw cfg.bad("block_configs", fmt::format("expected an array of {} blocks", b.m.n_layer));
+    }
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        const hf_keys att = cfg.element("block_configs", il, arr[il]).child("attention");
+        if (att.flag_or("no_op", false)) {
+            set_mixer(b, il, mixer::none);
+            b.n_norm[il] -= 1; // input_layernorm exists only with an attention block
+        } else if (att.flag_or("replace_with_linear", false)) {
+            set_mixer(b, il, mixer::none);
+            b.attn_linear[il] = 1;
+        } else {
+            const auto group = u32(att.uint("n_heads_in_group", 65536));
+            if (b.m.n_head[il] % group != 0) {
+                throw att.bad("n_heads_in_group", fmt::format("{} does not divide num_attention_heads {}", group, b.m.n_head[il]));
+            }
+            b.m.n_head_kv[il] = b.m.n_head[il] / group;
+        }
+    }
+}
+
+// linear_attn_config (Kimi Linear, Kimi-K3): layers listed in full_attn_layers (1-based, conversion/kimi_k3.py
+// `(il + 1) in full_attn_layers`) are attention (MLA with kv_lora_rank), the others Kimi Delta Attention.
+void from_linear_attn_config(const hf_keys & cfg, hf_build & b) {
+    const hf_keys lin = cfg.child("linear_attn_config");
+    const auto & full = lin.at("full_attn_layers");
+    if (!full.is_array()) throw lin.bad("full_attn_layers", std::string("expected array, got ") + full.type_name());
+    std::vector<uint8_t> is_full(b.m.n_layer, 0);
+    for (const auto & v : full) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > int64_t(b.m.n_layer)) {
+            throw lin.bad("full_attn_layers", fmt::format("expected layer numbers 1-{}, got {}", b.m.n_layer, v.dump()));
+        }
+        is_full[v.get<uint32_t>() - 1] = 1;
+    }
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        if (!is_full[il]) set_mixer(b, il, mixer::kda);
+    }
+    read_kda(lin, b);
+}
+
+// Which layers slide or are chunked when no list says: the row's quirk or the keys that state it.
+void windows_without_list(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    if (cfg.has("sliding_window")) {
+        const auto n_swa = u32(cfg.uint("sliding_window"));
+        if (b.flags.swa_all) {
+            m.n_swa = n_swa;
+            std::fill(b.attn.begin(), b.attn.end(), cache_kind::window);
+        } else if (b.flags.swa_if_used || cfg.has("use_sliding_window")) {
+            // Qwen2Config layer_types: sliding iff use_sliding_window and il >= max_window_layers
+            if (cfg.flag_or("use_sliding_window", false)) {
+                m.n_swa = n_swa;
+                for (uint64_t il = cfg.count_or("max_window_layers", 0, 100000); il < m.n_layer; ++il) {
+                    b.attn[il] = cache_kind::window;
+                }
+            }
+        } else if (cfg.has("sliding_window_pattern")) {
+            // Gemma3Config layer_types: sliding iff (il + 1) % sliding_window_pattern != 0
+            const uint64_t p = cfg.uint("sliding_window_pattern", m.n_layer);
+            m.n_swa = n_swa;
+            for (uint32_t il = 0; il < m.n_layer; ++il) {
+                if ((il + 1) % p != 0) b.attn[il] = cache_kind::window;
+            }
+        } else {
+            throw refuse(cfg, b, fmt::format("{}sliding_window {} without layer_types, use_sliding_window or "
+                                             "sliding_window_pattern: which layers slide is not stated",
+                                             cfg.prefix, n_swa));
+        }
+    }
+    if (cfg.has("attention_chunk_size") && !b.flags.chunk_alias) {
+        const auto chunk = u32(cfg.uint("attention_chunk_size"));
+        const bool listed = cfg.has("no_rope_layers") && cfg.at("no_rope_layers").is_array() &&
+                            !cfg.at("no_rope_layers").empty();
+        if (!listed && !b.flags.chunk_nope) {
+            throw refuse(cfg, b, fmt::format("{}attention_chunk_size {} without no_rope_layers: which layers are "
+                                             "chunked is not stated", cfg.prefix, chunk));
+        }
+        // Llama4TextConfig: no_rope_layers[il] == 0 marks NoPE (global); default il global iff
+        // (il + 1) % no_rope_layer_interval == 0 (4): il 0, 1, 2 chunked, il 3 full, ...
+        const uint64_t every = cfg.uint_or("no_rope_layer_interval", 4, m.n_layer);
+        if (listed && cfg.at("no_rope_layers").size() != m.n_layer) {
+            throw cfg.bad("no_rope_layers", fmt::format("has {} entries for num_hidden_layers {}",
+                                                        cfg.at("no_rope_layers").size(), m.n_layer));
+        }
+        m.n_chunk = chunk;
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            const bool rope = listed ? cfg.at("no_rope_layers")[il] != 0 : (il + 1) % every != 0;
+            if (rope && b.mix[il] == mixer::attention) b.attn[il] = cache_kind::chunked;
+        }
+    }
+}
+
+// Window and chunk lengths of the layers a list marked.
+void windows_of_list(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    bool any_window = false, any_chunk = false;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (b.mix[il] != mixer::attention) continue;
+        any_window |= b.attn[il] == cache_kind::window;
+        any_chunk |= b.attn[il] == cache_kind::chunked;
+    }
+    if (any_window) m.n_swa = u32(cfg.uint("sliding_window"));
+    if (any_chunk) m.n_chunk = u32(cfg.uint("attention_chunk_size"));
+    // attention_chunk_size that no layer uses: an alias of the window (row quirk, or equal to it), else unknown
+    if (!any_chunk && cfg.has("attention_chunk_size") && !b.flags.chunk_alias &&
+        !(any_window && cfg.uint("attention_chunk_size") == m.n_swa)) {
+        throw refuse(cfg, b, fmt::format("{}attention_chunk_size {} but no layer is chunked_attention: which layers "
+                                         "are chunked is not stated", cfg.prefix, cfg.uint("attention_chunk_size")));
+    }
+}
+
+// MLA (kv_lora_rank) and the DSA indexer (index_head_dim, index_n_heads, indexer_types).
+void mla_and_indexer(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    m.kv_lora_rank = u32(cfg.uint("kv_lora_rank", 65536));
+    m.n_rot_mla = u32(cfg.uint("qk_rope_head_dim", 65536));
+    m.q_lora_rank = u32(cfg.uint_or("q_lora_rank", 0, 65536)); // null: q not compressed
+    m.head_dim_qk_nope = u32(cfg.uint("qk_nope_head_dim", 65536));
+    m.head_dim_v_mla = u32(cfg.uint("v_head_dim", 65536));
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (b.mix[il] != mixer::attention) continue;
+        if (b.attn[il] != cache_kind::full) {
+            throw refuse(cfg, b, fmt::format("layer {}: {} MLA attention: kvfit models MLA on full-attention layers only",
+                                             il, cache_kind_name(b.attn[il])));
+        }
+        b.mix[il] = mixer::mla;
+    }
+    if (!cfg.has("index_head_dim") && !cfg.has("index_n_heads")) return;
+    b.index_head_dim = u32(cfg.uint("index_head_dim", 65536));
+    b.index_n_head = u32(cfg.uint("index_n_heads", 65536));
+    // conversion/glm.py: indexer_types "full" own an indexer, "shared" reuse the previous one (glm-dsa PR #26474)
+    const nlohmann::json * types = cfg.has("indexer_types") ? &per_layer_array(cfg, b, "indexer_types") : nullptr;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (b.mix[il] != mixer::mla) continue;
+        const std::string t = types ? text_of((*types)[il]) : "full";
+        if (t != "full" && t != "shared") throw unknown_kind(cfg, b, "indexer_types", il, t);
+        b.indexer[il] = t == "full";
+    }
+}
+
+// DeepSeek-V4 (models/deepseek4.cpp): every layer a window MQA of head_dim, compressors by compress_ratios[il].
+void dsv4(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    const auto & arr = cfg.at("compress_ratios");
+    // the list also covers the MTP layers (44 entries for 43 + 1); llama.cpp refuses one shorter than the blocks
+    if (!arr.is_array() || arr.size() < m.n_layer) {
+        throw cfg.bad("compress_ratios", fmt::format("has {} entries for num_hidden_layers {}",
+                                                     arr.is_array() ? arr.size() : 0, m.n_layer));
+    }
+    m.n_swa = u32(cfg.uint("sliding_window"));
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const auto & r = arr[il];
+        if (r != 0 && r != 4 && r != 128) {
+            throw refuse(cfg, b, fmt::format("{}compress_ratios[{}] {}: llama.cpp's DeepSeek-V4 loader supports the "
+                                             "ratios 0, 4 and 128 only", cfg.prefix, il, r.dump()));
+        }
+        b.mix[il] = mixer::dsv4;
+        b.compress[il] = r.get<uint32_t>();
+    }
+    b.index_head_dim = u32(cfg.uint("index_head_dim", 65536));
+    b.index_n_head = u32(cfg.uint("index_n_heads", 65536));
+}
+
+// Attention output gates: gating_types per layer (or one `gating` for all), "per_head" one logit per head,
+// "per_element" one per value (conversion/laguna.py _attn_gate_types); the row's head_gate flag (Step) per head.
+void gates(const hf_keys & cfg, hf_build & b) {
+    const model_desc & m = b.m;
+    const nlohmann::json * types = cfg.has("gating_types") ? &per_layer_array(cfg, b, "gating_types") : nullptr;
+    const std::string all = cfg.has("gating") && cfg.at("gating").is_string() ? cfg.at("gating").get<std::string>() : "";
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (b.mix[il] != mixer::attention) continue;
+        std::string t = types ? text_of((*types)[il]) : all.empty() ? (b.flags.head_gate ? "per_head" : "none") : all;
+        std::replace(t.begin(), t.end(), '-', '_');
+        if (t == "per_head") b.gate[il] = m.n_head[il];
+        else if (t == "per_element") b.gate[il] = m.n_head[il] * m.head_dim_k[il];
+        else if (t != "none") throw unknown_kind(cfg, b, types ? "gating_types" : "gating", il, t);
+    }
+}
+
+// Heads and widths by layer type (step 6 above).
+void shapes(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    if (cfg.has("num_attention_heads_per_layer")) { // Laguna: query heads per layer (conversion/laguna.py)
+        const auto & arr = per_layer_array(cfg, b, "num_attention_heads_per_layer");
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            if (!arr[il].is_number_unsigned() || arr[il].get<uint64_t>() == 0 || arr[il].get<uint64_t>() > 65536) {
+                throw cfg.bad("num_attention_heads_per_layer", fmt::format("entry {}: expected 1-65536, got {}", il, arr[il].dump()));
+            }
+            if (b.mix[il] == mixer::attention) m.n_head[il] = arr[il].get<uint32_t>();
+        }
+    }
+    const uint32_t v_dim = u32(cfg.uint_or("v_head_dim", b.head_dim, 65536));
+    const bool k_eq_v = cfg.flag_or("attention_k_eq_v", false);
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (b.mix[il] != mixer::attention && b.mix[il] != mixer::dsv4) continue;
+        m.head_dim_v[il] = v_dim;
+        if (b.mix[il] == mixer::dsv4) {
+            m.n_head_kv[il] = 1;
+            m.head_dim_v[il] = m.head_dim_k[il];
+        } else if (b.attn[il] == cache_kind::window) {
+            m.n_head[il] = u32(cfg.uint_or("swa_num_attention_heads", m.n_head[il], 65536));
+            m.n_head_kv[il] = u32(cfg.uint_or("swa_num_key_value_heads", m.n_head_kv[il], 65536));
+            m.head_dim_k[il] = u32(cfg.uint_or("swa_head_dim", m.head_dim_k[il], 65536));
+            m.head_dim_v[il] = u32(cfg.uint_or("swa_v_head_dim", v_dim, 65536));
+            b.sinks[il] |= cfg.flag_or("add_swa_attention_sink_bias", false);
+        } else {
+            m.n_head_kv[il] = u32(cfg.uint_or("num_global_key_value_heads", m.n_head_kv[il], 65536));
+            m.head_dim_k[il] = u32(cfg.uint_or("global_head_dim", m.head_dim_k[il], 65536));
+            if (cfg.has("global_head_dim")) m.head_dim_v[il] = m.head_dim_k[il];
+            b.no_v_proj[il] = k_eq_v; // the cache still holds a V of that width (llama.cpp models/gemma4.cpp)
+            b.sinks[il] |= cfg.flag_or("add_full_attention_sink_bias", false);
+        }
+        if (m.n_head_kv[il] == 0 || m.n_head[il] % m.n_head_kv[il] != 0) {
+            throw refuse(cfg, b, fmt::format("layer {}: {} KV heads for {} query heads", il, m.n_head_kv[il], m.n_head[il]));
+        }
+    }
+}
+
+} // namespace
+
+kvfit::error refuse(const hf_keys & cfg, const hf_build & b, std::string_view what) {
+    return error::at(cfg.where, fmt::format("{}: {}", b.names, what));
+}
+
+void lay_out(const hf_keys & cfg, hf_build & b, warnings &) {
+    model_desc & m = b.m;
+    b.mix.assign(m.n_layer, mixer::attention);
+    b.attn.assign(m.n_layer, cache_kind::full);
+    b.indexer.assign(m.n_layer, 0);
+    b.compress.assign(m.n_layer, 0);
+    b.kv_shared.assign(m.n_layer, 0);
+    b.sinks.assign(m.n_layer, b.flags.sinks);
+    b.no_v_proj.assign(m.n_layer, 0);
+    b.gate.assign(m.n_layer, 0);
+
+    bool listed = true;
+    if (cfg.has("layer_types")) from_layer_types(cfg, b);
+    else if (cfg.has("hybrid_layer_pattern")) from_hybrid_layer_pattern(cfg, b);
+    else if (cfg.has("layers_block_type")) from_layers_block_type(cfg, b);
+    else if (cfg.has("hybrid_override_pattern")) from_hybrid_override_pattern(cfg, b);
+    else if (cfg.has("block_configs")) from_block_configs(cfg, b);
+    else if (cfg.has("linear_attn_config")) from_linear_attn_config(cfg, b);
+    else listed = false;
+
+    if (cfg.has("compress_ratios")) {
+        dsv4(cfg, b);
+    } else if (!listed && cfg.has("full_attention_interval")) {
+        const uint64_t n = cfg.uint("full_attention_interval", m.n_layer);
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            if (!interval_attention(il, uint32_t(n))) set_mixer(b, il, linear_mixer(cfg, b, fmt::format("{}full_attention_interval {}", cfg.prefix, n)));
+        }
+    }
+    if (listed) windows_of_list(cfg, b);
+    else if (!cfg.has("compress_ratios")) windows_without_list(cfg, b);
+    if (cfg.has("kv_lora_rank")) mla_and_indexer(cfg, b);
+
+    const uint64_t n_shared = cfg.count_or("num_kv_shared_layers", 0, m.n_layer);
+    if (n_shared >= m.n_layer && n_shared > 0) {
+        throw cfg.bad("num_kv_shared_layers", fmt::format("{} leaves no layer of {} with a cache", n_shared, m.n_layer));
+    }
+    for (uint64_t il = m.n_layer - n_shared; il < m.n_layer; ++il) b.kv_shared[il] = 1;
+
+    const auto uses = [&](mixer x) { return std::find(b.mix.begin(), b.mix.end(), x) != b.mix.end(); };
+    if (uses(mixer::gated_deltanet)) read_gated_deltanet(cfg, b);
+    if (uses(mixer::mamba2)) read_mamba2(cfg, b);
+    if (uses(mixer::gated_deltanet) + uses(mixer::mamba2) + uses(mixer::kda) > 1) {
+        throw refuse(cfg, b, "two recurrent mixer families in one model: kvfit keeps one per model");
+    }
+    shapes(cfg, b);
+    gates(cfg, b);
+}
+
+void build_caches(hf_build & b) {
+    model_desc & m = b.m;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        auto & cs = m.caches[il];
+        cs.clear();
+        switch (b.mix[il]) {
+        case mixer::attention: {
+            if (b.kv_shared[il]) break;
+            const uint32_t window = b.attn[il] == cache_kind::window ? m.n_swa : b.attn[il] == cache_kind::chunked ? m.n_chunk : 0;
+            cs.push_back(layer_cache::attention(b.attn[il], m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il], window));
+            break;
+        }
+        case mixer::mla:
+            set_mla_layer(m, il);
+            if (b.indexer[il]) cs.push_back(layer_cache::indexer(b.index_head_dim));
+            break;
+        case mixer::dsv4:            add_dsv4_caches(m, il, b.compress[il], m.head_dim_k[il], b.index_head_dim); break;
+        case mixer::gated_deltanet:
+        case mixer::mamba2:
+        case mixer::kda:             add_recurrent_state(m, il); break;
+        case mixer::none:            break;
+        }
+    }
+}
+
+} // namespace kvfit::detail
