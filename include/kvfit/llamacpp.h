@@ -318,7 +318,8 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
 
 /// The llama-server command that realises a plan of these settings at `n_ctx`: -m, -c, -np, --kv-unified, -ngl,
 /// -fa, -ctk, -ctv, -ub, -b, --swa-full, -ts, --cpu-moe, --n-cpu-moe, --no-kv-offload, then --fit off (the plan fixes
-/// every setting). The model is the GGUF path, or "<name>.gguf" for a catalog model.
+/// every setting). The model is the GGUF path planned, or "<name>.gguf" for a catalog model, a config.json or an hf:
+/// repository (llama-server loads a GGUF, never a config.json).
 std::string llama_server_command(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                                  uint64_t n_ctx);
 

@@ -83,8 +83,8 @@ uint64_t largest_context(const runtime_info & rt, const model_desc & m, const fl
 /// string or a number). Numbers become their decimal text so they meet the CLI's own checks (-c 0 gives "-c 0: must
 /// be at least 1" on both doors). Fields named in `extra_fields` are left to the caller. Throws kvfit::error
 ///   "request: expected a JSON object, got array",
-///   "request: unknown field 'ctx' (known: model, runtime, gpu, weights, weights_size, ctx_size, ...)",
-///   "request: field 'max_model_len' is a vLLM flag; add \"runtime\": \"vllm\"",
+///   "request: unknown field 'ctx' (known: model, runtime, gpu, weights, weights_size, strict, ctx_size, ...)",
+///   "request: field 'max_model_len' is a vLLM flag, not one of llama.cpp's (set \"runtime\": \"vllm\")",
 ///   "request: field 'kv_unified': expected true or false, got string",
 ///   "request: field 'gpu': expected a string or a number, got object",
 ///   "request: field 'ctx_size': 65 values exceed the limit 64".

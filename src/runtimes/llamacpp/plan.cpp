@@ -179,8 +179,10 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
 
 std::string llama_server_command(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                                  uint64_t n_ctx) {
-    std::string cmd = fmt::format("llama-server -m {}", m.source.empty() ? m.name : m.source);
-    if (m.source == "catalog") cmd = fmt::format("llama-server -m {}.gguf", m.name);
+    // llama-server loads a GGUF: the file planned, else (a catalog model, a config.json, an hf: repository) the GGUF
+    // named after the model that the user converts or downloads, never the config.json
+    const bool gguf = m.source.size() > 5 && m.source.ends_with(".gguf");
+    std::string cmd = fmt::format("llama-server -m {}", gguf ? m.source : m.name + ".gguf");
     cmd += fmt::format(" -c {}", n_ctx);
     if (s.n_seq != 1) cmd += fmt::format(" -np {}", s.n_seq);
     if (s.kv_unified) cmd += " --kv-unified";
