@@ -2,6 +2,7 @@
 // message with a 4xx and the server keeps serving, uploads have a limit, and a short loopback load test.
 #include "kvfit/error.h"
 #include "kvfit/gguf_writer.h"
+#include "kvfit/runtime.h"
 #include "kvfit/server.h"
 #include "support/gguf_fixture.h"
 #include "support/run_cli.h"
@@ -91,6 +92,14 @@ TEST(server, plan_is_the_cli_json_byte_for_byte) {
           {"gpu", "RTX 4060"}, {"weights", "q4_k_m"}, {"margin", "512MiB"}}},
         {"Qwen3.5-27B --gpu 2x24GiB -ts 3,1 --kv-unified -np 2",
          {{"model", "Qwen3.5-27B"}, {"gpu", "2x24GiB"}, {"tensor_split", "3,1"}, {"kv_unified", true}, {"parallel", "2"}}},
+        // every runtime of the registry through the same door, by its flags' JSON names
+        {"Qwen3.5-27B --runtime vllm --gpu 2xH100 -tp 2 --max-model-len 65536 --enable-prefix-caching",
+         {{"runtime", "vllm"}, {"model", "Qwen3.5-27B"}, {"gpu", "2xH100"}, {"tensor_parallel_size", 2},
+          {"max_model_len", 65536}, {"enable_prefix_caching", true}}},
+        {"Qwen3.5-9B --runtime ollama --gpu 'RTX 4090' --num-parallel 4",
+         {{"runtime", "ollama"}, {"model", "Qwen3.5-9B"}, {"gpu", "RTX 4090"}, {"num_parallel", "4"}}},
+        {"Qwen3-8B --runtime mlx --gpu 'M4 Max 64GB' --q-bits 4 --context-tokens 32768",
+         {{"runtime", "mlx"}, {"model", "Qwen3-8B"}, {"gpu", "M4 Max 64GB"}, {"q_bits", 4}, {"context_tokens", 32768}}},
         // uploads named like the CLI's path give the CLI's document (the name is the model's source)
         {cfg, {{"config", cfg_text}, {"upload_name", cfg}}},
         {gguf + " --gpu 4GiB", {{"gguf_base64", base64(w.header())}, {"upload_name", gguf}, {"gpu", "4GiB"}}},
@@ -208,6 +217,13 @@ TEST(server, page_models_and_gpus) {
     const json models = json::parse(c.Get("/v1/models")->body);
     EXPECT_EQ(models[0]["name"], "Qwen3.5-9B");
     EXPECT_EQ(models[0]["hf_id"], "Qwen/Qwen3.5-9B");
+    const json runtimes = json::parse(c.Get("/v1/runtimes")->body);
+    ASSERT_EQ(runtimes.size(), kvfit::runtimes().size());
+    EXPECT_EQ(runtimes[0]["name"], "llama.cpp");
+    EXPECT_EQ(runtimes[1]["context_flag"], "max_model_len");
+    bool tp = false;
+    for (const auto & f : runtimes[1]["flags"]) tp = tp || (f["name"] == "tensor_parallel_size" && f["alias"] == "-tp");
+    EXPECT_TRUE(tp);
     const json gpus = json::parse(c.Get("/v1/gpus")->body);
     bool found = false;
     for (const auto & g : gpus) found = found || (g["name"] == "RTX 4060" && g["memory_bytes"] == (8ull << 30));
