@@ -61,7 +61,9 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
     }
     if (body.contains("strict")) q.strict = bool_field("strict", body["strict"]);
     const runtime_info & rt = find_runtime(q.runtime);
-    for (const auto & [key, value] : body.items()) {
+    for (const auto & item : body.items()) {
+        const std::string & key = item.key();  // not a structured binding: clang 14 cannot capture one in a lambda
+        const json & value = item.value();
         const bool common = key == "strict" ||
                             std::any_of(std::begin(k_common), std::end(k_common), [&](const auto & c) { return key == c.first; });
         if (common || std::find(extra_fields.begin(), extra_fields.end(), key) != extra_fields.end()) continue;
