@@ -240,6 +240,10 @@ int main_subcommand(int argc, char ** argv) {
 std::vector<device_spec> gpus_from_option(const std::string & gpu) {
     if (gpu != "auto") return parse_gpu_list(gpu);
     const gpu_detection d = detect_gpus();
+    // A tool that hung, flooded or printed nonsense says nothing about the GPUs: refuse rather than plan for none.
+    if (d.gpus.empty() && !d.refused.empty()) {
+        throw error(fmt::format("--gpu auto: {}; name the GPUs instead (--gpu 'RTX 4090', --gpu 24GiB)", d.refused.front()));
+    }
     fmt::print(stderr, "kvfit: {}", describe_detection(d));
     return devices_from_detection(d);
 }
