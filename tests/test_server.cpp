@@ -228,12 +228,12 @@ TEST(server, listens_on_loopback_unless_asked) {
     EXPECT_THROW(bad.bind(), kvfit::error);
 }
 
-// 500 requests from 4 client threads on loopback, against a server with 2 worker threads and a short queue:
+// 500 requests from 4 client threads on loopback, against a server with 2 worker threads and few connections:
 // every answer is right, and the whole run stays under a minute (typically well under a few seconds).
 TEST(server, bounded_load_test_on_loopback) {
     kvfit::server_options o;
     o.n_threads = 2;
-    o.max_queued = 4;
+    o.max_connections = 8;
     live_server s(o);
     const std::string body = R"({"model":"Qwen3.5-9B","gpu":"8GiB","weights_size":"6.6GB","ctx_size":8192})";
     const std::string expected = kvfit::handle_plan(body, s.opt).body;

@@ -126,6 +126,23 @@ api_response api_error(int status, std::string message) {
     return {status, "application/json", json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"};
 }
 
+std::optional<api_response> check_content_type(std::string_view content_type, std::string_view body) {
+    std::string type(content_type.substr(0, content_type.find(';')));
+    for (char & c : type) c = char(std::tolower(static_cast<unsigned char>(c)));
+    while (!type.empty() && type.back() == ' ') type.pop_back();
+    const size_t first = body.find_first_not_of(" \t\r\n");
+    const bool looks_json = first != std::string_view::npos && (body[first] == '{' || body[first] == '[');
+    static const std::string how = "send the JSON document itself as the body, e.g. curl -d '{\"model\": \"Qwen3.5-9B\"}' "
+                                   "or curl -H 'Content-Type: application/json' --data-binary @body.json";
+    if (type == "multipart/form-data") {
+        return api_error(415, "request: multipart/form-data (curl -F) is not read; " + how);
+    }
+    if (type == "application/x-www-form-urlencoded" && !looks_json && body.find('=') != std::string_view::npos) {
+        return api_error(415, "request: the body holds form fields, not JSON; " + how);
+    }
+    return std::nullopt; // JSON whatever the label: curl -d says x-www-form-urlencoded, fetch() may say text/plain
+}
+
 api_response handle_plan(std::string_view body, const server_options & o) {
     return with_report(body, o, [](const report & r) { return render_json(r); });
 }
