@@ -30,7 +30,7 @@ using warnings = std::vector<std::string>;
 /// warning naming what was assumed. Bare Infinity/NaN (Python's json) are read as null.
 /// Throws kvfit::error with one line: "<where>: not valid JSON: ...", "<where>: missing required key 'x'"
 /// (num_hidden_layers, hidden_size, num_attention_heads, vocab_size, and the keys a layout needs), or
-/// "<where>: key 'x': ..." for a wrong type, null, a value <= 0, over its limit (100000 layers, 16777216 for
+/// "<where>: key 'x': ..." for a wrong type, null, a value <= 0, over its limit (max_n_layer = 4096 layers, 16777216 for
 /// widths), or heads that do not divide hidden_size when head_dim is absent. Nested keys are spelled
 /// "text_config.x" or "block_configs[3].attention.x".
 model_desc model_from_hf_config(std::string_view json_text, std::string_view where, warnings & warn);

@@ -178,7 +178,7 @@ uint32_t pos_per_embd(const hf_keys & cfg) {
 // Fields every decoder has. Per-layer defaults: full attention with the config's heads, two norms.
 void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     model_desc & m = b.m;
-    m.n_layer = static_cast<uint32_t>(cfg.uint("num_hidden_layers", 100000));
+    m.n_layer = static_cast<uint32_t>(cfg.uint("num_hidden_layers", max_n_layer));
     m.n_embd = static_cast<uint32_t>(cfg.uint("hidden_size"));
     m.n_vocab = static_cast<uint32_t>(cfg.uint("vocab_size", 1ull << 28));
     const auto n_head = static_cast<uint32_t>(cfg.uint("num_attention_heads", 65536));
