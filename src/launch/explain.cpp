@@ -34,6 +34,18 @@ const std::regex rx_compute_4dp(R"(^~?\w+:\s+(\S+) compute buffer size is\s+([0-
 // llama-server prefixes: "0.00.123.456 I ", "srv  load_model: ", "[1712345678] "
 const std::regex rx_prefix(R"(^(?:\d+\.\d+\.\d+\.\d+ [IWEDT] |\[\d+\] ))");
 
+// Every pattern above holds one of these words: a line with none of them cannot match, and is skipped without
+// running a regex (most lines of a long server log are requests; std::regex made a 32 MB log take 11 s).
+bool may_match(std::string_view line) {
+    static constexpr std::string_view words[] = {"llama_model_loader: loaded meta data", "llama_context:", "offloaded ",
+                                                 "model buffer size", "llama_kv_cache", "llama_memory_recurrent",
+                                                 "compute buffer size"};
+    for (const std::string_view w : words) {
+        if (line.find(w) != std::string_view::npos) return true;
+    }
+    return false;
+}
+
 // Numbers of log lines; anything but a plain number is a one-line error naming the value.
 double to_d(const std::string & s) {
     double v = 0;
@@ -70,9 +82,11 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
     std::string which = "base";
     while (start < text.size()) {
         const size_t end = std::min(text.find('\n', start), text.size());
-        std::string line(text.substr(start, end - start));
+        const std::string_view raw = text.substr(start, end - start);
         start = end + 1;
         ++line_no;
+        if (!may_match(raw)) continue;
+        std::string line(raw);
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
         line = std::regex_replace(line, rx_prefix, "", std::regex_constants::format_first_only);
         std::smatch m;
@@ -182,13 +196,14 @@ void add(explanation & e, size_t line, std::string what, std::string log, std::s
 // Bytes of KV cache `cache` (0 = base, 1 = swa when two) on device `dev`.
 uint64_t kv_bytes_on(const model_desc & m, const llamacpp_plan & plan, size_t cache, size_t dev) {
     const bool two = plan.kv.size() == 2;
+    const std::vector<uint64_t> bytes = llamacpp_kv_bytes_by_layer(m, plan.settings, plan.ctx);
     uint64_t sum = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (!m.has_kv(il)) continue;
         const bool in_swa = m.is_swa(il) && !plan.settings.swa_full;
         if (two && (cache == 1) != in_swa) continue;
         const size_t d = plan.placement.no_kv_offload ? plan.devices.size() - 1 : plan.layer_device[il];
-        if (d == dev) sum += llamacpp_kv_layer_bytes(m, plan.settings, plan.ctx, il);
+        if (d == dev) sum += bytes[il];
     }
     return sum;
 }
