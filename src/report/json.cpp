@@ -104,7 +104,7 @@ std::string render_json(const report & r) {
     j["requested_n_ctx"] = r.requested_n_ctx;
     const json pj = plan_json(r.plan);
     for (auto it = pj.begin(); it != pj.end(); ++it) j[it.key()] = it.value();
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; // names from files may not be UTF-8
 }
 
 } // namespace kvfit

@@ -150,7 +150,7 @@ std::string render_serving_json(const serving_report & r) {
     j["fits"] = r.fits();
     j["warnings"] = r.warn;
     j["launch"] = serving_launch_command(r);
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; // names from files may not be UTF-8
 }
 
 } // namespace kvfit
