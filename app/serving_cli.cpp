@@ -6,6 +6,7 @@
 #include "kvfit/serving_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fmt/format.h>
 
@@ -20,6 +21,32 @@ T number(const std::string & flag, const std::string & text, T lo, T hi) {
         throw error(fmt::format("{} '{}': expected a number from {} to {}", flag, text, lo, hi));
     }
     return v;
+}
+
+// vLLM's integers with a suffix (vllm/engine/arg_utils.py, human_readable_int, which _compute_kwargs gives
+// max_model_len and max_num_batched_tokens): lower case is decimal (25.6k = 25,600; 1m = 1,000,000), upper case
+// binary and whole (1K = 1,024; 128K = 131,072); "1.5K" is refused as vLLM refuses it. Plain integers otherwise.
+int64_t human_int(const std::string & flag, const std::string & text, int64_t lo, int64_t hi) {
+    static const std::pair<char, double> suffixes[] = {{'k', 1e3}, {'m', 1e6}, {'g', 1e9}, {'t', 1e12},
+                                                        {'K', 0x1p10}, {'M', 0x1p20}, {'G', 0x1p30}, {'T', 0x1p40}};
+    const char last = text.empty() ? '\0' : text.back();
+    const auto s = std::find_if(std::begin(suffixes), std::end(suffixes), [&](const auto & p) { return p.first == last; });
+    if (s == std::end(suffixes)) return number<int64_t>(flag, text, lo, hi);
+    const std::string digits = text.substr(0, text.size() - 1);
+    const bool decimal = std::islower(static_cast<unsigned char>(last));
+    const bool shaped = !digits.empty() && digits.size() <= 20 && std::isdigit(static_cast<unsigned char>(digits.front())) &&
+                        std::isdigit(static_cast<unsigned char>(digits.back())) &&
+                        std::count(digits.begin(), digits.end(), '.') <= (decimal ? 1 : 0) &&
+                        std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; });
+    if (!shaped) {
+        throw error(fmt::format("{} '{}': expected a number like 131072, 128K (x 1024) or 128k (x 1000){}", flag, text,
+                                decimal ? "" : "; decimals only with k, m, g (decimal multipliers)"));
+    }
+    const double v = std::stod(digits) * s->second; // vLLM: int(float(number) * mult), truncating
+    if (!(v >= double(lo)) || !(v <= double(hi))) {
+        throw error(fmt::format("{} '{}' = {:.0f}: expected a number from {} to {}", flag, text, v, lo, hi));
+    }
+    return int64_t(v);
 }
 
 // A fraction in (0, 1], as vLLM's Field(gt=0, le=1) and SGLang's mem_fraction_static take it.
@@ -58,7 +85,7 @@ std::string runtime_word(const std::string & r) { return r == "vllm" ? "vLLM" : 
 
 void check_owners(const CLI::App & app, const serving_options & o) {
     static const std::vector<std::string> common = {"--gpu", "--weights", "--weights-size", "--json", "--list", "--inspect",
-                                                    "--help", "--runtime", "model"};
+                                                    "--help", "--runtime", "model", "--hf-repo", "--hf-file"};
     for (const CLI::Option * opt : app.get_options()) {
         if (opt->count() == 0) continue;
         const std::string name = !opt->get_lnames().empty()   ? "--" + opt->get_lnames()[0]
@@ -83,7 +110,9 @@ kvfit::vllm_settings vllm_from(const serving_options & o) {
         if (o.vllm_rules != "2025" && o.vllm_rules != "2026") throw error("--vllm-rules: expected 2026 or 2025");
         s.rules = o.vllm_rules == "2025" ? vllm_rules::v2025 : vllm_rules::v2026;
     }
-    if (!o.max_model_len.empty()) s.max_model_len = number<int64_t>("--max-model-len", o.max_model_len, -1, 1ll << 32);
+    if (!o.max_model_len.empty()) {
+        s.max_model_len = o.max_model_len == "auto" ? -1 : human_int("--max-model-len", o.max_model_len, -1, 1ll << 32);
+    }
     if (s.max_model_len == 0 && !o.max_model_len.empty()) throw error("--max-model-len 0: use -1 for auto-fit");
     if (!o.gpu_memory_utilization.empty()) s.gpu_memory_utilization = fraction("--gpu-memory-utilization", o.gpu_memory_utilization);
     if (!o.kv_cache_memory_bytes.empty()) {
@@ -93,7 +122,8 @@ kvfit::vllm_settings vllm_from(const serving_options & o) {
     if (!o.kv_cache_dtype.empty()) s.kv_cache_dtype = o.kv_cache_dtype;
     s.block_size = count("--block-size", o.block_size, 0, 1u << 20);
     s.max_num_seqs = count("--max-num-seqs", o.max_num_seqs, 0);
-    s.max_num_batched_tokens = count("--max-num-batched-tokens", o.max_num_batched_tokens, 0);
+    s.max_num_batched_tokens = o.max_num_batched_tokens.empty()
+                                   ? 0 : uint32_t(human_int("--max-num-batched-tokens", o.max_num_batched_tokens, 1, 1 << 30));
     s.enable_prefix_caching = o.prefix_caching && !o.no_prefix_caching;
     if (!o.mamba_cache_mode.empty()) {
         const std::string & m = o.mamba_cache_mode;
@@ -188,14 +218,14 @@ void add_serving_flags(CLI::App & app, serving_options & o) {
     auto own = [&](CLI::Option * opt, const char * who) { o.owned.emplace_back(opt, who); };
     own(app.add_option("--nodes", o.nodes, "nodes of --gpu each (TP within a node, PP or DP across)"), "vllm");
     own(app.add_option("--vllm-rules", o.vllm_rules, "vLLM release rules: 2026 (default, v0.24+) or 2025 (<= v0.20)"), "vllm");
-    own(app.add_option("--max-model-len", o.max_model_len, "vLLM: tokens per request; -1 = auto-fit"), "vllm");
+    own(app.add_option("--max-model-len", o.max_model_len, "vLLM: tokens per request, 131072, 128K (x 1024) or 128k (x 1000); -1 or auto = auto-fit"), "vllm");
     own(app.add_option("--gpu-memory-utilization", o.gpu_memory_utilization, "vLLM: fraction (default 0.92; 0.9 for 2025 rules)"), "vllm");
     own(app.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "vLLM: KV pool per GPU, replaces the budget"), "vllm");
     own(app.add_option("--kv-cache-dtype", o.kv_cache_dtype, "vLLM: auto fp8 fp8_e4m3 fp8_e5m2 fp8_ds_mla fp8_per_token_head "
                                                               "int8_per_token_head nvfp4; SGLang: auto fp8_e4m3 fp8_e5m2"), "vllm sglang");
     own(app.add_option("--block-size", o.block_size, "vLLM: tokens per block (default 16; hybrids re-aligned)"), "vllm");
     own(app.add_option("--max-num-seqs", o.max_num_seqs, "vLLM: running requests (default 256, or 1024 on >= 70 GiB)"), "vllm");
-    own(app.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "vLLM: tokens per step (default 2048 / 8192)"), "vllm");
+    own(app.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "vLLM: tokens per step (default 2048 / 8192), 8K or 8k as --max-model-len"), "vllm");
     own(app.add_flag("--enable-prefix-caching", o.prefix_caching, "vLLM: prefix caching (hybrids: mamba mode align)"), "vllm");
     own(app.add_flag("--no-enable-prefix-caching", o.no_prefix_caching, "vLLM: prefix caching off"), "vllm");
     own(app.add_option("--mamba-cache-mode", o.mamba_cache_mode, "vLLM: none, align or all"), "vllm");

@@ -8,7 +8,7 @@
 /// MODEL           "model"                        "Qwen3.5-9B" (HTTP: catalog names only, no paths)
 /// -c              "ctx_size"                     [8192, 32768] or 8192 or "8192,32768"
 /// -ctk / -ctv     "cache_type_k" / "cache_type_v" "q8_0"
-/// -fa             "flash_attn"                   "on" | "off" | "auto"
+/// -fa             "flash_attn"                   "on" | "off" | "auto" (or 1, 0, true, false, -1, as llama.cpp)
 /// -ub / -b / -np  "ubatch_size" / "batch_size" / "parallel"   512
 /// --gpu           "gpu"                          "8GiB", "RTX 4060", "2xH100"
 /// --margin        "margin"                       "1GiB"
@@ -34,7 +34,7 @@ struct plan_request {
     std::vector<std::string> ctx_size;     ///< -c values; each may hold a comma-separated list
     std::string cache_type_k = "f16";      ///< -ctk
     std::string cache_type_v = "f16";      ///< -ctv
-    std::string flash_attn = "auto";       ///< -fa: on, off or auto
+    std::string flash_attn = "auto";       ///< -fa: on, off or auto (parse_flash_attn_flag)
     std::string ubatch_size;               ///< -ub, tokens
     std::string batch_size;                ///< -b, tokens
     std::string parallel;                  ///< -np, sequences
@@ -69,7 +69,7 @@ using gpu_parser = std::function<std::vector<device_spec>(const std::string & gp
 
 /// Parse the flags. Throws kvfit::error with the CLI's one-line messages, for example
 /// "-c 0: must be at least 1", "-ctk 'q9_9': unknown cache type (allowed: f32, ...)",
-/// "-fa 'maybe': expected on, off or auto", "-ts '3,x': expected non-negative proportions like 3,1".
+/// "-fa 'maybe': expected on, off or auto (or 1, 0, true, false, -1)", "-ts '3,x': expected non-negative proportions like 3,1".
 plan_inputs parse_plan_request(const plan_request & q, const gpu_parser & parse_gpus = {});
 
 /// Apply --weights-size (wins) or --weights to a loaded model, as the CLI does (formats forced over exact

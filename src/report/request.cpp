@@ -34,10 +34,7 @@ plan_inputs parse_plan_request(const plan_request & q, const gpu_parser & parse_
     llamacpp_settings & s = in.settings;
     s.type_k = parse_cache_type_flag("-ctk", q.cache_type_k);
     s.type_v = parse_cache_type_flag("-ctv", q.cache_type_v);
-    if (q.flash_attn == "on") s.flash_attn = flash_attn_mode::on;
-    else if (q.flash_attn == "off") s.flash_attn = flash_attn_mode::off;
-    else if (q.flash_attn == "auto") s.flash_attn = flash_attn_mode::automatic;
-    else throw error(fmt::format("-fa '{}': expected on, off or auto", q.flash_attn));
+    s.flash_attn = parse_flash_attn_flag("-fa", q.flash_attn);
     if (!q.ubatch_size.empty()) s.n_ubatch = uint32_t(parse_flag_count("-ub", q.ubatch_size, 1, 1u << 20));
     if (!q.batch_size.empty()) s.n_batch = uint32_t(parse_flag_count("-b", q.batch_size, 1, 1u << 20));
     if (!q.parallel.empty()) s.n_seq = uint32_t(parse_flag_count("-np", q.parallel, 1, 256));

@@ -20,6 +20,13 @@ uint64_t parse_flag_count(std::string_view flag, std::string_view text, uint64_t
     return v;
 }
 
+flash_attn_mode parse_flash_attn_flag(std::string_view flag, std::string_view v) {
+    if (v == "on" || v == "enabled" || v == "true" || v == "1") return flash_attn_mode::on;
+    if (v == "off" || v == "disabled" || v == "false" || v == "0") return flash_attn_mode::off;
+    if (v == "auto" || v == "-1") return flash_attn_mode::automatic;
+    throw error(fmt::format("{} '{}': expected on, off or auto (or 1, 0, true, false, -1)", flag, v));
+}
+
 ggml_type parse_cache_type_flag(std::string_view flag, std::string_view name) {
     // common/arg.cpp kv_cache_types: the types a KV cache may take
     static const ggml_type allowed[] = {ggml_type::f32,  ggml_type::f16,    ggml_type::bf16,
