@@ -6,6 +6,7 @@
 #include "kvfit/report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <charconv>
@@ -88,31 +89,38 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
         if (!may_match(raw)) continue;
         std::string line(raw);
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-        line = std::regex_replace(line, rx_prefix, "", std::regex_constants::format_first_only);
+        if (!line.empty() && (std::isdigit(static_cast<unsigned char>(line[0])) || line[0] == '[')) {
+            line = std::regex_replace(line, rx_prefix, "", std::regex_constants::format_first_only);
+        }
         std::smatch m;
+        // A pattern is tried only on a line holding its word; the ones anchored at ^ only at the line's start.
+        const auto match = [&](std::string_view word, const std::regex & rx, bool anchored = true) {
+            return line.find(word) != std::string::npos &&
+                   std::regex_search(line, m, rx, anchored ? std::regex_constants::match_continuous : std::regex_constants::match_default);
+        };
         const size_t before = known++;
-        if (std::regex_search(line, m, rx_loaded)) log.model_path = m[1];
-        else if (std::regex_search(line, m, rx_context)) log.context.push_back({m[1], {line_no, m[2]}});
-        else if (std::regex_search(line, m, rx_offloaded)) {
+        if (match("loaded meta data", rx_loaded, false)) log.model_path = m[1];
+        else if (match("llama_context: ", rx_context)) log.context.push_back({m[1], {line_no, m[2]}});
+        else if (match("offloaded ", rx_offloaded, false)) {
             log.offloaded = uint32_t(to_u(m[1]));
             log.offload_total = uint32_t(to_u(m[2]));
             log.offloaded_line = line_no;
-        } else if (std::regex_search(line, m, rx_model_buffer)) log.model_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (std::regex_search(line, m, rx_output)) log.output_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (std::regex_search(line, m, rx_iswa)) {
+        } else if (match("model buffer size", rx_model_buffer)) log.model_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("output buffer size", rx_output)) log.output_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("llama_kv_cache_iswa: creating", rx_iswa)) {
             which = m[1] == "SWA" ? "swa" : "base";
             log.iswa_cells.push_back({which, to_u(m[2])});
-        } else if (std::regex_search(line, m, rx_kv_buffer)) {
+        } else if (match("KV buffer size", rx_kv_buffer)) {
             log.kv_buffers.push_back({line_no, m[1], to_d(m[2]), int(log.kv_caches.size())});
-        } else if (std::regex_search(line, m, rx_kv_size)) {
+        } else if (match("llama_kv_cache: size =", rx_kv_size)) {
             log.kv_caches.push_back({line_no, to_d(m[1]), to_d(m[7]), to_d(m[9]), to_u(m[2]), uint32_t(to_u(m[3])),
                                      uint32_t(to_u(m[4])), uint32_t(to_u(m[5])), m[6], m[8], which});
-        } else if (std::regex_search(line, m, rx_rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (std::regex_search(line, m, rx_rs_size)) {
+        } else if (match("RS buffer size", rx_rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("llama_memory_recurrent: size =", rx_rs_size)) {
             log.recurrent = log_recurrent{line_no, to_d(m[1]), to_d(m[5]), to_d(m[6]), to_u(m[2]), uint32_t(to_u(m[3])),
                                           uint32_t(to_u(m[4]))};
-        } else if (std::regex_search(line, m, rx_compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (std::regex_search(line, m, rx_compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
+        } else if (match("compute buffer size =", rx_compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("compute buffer size is", rx_compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
         else known = before;
     }
     if (known == 0 && log.model_buffers.empty()) throw error("log: no llama.cpp line found (is this a llama.cpp log?)");

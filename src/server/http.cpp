@@ -363,10 +363,12 @@ struct http_server::impl {
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
             if (n < 0 && errno == EINTR) continue;
             c.close_after = true;
-            c.out.clear(), c.out_at = 0;
+            c.out.clear();
+            c.out_at = 0;
             return;
         }
-        c.out.clear(), c.out_at = 0;
+        c.out.clear();
+        c.out_at = 0;
         if (!c.close_after) start_reading(c);
     }
 
@@ -463,9 +465,14 @@ struct http_server::impl {
             fds.push_back({wake_fd, POLLIN, 0});
             fds.push_back({listen_fd, POLLIN, 0});
             clock::time_point next = clock::now() + std::chrono::seconds(1);
+            size_t buffered = 0;
+            for (const connection & c : conns) buffered += c.in.size();
+            const bool may_read = buffered < lim.max_buffered_bytes; // 256 uploads of 24 MiB must not take 6 GiB
             for (connection & c : conns) {
                 if (!is_polled(c)) continue;
-                fds.push_back({c.fd, short(c.ph == connection::phase::writing ? POLLOUT : POLLIN), 0});
+                const short events = c.ph == connection::phase::writing ? POLLOUT
+                                     : c.ph == connection::phase::reading && !may_read ? 0 : POLLIN;
+                fds.push_back({c.fd, events, 0});
                 polled.push_back(&c);
                 next = std::min(next, c.deadline);
             }
@@ -490,7 +497,12 @@ struct http_server::impl {
                 } else if (c.ph == connection::phase::draining) {
                     drain(c);
                 } else if (ev & (POLLIN | POLLERR | POLLHUP)) {
-                    on_readable(c);
+                    if (fds[i + 2].events) {
+                        on_readable(c);
+                    } else { // hung up while held back
+                        c.close_after = true;
+                        c.out.clear();
+                    }
                 }
             }
             if (fds[1].revents & POLLIN) accept_all();

@@ -67,6 +67,8 @@ struct http_limits {
     std::chrono::milliseconds request_timeout{10000};    ///< first byte to last byte of a request (408 beyond)
     std::chrono::milliseconds write_timeout{10000};      ///< to take the whole answer (closed beyond)
     size_t max_requests_per_connection = 100;            ///< keep-alive requests, then the connection is closed
+    size_t max_buffered_bytes = 256u << 20;              ///< request bytes held over all connections; beyond, no
+                                                         ///< connection is read until answers drain (back-pressure)
 };
 
 /// A small HTTP/1.1 server. bind, then run (blocks) until stop.

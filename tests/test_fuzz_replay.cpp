@@ -1,0 +1,49 @@
+// The fuzz targets of fuzz/fuzz_targets.h over their seeds (fuzz/seeds/) and over every find kept in
+// tests/data/fuzz_crashes/<target>/: each input ends normally or in kvfit::error, nothing else.
+#include "../fuzz/fuzz_targets.h"
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+size_t replay(const fs::path & dir, const std::function<void(std::string_view)> & target) {
+    size_t n = 0;
+    std::error_code ec;
+    for (const auto & e : fs::directory_iterator(dir, ec)) {
+        if (e.path().extension() == ".md") continue;
+        std::ifstream in(e.path(), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_NO_THROW(target(bytes)) << e.path();
+        ++n;
+    }
+    return n;
+}
+
+struct target_row {
+    const char * name;
+    std::function<void(std::string_view)> run;
+};
+
+TEST(fuzz_replay, finds_and_seeds_end_in_kvfit_error_or_nothing) {
+    const fs::path crashes = fs::path(KVFIT_TEST_DATA) / "fuzz_crashes";
+    const fs::path seeds = fs::path(KVFIT_SOURCE_DIR) / "fuzz" / "seeds";
+    const target_row rows[] = {
+        {"hf_config", kvfit::fuzz::read_hf_config},
+        {"llamacpp_log", kvfit::fuzz::read_llamacpp_log},
+        {"http_request", kvfit::fuzz::read_http_request},
+        {"hub_listing", kvfit::fuzz::read_hub_listing},
+    };
+    for (const auto & r : rows) {
+        replay(crashes / r.name, r.run);
+        replay(seeds / r.name, r.run);
+    }
+    EXPECT_GT(replay(fs::path(KVFIT_TEST_DATA) / "logs", kvfit::fuzz::read_llamacpp_log), 0u);
+    EXPECT_GT(replay(fs::path(KVFIT_TEST_DATA) / "configs", kvfit::fuzz::read_hf_config), 0u);
+}
+
+} // namespace
