@@ -207,16 +207,19 @@ int main_subcommand(int argc, char ** argv) {
     exec_options eo;
     auto * exec = app.add_subcommand("exec", "plan a llama-server / llama-cli command on this machine's GPUs; run it when "
                                              "it fits, else exit 3 with what overflows and the closest command that fits");
-    exec->add_option("--gpu", eo.gpu, "GPUs: auto (detect: NVML, nvidia-smi, rocm-smi) or as kvfit --gpu (default auto)");
-    exec->add_option("--margin", eo.margin, "memory kept free per GPU (default 1GiB)");
-    exec->add_option("--cpu-bandwidth", eo.cpu_bandwidth, "host RAM bandwidth for the speed estimate (default 60GB/s)");
+    exec->add_option("--gpu", eo.gpu, "GPUs: auto (detect: NVML, nvidia-smi, rocm-smi) or as kvfit --gpu (default auto)")
+        ->type_name("auto|GPUS");
+    exec->add_option("--margin", eo.margin, "memory kept free per GPU (default 1GiB)")->type_name("SIZE");
+    exec->add_option("--cpu-bandwidth", eo.cpu_bandwidth, "host RAM bandwidth for the speed estimate (default 60GB/s)")
+        ->type_name("GB/s");
     exec->add_flag("--fix", eo.fix, "run the closest command that fits instead of refusing");
-    exec->add_option("command", eo.command, "-- then the command")->required();
+    exec->add_option("command", eo.command, "-- then the command")->required()->type_name("COMMAND...");
     exec->positionals_at_end();
     std::string log_path, model;
     auto * explain = app.add_subcommand("explain", "a llama.cpp log beside kvfit's plan, line by line");
-    explain->add_option("log", log_path, "llama.cpp log file")->required();
-    explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path");
+    explain->add_option("log", log_path, "llama.cpp log file")->required()->type_name("LOG");
+    explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path")
+        ->type_name("MODEL");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &) {

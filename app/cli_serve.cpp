@@ -25,7 +25,7 @@ int run_serve(int argc, char ** argv) {
                  "HTTP. Listens on loopback unless --host says otherwise. See docs/api.md."};
     server_options o;
     app.add_option("--port", o.port, "TCP port (default 8080; 0 = any free port, printed)")->check(CLI::Range(0, 65535));
-    app.add_option("--host", o.host, "address to listen on (default 127.0.0.1; 0.0.0.0 = every interface)");
+    app.add_option("--host", o.host, "address to listen on (default 127.0.0.1; 0.0.0.0 = every interface)")->type_name("ADDR");
     app.add_option("--threads", o.n_threads, "requests handled at once (default 4)")->check(CLI::Range(1, 64));
     try {
         app.parse(argc, argv);
