@@ -57,8 +57,12 @@ inline void read_http_request(std::string_view bytes) {
     if (p.st != detail::http_parse::state::done) return;
     (void)check_content_type(p.req.header("content-type"), p.req.body);
     try {
-        const nlohmann::json j = nlohmann::json::parse(p.req.body, nullptr, false);
-        if (j.is_discarded()) return;
+        nlohmann::json j;
+        try { // as POST /v1/plan reads it (src/server/api.cpp, parse_body): a JSON error is a 400
+            j = nlohmann::json::parse(p.req.body);
+        } catch (const nlohmann::json::exception &) {
+            return;
+        }
         const plan_request q = plan_request_from_json(j, {"config", "gguf_base64", "upload_name"});
         (void)parse_plan_request(q);
     } catch (const error &) {

@@ -3,7 +3,7 @@
 # Used by scripts/run.sh and scripts/test.sh; safe to run again.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev)
-pkgs+=(pkg-config libcpp-httplib-dev librsvg2-bin) # kvfit serve (cpp-httplib); --chart FILE.png (rsvg-convert)
+pkgs+=(pkg-config libcpp-httplib-dev librsvg2-bin) # the tests' HTTP client (cpp-httplib); --chart FILE.png (rsvg-convert)
 pkgs+=(libcurl4-openssl-dev) # hf: models (src/sources/http.cpp)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang libclang-rt-14-dev)

@@ -1,6 +1,7 @@
 // The fuzz targets of fuzz/fuzz_targets.h over their seeds (fuzz/seeds/) and over every find kept in
 // tests/data/fuzz_crashes/<target>/: each input ends normally or in kvfit::error, nothing else.
 #include "../fuzz/fuzz_targets.h"
+#include "support/run_cli.h"
 
 #include <filesystem>
 #include <fstream>
@@ -44,6 +45,24 @@ TEST(fuzz_replay, finds_and_seeds_end_in_kvfit_error_or_nothing) {
     }
     EXPECT_GT(replay(fs::path(KVFIT_TEST_DATA) / "logs", kvfit::fuzz::read_llamacpp_log), 0u);
     EXPECT_GT(replay(fs::path(KVFIT_TEST_DATA) / "configs", kvfit::fuzz::read_hf_config), 0u);
+}
+
+} // namespace
+
+namespace {
+
+// The first find of fuzz_hf_config: a number past double's range made nlohmann throw out_of_range, not parse_error,
+// and it escaped as "kvfit: internal error" (the CLI) and HTTP 500 (the API, for any body holding such a number).
+TEST(fuzz_replay, number_overflow_is_bad_input) {
+    const std::string find = std::string(KVFIT_TEST_DATA) + "/fuzz_crashes/hf_config/number-overflow-5e353.json";
+    const auto r = kvfit::test::run_kvfit(find);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "kvfit: " + find + ": not valid JSON: number overflow parsing '5e353'\n");
+    kvfit::warnings warn;
+    EXPECT_THROW(kvfit::model_from_hf_config(R"({"hidden_size": 1e400})", "x.json", warn), kvfit::error);
+    const auto a = kvfit::handle_plan(R"({"model": "Qwen3.5-9B", "gpu": 1e400})", kvfit::server_options{});
+    EXPECT_EQ(a.status, 400);
+    EXPECT_EQ(a.body, "{\"error\":\"request: not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'\"}\n");
 }
 
 } // namespace

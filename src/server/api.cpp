@@ -100,15 +100,22 @@ model_loader body_loader(const json & body, const plan_request & q, const server
     return [spec](warnings & warn) { return load_model(spec, warn); };
 }
 
+// The body as JSON; parse_error and out_of_range (a number like 1e400) are the client's mistake: 400.
+json parse_body(std::string_view body) {
+    try {
+        return json::parse(body.begin(), body.end());
+    } catch (const json::exception & e) {
+        throw http_error(400, fmt::format("request: not valid JSON: {}", e.what()));
+    }
+}
+
 template <typename F>
 api_response with_report(std::string_view body, const server_options & o, F && render) {
     try {
-        const json j = json::parse(body.begin(), body.end());
+        const json j = parse_body(body);
         const plan_request q = plan_request_from_json(j, k_upload_fields);
         const model_loader load = body_loader(j, q, o);
         return {200, "application/json", render(make_report_from_request(q, load))};
-    } catch (const json::parse_error & e) {
-        return api_error(400, fmt::format("request: not valid JSON: {}", e.what()));
     } catch (const http_error & e) {
         return api_error(e.status, e.what());
     } catch (const error & e) {

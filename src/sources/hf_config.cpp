@@ -54,7 +54,7 @@ std::string replace_non_finite(std::string_view text) {
 nlohmann::json parse(std::string_view text, std::string_view where) {
     try {
         return nlohmann::json::parse(replace_non_finite(text));
-    } catch (const nlohmann::json::parse_error & e) {
+    } catch (const nlohmann::json::exception & e) { // parse_error, and out_of_range for a number like 5e353
         std::string what = e.what();
         // "[json.exception.parse_error.101] parse error at line 1, ..." -> "parse error at line 1, ..."
         if (const auto close = what.find("] "); what.starts_with("[json.exception") && close != std::string::npos) {
