@@ -5,6 +5,7 @@
 
 #include "kvfit/detect.h"
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
 #include "kvfit/gpus.h"
 #include "kvfit/launch.h"
 #include "kvfit/report.h"
@@ -121,7 +122,7 @@ int run_exec(const exec_options & o) {
     const speed_settings ss = speed_settings_from(o.cpu_bandwidth);
     warnings warn;
     const model_desc m = load_model(c.model_path, warn);
-    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
+    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
     if (!c.mmproj_path.empty() && c.mmproj_offload && !gpus.empty()) {
         std::error_code ec;
         const uint64_t bytes = std::filesystem::file_size(c.mmproj_path, ec);
@@ -191,7 +192,7 @@ int run_explain(const std::string & log_path, const std::string & model_spec) {
     }
     warnings warn;
     const model_desc m = load_model(spec, warn);
-    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
+    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
     const explanation e = explain_log(log, m);
     fmt::print("{}", render_explanation(m, e));
     return e.differences == 0 ? 0 : 1;
@@ -226,16 +227,16 @@ int main_subcommand(int argc, char ** argv) {
         fmt::print("{}", app.help());
         return 0;
     } catch (const CLI::ParseError & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     }
     try {
         return exec->parsed() ? run_exec(eo) : run_explain(log_path, model);
     } catch (const error & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     } catch (const std::exception & e) {
-        fmt::print(stderr, "kvfit: internal error: {}\n", e.what());
+        fmt::print(stderr, "kvfit: internal error: {}\n", kvfit::printable(e.what(), false));
         return exit_bad_input;
     }
 }

@@ -2,6 +2,7 @@
 #include "cli_serve.h"
 
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
 #include "kvfit/server.h"
 
 #include <CLI/CLI.hpp>
@@ -33,7 +34,7 @@ int run_serve(int argc, char ** argv) {
         fmt::print("{}", app.help());
         return 0;
     } catch (const CLI::ParseError & e) {
-        fmt::print(stderr, "kvfit serve: {}\n", e.what());
+        fmt::print(stderr, "kvfit serve: {}\n", kvfit::printable(e.what(), false));
         return 2;
     }
     try {
@@ -49,7 +50,7 @@ int run_serve(int argc, char ** argv) {
         g_server = nullptr;
         return ok ? 0 : 2;
     } catch (const kvfit::error & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return 2;
     }
 }

@@ -6,6 +6,7 @@
 #include "escaped_output.h"
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
 #include "kvfit/llamacpp_flags.h"
@@ -102,7 +103,7 @@ int run(const options & o) {
     if (o.inspect) {
         kvfit::warnings warn;
         const std::string text = kvfit::gguf_inspect(kvfit::gguf_open_shards(spec), warn);
-        for (const auto & w : warn) fmt::print(stderr, "warning: {}\n", w);
+        for (const auto & w : warn) fmt::print(stderr, "warning: {}\n", kvfit::printable(w, false));
         fmt::print("{}", text);
         return exit_fits;
     }
@@ -188,10 +189,10 @@ int main(int argc, char ** argv) {
         fmt::print("{}", app.help());
         return exit_fits;
     } catch (const CLI::ParseError & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     } catch (const kvfit::error & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     }
     try {
@@ -211,10 +212,10 @@ int main(int argc, char ** argv) {
         if (served >= 0) return served;
         return run(o);
     } catch (const kvfit::error & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     } catch (const std::exception & e) {
-        fmt::print(stderr, "kvfit: internal error: {}\n", e.what());
+        fmt::print(stderr, "kvfit: internal error: {}\n", kvfit::printable(e.what(), false));
         return exit_bad_input;
     }
 }

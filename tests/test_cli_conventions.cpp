@@ -166,15 +166,22 @@ TEST(cli_conventions, control_characters_are_escaped_in_every_output) {
     w.add("general.description", kvfit::gguf_wvalue::string("bad \xff\xfe bytes"));
     const std::string path = dir.file("evil.gguf");
     std::ofstream(path, std::ios::binary) << w.header();
-    const std::string shown = "evil\\x1b]0;owned\\x07\\x1b[2J\\x0d\nforged line\\u009b\\u202e";
+    // names are one line in every report: the line break of the name is spelled out too, so no line is forged
+    const std::string shown = "evil\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0aforged line\\u009b\\u202e";
     for (const char * flags : {"", " --inspect", " --gpu 8GiB --check", " --gpu 8GiB --speed --weights-size 1GB"}) {
         const auto r = run_kvfit(path + flags);
         EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << flags;
         EXPECT_EQ(r.out.find('\x07'), std::string::npos) << flags;
         EXPECT_EQ(r.out.find('\r'), std::string::npos) << flags;
         EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << flags;
+        EXPECT_EQ(r.out.find("\nforged line"), std::string::npos) << "[" << flags << "] " << r.out.substr(r.out.find("\nforged line") == std::string::npos ? 0 : r.out.find("\nforged line") - 200, 300);
     }
     EXPECT_NE(run_kvfit(path).out.find(shown), std::string::npos);
+    // the chart's SVG names the model too: still well-formed XML (no control character, valid UTF-8)
+    EXPECT_EQ(run_kvfit(path + " --gpu 8GiB --chart " + dir.file("evil.svg")).status, 0);
+    const std::string svg = read_text(dir.file("evil.svg"));
+    EXPECT_NE(svg.find("evil\\x1b]0;owned"), std::string::npos);
+    EXPECT_TRUE(std::none_of(svg.begin(), svg.end(), [](char c) { return (unsigned char)c < 0x20 && c != '\n'; }));
     EXPECT_NE(run_kvfit(path + " --inspect").out.find("bad \\xff\\xfe bytes"), std::string::npos);
     const auto j = run_kvfit(path + " --json");
     ASSERT_TRUE(json::accept(j.out)) << j.out.substr(0, 400);

@@ -3,6 +3,7 @@
 // src/llama-kv-cache.cpp, src/llama-memory-recurrent.cpp, src/llama-model.cpp (build 5b4ebc5).
 #include "kvfit/error.h"
 #include "kvfit/launch.h"
+#include "kvfit/printable.h"
 #include "kvfit/report.h"
 
 #include <algorithm>
@@ -308,7 +309,8 @@ explanation explain_log(const llamacpp_log & log, const model_desc & m) {
 }
 
 std::string render_explanation(const model_desc & m, const explanation & e) {
-    std::string out = fmt::format("{} ({}): the log beside kvfit's plan ({})\n", m.name, m.source, llamacpp_release_name(e.release));
+    std::string out = fmt::format("{} ({}): the log beside kvfit's plan ({})\n", printable(m.name, false), printable(m.source, false),
+                                  llamacpp_release_name(e.release));
     for (const auto & n : e.notes) out += fmt::format("  settings: {}\n", n);
     size_t width = 0;
     for (const auto & r : e.rows) width = std::max(width, r.what.size());

@@ -2,6 +2,7 @@
 // plans computed; vLLM's own log lines are quoted in its words so a reader can match them against a real start.
 #include "kvfit/report.h"
 #include "kvfit/serving_report.h"
+#include "kvfit/printable.h"
 
 #include <fmt/format.h>
 
@@ -140,7 +141,7 @@ std::string render_serving_text(const serving_report & r) {
     std::string out;
     const std::string rules = r.vllm ? vllm_rules_name(r.vllm->settings.rules)
                             : r.sglang ? "SGLang (pool_configurator.py, 2026 main)" : "Ollama fb30760 (llama-server)";
-    out += fmt::format("{} on {}: {}\n", m.name, devices(r), rules);
+    out += fmt::format("{} on {}: {}\n", printable(m.name, false), devices(r), rules);
     out += fmt::format("model: {} layers ({} full, {} sliding, {} MLA, {} recurrent), dtype {}{}\n", m.n_layer,
                        m.count(layer_kind::full), m.count(layer_kind::swa), m.count(layer_kind::mla),
                        m.count(layer_kind::recurrent), m.dtype.empty() ? "unstated (bf16 assumed)" : m.dtype,

@@ -1,5 +1,6 @@
 // The human report (include/kvfit/report.h: render_text). Prints only what make_report computed.
 #include "kvfit/report.h"
+#include "kvfit/printable.h"
 
 #include <fmt/format.h>
 
@@ -140,9 +141,9 @@ void render_fit(std::string & out, const report & r) {
 std::string render_check(const report & r) {
     const llamacpp_plan & p = r.plan;
     std::string out;
-    for (const auto & w : r.warn) out += fmt::format("warning: {}\n", w);
+    for (const auto & w : r.warn) out += fmt::format("warning: {}\n", printable(w, false));
     if (p.fits()) {
-        out += fmt::format("OK: {} at n_ctx {} ({} K / {} V, {} sequence{}) fits:", r.model.name, with_commas(p.ctx.n_ctx),
+        out += fmt::format("OK: {} at n_ctx {} ({} K / {} V, {} sequence{}) fits:", printable(r.model.name, false), with_commas(p.ctx.n_ctx),
                            type_name(r.settings.type_k), type_name(r.settings.type_v), p.ctx.n_seq, p.ctx.n_seq == 1 ? "" : "s");
         for (const auto & d : p.devices) {
             if (!d.is_host) out += fmt::format(" {} uses {} of {} ({} free after the margin);", d.name,
@@ -151,7 +152,7 @@ std::string render_check(const report & r) {
         out.back() = '\n';
         return out;
     }
-    out += fmt::format("DOES NOT FIT: {} at n_ctx {} ({} K / {} V, {} sequence{})\n", r.model.name, with_commas(p.ctx.n_ctx),
+    out += fmt::format("DOES NOT FIT: {} at n_ctx {} ({} K / {} V, {} sequence{})\n", printable(r.model.name, false), with_commas(p.ctx.n_ctx),
                        type_name(r.settings.type_k), type_name(r.settings.type_v), p.ctx.n_seq, p.ctx.n_seq == 1 ? "" : "s");
     for (const auto & d : p.devices) {
         if (d.is_host || d.fits()) continue;
@@ -186,8 +187,9 @@ std::string render_text(const report & r) {
     const model_desc & m = r.model;
     const llamacpp_settings & s = r.settings;
     std::string out;
-    for (const auto & w : r.warn) out += fmt::format("warning: {}\n", w);
-    out += fmt::format("{} ({}, from {})\n", m.name, m.architecture, m.source);
+    for (const auto & w : r.warn) out += fmt::format("warning: {}\n", printable(w, false));
+    // names and paths come from files: one line each, whatever they hold
+    out += fmt::format("{} ({}, from {})\n", printable(m.name, false), printable(m.architecture, false), printable(m.source, false));
     out += fmt::format("  {}\n", layer_summary(m));
     out += fmt::format("  rules: {}; n_seq {}, n_ubatch {}, flash attention {}\n\n", llamacpp_release_name(r.settings.release), r.plan.ctx.n_seq,
                        r.plan.ctx.n_ubatch, r.plan.ctx.flash_attn ? "on" : "off");
