@@ -3,6 +3,7 @@
 #include "../fuzz/fuzz_targets.h"
 #include "support/run_cli.h"
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -63,6 +64,34 @@ TEST(fuzz_replay, number_overflow_is_bad_input) {
     const auto a = kvfit::handle_plan(R"({"model": "Qwen3.5-9B", "gpu": 1e400})", kvfit::server_options{});
     EXPECT_EQ(a.status, 400);
     EXPECT_EQ(a.body, "{\"error\":\"request: not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'\"}\n");
+}
+
+} // namespace
+
+namespace {
+
+// A fuzz_llamacpp_log find: an 8.6 kB "loaded meta data" line with many " from " made the regex backtrack for over
+// 10 s under the sanitizers. The path is now found by hand and long lines are not tried by any pattern.
+TEST(fuzz_replay, long_log_lines_take_no_time) {
+    const auto path = [](const std::string & line) {
+        try {
+            return kvfit::parse_llamacpp_log(line + "\nload_tensors:   CPU_Mapped model buffer size =     1.00 MiB\n").model_path;
+        } catch (const kvfit::error & e) {
+            return std::string("error: ") + e.what();
+        }
+    };
+    EXPECT_EQ(path("llama_model_loader: loaded meta data with 19 key-value pairs and 292 tensors from /m/a b.gguf (version GGUF V3 (latest))"),
+              "/m/a b.gguf");
+    EXPECT_EQ(path("llama_model_loader: loaded meta data with 2 pairs from x from /m/y.gguf (version GGUF V3 (latest))"), "/m/y.gguf");
+    EXPECT_EQ(path("llama_model_loader: loaded meta data with 2 pairs from (version"), "");
+    const auto start = std::chrono::steady_clock::now();
+    std::string hostile = "llama_model_loader: loaded meta data with ";
+    while (hostile.size() < (1u << 20)) hostile += " from x (versio ";
+    EXPECT_EQ(path(hostile), "");
+    std::string sizes = "llama_kv_cache: size = ";
+    while (sizes.size() < (1u << 20)) sizes += "1 ";
+    EXPECT_EQ(path(sizes), "");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <regex>
 
 namespace kvfit {
@@ -21,7 +22,6 @@ namespace {
 constexpr double mib = 1048576.0;
 
 const std::string num = R"(([0-9]+(?:\.[0-9]+)?))";
-const std::regex rx_loaded(R"(llama_model_loader: loaded meta data with .* from (.+?) \(version)");
 const std::regex rx_context(R"(^llama_context: (n_ctx|n_ctx_seq|n_batch|n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)\s*$)");
 const std::regex rx_offloaded(R"(offloaded (\d+)/(\d+) layers to GPU)");
 const std::regex rx_model_buffer(R"(^load_tensors:\s+(\S+) model buffer size =\s+)" + num + " MiB");
@@ -35,6 +35,25 @@ const std::regex rx_compute(R"(^\w+:\s+(\S+) compute buffer size =\s+)" + num + 
 const std::regex rx_compute_4dp(R"(^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB)");
 // llama-server prefixes: "0.00.123.456 I ", "srv  load_model: ", "[1712345678] "
 const std::regex rx_prefix(R"(^(?:\d+\.\d+\.\d+\.\d+ [IWEDT] |\[\d+\] ))");
+
+// "llama_model_loader: loaded meta data with 19 key-value pairs and 292 tensors from PATH (version GGUF V3 (latest))"
+// -> PATH: the last " from " with " (version" after it, to the first " (version" after that. Found by hand: the
+// regex ".* from (.+?) \(version" backtracked quadratically on a long line (a fuzzer find, 8.6 kB, over 10 s).
+std::optional<std::string> loaded_model_path(std::string_view line) {
+    static constexpr std::string_view head = "llama_model_loader: loaded meta data with ", from = " from ", version = " (version";
+    const size_t at = line.find(head);
+    const size_t last_version = line.rfind(version);
+    if (at == std::string_view::npos || last_version == std::string_view::npos || last_version < at + head.size()) return {};
+    const size_t f = line.rfind(from, last_version - 1);
+    if (f == std::string_view::npos || f < at + head.size() || f + from.size() >= last_version) return {};
+    const size_t start = f + from.size();
+    const size_t end = line.find(version, start + 1);
+    return std::string(line.substr(start, end - start));
+}
+
+// The lines the patterns below read are short (a llama.cpp size or context line is under 300 characters); a longer
+// one is not tried, so no pattern can take long on it.
+constexpr size_t k_max_pattern_line = 1024;
 
 // Every pattern above holds one of these words: a line with none of them cannot match, and is skipped without
 // running a regex (most lines of a long server log are requests; std::regex made a 32 MB log take 11 s).
@@ -96,11 +115,11 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
         std::smatch m;
         // A pattern is tried only on a line holding its word; the ones anchored at ^ only at the line's start.
         const auto match = [&](std::string_view word, const std::regex & rx, bool anchored = true) {
-            return line.find(word) != std::string::npos &&
+            return line.size() <= k_max_pattern_line && line.find(word) != std::string::npos &&
                    std::regex_search(line, m, rx, anchored ? std::regex_constants::match_continuous : std::regex_constants::match_default);
         };
         const size_t before = known++;
-        if (match("loaded meta data", rx_loaded, false)) log.model_path = m[1];
+        if (auto path = loaded_model_path(line)) log.model_path = std::move(*path);
         else if (match("llama_context: ", rx_context)) log.context.push_back({m[1], {line_no, m[2]}});
         else if (match("offloaded ", rx_offloaded, false)) {
             log.offloaded = uint32_t(to_u(m[1]));
