@@ -54,6 +54,7 @@ for t in "${targets[@]}"; do
   case "$t" in
     gguf) max_len=4096 ;;
     safetensors|hub_listing) max_len=8192 ;;
+    llamacpp_log) max_len=4096 ;; # lines of interest are short; 4 KiB holds dozens
     *) max_len=16384 ;;
   esac
   if [[ $long -eq 1 ]]; then limit=(-runs=10000000); else limit=(-max_total_time="$secs"); fi
