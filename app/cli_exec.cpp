@@ -5,6 +5,7 @@
 
 #include "kvfit/detect.h"
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
 #include "kvfit/gpus.h"
 #include "kvfit/launch.h"
 #include "kvfit/llamacpp.h"
@@ -125,7 +126,7 @@ int run_exec(const exec_options & o) {
     const speed_settings ss = speed_settings_from(o.cpu_bandwidth);
     warnings warn;
     const model_desc m = load_model(c.model_path, warn);
-    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
+    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
     if (!c.mmproj_path.empty() && c.mmproj_offload && !gpus.empty()) {
         std::error_code ec;
         const uint64_t bytes = std::filesystem::file_size(c.mmproj_path, ec);
@@ -196,7 +197,7 @@ int run_explain(const std::string & log_path, const std::string & model_spec) {
     }
     warnings warn;
     const model_desc m = load_model(spec, warn);
-    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
+    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
     const explanation e = explain_log(log, m);
     fmt::print("{}", render_explanation(m, e));
     return e.differences == 0 ? 0 : 1;
@@ -212,32 +213,35 @@ int main_subcommand(int argc, char ** argv) {
     exec_options eo;
     auto * exec = app.add_subcommand("exec", "plan a llama-server / llama-cli command on this machine's GPUs; run it when "
                                              "it fits, else exit 3 with what overflows and the closest command that fits");
-    exec->add_option("--gpu", eo.gpu, "GPUs: auto (detect: NVML, nvidia-smi, rocm-smi) or as kvfit --gpu (default auto)");
-    exec->add_option("--margin", eo.margin, "memory kept free per GPU (default 1GiB)");
-    exec->add_option("--cpu-bandwidth", eo.cpu_bandwidth, "host RAM bandwidth for the speed estimate (default 60GB/s)");
+    exec->add_option("--gpu", eo.gpu, "GPUs: auto (detect: NVML, nvidia-smi, rocm-smi) or as kvfit --gpu (default auto)")
+        ->type_name("auto|GPUS");
+    exec->add_option("--margin", eo.margin, "memory kept free per GPU (default 1GiB)")->type_name("SIZE");
+    exec->add_option("--cpu-bandwidth", eo.cpu_bandwidth, "host RAM bandwidth for the speed estimate (default 60GB/s)")
+        ->type_name("GB/s");
     exec->add_flag("--fix", eo.fix, "run the closest command that fits instead of refusing");
-    exec->add_option("command", eo.command, "-- then the command")->required();
+    exec->add_option("command", eo.command, "-- then the command")->required()->type_name("COMMAND...");
     exec->positionals_at_end();
     std::string log_path, model;
     auto * explain = app.add_subcommand("explain", "a llama.cpp log beside kvfit's plan, line by line");
-    explain->add_option("log", log_path, "llama.cpp log file")->required();
-    explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path");
+    explain->add_option("log", log_path, "llama.cpp log file")->required()->type_name("LOG");
+    explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path")
+        ->type_name("MODEL");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &) {
         fmt::print("{}", app.help());
         return 0;
     } catch (const CLI::ParseError & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     }
     try {
         return exec->parsed() ? run_exec(eo) : run_explain(log_path, model);
     } catch (const error & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     } catch (const std::exception & e) {
-        fmt::print(stderr, "kvfit: internal error: {}\n", e.what());
+        fmt::print(stderr, "kvfit: internal error: {}\n", kvfit::printable(e.what(), false));
         return exit_bad_input;
     }
 }
@@ -245,6 +249,10 @@ int main_subcommand(int argc, char ** argv) {
 std::vector<device_spec> gpus_from_option(const std::string & gpu) {
     if (gpu != "auto") return parse_gpu_list(gpu);
     const gpu_detection d = detect_gpus();
+    // A tool that hung, flooded or printed nonsense says nothing about the GPUs: refuse rather than plan for none.
+    if (d.gpus.empty() && !d.refused.empty()) {
+        throw error(fmt::format("--gpu auto: {}; name the GPUs instead (--gpu 'RTX 4090', --gpu 24GiB)", d.refused.front()));
+    }
     fmt::print(stderr, "kvfit: {}", describe_detection(d));
     return devices_from_detection(d);
 }

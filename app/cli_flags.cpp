@@ -95,6 +95,12 @@ void add_runtime_flags(CLI::App & app, runtime_flags & f) {
         case flag_type::list: e.option = app.add_option(names_of, e.list, help)->take_all()->allow_extra_args(false); break;
         default: e.option = app.add_option(names_of, e.text, help); break;
         }
+        // the value's type in --help (app/cli_conventions.cpp names some more precisely)
+        const flag_type t = e.spec.type;
+        if (t != flag_type::boolean) {
+            e.option->type_name(t == flag_type::count ? "INT" : t == flag_type::size ? "SIZE" : t == flag_type::fraction ? "FLOAT"
+                                : t == flag_type::list ? "VALUE[,VALUE...]" : "VALUE");
+        }
     }
 }
 

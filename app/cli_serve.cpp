@@ -2,6 +2,7 @@
 #include "cli_serve.h"
 
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
 #include "kvfit/server.h"
 
 #include <CLI/CLI.hpp>
@@ -25,7 +26,7 @@ int run_serve(int argc, char ** argv) {
                  "HTTP. Listens on loopback unless --host says otherwise. See docs/api.md."};
     server_options o;
     app.add_option("--port", o.port, "TCP port (default 8080; 0 = any free port, printed)")->check(CLI::Range(0, 65535));
-    app.add_option("--host", o.host, "address to listen on (default 127.0.0.1; 0.0.0.0 = every interface)");
+    app.add_option("--host", o.host, "address to listen on (default 127.0.0.1; 0.0.0.0 = every interface)")->type_name("ADDR");
     app.add_option("--threads", o.n_threads, "requests handled at once (default 4)")->check(CLI::Range(1, 64));
     try {
         app.parse(argc, argv);
@@ -33,7 +34,7 @@ int run_serve(int argc, char ** argv) {
         fmt::print("{}", app.help());
         return 0;
     } catch (const CLI::ParseError & e) {
-        fmt::print(stderr, "kvfit serve: {}\n", e.what());
+        fmt::print(stderr, "kvfit serve: {}\n", kvfit::printable(e.what(), false));
         return 2;
     }
     try {
@@ -49,7 +50,7 @@ int run_serve(int argc, char ** argv) {
         g_server = nullptr;
         return ok ? 0 : 2;
     } catch (const kvfit::error & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return 2;
     }
 }

@@ -1,15 +1,19 @@
 // kvfit: does this model, at this context length, fit in my GPU — and if not, what do I change?
 // Parses flags (spelled as llama.cpp spells them), calls the library, prints. No memory rule lives here.
 // Exit status: 0 fits (or no --gpu given), 3 does not fit, 2 bad input.
+#include "cli_conventions.h"
 #include "cli_flags.h"
 #include "cli_serve.h"
+#include "escaped_output.h"
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
 #include "kvfit/plan.h"
 #include "kvfit/remote.h"
 #include "kvfit/report.h"
+#include "kvfit/server.h"
 #include "kvfit/sources.h"
 #include "kvfit/speed.h"
 #include "cli_exec.h"
@@ -29,15 +33,22 @@ constexpr int exit_does_not_fit = 3;
 
 // llama.cpp and vLLM spell several flags with one dash and several letters (-ctk, -ngl, -tp); CLI11 only takes one
 // letter after a single dash, so those are rewritten to their long names first (the list comes from the registry).
+std::string canonical_flag(const std::string & a) {
+    static const std::pair<std::string_view, std::string_view> hub[] = {
+        {"-hf", "--hf-repo"}, {"-hfr", "--hf-repo"}, {"-hff", "--hf-file"}, // llama.cpp's Hub model
+    };
+    for (const auto & [from, to] : hub) {
+        if (a == from) return std::string(to);
+    }
+    for (const auto & [from, to] : kvfit::cli::long_aliases()) {
+        if (a == from) return std::string(to);
+    }
+    return a;
+}
+
 std::vector<std::string> normalise_args(int argc, char ** argv) {
     std::vector<std::string> out;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        for (const auto & [from, to] : kvfit::cli::long_aliases()) {
-            if (a == from) a = to;
-        }
-        out.push_back(a);
-    }
+    for (int i = 1; i < argc; ++i) out.push_back(canonical_flag(argv[i]));
     std::reverse(out.begin(), out.end()); // CLI11 parses a reversed vector
     return out;
 }
@@ -56,18 +67,21 @@ struct options {
     std::string cpu_bandwidth;
     std::string chart, chart_compare; // --chart FILE.svg|.png, --chart-compare FILE.svg|.png
     bool offline = false, verbose = false; // hf: models
+    std::string hf_repo, hf_file;          // -hf org/name[:QUANT], -hff FILE: llama.cpp's spelling of hf:org/name
 };
 
 // Flags of main that every runtime takes; main's others (--speed, --cpu-bandwidth) are llama.cpp's.
 const std::vector<std::string> k_common_flags = {"model", "--gpu", "--weights", "--weights-size", "--json", "--check",
                                                  "--chart", "--chart-compare", "--list", "--inspect", "--offline",
-                                                 "--verbose", "--strict", "--help", "--runtime"};
+                                                 "--verbose", "--strict", "--help", "--runtime", "--hf-repo",
+                                                 "--hf-file"};
 
 // hf:org/name[...]: read from the Hub (or the cache with --offline); --verbose reports what it cost, on stderr.
 kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warnings & warn) {
     if (!spec.starts_with("hf:")) return kvfit::load_model(spec, warn);
     kvfit::remote_options r = kvfit::remote_options_from_env();
     r.offline = o.offline;
+    r.progress = kvfit::cli::stderr_progress();
     kvfit::remote_stats stats;
     auto report = [&] {
         if (!o.verbose) return;
@@ -87,14 +101,15 @@ kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warni
 
 int run(options & o) {
     if (o.list) {
-        print_catalog();
+        if (o.json) fmt::print("{}", kvfit::models_json()); // the document GET /v1/models serves
+        else print_catalog();
         return exit_fits;
     }
     const std::string spec = o.req.model.empty() ? std::string(kvfit::default_model_name()) : o.req.model;
     if (o.inspect) {
         kvfit::warnings warn;
         const std::string text = kvfit::gguf_inspect(kvfit::gguf_open_shards(spec), warn);
-        for (const auto & w : warn) fmt::print(stderr, "warning: {}\n", w);
+        for (const auto & w : warn) fmt::print(stderr, "warning: {}\n", kvfit::printable(w, false));
         fmt::print("{}", text);
         return exit_fits;
     }
@@ -119,16 +134,21 @@ int run(options & o) {
 } // namespace
 
 int main(int argc, char ** argv) {
+    kvfit::cli::escape_standard_streams(); // names and values from files never reach the terminal raw
     if (argc > 1 && kvfit::cli::is_subcommand(argv[1])) return kvfit::cli::main_subcommand(argc, argv); // exec, explain
     CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
                  "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input.", "kvfit"};
     app.footer("Subcommands:\n  kvfit exec [--gpu auto|GPUS] [--fix] -- llama-server ...   check a launch command, run it if it fits\n"
                "  kvfit explain LOG [-m MODEL]                                compare a llama.cpp log with kvfit's plan\n"
-               "  kvfit serve [--port N] [--host ADDR]                        web page and JSON API on loopback\n");
+               "  kvfit serve [--port N] [--host ADDR]                        web page and JSON API on loopback\n"
+               "  kvfit help [exec|explain|serve]                             this help, or a subcommand's\n"
+               "  kvfit --version                                             version and the llama.cpp releases it models\n");
     if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::app::run_serve(argc - 1, argv + 1);
     options o;
     app.add_option("model", o.req.model, "catalog name, config.json, model directory, .gguf, or "
                                          "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B)");
+    app.add_option("--hf-repo", o.hf_repo, "-hf, -hfr: a Hub model as llama.cpp names it: org/name[:QUANT] = hf:org/name[:QUANT]");
+    app.add_option("--hf-file", o.hf_file, "-hff: the GGUF file of the -hf repository (overrides :QUANT)");
     app.add_option("--gpu", o.req.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
     app.add_option("--weights", o.req.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");
     app.add_option("--weights-size", o.req.weights_size, "total weight size, e.g. 6.6GB (overrides --weights)");
@@ -144,18 +164,28 @@ int main(int argc, char ** argv) {
     app.add_flag("--verbose", o.verbose, "hf: models: print each request and the bytes fetched (stderr)");
     app.add_flag("--strict", o.req.strict, "refuse to guess: any warning (an assumption) is exit 2, warnings printed");
     kvfit::cli::add_runtime_flags(app, o.flags);
+    kvfit::cli::name_value_types(app);
+    if (const auto done = kvfit::cli::handle_help_and_version(argc, argv, [&] { fmt::print("{}", app.help()); })) return *done;
     try {
+        kvfit::cli::refuse_repeated_options(app, argc, argv, canonical_flag);
         app.parse(normalise_args(argc, argv));
     } catch (const CLI::CallForHelp &) {
         fmt::print("{}", app.help());
         return exit_fits;
     } catch (const CLI::ParseError & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
+        return exit_bad_input;
+    } catch (const kvfit::error & e) {
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     }
     try {
+        if (const std::string hf = kvfit::cli::hf_model_from_flags(o.hf_repo, o.hf_file); !hf.empty()) {
+            if (!o.req.model.empty()) throw kvfit::error(fmt::format("-hf {} and MODEL {}: give one model", o.hf_repo, o.req.model));
+            o.req.model = hf;
+        }
         // An option given with an empty value is a mistake, not "use the default".
-        for (const char * name : {"model", "--gpu", "--chart", "--chart-compare", "--margin", "--weights", "--weights-size"}) {
+        for (const char * name : {"model", "--hf-repo", "--hf-file", "--gpu", "--chart", "--chart-compare", "--margin", "--weights", "--weights-size"}) {
             if (app.count(name) > 0 && app.get_option(name)->as<std::string>().empty()) {
                 throw kvfit::error(fmt::format("{}: empty value", name));
             }
@@ -164,10 +194,10 @@ int main(int argc, char ** argv) {
         kvfit::cli::check_owners(app, o.flags, k_common_flags);
         return run(o);
     } catch (const kvfit::error & e) {
-        fmt::print(stderr, "kvfit: {}\n", e.what());
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     } catch (const std::exception & e) {
-        fmt::print(stderr, "kvfit: internal error: {}\n", e.what());
+        fmt::print(stderr, "kvfit: internal error: {}\n", kvfit::printable(e.what(), false));
         return exit_bad_input;
     }
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Build bench_gguf (Release) in bench/build, run it, time @huggingface/gguf on the same file (npm, installed
-# into bench/node/ from the committed package-lock.json when missing) and print the ratio.
+# Build bench_gguf and bench_guards (Release) in bench/build, run them, time @huggingface/gguf on the same file
+# (npm, installed into bench/node/ from the committed package-lock.json when missing) and print the ratio.
+# bench/run.sh --guards runs bench_guards only (explain on 32 MB, --speed and a plan against the layer count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 file=../shared/reference/llamacpp/gguf/qwen35-9b_v248320.gguf
 cmake -S . -B bench/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVFIT_BUILD_BENCH=ON -DKVFIT_BUILD_TESTS=OFF >/dev/null
-ninja -j2 -C bench/build bench_gguf
+ninja -j2 -C bench/build bench_gguf bench_guards
+bench/build/bench/bench_guards --benchmark_min_time=0.5
+[[ "${1:-}" == "--guards" ]] && exit 0
 out=$(bench/build/bench/bench_gguf --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
       --benchmark_min_time=0.5 2>/dev/null | tee /dev/stderr)
 kvfit_ms=$(awk '$1 == "gguf_open_median" { print $2 }' <<<"$out")

@@ -1,27 +1,64 @@
 #!/usr/bin/env bash
-# Build the GGUF and safetensors fuzz targets with clang (libFuzzer + ASan + UBSan) in fuzz/build and run each for
-# a fixed time (default 60 s each: fuzz/run.sh [seconds]). Seeds come from kvfit's writers. Exits non-zero on any
-# finding; the crashing input is left in fuzz/build/artifacts/ — copy it to tests/data/gguf_crashes/ (or
-# tests/data/safetensors_crashes/) to replay it in tests.
+# Build the fuzz targets with clang (libFuzzer + ASan + UBSan) in fuzz/build and run each one:
+#   fuzz/run.sh [SECONDS]              every target for a fixed time (default 60 s each; what CI runs)
+#   fuzz/run.sh --long [TARGET...]     each target (default: all) to 10,000,000 executions (-runs), outside CI;
+#                                      docs/reliability.md records the figures
+# Targets: gguf safetensors (binary headers), hf_config llamacpp_log http_request hub_listing (fuzz/fuzz_targets.h).
+# Seeds come from kvfit's writers, the repository's fixtures and fuzz/seeds/. Exits non-zero on any finding; the
+# input is left in fuzz/build/artifacts/ — keep it under tests/data/gguf_crashes/, tests/data/safetensors_crashes/
+# or tests/data/fuzz_crashes/<target>/, where the tests replay it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs="${1:-60}"
+long=0
+secs=60
+targets=()
+for a in "$@"; do
+  case "$a" in
+    --long) long=1 ;;
+    [0-9]*) secs="$a" ;;
+    *) targets+=("$a") ;;
+  esac
+done
+all=(gguf safetensors hf_config llamacpp_log http_request hub_listing)
+[[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
 build=fuzz/build
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DKVFIT_BUILD_FUZZ=ON -DKVFIT_BUILD_TESTS=OFF -DCMAKE_CXX_FLAGS="$san" >/dev/null
-ninja -j2 -C "$build" fuzz_gguf fuzz_gguf_seeds fuzz_safetensors fuzz_safetensors_seeds
-rm -rf "$build/corpus" "$build/artifacts" && mkdir -p "$build/corpus" "$build/artifacts"
-"$build/fuzz/fuzz_gguf_seeds" "$build/corpus"
-cp tests/data/gguf_crashes/*.gguf "$build/corpus/" 2>/dev/null || true
+exes=()
+for t in "${targets[@]}"; do exes+=("fuzz_$t"); done
+[[ " ${targets[*]} " == *" gguf "* ]] && exes+=(fuzz_gguf_seeds)
+[[ " ${targets[*]} " == *" safetensors "* ]] && exes+=(fuzz_safetensors_seeds)
+ninja -j2 -C "$build" "${exes[@]}"
+mkdir -p "$build/artifacts"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-"$build/fuzz/fuzz_gguf" "$build/corpus" -max_total_time="$secs" -max_len=4096 -rss_limit_mb=2048 \
-  -malloc_limit_mb=512 -timeout=10 -artifact_prefix="$build/artifacts/" -print_final_stats=1
-echo "fuzz_gguf: clean after ${secs} s"
 
-rm -rf "$build/st_corpus" && mkdir -p "$build/st_corpus"
-"$build/fuzz/fuzz_safetensors_seeds" "$build/st_corpus"
-cp tests/data/safetensors_crashes/*.safetensors "$build/st_corpus/" 2>/dev/null || true
-"$build/fuzz/fuzz_safetensors" "$build/st_corpus" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 \
-  -malloc_limit_mb=512 -timeout=10 -artifact_prefix="$build/artifacts/" -print_final_stats=1
-echo "fuzz_safetensors: clean after ${secs} s"
+# seeds for one target into an empty corpus directory
+seed() {
+  local t="$1" dir="$2"
+  case "$t" in
+    gguf) "$build/fuzz/fuzz_gguf_seeds" "$dir"; cp tests/data/gguf_crashes/*.gguf "$dir/" 2>/dev/null || true ;;
+    safetensors) "$build/fuzz/fuzz_safetensors_seeds" "$dir"; cp tests/data/safetensors_crashes/*.safetensors "$dir/" 2>/dev/null || true ;;
+    hf_config) cp data/catalog/*.json tests/data/configs/*.json "$dir/"; cp ../shared/configs/*.json "$dir/" 2>/dev/null || true ;;
+    llamacpp_log) cp tests/data/logs/*.log "$dir/" ;;
+    http_request) cp fuzz/seeds/http_request/* "$dir/" ;;
+    hub_listing) cp fuzz/seeds/hub_listing/* "$dir/" ;;
+  esac
+  cp tests/data/fuzz_crashes/"$t"/* "$dir/" 2>/dev/null || true
+}
+
+for t in "${targets[@]}"; do
+  corpus="$build/corpus_$t"
+  rm -rf "$corpus" && mkdir -p "$corpus"
+  seed "$t" "$corpus"
+  case "$t" in
+    gguf) max_len=4096 ;;
+    safetensors|hub_listing) max_len=8192 ;;
+    llamacpp_log) max_len=4096 ;; # lines of interest are short; 4 KiB holds dozens
+    *) max_len=16384 ;;
+  esac
+  if [[ $long -eq 1 ]]; then limit=(-runs=10000000); else limit=(-max_total_time="$secs"); fi
+  "$build/fuzz/fuzz_$t" "$corpus" "${limit[@]}" -max_len="$max_len" -rss_limit_mb=2048 -malloc_limit_mb=512 \
+    -timeout=10 -artifact_prefix="$build/artifacts/${t}-" -print_final_stats=1
+  if [[ $long -eq 1 ]]; then echo "fuzz_$t: clean after 10,000,000 runs"; else echo "fuzz_$t: clean after ${secs} s"; fi
+done

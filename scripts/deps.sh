@@ -3,8 +3,9 @@
 # Used by scripts/run.sh and scripts/test.sh; safe to run again.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev)
-pkgs+=(pkg-config libcpp-httplib-dev librsvg2-bin) # kvfit serve (cpp-httplib); --chart FILE.png (rsvg-convert)
+pkgs+=(pkg-config libcpp-httplib-dev librsvg2-bin) # the tests' HTTP client (cpp-httplib); --chart FILE.png (rsvg-convert)
 pkgs+=(libcurl4-openssl-dev) # hf: models (src/sources/http.cpp)
+pkgs+=(libmicrohttpd-dev) # kvfit serve (src/server/server.cpp)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang libclang-rt-14-dev)
   # chromium and chromium-driver (the browser test) are installed by tests/browser/run.sh itself, so that a

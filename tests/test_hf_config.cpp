@@ -217,7 +217,7 @@ const bad_row k_bad[] = {
     {"string_kv_heads",       "num_key_value_heads", "\"8\"",        "bad.json: key 'num_key_value_heads': expected integer, got string"},
     {"fractional_layers",     "num_hidden_layers", "4.5",            "bad.json: key 'num_hidden_layers': expected integer, got 4.5"},
     {"bool_hidden_size",      "hidden_size", "true",                 "bad.json: key 'hidden_size': expected integer, got boolean"},
-    {"absurd_layers",         "num_hidden_layers", "200000",         "bad.json: key 'num_hidden_layers': 200000 exceeds the limit 100000"},
+    {"absurd_layers",         "num_hidden_layers", "200000",         "bad.json: key 'num_hidden_layers': 200000 exceeds the limit 4096"},
     {"absurd_hidden_size",    "hidden_size", "1000000000000",        "bad.json: key 'hidden_size': 1000000000000 exceeds the limit 16777216"},
     {"heads_not_dividing",    "num_attention_heads", "3",
      "bad.json: key 'num_key_value_heads': 2 does not divide num_attention_heads 3"},

@@ -139,6 +139,10 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
 uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                  uint32_t il);
 
+/// llamacpp_kv_layer_bytes of every layer, MTP layers included (n_layer + n_layer_mtp entries), in one pass:
+/// O(n_layer), where asking layer by layer is O(n_layer) per layer (the model-wide V width is re-derived each time).
+std::vector<uint64_t> llamacpp_kv_bytes_by_layer(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
+
 /// Fixed state for the given context, f32. Recurrent layers: max(1, n_seq) rows of each state cache's width per
 /// layer (Qwen3.5-9B: 24 x (24,576 + 524,288) x 4 = 52,690,944 B per sequence). Compressed caches (DeepSeek-V4,
 /// llama_dsv4_comp_state): per layer two f32 tensors (kv, score) of n_embd_state x state_size x n_seq, where the
@@ -175,6 +179,10 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
 uint64_t llamacpp_cell_bytes(const model_desc & m, uint32_t il, const layer_cache & c, ggml_type type_k,
                              ggml_type type_v, mla_layout mla = mla_layout::k_only, bool flash_attn = true,
                              llamacpp_release release = llamacpp_release_default);
+
+/// llamacpp_cell_bytes of each layer's attention cache (model_desc::attention_cache; 0 for a layer without one)
+/// under the settings' types, flash attention and release, n_layer entries in one O(n_layer) pass.
+std::vector<uint64_t> llamacpp_attention_cell_bytes(const model_desc & m, const llamacpp_settings & s);
 
 /// KV bytes per token of the caches that grow with every token (full, latent, indexer of ratio 1), for given cache
 /// types: the sum over those caches of llamacpp_cell_bytes. Window caches are capped and compressed caches grow by
@@ -274,6 +282,10 @@ uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const plac
 /// A KV cache type for -ctk/-ctv: one of llama.cpp's kv_cache_types (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
 /// q5_0, q5_1). "-ctk 'q9_9': unknown cache type (allowed: ...)".
 ggml_type parse_cache_type_flag(std::string_view flag, std::string_view name);
+
+/// -fa / --flash-attn as llama.cpp reads it (common/arg.cpp: is_truthy, is_falsey, is_autoy): on, enabled, true, 1;
+/// off, disabled, false, 0; auto, -1. "-fa 'maybe': expected on, off or auto (or 1, 0, true, false, -1)".
+flash_attn_mode parse_flash_attn_flag(std::string_view flag, std::string_view value);
 
 /// -ts proportions, comma- or slash-separated finite non-negative numbers (at most 1e9): "3,1" -> {3, 1}.
 /// All zeros give an empty vector: llama.cpp's default split by free memory (llama_model::load_tensors).

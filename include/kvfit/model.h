@@ -135,6 +135,11 @@ struct model_weights {
     bool operator==(const model_weights &) const = default;
 };
 
+/// The most blocks (n_layer) a model description may have. The deepest published decoders have 126 (Llama-3.1-405B)
+/// to 160 layers; a config or GGUF claiming more than 4096 is damaged or hostile, and every plan costs time linear in
+/// the count. Readers refuse more: "key 'num_hidden_layers': 200000 exceeds the limit 4096".
+inline constexpr uint32_t max_n_layer = 4096;
+
 /// The model description. Per-layer vectors all have length n_layer; layer index `il` is explicit in every
 /// query. MTP / NextN prediction layers are not part of n_layer (llama.cpp does not cache them).
 struct model_desc {

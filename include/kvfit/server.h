@@ -1,6 +1,6 @@
 #pragma once
 /// @file server.h
-/// `kvfit serve`: the web page and a JSON API over HTTP (cpp-httplib, Debian libcpp-httplib-dev).
+/// `kvfit serve`: the web page and a JSON API over HTTP/1.1 (GNU libmicrohttpd, Debian libmicrohttpd-dev).
 ///
 ///   GET  /                 the page (web/, built with vite and embedded into the binary)
 ///   GET  /v1/models        the catalog: [{"name", "hf_id"}]
@@ -13,10 +13,16 @@
 /// "config" (the text of a config.json, or the object itself), or "gguf_base64" (the first bytes of a
 /// GGUF file, base64, at most max_upload_bytes once decoded: the header is enough, tensor data is not read).
 /// Bad input gives 4xx with {"error": "<the CLI's one-line message>"}; the server keeps serving.
+/// Bodies are read as JSON whatever their Content-Type (curl -d sends application/x-www-form-urlencoded), except
+/// multipart/form-data and form fields that are not JSON, which get 415 saying how to send the document.
+/// One thread polls every connection (libmicrohttpd, epoll) and workers see only complete requests, so clients
+/// that stall hold a descriptor, never a worker; each connection has deadlines (server_options).
 /// Docs with curl examples: docs/api.md.
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,9 +33,16 @@ struct server_options {
     std::string host = "127.0.0.1";         ///< loopback unless --host says otherwise
     int port = 8080;                        ///< 0 = any free port (server::bind returns it)
     size_t n_threads = 4;                   ///< requests handled at once
-    size_t max_queued = 64;                 ///< accepted connections waiting for a thread; beyond, accept waits
+    size_t max_connections = 256;           ///< open connections; a new one beyond is closed at once
     size_t max_upload_bytes = 16u << 20;    ///< decoded "config" / "gguf_base64", bytes (16 MiB)
-    size_t max_body_bytes = 24u << 20;      ///< request body, bytes: a 16 MiB upload as base64 plus the fields
+    size_t max_body_bytes = 24u << 20;      ///< request body, bytes: a 16 MiB upload as base64 plus the fields (413)
+    size_t max_buffered_bytes = 256u << 20; ///< request bodies held over all connections; beyond, 503
+    /// A connection on which no byte moves either way for this long is closed (libmicrohttpd's connection
+    /// timeout, whole seconds: rounded up): one that sends nothing, one that stops halfway, one that reads no answer.
+    std::chrono::milliseconds idle_timeout{5000};
+    /// A request must have arrived whole within this time of the connection opening, or of the previous answer on
+    /// a kept-alive connection; beyond, the connection is closed (a client trickling a byte at a time is cut off).
+    std::chrono::milliseconds request_timeout{10000};
 };
 
 /// One HTTP answer, independent of the socket library (the handlers are tested without a socket).
@@ -45,6 +58,11 @@ api_response api_error(int status, std::string message);
 /// POST /v1/plan: body -> render_json(make_plan(...)). 400 for bad input, 413 for an upload over
 /// the limit. The body of a 200 is byte for byte what `kvfit <same flags> --json` prints.
 api_response handle_plan(std::string_view body, const server_options & o);
+
+/// The Content-Type check of POST /v1/plan and /v1/chart: std::nullopt when the body is to be read as JSON (any
+/// type, absent included), else a 415 saying how to send it: multipart/form-data (curl -F), or a form-encoded
+/// body that is not JSON ("model=Qwen3.5-9B&gpu=8GiB").
+std::optional<api_response> check_content_type(std::string_view content_type, std::string_view body);
 
 /// POST /v1/chart: the same body -> {"chart": render_chart_json(make_chart_series), "compare": ...}.
 api_response handle_chart(std::string_view body, const server_options & o);
@@ -71,8 +89,9 @@ public:
     server(const server &) = delete;
     server & operator=(const server &) = delete;
 
-    /// Bind host:port. Returns the port (the chosen one when port is 0).
-    /// Throws kvfit::error "serve: cannot listen on <host>:<port>" when the address is taken or invalid.
+    /// Bind host:port. Returns the port (the chosen one when port is 0). The port is not shared (no SO_REUSEPORT).
+    /// Throws kvfit::error "serve: cannot listen on <host>:<port>: address already in use (...)" when another
+    /// server has it, or with the reason when the address is invalid.
     int bind();
     /// Serve until stop(). Returns false when the listening socket failed.
     bool run();

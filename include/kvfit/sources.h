@@ -31,7 +31,7 @@ using warnings = std::vector<std::string>;
 /// Warnings (never silent): an unknown architecture planned from its keys; a key whose name suggests memory that
 /// kvfit neither reads nor knows to be harmless; an absent max_position_embeddings. Bare Infinity/NaN read as null.
 /// Throws kvfit::error with one line: "<where>: not valid JSON: ...", "<where>: missing required key 'x'",
-/// "<where>: key 'x': ..." for a wrong type, null, a value <= 0, over its limit (100000 layers, 16777216 for
+/// "<where>: key 'x': ..." for a wrong type, null, a value <= 0, over its limit (max_n_layer = 4096 layers, 16777216 for
 /// widths), a per-layer list of the wrong length ("has 40 entries for num_hidden_layers 48"); and
 /// "<where>: model_type 'x': <what>" for a layout kvfit cannot determine: a layer kind it does not know
 /// ("layer_types[3] 'deepseek_sparse_attention': a layer kind kvfit does not know"), or keys that do not say

@@ -231,7 +231,7 @@ void model_desc::validate() const {
     const std::string where = source.empty() ? name : source;
     auto fail = [&](const std::string & what) { throw error::at(where, what); };
     if (n_layer == 0) fail("n_layer is 0");
-    if (n_layer > 100000) fail(fmt::format("n_layer {} exceeds the limit 100000", n_layer));
+    if (n_layer > max_n_layer) fail(fmt::format("n_layer {} exceeds the limit {}", n_layer, max_n_layer));
     for (auto * v : {&n_head, &n_head_kv, &head_dim_k, &head_dim_v, &n_ff}) {
         if (v->size() != n_layer) fail(fmt::format("per-layer array of length {} for n_layer {}", v->size(), n_layer));
     }

@@ -89,12 +89,8 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         else if (is_one_of(flag, {"-ctv", "--cache-type-v"})) s.type_v = parse_cache_type_flag(flag, take());
         else if (is_one_of(flag, {"-fa", "--flash-attn"})) {
             // current llama.cpp: -fa on|off|auto; older builds: a bare -fa meant on
-            const bool has_value = inline_value || (i + 1 < argv.size() && argv[i + 1][0] != '-');
-            const std::string v = has_value ? take() : "on";
-            if (v == "on" || v == "1" || v == "true") s.flash_attn = flash_attn_mode::on;
-            else if (v == "off" || v == "0" || v == "false") s.flash_attn = flash_attn_mode::off;
-            else if (v == "auto") s.flash_attn = flash_attn_mode::automatic;
-            else throw error(fmt::format("exec: {} '{}': expected on, off or auto", flag, v));
+            const bool has_value = inline_value || (i + 1 < argv.size() && (argv[i + 1][0] != '-' || argv[i + 1] == "-1"));
+            s.flash_attn = parse_flash_attn_flag("exec: " + flag, has_value ? take() : "on");
         } else if (is_one_of(flag, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) {
             const std::string v = take();
             p.n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_flag_count(flag, v, 0, 100000));

@@ -3,14 +3,17 @@
 // src/llama-kv-cache.cpp, src/llama-memory-recurrent.cpp, src/llama-model.cpp (build 5b4ebc5).
 #include "kvfit/error.h"
 #include "kvfit/launch.h"
+#include "kvfit/printable.h"
 #include "kvfit/units.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <charconv>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 #include <regex>
 
 namespace kvfit {
@@ -19,7 +22,6 @@ namespace {
 constexpr double mib = 1048576.0;
 
 const std::string num = R"(([0-9]+(?:\.[0-9]+)?))";
-const std::regex rx_loaded(R"(llama_model_loader: loaded meta data with .* from (.+?) \(version)");
 const std::regex rx_context(R"(^llama_context: (n_ctx|n_ctx_seq|n_batch|n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)\s*$)");
 const std::regex rx_offloaded(R"(offloaded (\d+)/(\d+) layers to GPU)");
 const std::regex rx_model_buffer(R"(^load_tensors:\s+(\S+) model buffer size =\s+)" + num + " MiB");
@@ -33,6 +35,37 @@ const std::regex rx_compute(R"(^\w+:\s+(\S+) compute buffer size =\s+)" + num + 
 const std::regex rx_compute_4dp(R"(^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB)");
 // llama-server prefixes: "0.00.123.456 I ", "srv  load_model: ", "[1712345678] "
 const std::regex rx_prefix(R"(^(?:\d+\.\d+\.\d+\.\d+ [IWEDT] |\[\d+\] ))");
+
+// "llama_model_loader: loaded meta data with 19 key-value pairs and 292 tensors from PATH (version GGUF V3 (latest))"
+// -> PATH: the last " from " with " (version" after it, to the first " (version" after that. Found by hand: the
+// regex ".* from (.+?) \(version" backtracked quadratically on a long line (a fuzzer find, 8.6 kB, over 10 s).
+std::optional<std::string> loaded_model_path(std::string_view line) {
+    static constexpr std::string_view head = "llama_model_loader: loaded meta data with ", from = " from ", version = " (version";
+    const size_t at = line.find(head);
+    const size_t last_version = line.rfind(version);
+    if (at == std::string_view::npos || last_version == std::string_view::npos || last_version < at + head.size()) return {};
+    const size_t f = line.rfind(from, last_version - 1);
+    if (f == std::string_view::npos || f < at + head.size() || f + from.size() >= last_version) return {};
+    const size_t start = f + from.size();
+    const size_t end = line.find(version, start + 1);
+    return std::string(line.substr(start, end - start));
+}
+
+// The lines the patterns below read are short (a llama.cpp size or context line is under 300 characters); a longer
+// one is not tried, so no pattern can take long on it.
+constexpr size_t k_max_pattern_line = 1024;
+
+// Every pattern above holds one of these words: a line with none of them cannot match, and is skipped without
+// running a regex (most lines of a long server log are requests; std::regex made a 32 MB log take 11 s).
+bool may_match(std::string_view line) {
+    static constexpr std::string_view words[] = {"llama_model_loader: loaded meta data", "llama_context:", "offloaded ",
+                                                 "model buffer size", "llama_kv_cache", "llama_memory_recurrent",
+                                                 "compute buffer size"};
+    for (const std::string_view w : words) {
+        if (line.find(w) != std::string_view::npos) return true;
+    }
+    return false;
+}
 
 // Numbers of log lines; anything but a plain number is a one-line error naming the value.
 double to_d(const std::string & s) {
@@ -70,35 +103,44 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
     std::string which = "base";
     while (start < text.size()) {
         const size_t end = std::min(text.find('\n', start), text.size());
-        std::string line(text.substr(start, end - start));
+        const std::string_view raw = text.substr(start, end - start);
         start = end + 1;
         ++line_no;
+        if (!may_match(raw)) continue;
+        std::string line(raw);
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-        line = std::regex_replace(line, rx_prefix, "", std::regex_constants::format_first_only);
+        if (!line.empty() && (std::isdigit(static_cast<unsigned char>(line[0])) || line[0] == '[')) {
+            line = std::regex_replace(line, rx_prefix, "", std::regex_constants::format_first_only);
+        }
         std::smatch m;
+        // A pattern is tried only on a line holding its word; the ones anchored at ^ only at the line's start.
+        const auto match = [&](std::string_view word, const std::regex & rx, bool anchored = true) {
+            return line.size() <= k_max_pattern_line && line.find(word) != std::string::npos &&
+                   std::regex_search(line, m, rx, anchored ? std::regex_constants::match_continuous : std::regex_constants::match_default);
+        };
         const size_t before = known++;
-        if (std::regex_search(line, m, rx_loaded)) log.model_path = m[1];
-        else if (std::regex_search(line, m, rx_context)) log.context.push_back({m[1], {line_no, m[2]}});
-        else if (std::regex_search(line, m, rx_offloaded)) {
+        if (auto path = loaded_model_path(line)) log.model_path = std::move(*path);
+        else if (match("llama_context: ", rx_context)) log.context.push_back({m[1], {line_no, m[2]}});
+        else if (match("offloaded ", rx_offloaded, false)) {
             log.offloaded = uint32_t(to_u(m[1]));
             log.offload_total = uint32_t(to_u(m[2]));
             log.offloaded_line = line_no;
-        } else if (std::regex_search(line, m, rx_model_buffer)) log.model_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (std::regex_search(line, m, rx_output)) log.output_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (std::regex_search(line, m, rx_iswa)) {
+        } else if (match("model buffer size", rx_model_buffer)) log.model_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("output buffer size", rx_output)) log.output_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("llama_kv_cache_iswa: creating", rx_iswa)) {
             which = m[1] == "SWA" ? "swa" : "base";
             log.iswa_cells.push_back({which, to_u(m[2])});
-        } else if (std::regex_search(line, m, rx_kv_buffer)) {
+        } else if (match("KV buffer size", rx_kv_buffer)) {
             log.kv_buffers.push_back({line_no, m[1], to_d(m[2]), int(log.kv_caches.size())});
-        } else if (std::regex_search(line, m, rx_kv_size)) {
+        } else if (match("llama_kv_cache: size =", rx_kv_size)) {
             log.kv_caches.push_back({line_no, to_d(m[1]), to_d(m[7]), to_d(m[9]), to_u(m[2]), uint32_t(to_u(m[3])),
                                      uint32_t(to_u(m[4])), uint32_t(to_u(m[5])), m[6], m[8], which});
-        } else if (std::regex_search(line, m, rx_rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (std::regex_search(line, m, rx_rs_size)) {
+        } else if (match("RS buffer size", rx_rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("llama_memory_recurrent: size =", rx_rs_size)) {
             log.recurrent = log_recurrent{line_no, to_d(m[1]), to_d(m[5]), to_d(m[6]), to_u(m[2]), uint32_t(to_u(m[3])),
                                           uint32_t(to_u(m[4]))};
-        } else if (std::regex_search(line, m, rx_compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (std::regex_search(line, m, rx_compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
+        } else if (match("compute buffer size =", rx_compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("compute buffer size is", rx_compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
         else known = before;
     }
     if (known == 0 && log.model_buffers.empty()) throw error("log: no llama.cpp line found (is this a llama.cpp log?)");
@@ -182,13 +224,14 @@ void add(explanation & e, size_t line, std::string what, std::string log, std::s
 // Bytes of KV cache `cache` (0 = base, 1 = swa when two) on device `dev`.
 uint64_t kv_bytes_on(const model_desc & m, const llamacpp_plan & plan, size_t cache, size_t dev) {
     const bool two = plan.kv.size() == 2;
+    const std::vector<uint64_t> bytes = llamacpp_kv_bytes_by_layer(m, plan.settings, plan.ctx);
     uint64_t sum = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (!m.has_kv(il)) continue;
         const bool in_swa = m.is_swa(il) && !plan.settings.swa_full;
         if (two && (cache == 1) != in_swa) continue;
         const size_t d = plan.placement.no_kv_offload ? plan.devices.size() - 1 : plan.layer_device[il];
-        if (d == dev) sum += llamacpp_kv_layer_bytes(m, plan.settings, plan.ctx, il);
+        if (d == dev) sum += bytes[il];
     }
     return sum;
 }
@@ -285,7 +328,8 @@ explanation explain_log(const llamacpp_log & log, const model_desc & m) {
 }
 
 std::string render_explanation(const model_desc & m, const explanation & e) {
-    std::string out = fmt::format("{} ({}): the log beside kvfit's plan ({})\n", m.name, m.source, llamacpp_release_name(e.release));
+    std::string out = fmt::format("{} ({}): the log beside kvfit's plan ({})\n", printable(m.name, false), printable(m.source, false),
+                                  llamacpp_release_name(e.release));
     for (const auto & n : e.notes) out += fmt::format("  settings: {}\n", n);
     size_t width = 0;
     for (const auto & r : e.rows) width = std::max(width, r.what.size());

@@ -3,7 +3,9 @@
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
 #include "kvfit/units.h"
+#include "core/subprocess.h"
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -13,6 +15,21 @@
 
 namespace kvfit {
 namespace {
+
+// A device's figures as a driver reported them, in `unit` bytes ("MiB" for nvidia-smi), refused when they make no
+// sense: no memory, more than any device has, or more free than in total.
+detected_gpu checked_gpu(const std::string & where, std::string name, uint64_t total, uint64_t free, uint64_t unit,
+                         std::string_view unit_name) {
+    const uint64_t limit = max_device_memory_bytes / unit;
+    if (total == 0) throw error(fmt::format("{}: memory.total is 0", where));
+    if (total > limit) {
+        throw error(fmt::format("{}: memory.total {} {} exceeds the limit of {} {} (4 TiB)", where, total, unit_name, limit, unit_name));
+    }
+    if (free > total) {
+        throw error(fmt::format("{}: memory.free {} {} exceeds memory.total {} {}", where, free, unit_name, total, unit_name));
+    }
+    return {std::move(name), total * unit, free * unit};
+}
 
 // --- NVML ------------------------------------------------------------------------------------------------------
 // Declared here rather than from nvml.h so kvfit builds without the CUDA toolkit. Layouts from NVML's nvml.h:
@@ -49,13 +66,19 @@ bool detect_nvml(gpu_detection & out) {
         dlclose(lib);
         return false;
     }
-    bool ok = count(&n) == 0;
+    bool ok = count(&n) == 0 && n <= max_detected_gpus;
     for (unsigned int i = 0; ok && i < n; ++i) {
         nvml_device dev = nullptr;
         char buf[96] = {};
         nvml_memory mem{};
         ok = handle(i, &dev) == 0 && name(dev, buf, sizeof buf) == 0 && memory(dev, &mem) == 0;
-        if (ok) out.gpus.push_back({buf, mem.total, mem.free});
+        if (!ok) break;
+        try {
+            out.gpus.push_back(checked_gpu(fmt::format("nvml: device {}", i), buf, mem.total, mem.free, 1, "bytes"));
+        } catch (const error & e) {
+            out.refused.push_back(e.what());
+            ok = false;
+        }
     }
     if (shutdown) shutdown();
     dlclose(lib);
@@ -70,16 +93,10 @@ bool detect_nvml(gpu_detection & out) {
 
 // --- tools on PATH ------------------------------------------------------------------------------------------
 
-// Run a command through the shell; the stdout text when it exits 0, else nullopt-like empty + false.
-bool run_tool(const std::string & command, std::string & output) {
-    FILE * f = popen((command + " 2>/dev/null").c_str(), "r");
-    if (!f) return false;
-    char buf[4096];
-    size_t got = 0;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0) output.append(buf, got);
-    const int status = pclose(f);
-    return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
+// nvidia-smi answers in well under a second once the driver is loaded (a few seconds without persistence mode);
+// its CSV is ~80 bytes per GPU and rocm-smi's JSON a few kB per card.
+constexpr std::chrono::milliseconds k_tool_timeout{10'000};
+constexpr size_t k_tool_output_cap = 1u << 20;
 
 std::string trim(std::string_view s) {
     const size_t a = s.find_first_not_of(" \t\r\n\"");
@@ -101,10 +118,13 @@ std::vector<std::string> csv_fields(std::string_view line) {
     return out;
 }
 
+// Digits only: strtoull would take "-1" as 2^64 - 1 and " 12" with a space.
 uint64_t parse_u64(const std::string & text, const std::string & where) {
-    char * end = nullptr;
-    const unsigned long long v = text.empty() ? 0 : std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0') throw error(fmt::format("{}: expected a number, got '{}'", where, text));
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || p != text.data() + text.size()) {
+        throw error(fmt::format("{}: expected a whole number, got '{}'", where, text));
+    }
     return v;
 }
 
@@ -122,7 +142,9 @@ std::vector<detected_gpu> parse_nvidia_smi_csv(std::string_view text) {
         const std::string where = fmt::format("nvidia-smi: line {}", line_no);
         const auto f = csv_fields(line);
         if (f.size() != 3) throw error(fmt::format("{}: expected name, memory.total, memory.free; got {} fields", where, f.size()));
-        out.push_back({f[0], parse_u64(f[1], where) << 20, parse_u64(f[2], where) << 20});
+        const uint64_t total = parse_u64(f[1], where + ": memory.total"), free = parse_u64(f[2], where + ": memory.free");
+        out.push_back(checked_gpu(where, f[0], total, free, 1u << 20, "MiB"));
+        if (out.size() > max_detected_gpus) throw error(fmt::format("nvidia-smi: more than {} GPUs", max_detected_gpus));
     }
     return out;
 }
@@ -138,13 +160,18 @@ std::vector<detected_gpu> parse_rocm_smi_json(std::string_view text) {
         auto number = [&](const char * key) -> uint64_t {
             if (!v.contains(key)) return 0;
             const auto & x = v[key];
-            return x.is_string() ? parse_u64(x.get<std::string>(), fmt::format("rocm-smi: {} '{}'", card, key))
-                                 : x.get<uint64_t>();
+            const std::string where = fmt::format("rocm-smi: {} '{}'", card, key);
+            if (x.is_string()) return parse_u64(x.get<std::string>(), where);
+            if (!x.is_number_unsigned()) throw error(fmt::format("{}: expected a whole number", where));
+            return x.get<uint64_t>();
         };
         std::string name = v.value("Card Series", v.value("Card SKU", fmt::format("AMD GPU {}", card)));
         const uint64_t total = number("VRAM Total Memory (B)");
         const uint64_t used = number("VRAM Total Used Memory (B)");
-        out.push_back({name, total, total > used ? total - used : 0});
+        const std::string where = fmt::format("rocm-smi: {}", card);
+        if (used > total) throw error(fmt::format("{}: memory used {} bytes exceeds memory.total {} bytes", where, used, total));
+        out.push_back(checked_gpu(where, name, total, total - used, 1, "bytes"));
+        if (out.size() > max_detected_gpus) throw error(fmt::format("rocm-smi: more than {} GPUs", max_detected_gpus));
     }
     return out;
 }
@@ -155,26 +182,31 @@ gpu_detection detect_gpus() {
     // The command-line tools in order; the first that answers with at least one GPU wins.
     struct tool {
         const char * name;
-        const char * command;
+        std::vector<std::string> argv;
         std::vector<detected_gpu> (*parse)(std::string_view);
     };
     static const tool tools[] = {
-        {"nvidia-smi", "nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader,nounits",
+        {"nvidia-smi", {"nvidia-smi", "--query-gpu=name,memory.total,memory.free", "--format=csv,noheader,nounits"},
          parse_nvidia_smi_csv},
-        {"rocm-smi", "rocm-smi --showproductname --showmeminfo vram --json", parse_rocm_smi_json},
+        {"rocm-smi", {"rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"}, parse_rocm_smi_json},
     };
+    const auto timeout = detail::tool_timeout(k_tool_timeout);
     for (const tool & t : tools) {
-        std::string text;
-        if (!run_tool(t.command, text)) {
-            d.notes.push_back(fmt::format("{} not found or failed", t.name));
+        const detail::tool_result r = detail::run_tool(t.argv, timeout, k_tool_output_cap);
+        if (!r.ok()) {
+            const std::string why = fmt::format("{}: {}", t.name, detail::describe_tool_failure(r, timeout, k_tool_output_cap));
+            // A tool that is absent or exits with an error (no driver) is a note; one that hangs or floods is refused.
+            const bool refused = r.outcome == detail::tool_outcome::timed_out || r.outcome == detail::tool_outcome::too_much_output;
+            (refused ? d.refused : d.notes).push_back(why);
             continue;
         }
         try {
-            d.gpus = t.parse(text);
+            d.gpus = t.parse(r.output);
             d.method = t.name;
             if (!d.gpus.empty()) return d;
         } catch (const error & e) {
-            d.notes.push_back(e.what());
+            d.gpus.clear();
+            d.refused.push_back(e.what());
         }
     }
     d.gpus.clear();
@@ -195,6 +227,7 @@ std::string describe_detection(const gpu_detection & d) {
     if (d.gpus.empty()) {
         std::string why;
         for (const auto & n : d.notes) why += (why.empty() ? "" : "; ") + n;
+        for (const auto & n : d.refused) why += (why.empty() ? "" : "; ") + n;
         return fmt::format("no GPU found ({}): planning for the CPU\n", why);
     }
     std::string out;

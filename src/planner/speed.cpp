@@ -33,11 +33,6 @@ uint64_t attended_cells(const model_desc & m, uint32_t il, uint64_t depth) {
     return depth;
 }
 
-// KV bytes per cell of layer il's attention cache for the plan's cache types, as llama.cpp stores it.
-uint64_t kv_bytes_per_cell(const model_desc & m, const llamacpp_settings & s, uint32_t il) {
-    const layer_cache * a = m.attention_cache(il);
-    return a ? llamacpp_cell_bytes(m, il, *a, s.type_k, s.type_v, s.mla, s.flash_attn != flash_attn_mode::off, s.release) : 0;
-}
 
 void set_rates(device_speed & d, const speed_settings & s) {
     if (d.is_host) {
@@ -74,6 +69,7 @@ speed_estimate estimate_speed(const model_desc & m, const llamacpp_plan & plan, 
     const double prompt_half = s.prompt_tokens / 2.0; // causal: the average prompt token sees half the prompt
     const uint32_t host = uint32_t(plan.devices.size() - 1);
     const uint64_t state_per_layer = plan.rs.n_layer ? plan.rs.bytes() / plan.rs.n_layer / plan.rs.n_seq : 0;
+    const std::vector<uint64_t> cell_bytes = llamacpp_attention_cell_bytes(m, plan.settings); // as llama.cpp stores a cell
     for (uint32_t il = 0; il < m.n_layer && il < plan.layer_device.size(); ++il) {
         device_speed & wd = e.devices[plan.weight_device[il]];
         device_speed & xd = e.devices[plan.expert_device[il]];
@@ -82,7 +78,7 @@ speed_estimate estimate_speed(const model_desc & m, const llamacpp_plan & plan, 
         xd.weight_bytes += active_block_bytes(m, il, true);
         wd.prefill_flops += 2 * active_block_params(m, il, false);
         xd.prefill_flops += 2 * active_block_params(m, il, true);
-        cd.kv_bytes += attended_cells(m, il, e.depth) * kv_bytes_per_cell(m, plan.settings, il);
+        cd.kv_bytes += attended_cells(m, il, e.depth) * cell_bytes[il];
         if (m.is_recurrent(il)) cd.state_bytes += 2 * state_per_layer; // read and written back every token
         if (m.has_kv(il)) {
             const double cells = double(attended_cells(m, il, uint64_t(prompt_half)));

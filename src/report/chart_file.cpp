@@ -2,21 +2,24 @@
 #include "kvfit/chart.h"
 
 #include "kvfit/error.h"
+#include "core/subprocess.h"
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char ** environ;
 
 namespace kvfit {
 namespace {
 
+// In any case: "chart.SVG" is an SVG.
 bool ends_with(const std::string & s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+    if (s.size() < suffix.size()) return false;
+    for (size_t i = 0; i < suffix.size(); ++i) {
+        const unsigned char a = static_cast<unsigned char>(s[s.size() - suffix.size() + i]);
+        if (std::tolower(a) != static_cast<unsigned char>(suffix[i])) return false;
+    }
+    return true;
 }
 
 void write_text(const std::string & path, const std::string & text) {
@@ -26,14 +29,12 @@ void write_text(const std::string & path, const std::string & text) {
     if (!f) throw error::at(path, "cannot write the chart file");
 }
 
-// rsvg-convert -f png -o out.png in.svg, without a shell (the path is the user's, never interpreted).
+// rsvg-convert -f png -o out.png in.svg, without a shell (the path is the user's, never interpreted), killed
+// if it takes longer than a minute (a chart converts in well under a second).
 bool run_rsvg_convert(const std::string & svg_path, const std::string & png_path) {
-    const char * argv[] = {"rsvg-convert", "-f", "png", "-b", "white", "-o", png_path.c_str(), svg_path.c_str(), nullptr};
-    pid_t pid = 0;
-    if (posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char * const *>(argv), environ) != 0) return false;
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return false;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    const auto r = detail::run_tool({"rsvg-convert", "-f", "png", "-b", "white", "-o", png_path, svg_path},
+                                    detail::tool_timeout(std::chrono::seconds(60)), 1u << 20);
+    return r.ok();
 }
 
 } // namespace
@@ -53,7 +54,7 @@ std::string render_chart_json(const chart_series & c) {
     j["capacity_bytes"] = c.capacity_bytes;
     j["margin_bytes"] = c.margin_bytes;
     j["max_n_ctx"] = c.max_n_ctx;
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace); // a name from a file may not be UTF-8
 }
 
 void write_chart_file(const std::string & path, const chart_series & c) {

@@ -2,6 +2,7 @@
 // chart is a handful of polygons, polylines and text, and every coordinate comes from one of two mappings,
 // x_px(n_ctx) on a log2 axis and y_px(bytes) on a linear one.
 #include "kvfit/chart.h"
+#include "kvfit/printable.h"
 #include "kvfit/report.h"
 
 #include <algorithm>
@@ -48,9 +49,11 @@ const char * curve_color(const chart_series & c, size_t k) {
 }
 constexpr const char * k_margin_color = "#d9d9d9", * k_capacity_color = "#c0392b";
 
+// Markup escaped, and characters XML 1.0 forbids (controls, bytes that are not UTF-8) spelled out first: a model
+// name from a GGUF must not make the SVG unreadable.
 std::string xml_escape(std::string_view s) {
     std::string out;
-    for (char ch : s) {
+    for (char ch : printable(s, false)) {
         switch (ch) {
         case '&': out += "&amp;"; break;
         case '<': out += "&lt;"; break;

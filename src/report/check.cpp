@@ -1,6 +1,7 @@
 // `--check` (include/kvfit/report.h: render_check): a verdict on the user's own flags, for any runtime. The words of
 // the llama.cpp verdict name its settings (n_ctx, cache types, sequences); other runtimes name their context.
 #include "report/sections.h"
+#include "kvfit/printable.h"
 
 #include <fmt/format.h>
 
@@ -32,9 +33,9 @@ std::string render_check(const plan_result & r) {
     const bool llamacpp = p.runtime == "llama.cpp";
     const char * reserve = llamacpp ? "margin" : "reserve";
     std::string out;
-    for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", w);
+    for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", printable(w, false));
     if (p.fits) {
-        out += fmt::format("OK: {} at {} fits:", r.model.name, setting_words(p));
+        out += fmt::format("OK: {} at {} fits:", printable(r.model.name, false), setting_words(p));
         for (const auto & d : p.devices) {
             if (!d.is_host) out += fmt::format(" {} uses {} of {} ({} free after the {});", d.name, human_bytes(d.used_bytes()),
                                                human_bytes(d.capacity_bytes), signed_bytes(d.free_bytes()), reserve);
@@ -42,7 +43,7 @@ std::string render_check(const plan_result & r) {
         out.back() = '\n';
         return out;
     }
-    out += fmt::format("DOES NOT FIT: {} at {}\n", r.model.name, setting_words(p));
+    out += fmt::format("DOES NOT FIT: {} at {}\n", printable(r.model.name, false), setting_words(p));
     for (const auto & d : p.devices) {
         if (d.is_host || d.fits()) continue;
         const uint64_t budget = d.capacity_bytes > d.reserved_bytes ? d.capacity_bytes - d.reserved_bytes : 0;

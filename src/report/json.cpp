@@ -110,7 +110,7 @@ std::string render_json(const plan_result & r) {
     }
     j["launch"] = p.launch;
     j["detail"] = p.detail;
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; // names from files may not be UTF-8
 }
 
 } // namespace kvfit

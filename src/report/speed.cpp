@@ -1,5 +1,6 @@
 // The --speed section and the spill cliff as text (include/kvfit/report.h); the figures are speed.h's.
 #include "kvfit/report.h"
+#include "kvfit/printable.h"
 
 #include "kvfit/error.h"
 
@@ -11,7 +12,7 @@ namespace kvfit {
 std::string render_spill_cliff(const model_desc & m, const spill_cliff & c, const speed_estimate & full,
                                const speed_settings & ss) {
     std::string out = fmt::format("Spill cliff: {} at n_ctx {} (decode at depth {}, one sequence; prefill of a "
-                                  "{}-token prompt)\n", m.name, with_commas(c.n_ctx), with_commas(full.depth),
+                                  "{}-token prompt)\n", printable(m.name, false), with_commas(c.n_ctx), with_commas(full.depth),
                                   ss.prompt_tokens);
     for (const auto & d : full.devices) {
         out += fmt::format("  {:<10} {:>6.0f} GB/s effective{}, {:.1f} TFLOP/s{}\n", d.name, d.bandwidth_bytes_per_s / 1e9,

@@ -1,6 +1,7 @@
 // The human report (include/kvfit/report.h: render_text): the llama.cpp section here, the serving runtimes' in
 // text_serving.cpp, and the common sections for a runtime without its own. Prints only what the plan holds.
 #include "report/sections.h"
+#include "kvfit/printable.h"
 
 #include "kvfit/error.h"
 
@@ -31,9 +32,9 @@ std::string layer_summary(const model_desc & m) {
 std::string render_generic_text(const plan_result & r) {
     const runtime_plan & p = r.plan;
     std::string out;
-    for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", w);
-    out += fmt::format("{} ({}, from {})\n  {}\n  rules: {}; context {} tokens, {} sequence{}\n", r.model.name,
-                       r.model.architecture, r.model.source, layer_summary(r.model), p.rules, with_commas(p.context_tokens),
+    for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", printable(w, false));
+    out += fmt::format("{} ({}, from {})\n  {}\n  rules: {}; context {} tokens, {} sequence{}\n",
+                       printable(r.model.name, false), printable(r.model.architecture, false), printable(r.model.source, false), layer_summary(r.model), p.rules, with_commas(p.context_tokens),
                        p.sequences, p.sequences == 1 ? "" : "s");
     for (const auto & d : p.devices) {
         out += fmt::format("\n  {}: {} used{}\n", d.name, human_bytes(d.used_bytes()),
@@ -186,8 +187,9 @@ std::string render_llamacpp_text(const plan_result & r) {
     const auto & d = p.detail;
     const auto & s = d["settings"];
     std::string out;
-    for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", w);
-    out += fmt::format("{} ({}, from {})\n", m.name, m.architecture, m.source);
+    for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", printable(w, false));
+    out += fmt::format("{} ({}, from {})\n", printable(m.name, false), printable(m.architecture, false),
+                       printable(m.source, false));
     out += fmt::format("  {}\n", detail::layer_summary(m));
     out += fmt::format("  rules: {}; n_seq {}, n_ubatch {}, flash attention {}\n\n", p.rules, u64(d, "n_seq"),
                        u64(d, "n_ubatch"), flag(d, "flash_attn") ? "on" : "off");

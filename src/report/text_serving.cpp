@@ -1,6 +1,7 @@
 // The human report of a vLLM, SGLang or Ollama plan (include/kvfit/report.h: render_text), from the plan's detail
 // (docs/json.md). vLLM's own log lines are quoted in its words so a reader can match them against a real start.
 #include "report/sections.h"
+#include "kvfit/printable.h"
 
 #include <fmt/format.h>
 
@@ -160,7 +161,7 @@ std::string render_serving_text(const plan_result & r) {
     const model_desc & m = r.model;
     const runtime_plan & p = r.plan;
     std::string out;
-    out += fmt::format("{} on {}: {}\n", m.name, devices(r, p.runtime == "vllm" ? u64(p.detail, "nodes") : 1), p.rules);
+    out += fmt::format("{} on {}: {}\n", printable(m.name, false), devices(r, p.runtime == "vllm" ? u64(p.detail, "nodes") : 1), p.rules);
     out += fmt::format("model: {} layers ({} full, {} sliding, {} MLA, {} recurrent), dtype {}{}\n", m.n_layer,
                        m.count(layer_kind::full), m.count(layer_kind::swa), m.count(layer_kind::mla),
                        m.count(layer_kind::recurrent), m.dtype.empty() ? "unstated (bf16 assumed)" : m.dtype,

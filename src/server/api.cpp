@@ -101,15 +101,22 @@ model_loader body_loader(const json & body, const plan_request & q, const server
     return [spec](warnings & warn) { return load_model(spec, warn); };
 }
 
+// The body as JSON; parse_error and out_of_range (a number like 1e400) are the client's mistake: 400.
+json parse_body(std::string_view body) {
+    try {
+        return json::parse(body.begin(), body.end());
+    } catch (const json::exception & e) {
+        throw http_error(400, fmt::format("request: not valid JSON: {}", e.what()));
+    }
+}
+
 template <typename F>
 api_response with_plan(std::string_view body, const server_options & o, F && render) {
     try {
-        const json j = json::parse(body.begin(), body.end());
+        const json j = parse_body(body);
         const plan_request q = plan_request_from_json(j, k_upload_fields);
         const model_loader load = body_loader(j, q, o);
         return {200, "application/json", render(make_plan(q, load))};
-    } catch (const json::parse_error & e) {
-        return api_error(400, fmt::format("request: not valid JSON: {}", e.what()));
     } catch (const http_error & e) {
         return api_error(e.status, e.what());
     } catch (const error & e) {
@@ -125,6 +132,23 @@ api_response api_error(int status, std::string message) {
     // Messages quote the offending value; a megabyte of it helps nobody.
     if (message.size() > 2000) message = message.substr(0, 2000) + "...";
     return {status, "application/json", json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"};
+}
+
+std::optional<api_response> check_content_type(std::string_view content_type, std::string_view body) {
+    std::string type(content_type.substr(0, content_type.find(';')));
+    for (char & c : type) c = char(std::tolower(static_cast<unsigned char>(c)));
+    while (!type.empty() && type.back() == ' ') type.pop_back();
+    const size_t first = body.find_first_not_of(" \t\r\n");
+    const bool looks_json = first != std::string_view::npos && (body[first] == '{' || body[first] == '[');
+    static const std::string how = "send the JSON document itself as the body, e.g. curl -d '{\"model\": \"Qwen3.5-9B\"}' "
+                                   "or curl -H 'Content-Type: application/json' --data-binary @body.json";
+    if (type == "multipart/form-data") {
+        return api_error(415, "request: multipart/form-data (curl -F) is not read; " + how);
+    }
+    if (type == "application/x-www-form-urlencoded" && !looks_json && body.find('=') != std::string_view::npos) {
+        return api_error(415, "request: the body holds form fields, not JSON; " + how);
+    }
+    return std::nullopt; // JSON whatever the label: curl -d says x-www-form-urlencoded, fetch() may say text/plain
 }
 
 api_response handle_plan(std::string_view body, const server_options & o) {

@@ -1,5 +1,6 @@
 // `kvfit --inspect model.gguf`: the metadata (long arrays summarised), a tensor summary and the layer layout.
 #include "kvfit/gguf.h"
+#include "kvfit/printable.h"
 
 #include <fmt/format.h>
 #include <map>
@@ -52,7 +53,7 @@ std::string gguf_inspect_metadata(const gguf_file & f) {
     size_t width = 0;
     for (const auto & kv : f.kvs()) width = std::max(width, kv.key.size());
     for (const auto & kv : f.kvs()) {
-        out += fmt::format("  {:<{}}  {:<4} {}\n", kv.key, width, gguf_type_name(kv.value.type), render(kv.value, f.path()));
+        out += fmt::format("  {:<{}}  {:<4} {}\n", printable(kv.key, false), width, gguf_type_name(kv.value.type), render(kv.value, f.path()));
     }
     std::map<std::string_view, std::pair<uint64_t, uint64_t>> by_type; // name -> tensors, bytes
     uint64_t params = 0;

@@ -210,7 +210,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     const gguf_value * name = f.find("general.name");
     m.name = name && name->to_string() ? std::string(*name->to_string()) : std::filesystem::path(f.path()).stem().string();
     const uint32_t n_block = k.required("block_count");
-    if (n_block == 0 || n_block > 100000) k.bad(*k.get("block_count"), "block_count", fmt::format("value {} out of range 1-100000", n_block));
+    if (n_block == 0 || n_block > max_n_layer) k.bad(*k.get("block_count"), "block_count", fmt::format("value {} out of range 1-{}", n_block, max_n_layer));
     m.n_layer_mtp = k.u32("nextn_predict_layers", 0);
     if (m.n_layer_mtp >= n_block) {
         k.bad(*k.get("nextn_predict_layers"), "nextn_predict_layers", fmt::format("{} leaves no layer of {}", m.n_layer_mtp, n_block));

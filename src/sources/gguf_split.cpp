@@ -4,6 +4,7 @@
 // src/llama-arch.cpp). Metadata lives in the first shard; tensors are spread over all of them.
 #include "kvfit/gguf.h"
 #include "kvfit/error.h"
+#include "sources/text.h"
 
 #include <cctype>
 #include <filesystem>
@@ -14,6 +15,7 @@ namespace {
 
 struct split_name {
     std::string prefix;  // path before "-00001-of-00003.gguf"
+    std::string of = "-of-", ext = ".gguf"; // as spelled in the given name ("-OF-", ".GGUF"): the shards are spelled alike
     uint32_t no = 0;     // 1-based, as in the name
     uint32_t count = 0;
 };
@@ -27,10 +29,14 @@ bool digits(std::string_view s) {
 std::optional<split_name> parse_split_name(const std::string & path) {
     constexpr std::string_view tail = ".gguf";
     constexpr size_t n_suffix = 1 + 5 + 4 + 5 + 5; // -00001-of-00003.gguf
-    if (path.size() <= n_suffix || path.compare(path.size() - tail.size(), tail.size(), tail) != 0) return std::nullopt;
+    if (path.size() <= n_suffix || !detail::iends_with(path, tail)) return std::nullopt;
     const std::string_view s = std::string_view(path).substr(path.size() - n_suffix);
-    if (s[0] != '-' || s.substr(6, 4) != "-of-" || !digits(s.substr(1, 5)) || !digits(s.substr(10, 5))) return std::nullopt;
+    if (s[0] != '-' || !detail::iequals(s.substr(6, 4), "-of-") || !digits(s.substr(1, 5)) || !digits(s.substr(10, 5))) {
+        return std::nullopt;
+    }
     split_name n;
+    n.of = std::string(s.substr(6, 4));
+    n.ext = std::string(s.substr(15));
     n.prefix = path.substr(0, path.size() - n_suffix);
     n.no = uint32_t(std::stoul(std::string(s.substr(1, 5))));
     n.count = uint32_t(std::stoul(std::string(s.substr(10, 5))));
@@ -66,7 +72,7 @@ std::vector<gguf_file> gguf_open_shards(const std::string & path) {
     shards.reserve(name->count);
     uint64_t n_tensors = 0;
     for (uint32_t no = 1; no <= name->count; ++no) {
-        const std::string shard_path = fmt::format("{}-{:05}-of-{:05}.gguf", name->prefix, no, name->count);
+        const std::string shard_path = fmt::format("{}-{:05}{}{:05}{}", name->prefix, no, name->of, name->count, name->ext);
         if (no == name->no) {
             shards.push_back(std::move(given));
         } else {

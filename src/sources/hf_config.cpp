@@ -57,7 +57,7 @@ std::string replace_non_finite(std::string_view text) {
 nlohmann::json parse(std::string_view text, std::string_view where) {
     try {
         return nlohmann::json::parse(replace_non_finite(text));
-    } catch (const nlohmann::json::parse_error & e) {
+    } catch (const nlohmann::json::exception & e) { // parse_error, and out_of_range for a number like 5e353
         std::string what = e.what();
         // "[json.exception.parse_error.101] parse error at line 1, ..." -> "parse error at line 1, ..."
         if (const auto close = what.find("] "); what.starts_with("[json.exception") && close != std::string::npos) {
@@ -224,8 +224,10 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     // conversion/nemotron.py: a layers_block_type list gives num_hidden_layers = len(layers_block_type)
     const bool block_list = !cfg.has("num_hidden_layers") && cfg.has("layers_block_type") &&
                             cfg.at("layers_block_type").is_array();
-    m.n_layer = block_list ? u32(cfg.at("layers_block_type").size()) : u32(cfg.uint("num_hidden_layers", 100000));
-    if (m.n_layer == 0 || m.n_layer > 100000) throw cfg.bad("layers_block_type", "expected 1 to 100000 blocks");
+    m.n_layer = block_list ? u32(cfg.at("layers_block_type").size()) : u32(cfg.uint("num_hidden_layers", max_n_layer));
+    if (m.n_layer == 0 || m.n_layer > max_n_layer) {
+        throw cfg.bad("layers_block_type", fmt::format("expected 1 to {} blocks", max_n_layer));
+    }
     m.n_embd = u32(cfg.uint("hidden_size"));
     m.n_vocab = u32(cfg.uint("vocab_size", 1ull << 28));
     const auto n_head = u32(cfg.uint("num_attention_heads", 65536));

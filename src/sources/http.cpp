@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <mutex>
 
 namespace kvfit::detail {
@@ -119,6 +120,28 @@ std::string next_of(const std::string & link) {
     return "";
 }
 
+// Progress of one hop for remote_options::progress: silent for the first `after`, then at most 4 calls a second.
+struct progress_state {
+    const remote_options * o = nullptr;
+    std::string_view what;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last;
+    bool reported = false;
+    uint64_t bytes = 0, total = 0;
+    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+};
+
+int on_progress(void * user, curl_off_t dl_total, curl_off_t dl_now, curl_off_t, curl_off_t) {
+    auto & p = *static_cast<progress_state *>(user);
+    p.bytes = uint64_t(std::max<curl_off_t>(0, dl_now));
+    p.total = uint64_t(std::max<curl_off_t>(0, dl_total));
+    const auto now = std::chrono::steady_clock::now();
+    if (now - p.start < p.o->progress_after || (p.reported && now - p.last < std::chrono::milliseconds(250))) return 0;
+    p.reported = true;
+    p.last = now;
+    p.o->progress({p.what, p.bytes, p.total, p.seconds(), false});
+    return 0;
+}
+
 [[noreturn]] void throw_status(long status, bool token_sent, std::string_view what) {
     switch (status) {
     case 401:
@@ -215,7 +238,14 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
         curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
+        progress_state prog{&p_->o, what};
+        if (p_->o.progress) {
+            curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+            curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+            curl_easy_setopt(c, CURLOPT_XFERINFODATA, &prog);
+        }
         const CURLcode rc = curl_easy_perform(c);
+        if (prog.reported) p_->o.progress({what, x.body.size(), prog.total, prog.seconds(), true});
         curl_slist_free_all(headers);
         if (p_->stats) {
             ++p_->stats->requests;
@@ -231,8 +261,8 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
         if (x.over_cap) throw error::at(what, fmt::format("response exceeds the limit of {} bytes", cap));
         if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
             rc == CURLE_COULDNT_RESOLVE_PROXY) {
-            throw error::at(what, fmt::format("cannot reach {}: {} (no network? --offline reads the cache)", host_of(url),
-                                              curl_easy_strerror(rc)));
+            throw unreachable_error(error::at(what, fmt::format("cannot reach {}: {} (no network? --offline reads the cache)",
+                                                                host_of(url), curl_easy_strerror(rc))).what());
         }
         if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CONNECT_ERROR) {
             throw error::at(what, fmt::format("TLS with {} failed: {}", host_of(url), curl_easy_strerror(rc)));

@@ -2,6 +2,7 @@
 // A small HTTP GET client over libcurl for the remote source (src/sources/remote.cpp): byte ranges, redirects
 // followed by hand so the token never leaves the endpoint's origin, a cap on every body, one-line errors.
 // Not part of the public API.
+#include "kvfit/error.h"
 #include "kvfit/remote.h"
 
 #include <cstdint>
@@ -20,6 +21,12 @@ struct http_response {
     std::string next_url;      ///< Link: <url>; rel="next" (the Hub's listing pages), resolved; "" when absent
 };
 
+/// Thrown when the server cannot be reached at all (the name does not resolve, the connection is refused or times
+/// out): a caller with a cached copy may use it instead. Other failures are plain kvfit::error.
+struct unreachable_error : error {
+    using error::error;
+};
+
 /// Inclusive byte range [first, last], as the Range header spells it.
 struct byte_range {
     uint64_t first = 0;
@@ -28,7 +35,8 @@ struct byte_range {
 
 class http_client {
 public:
-    /// `stats` (may be null) receives the count of requests and bytes and a log line per request.
+    /// `stats` (may be null) receives the count of requests and bytes and a log line per request. Transfers slower
+    /// than o.progress_after are reported to o.progress.
     http_client(const remote_options & o, remote_stats * stats);
     ~http_client();
     http_client(const http_client &) = delete;
@@ -36,7 +44,7 @@ public:
 
     /// GET `url`, with `range` when given, accepting at most `cap` body bytes. `what` names the resource in
     /// messages ("hf:org/name: config.json"). Throws kvfit::error "<what>: HTTP 401 ...", 403, 404, other
-    /// statuses, "cannot reach <host>: ...", a TLS failure, a body over the cap, and a 200 answer to a range request
+    /// statuses, "cannot reach <host>: ..." (as unreachable_error), a TLS failure, a body over the cap, and a 200 answer to a range request
     /// whose body runs past the range ("the server ignored the Range request ...").
     http_response get(const std::string & url, std::optional<byte_range> range, uint64_t cap, std::string_view what);
 

@@ -3,6 +3,7 @@
 #include "kvfit/remote.h"
 #include "kvfit/safetensors.h"
 #include "kvfit/sources.h"
+#include "sources/text.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -46,7 +47,7 @@ model_desc load_model(std::string_view spec, warnings & warn) {
     const fs::path path{std::string(spec)};
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-        const fs::path cfg = path / "config.json";
+        const fs::path cfg = detail::find_entry_icase(path, "config.json");
         if (!fs::exists(cfg, ec)) throw error::at(path.string(), "directory holds no config.json");
         const std::string cfg_text = read_text(cfg);
         model_desc m = model_from_hf_config(cfg_text, cfg.string(), warn);
@@ -62,7 +63,7 @@ model_desc load_model(std::string_view spec, warnings & warn) {
     }
     if (!fs::is_regular_file(path, ec)) throw error::at(spec, "not a regular file");
     if (has_gguf_magic(path)) return model_from_gguf(path.string(), warn);
-    if (path.extension() == ".gguf") throw error::at_offset(path.string(), 0, "not a GGUF file (bad magic)");
+    if (detail::iequals(path.extension().string(), ".gguf")) throw error::at_offset(path.string(), 0, "not a GGUF file (bad magic)");
     model_desc m = model_from_hf_config(read_text(path), path.string(), warn);
     m.source = path.string();
     m.name = model_name_from_path(path.string());
@@ -72,7 +73,7 @@ model_desc load_model(std::string_view spec, warnings & warn) {
 std::string model_name_from_path(std::string_view path_text) {
     fs::path path{std::string(path_text)};
     if (!path.has_filename()) path = path.parent_path(); // "models/x/" -> "models/x"
-    if (path.filename() == "config.json") {
+    if (detail::iequals(path.filename().string(), "config.json")) {
         const fs::path dir = path.parent_path().filename(); // lexical: an upload's name is not a real path
         if (!dir.empty()) return dir.string();
     }

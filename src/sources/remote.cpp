@@ -7,6 +7,7 @@
 #include "kvfit/gguf.h"
 #include "kvfit/safetensors.h"
 #include "sources/http.h"
+#include "sources/hub_listing.h"
 
 #include <nlohmann/json.hpp>
 
@@ -32,12 +33,7 @@ constexpr uint64_t k_gguf_first_range = 2 << 20;     // a 32k-token vocabulary; 
 constexpr uint64_t k_gguf_max_header = 512ull << 20;
 constexpr int k_max_listing_pages = 100;
 
-/// One file of the listing. `id` keys the cache: the LFS sha256, else the git blob id.
-struct hub_file {
-    std::string path;
-    uint64_t size = 0;
-    std::string id;
-};
+using detail::hub_file;
 
 bool valid_name(std::string_view s, std::string_view extra) {
     if (s.empty() || s.find("..") != std::string_view::npos) return false;
@@ -76,19 +72,19 @@ public:
                 throw error::at(label_, fmt::format("not in the cache ({}): run once without --offline", cache_.empty() ? "no cache directory" : cached.string()));
             }
             ++stats_.cache_hits;
-        } else {
-            nlohmann::json all = nlohmann::json::array();
-            std::string url = fmt::format("{}/api/models/{}/tree/{}?recursive=true", o_.endpoint, s_.repo, escape_all(s_.revision));
-            for (int page = 0; !url.empty() && page < k_max_listing_pages; ++page) {
-                const auto r = http_.get(url, std::nullopt, k_listing_cap, label_ + ": file listing");
-                const nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
-                if (!j.is_array()) throw error::at(label_, "file listing: expected a JSON array");
-                all.insert(all.end(), j.begin(), j.end());
-                url = r.next_url;
-            }
-            text = all.dump();
-            write_cache(cached, text);
+            return parse_listing(text);
         }
+        try {
+            text = fetch_listing();
+        } catch (const detail::unreachable_error & e) {
+            // No network: the cached listing (and the files it names, cached by id) still describe this revision.
+            if (cache_.empty() || !read_file(cached, text)) throw;
+            ++stats_.cache_hits;
+            warn_.push_back(fmt::format("{}: the Hub cannot be reached ({}): using the cached listing of {}", label_,
+                                        e.what(), cached.string()));
+            return parse_listing(text);
+        }
+        write_cache(cached, text);
         return parse_listing(text);
     }
 
@@ -140,7 +136,10 @@ public:
                 cache_put(f, b);
                 return *g;
             }
-            need = std::min(size, need + (64 << 10)); // the estimate (strings 1/8 longer than so far), a little slack
+            // The estimate cannot see arrays still to come (a vocabulary's merges after its tokens) and undershoots
+            // when later strings are longer than the first: ask for 1/8 more than it, and at least half again what
+            // has arrived, which keeps the bytes within a quarter of the header and the requests to 2 or 3.
+            need = std::min(size, std::max(need + need / 8 + (64 << 10), b.size() + b.size() / 2));
             if (need > k_gguf_max_header) {
                 throw error::at(where(f), fmt::format("header longer than kvfit's limit of {} bytes (read {} so far)",
                                                       k_gguf_max_header, b.size()));
@@ -168,22 +167,20 @@ private:
         return fmt::format("{}/{}/resolve/{}/{}", o_.endpoint, s_.repo, escape_all(s_.revision), detail::url_path_escape(f.path));
     }
 
-    std::vector<hub_file> parse_listing(const std::string & text) const {
-        const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-        if (!j.is_array()) throw error::at(label_, "file listing: expected a JSON array");
-        std::vector<hub_file> out;
-        for (const auto & e : j) {
-            if (!e.is_object() || e.value("type", "") != "file" || !e.contains("path") || !e["path"].is_string()) continue;
-            hub_file f;
-            f.path = e["path"].get<std::string>();
-            if (!valid_name(f.path, "/+ ")) continue;
-            const nlohmann::json & src = e.contains("lfs") && e["lfs"].is_object() ? e["lfs"] : e;
-            if (src.contains("size") && src["size"].is_number_unsigned()) f.size = src["size"].get<uint64_t>();
-            const std::string id = src.value("oid", e.value("oid", ""));
-            if (valid_name(id, "") && id.size() <= 128) f.id = id;
-            out.push_back(std::move(f));
+    std::vector<hub_file> parse_listing(const std::string & text) const { return detail::parse_hub_listing(text, label_); }
+
+    // The listing from the Hub, every page (Link: rel="next") joined into one array.
+    std::string fetch_listing() {
+        nlohmann::json all = nlohmann::json::array();
+        std::string url = fmt::format("{}/api/models/{}/tree/{}?recursive=true", o_.endpoint, s_.repo, escape_all(s_.revision));
+        for (int page = 0; !url.empty() && page < k_max_listing_pages; ++page) {
+            const auto r = http_.get(url, std::nullopt, k_listing_cap, label_ + ": file listing");
+            const nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
+            if (!j.is_array()) throw error::at(label_, "file listing: expected a JSON array");
+            all.insert(all.end(), j.begin(), j.end());
+            url = r.next_url;
         }
-        return out;
+        return all.dump();
     }
 
     void offline_miss(const hub_file & f) const {
@@ -308,6 +305,31 @@ const hub_file * find_file(const std::vector<hub_file> & files, std::string_view
 }
 
 } // namespace
+
+std::vector<hub_file> detail::parse_hub_listing(std::string_view text, const std::string & label) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_array()) throw error::at(label, "file listing: expected a JSON array");
+    // A field of the wrong type is "absent": json::value() would throw nlohmann's own exception for it.
+    auto text_of = [](const nlohmann::json & o, const char * key) -> std::string {
+        const auto it = o.find(key);
+        return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    std::vector<hub_file> out;
+    for (const auto & e : j) {
+        if (!e.is_object() || text_of(e, "type") != "file") continue;
+        hub_file f;
+        f.path = text_of(e, "path");
+        if (!valid_name(f.path, "/+ ")) continue;
+        const auto lfs = e.find("lfs");
+        const nlohmann::json & src = lfs != e.end() && lfs->is_object() ? *lfs : e;
+        if (const auto size = src.find("size"); size != src.end() && size->is_number_unsigned()) f.size = size->get<uint64_t>();
+        std::string id = text_of(src, "oid");
+        if (id.empty()) id = text_of(e, "oid");
+        if (valid_name(id, "") && id.size() <= 128) f.id = id;
+        out.push_back(std::move(f));
+    }
+    return out;
+}
 
 hf_spec parse_hf_spec(std::string_view spec) {
     static const std::regex re(R"(hf:([^/@:]+)/([^/@:]+)(@[^:]+)?(:.+)?)");

@@ -4,6 +4,7 @@
 // equal to n_elements * bits / 8. Every count is checked for overflow before use; tensor data is never read.
 #include "kvfit/safetensors.h"
 #include "kvfit/error.h"
+#include "sources/text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -280,7 +281,7 @@ std::vector<std::string> safetensors_index_shards(std::string_view index_json, s
         if (!file.is_string()) throw error::bad_key(where, "weight_map." + tensor, "expected a file name");
         const std::string & name = file.get_ref<const std::string &>();
         if (name.find_first_of("/\\") != std::string::npos || name.find("..") != std::string::npos ||
-            !name.ends_with(".safetensors")) {
+            !detail::iends_with(name, ".safetensors")) {
             throw error::bad_key(where, "weight_map." + tensor, fmt::format("'{}' is not a .safetensors file name", name));
         }
         files.push_back(name);
@@ -296,7 +297,7 @@ void safetensors_check_index(std::string_view index_json, std::string_view where
     for (const auto & [tensor, file] : j.at("weight_map").items()) {
         const std::string & name = file.get_ref<const std::string &>();
         const auto it = std::find_if(shards.begin(), shards.end(), [&](const safetensors_file & s) {
-            return std::filesystem::path(s.path()).filename() == name;
+            return detail::iequals(std::filesystem::path(s.path()).filename().string(), name);
         });
         if (it == shards.end() || !it->find(tensor)) {
             throw error::at(where, fmt::format("tensor '{}' is listed in {} but that file does not hold it", tensor, name));
@@ -306,20 +307,20 @@ void safetensors_check_index(std::string_view index_json, std::string_view where
 
 std::vector<safetensors_file> safetensors_open_dir(const std::string & dir) {
     namespace fs = std::filesystem;
-    const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+    const fs::path index = detail::find_entry_icase(dir, "model.safetensors.index.json");
     std::error_code ec;
     std::vector<safetensors_file> out;
     if (fs::exists(index, ec)) {
         const std::string text = slurp(index, 64ull << 20);
         for (const auto & name : safetensors_index_shards(text, index.string())) {
-            const fs::path shard = fs::path(dir) / name;
+            const fs::path shard = detail::find_entry_icase(dir, name);
             if (!fs::exists(shard, ec)) throw error::at(index.string(), fmt::format("shard {} is missing", shard.string()));
             out.push_back(safetensors_file::open(shard.string()));
         }
         safetensors_check_index(text, index.string(), out);
         return out;
     }
-    const fs::path single = fs::path(dir) / "model.safetensors";
+    const fs::path single = detail::find_entry_icase(dir, "model.safetensors");
     if (fs::exists(single, ec)) out.push_back(safetensors_file::open(single.string()));
     return out;
 }

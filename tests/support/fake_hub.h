@@ -41,6 +41,7 @@ struct repo {
     bool forbidden = false; // 403 to any token
     bool cdn = false;       // LFS files redirect to the CDN server
     bool no_range = false;  // resolve ignores Range: 200 with the whole file
+    int slow_ms = 0;        // resolve sends its body in 64 KiB pieces this many ms apart (a slow link)
     size_t page = 0;        // listing entries per page (0: one page)
 };
 
@@ -129,7 +130,9 @@ private:
         if (rp->second.cdn && f->second.lfs) {
             return {302, {{"Location", fmt::format("{}/blobs/{}?X-Amz-Signature=abc", cdn.origin(), f->second.sha256)}}, ""};
         }
-        return serve(f->second, r, !rp->second.no_range);
+        http_reply reply = serve(f->second, r, !rp->second.no_range);
+        reply.chunk_delay_ms = rp->second.slow_ms;
+        return reply;
     }
 
     http_reply on_cdn(const http_request & r) {

@@ -26,6 +26,7 @@ struct http_reply {
     int status = 200;
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
+    int chunk_delay_ms = 0; ///< > 0: the body goes out in 64 KiB pieces, this long apart (a slow link)
 };
 
 class http_server {

@@ -108,16 +108,19 @@ const char * flash_attn_name(flash_attn_mode m) {
 
 } // namespace
 
+flash_attn_mode parse_flash_attn_flag(std::string_view flag, std::string_view v) {
+    if (v == "on" || v == "enabled" || v == "true" || v == "1") return flash_attn_mode::on;
+    if (v == "off" || v == "disabled" || v == "false" || v == "0") return flash_attn_mode::off;
+    if (v == "auto" || v == "-1") return flash_attn_mode::automatic;
+    throw error(fmt::format("{} '{}': expected on, off or auto (or 1, 0, true, false, -1)", flag, v));
+}
+
 llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     llamacpp_inputs in;
     llamacpp_settings & s = in.settings;
     s.type_k = parse_cache_type_flag("-ctk", f.text("cache_type_k", "f16"));
     s.type_v = parse_cache_type_flag("-ctv", f.text("cache_type_v", "f16"));
-    const std::string fa = f.text("flash_attn", "auto");
-    if (fa == "on") s.flash_attn = flash_attn_mode::on;
-    else if (fa == "off") s.flash_attn = flash_attn_mode::off;
-    else if (fa == "auto") s.flash_attn = flash_attn_mode::automatic;
-    else throw error(fmt::format("-fa '{}': expected on, off or auto", fa));
+    s.flash_attn = parse_flash_attn_flag("-fa", f.text("flash_attn", "auto"));
     if (given(f, "ubatch_size")) s.n_ubatch = uint32_t(parse_flag_count("-ub", f.text("ubatch_size"), 1, 1u << 20));
     if (given(f, "batch_size")) s.n_batch = uint32_t(parse_flag_count("-b", f.text("batch_size"), 1, 1u << 20));
     if (given(f, "parallel")) s.n_seq = uint32_t(parse_flag_count("-np", f.text("parallel"), 1, 256));

@@ -200,9 +200,9 @@ uint64_t cells_per_stream(const layer_cache & c, const llamacpp_settings & s, co
 // ("only supports non-unified mode even if unified flag is passed", src/llama-kv-cache-dsv4.h).
 uint32_t n_stream_of(const llamacpp_context & ctx, bool dsv4) { return dsv4 ? ctx.n_seq : ctx.n_stream; }
 
+// `dsv4` is has_compressed(m), computed once by the caller: asked per layer it made planning quadratic.
 void add_cache(kv_cache_buffer & cache, const model_desc & m, const kv_shape & k, uint32_t il, const layer_cache & c,
-               const llamacpp_settings & s, const llamacpp_context & ctx) {
-    const bool dsv4 = has_compressed(m);
+               const llamacpp_settings & s, const llamacpp_context & ctx, bool dsv4) {
     cache.n_stream = n_stream_of(ctx, dsv4);
     cache.cells_per_stream = cells_per_stream(c, s, ctx, dsv4);
     const uint64_t cells = cache.cells_per_stream * cache.n_stream;
@@ -240,18 +240,19 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
                                                 const llamacpp_context & c) {
     check_modelled(m);
     const kv_shape k = kv_shape_of(m, s.release);
+    const bool dsv4 = has_compressed(m);
     std::vector<kv_cache_buffer> out;
     for (const char * name : k_cache_groups) {
         kv_cache_buffer buf{name, 0, c.n_stream, 0, 0, 0};
         for (uint32_t il = 0; il < m.n_layer + m.n_layer_mtp; ++il) {
             if (il >= m.n_layer) {
                 const layer_cache * w = mtp_window_cache(m, il);
-                if (w && name == std::string_view("swa")) add_cache(buf, m, k, il, *w, s, c);
+                if (w && name == std::string_view("swa")) add_cache(buf, m, k, il, *w, s, c, dsv4);
                 continue;
             }
             for (const auto & cache : m.caches[il]) {
                 // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
-                if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c);
+                if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c, dsv4);
             }
         }
         if (buf.n_layer > 0) out.push_back(buf);
@@ -259,25 +260,52 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
     return out;
 }
 
-uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
-                                 uint32_t il) {
-    check_modelled(m);
-    const kv_shape k = kv_shape_of(m, s.release);
+namespace {
+
+uint64_t kv_layer_bytes(const model_desc & m, const kv_shape & k, bool dsv4, const llamacpp_settings & s,
+                        const llamacpp_context & c, uint32_t il) {
     uint64_t n = 0;
     if (il >= m.n_layer) {
         const layer_cache * w = mtp_window_cache(m, il);
         if (w == nullptr) return 0;
         kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
-        add_cache(one, m, k, il, *w, s, c);
+        add_cache(one, m, k, il, *w, s, c, dsv4);
         return one.bytes();
     }
     for (const auto & cache : m.caches.at(il)) {
         if (cache.is_state()) continue;
         kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
-        add_cache(one, m, k, il, cache, s, c);
+        add_cache(one, m, k, il, cache, s, c, dsv4);
         n += one.bytes();
     }
     return n;
+}
+
+} // namespace
+
+uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                 uint32_t il) {
+    check_modelled(m);
+    return kv_layer_bytes(m, kv_shape_of(m, s.release), has_compressed(m), s, c, il);
+}
+
+std::vector<uint64_t> llamacpp_kv_bytes_by_layer(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
+    check_modelled(m);
+    const kv_shape k = kv_shape_of(m, s.release);
+    const bool dsv4 = has_compressed(m);
+    std::vector<uint64_t> out(m.n_layer + m.n_layer_mtp);
+    for (uint32_t il = 0; il < out.size(); ++il) out[il] = kv_layer_bytes(m, k, dsv4, s, c, il);
+    return out;
+}
+
+std::vector<uint64_t> llamacpp_attention_cell_bytes(const model_desc & m, const llamacpp_settings & s) {
+    const kv_shape k = kv_shape_of(m, s.release);
+    std::vector<uint64_t> out(m.n_layer);
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_cache * a = m.attention_cache(il);
+        if (a) out[il] = cell_bytes(m, k, il, *a, s.type_k, s.type_v, s.mla, s.flash_attn != flash_attn_mode::off);
+    }
+    return out;
 }
 
 namespace {

@@ -8,6 +8,8 @@
 #include "runtimes/common/launch.h"
 #include "runtimes/common/numbers.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 
 namespace kvfit {
@@ -16,19 +18,49 @@ using detail::count;
 using detail::fraction;
 using detail::number;
 
+namespace {
+
+// vLLM's integers with a suffix (vllm/engine/arg_utils.py, human_readable_int, which _compute_kwargs gives
+// max_model_len and max_num_batched_tokens): lower case is decimal (25.6k = 25,600; 1m = 1,000,000), upper case
+// binary and whole (1K = 1,024; 128K = 131,072); "1.5K" is refused as vLLM refuses it. Plain integers otherwise.
+int64_t human_int(const std::string & flag, const std::string & text, int64_t lo, int64_t hi) {
+    static const std::pair<char, double> suffixes[] = {{'k', 1e3}, {'m', 1e6}, {'g', 1e9}, {'t', 1e12},
+                                                        {'K', 0x1p10}, {'M', 0x1p20}, {'G', 0x1p30}, {'T', 0x1p40}};
+    const char last = text.empty() ? '\0' : text.back();
+    const auto s = std::find_if(std::begin(suffixes), std::end(suffixes), [&](const auto & p) { return p.first == last; });
+    if (s == std::end(suffixes)) return number<int64_t>(flag, text, lo, hi);
+    const std::string digits = text.substr(0, text.size() - 1);
+    const bool decimal = std::islower(static_cast<unsigned char>(last));
+    const bool shaped = !digits.empty() && digits.size() <= 20 && std::isdigit(static_cast<unsigned char>(digits.front())) &&
+                        std::isdigit(static_cast<unsigned char>(digits.back())) &&
+                        std::count(digits.begin(), digits.end(), '.') <= (decimal ? 1 : 0) &&
+                        std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; });
+    if (!shaped) {
+        throw error(fmt::format("{} '{}': expected a number like 131072, 128K (x 1024) or 128k (x 1000){}", flag, text,
+                                decimal ? "" : "; decimals only with k, m, g (decimal multipliers)"));
+    }
+    const double v = std::stod(digits) * s->second; // vLLM: int(float(number) * mult), truncating
+    if (!(v >= double(lo)) || !(v <= double(hi))) {
+        throw error(fmt::format("{} '{}' = {:.0f}: expected a number from {} to {}", flag, text, v, lo, hi));
+    }
+    return int64_t(v);
+}
+
+} // namespace
+
 const std::vector<flag_spec> & vllm_flags() {
     using t = flag_type;
     static const std::vector<flag_spec> v = {
         {"--nodes", "", "nodes of --gpu each (TP within a node, PP or DP across)", t::count},
         {"--vllm-rules", "", "vLLM release rules: 2026 (default, v0.24+) or 2025 (<= v0.20)", t::text},
-        {"--max-model-len", "", "tokens per request; -1 = auto-fit", t::text},
+        {"--max-model-len", "", "tokens per request, 131072, 128K (x 1024) or 128k (x 1000); -1 or auto = auto-fit", t::text},
         {"--gpu-memory-utilization", "", "fraction of GPU memory (default 0.92; 0.9 for 2025 rules)", t::fraction},
         {"--kv-cache-memory-bytes", "", "KV pool per GPU, replaces the budget", t::size},
         {"--kv-cache-dtype", "", "auto fp8 fp8_e4m3 fp8_e5m2 fp8_ds_mla fp8_per_token_head int8_per_token_head nvfp4",
          t::text},
         {"--block-size", "", "tokens per block (default 16; hybrids re-aligned)", t::count},
         {"--max-num-seqs", "", "running requests (default 256, or 1024 on >= 70 GiB)", t::count},
-        {"--max-num-batched-tokens", "", "tokens per step (default 2048 / 8192)", t::count},
+        {"--max-num-batched-tokens", "", "tokens per step (default 2048 / 8192), 8K or 8k as --max-model-len", t::text},
         {"--enable-prefix-caching", "", "prefix caching (hybrids: mamba mode align)", t::boolean},
         {"--no-enable-prefix-caching", "", "prefix caching off", t::boolean},
         {"--mamba-cache-mode", "", "none, align or all", t::text},
@@ -55,7 +87,9 @@ vllm_settings parse_vllm_flags(const flag_values & f) {
         if (text("vllm_rules") != "2025" && text("vllm_rules") != "2026") throw error("--vllm-rules: expected 2026 or 2025");
         s.rules = text("vllm_rules") == "2025" ? vllm_rules::v2025 : vllm_rules::v2026;
     }
-    if (!text("max_model_len").empty()) s.max_model_len = number<int64_t>("--max-model-len", text("max_model_len"), -1, 1ll << 32);
+    if (!text("max_model_len").empty()) {
+        s.max_model_len = text("max_model_len") == "auto" ? -1 : human_int("--max-model-len", text("max_model_len"), -1, 1ll << 32);
+    }
     if (s.max_model_len == 0 && !text("max_model_len").empty()) throw error("--max-model-len 0: use -1 for auto-fit");
     if (!text("gpu_memory_utilization").empty()) {
         s.gpu_memory_utilization = fraction("--gpu-memory-utilization", text("gpu_memory_utilization"));
@@ -67,7 +101,8 @@ vllm_settings parse_vllm_flags(const flag_values & f) {
     if (!text("kv_cache_dtype").empty()) s.kv_cache_dtype = text("kv_cache_dtype");
     s.block_size = count("--block-size", text("block_size"), 0, 1u << 20);
     s.max_num_seqs = count("--max-num-seqs", text("max_num_seqs"), 0);
-    s.max_num_batched_tokens = count("--max-num-batched-tokens", text("max_num_batched_tokens"), 0);
+    s.max_num_batched_tokens = text("max_num_batched_tokens").empty()
+                                   ? 0 : uint32_t(human_int("--max-num-batched-tokens", text("max_num_batched_tokens"), 1, 1 << 30));
     s.enable_prefix_caching = f.boolean("enable_prefix_caching") && !f.boolean("no_enable_prefix_caching");
     if (const std::string m = text("mamba_cache_mode"); !m.empty()) {
         if (m != "none" && m != "align" && m != "all") throw error("--mamba-cache-mode: expected none, align or all");
