@@ -192,6 +192,10 @@ struct model_desc {
     uint32_t q_lora_rank = 0;   ///< 0 when queries are not compressed
     uint32_t head_dim_qk_nope = 0; ///< HF qk_nope_head_dim (MLA only)
     uint32_t head_dim_v_mla = 0;   ///< HF v_head_dim (MLA only; the V width the attention outputs)
+    uint32_t indexer_n_head = 0;   ///< DSA / MSA lightning-indexer query heads (GGUF attention.indexer.head_count,
+                                   ///< HF index_n_heads); 0 without an indexer. Sizes the indexer's graph tensors
+    uint32_t indexer_top_k = 0;    ///< tokens (DSA) or blocks (MSA) the indexer selects (attention.indexer.top_k,
+                                   ///< HF index_topk); 0 without an indexer
 
     // --- recurrent layers (kind == recurrent) -----------------------------------------------------
     recurrent_kind rec_kind = recurrent_kind::none;
@@ -214,6 +218,10 @@ struct model_desc {
     uint32_t n_ff_exp = 0;          ///< width of one routed expert
     uint32_t n_ff_shexp = 0;        ///< width of the shared expert(s) together
     std::vector<uint8_t> is_moe;    ///< per layer: 1 when the FFN is a routed MoE
+    uint32_t n_expert_latent = 0;   ///< latent width the routed experts work in (GGUF expert_latent_length, HF
+                                    ///< routed_expert_hidden_size / moe_latent_size; llama_hparams::n_expert_latent), 0: none
+    uint32_t attn_res_block = 0;    ///< attention-residual block size (GGUF attn_res.block_size, Kimi-K3: every layer
+                                    ///< mixes the outputs of the blocks so far), 0: plain residual stream
 
     // --- weights ---------------------------------------------------------------------------------
     model_weights weights;      ///< parameters (and bytes when exact) by placement

@@ -38,6 +38,10 @@ struct param_flags {
     // caches no key announces
     bool index_sparse = false;  ///< the indexer sits on the sparse-attention layers only, after the leading dense blocks
                                 ///< (MiniMax-M3's MSA: llama-model.cpp create_memory filter_idx il >= n_layer_dense_lead)
+    // tensors of skipped blocks the loader still loads
+    bool mtp_probs_b = false;   ///< each NextN/MTP block's ffn_exp_probs_b.bias is created without the MTP flags
+                                ///< (TENSOR_NOT_REQUIRED only, never TENSOR_SKIP), so it is loaded while the block
+                                ///< is not: deepseek32.cpp:121, glm-dsa.cpp:155 (both releases; measured +1024 B)
 };
 
 /// How a GGUF's layer kinds are laid out when its keys alone do not say (llama.cpp load_arch_hparams).

@@ -58,6 +58,7 @@ bool read_experts(const hf_keys & cfg, hf_build & b) {
     }
     // Nemotron-3 moe_latent_size; Kimi-K3 routed_expert_hidden_size (llama_hparams::n_expert_latent)
     b.moe_latent = u32(cfg.uint_or("moe_latent_size", cfg.uint_or("routed_expert_hidden_size", 0, 65536), 65536));
+    m.n_expert_latent = b.moe_latent;
     return true;
 }
 

@@ -45,6 +45,7 @@ param_flags with(std::string_view names) {
     f.chunk_nope = has("chunk_nope");
     f.chunk_alias = has("chunk_alias");
     f.index_sparse = has("index_sparse");
+    f.mtp_probs_b = has("mtp_probs_b");
     return f;
 }
 
@@ -72,8 +73,8 @@ const std::vector<arch_row> & arch_rows() {
         {"glm4moe",        "Glm4MoeForCausalLM Glm4vMoeForConditionalGeneration glm4_moe",                                           L::attention,       0,     0,     R::none,           false, 0,  with("qkv_bias"),                              "models/glm4-moe.cpp (nextn layers not cached)"},
         {"deepseek2",      "DeepseekV2ForCausalLM DeepseekV3ForCausalLM KimiVLForConditionalGeneration KimiK25ForConditionalGeneration "
                            "Glm4MoeLiteForCausalLM YoutuForCausalLM deepseek_v2 deepseek_v3 kimi_k2 kimi_k25",                       L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/deepseek2.cpp (MLA when key_length_mla is set); conversion/deepseek.py DeepseekV2Model"},
-        {"deepseek32",     "DeepseekV32ForCausalLM deepseek_v32",                                                                    L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/deepseek32.cpp (MLA + DSA indexer, llama-kv-cache-dsa.cpp)"},
-        {"glm-dsa",        "GlmMoeDsaForCausalLM glm_moe_dsa",                                                                       L::attention,       0,     0,     R::none,           true,  0,  with(""),                                      "models/glm-dsa.cpp (indexer on layers indexer.types marks full)"},
+        {"deepseek32",     "DeepseekV32ForCausalLM deepseek_v32",                                                                    L::attention,       0,     0,     R::none,           true,  0,  with("mtp_probs_b"),                           "models/deepseek32.cpp (MLA + DSA indexer, llama-kv-cache-dsa.cpp)"},
+        {"glm-dsa",        "GlmMoeDsaForCausalLM glm_moe_dsa",                                                                       L::attention,       0,     0,     R::none,           true,  0,  with("mtp_probs_b"),                           "models/glm-dsa.cpp (indexer on layers indexer.types marks full)"},
         {"deepseek4",      "DeepseekV4ForCausalLM deepseek_v4",                                                                      L::all_swa,         0,     0,     R::none,           false, 0,  with(""),                                      "models/deepseek4.cpp (set_swa_pattern(0), compress_ratios), llama-kv-cache-dsv4.cpp"},
         {"minimax-m2",     "MiniMaxM2ForCausalLM minimax_m2",                                                                        L::attention,       0,     0,     R::none,           false, 0,  with(""),                                      "models/minimax-m2.cpp; conversion/minimax.py MiniMaxM2Model"},
         {"minimax-m3",     "MiniMaxM3SparseForCausalLM MiniMaxM3SparseForConditionalGeneration minimax_m3",                           L::attention,       0,     0,     R::none,           false, 0,  with("index_sparse"),                          "models/minimax-m3.cpp; llama-kv-cache-msa.cpp (indexer on il >= leading_dense_block_count); conversion/minimax.py MiniMaxM3Model"},

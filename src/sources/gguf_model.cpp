@@ -149,7 +149,7 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 // Placement as llama.cpp's loader sees it: input layer (token and position embeddings, the per-layer token
 // embedding of gemma3n), blocks il < n_layer, output layer (output and output_norm), everything else.
-void add_weights(model_desc & m, const std::vector<gguf_file> & shards) {
+void add_weights(model_desc & m, const std::vector<gguf_file> & shards, bool mtp_probs_b) {
     auto & w = m.weights;
     w.layers.assign(m.n_layer, weight_group{});
     bool has_output = false;
@@ -158,6 +158,8 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards) {
             weight_group * g = &w.other;
             if (const auto il = block_index(t.name)) {
                 g = *il < m.n_layer ? &w.layers[*il] : &w.mtp; // blocks past n_layer are NextN/MTP
+                // loaded although its block is not (arch flag mtp_probs_b): with the tensors of no block
+                if (*il >= m.n_layer && mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.other;
             } else if (starts_with(t.name, "token_embd") || starts_with(t.name, "position_embd") ||
                        starts_with(t.name, "per_layer_token_embd")) {
                 g = &w.token_embd;
@@ -258,6 +260,8 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     // DSA / lightning indexer keys (models/deepseek32.cpp, glm-dsa.cpp, qwen4exp.cpp): on each attention layer that
     // attention.indexer.types marks full (all of them without the key); DeepSeek-V4 by compress ratio instead.
     const uint32_t index_dim = k.u32("attention.indexer.key_length", 0);
+    m.indexer_n_head = k.u32("attention.indexer.head_count", 0);
+    m.indexer_top_k = k.u32("attention.indexer.top_k", 0);
     auto index_full = k.per_layer("attention.indexer.types", m.n_layer, std::vector<uint32_t>(m.n_layer, 1), true);
     if (row->flags.index_sparse) { // MSA: no indexer on the leading dense blocks (filter_idx, llama-model.cpp:2300)
         const uint32_t dense = k.u32("leading_dense_block_count", 0);
@@ -333,7 +337,9 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     m.n_expert_shared = k.u32("expert_shared_count", 0);
     m.n_ff_exp = k.u32("expert_feed_forward_length", 0);
     m.n_ff_shexp = k.u32("expert_shared_feed_forward_length", 0);
-    add_weights(m, shards);
+    m.n_expert_latent = k.u32("expert_latent_length", 0);
+    m.attn_res_block = k.u32("attn_res.block_size", 0);
+    add_weights(m, shards, row->flags.mtp_probs_b);
     // Shapes the compute-buffer model needs that no key states: the routed expert width when
     // expert_feed_forward_length is absent (granitehybrid: ffn_down_exps [n_ff_exp, n_embd, n_expert]) and
     // whether the dense FFN has a gate (nemotron_h: ffn_up + relu^2 + ffn_down only).

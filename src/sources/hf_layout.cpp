@@ -296,6 +296,8 @@ void mla_and_indexer(const hf_keys & cfg, hf_build & b) {
     if (!cfg.has("index_head_dim") && !cfg.has("index_n_heads")) return;
     b.index_head_dim = u32(cfg.uint("index_head_dim", 65536));
     b.index_n_head = u32(cfg.uint("index_n_heads", 65536));
+    m.indexer_n_head = b.index_n_head;
+    m.indexer_top_k = u32(cfg.uint_or("index_topk", 0, 1u << 24)); // llama_hparams::indexer_top_k
     // conversion/glm.py: indexer_types "full" own an indexer, "shared" reuse the previous one (glm-dsa PR #26474)
     const nlohmann::json * types = cfg.has("indexer_types") ? &per_layer_array(cfg, b, "indexer_types") : nullptr;
     for (uint32_t il = 0; il < m.n_layer; ++il) {

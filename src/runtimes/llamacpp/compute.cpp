@@ -11,7 +11,11 @@
 // live set at the peak (../notes/compute_model.md, compute_model.py) and reproduce every compute_bytes of
 // ../shared/reference/llamacpp/results.csv to the byte. This file sizes the tensors and picks the stage set from
 // the model's features, never from an architecture name:
-//   any mla layer                           -> stages_mla_moe        (measured: deepseek2)
+//   mla layers, q_lora_rank, MoE, indexer  -> stages_mla_dsa        (measured: deepseek32, glm-dsa; compute_mla.cpp)
+//   mla layers, q_lora_rank, MoE            -> stages_mla_lora_moe   (measured: Kimi-K2.5, mistral4; compute_mla.cpp)
+//   mla + recurrent kda layers, MoE         -> stages_mla_kda        (measured: kimi-linear, kimi-k3; compute_mla.cpp)
+//   any other mla layer                     -> stages_mla_moe        (measured: deepseek2 V2-Lite, no q_lora)
+//   indexer without mla, MoE                -> stages_msa            (measured: minimax-m3; compute_mla.cpp)
 //   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35, qwen3next)
 //   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
 //   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)
@@ -191,7 +195,16 @@ uint64_t ffn_largest(const model_desc & m, const compute_graph & g) {
 
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
     const detail::compute_graph g = detail::compute_graph_of(m, s, c);
-    if (m.count(layer_kind::mla) > 0) return detail::stages_mla_moe(m, g);
+    if (m.count(layer_kind::mla) > 0) {
+        // compressed queries + routed experts, no recurrent layers: compute_mla.cpp (with or without a DSA indexer)
+        if (m.q_lora_rank > 0 && detail::any_moe(m) && m.count(layer_kind::recurrent) == 0) {
+            return m.indexer_top_k > 0 ? detail::stages_mla_dsa(m, g) : detail::stages_mla_lora_moe(m, g);
+        }
+        if (m.rec_kind == recurrent_kind::kda && detail::any_moe(m)) return detail::stages_mla_kda(m, g);
+        return detail::stages_mla_moe(m, g);
+    }
+    // an indexer beside plain attention (MSA, llama_kv_cache_msa): compute_mla.cpp
+    if (detail::msa_indexer(m) && detail::any_moe(m)) return detail::stages_msa(m, g);
     if (m.count(layer_kind::recurrent) > 0) {
         switch (m.rec_kind) {
         case recurrent_kind::gated_deltanet: return detail::stages_gated_deltanet(m, g);

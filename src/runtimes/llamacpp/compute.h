@@ -59,6 +59,18 @@ uint64_t stages_dense(const model_desc & m, const compute_graph & g);
 uint64_t stages_windowed(const model_desc & m, const compute_graph & g);
 /// MLA attention with a K-only latent cache and MoE FFN (src/models/deepseek2.cpp).
 uint64_t stages_mla_moe(const model_desc & m, const compute_graph & g);
+/// MLA with compressed queries (q_lora_rank > 0) and MoE, no indexer (src/models/deepseek2.cpp: Kimi-K2.5,
+/// mistral4.cpp). compute_mla.cpp.
+uint64_t stages_mla_lora_moe(const model_desc & m, const compute_graph & g);
+/// MLA + MoE + DSA lightning indexer (src/models/deepseek32.cpp, glm-dsa.cpp). compute_mla.cpp.
+uint64_t stages_mla_dsa(const model_desc & m, const compute_graph & g);
+/// MLA + Kimi Delta Attention layers + MoE (src/models/kimi-linear.cpp, kimi-k3.cpp). compute_mla.cpp.
+uint64_t stages_mla_kda(const model_desc & m, const compute_graph & g);
+/// True for an MSA model: no MLA and no recurrent layers, full-attention layers with a ratio-1 indexer cache, no
+/// compressed cache (DeepSeek-V4's are not MSA). compute_mla.cpp.
+bool msa_indexer(const model_desc & m);
+/// MSA: GQA with indexer-selected blocks + MoE (src/models/minimax-m3.cpp). compute_mla.cpp.
+uint64_t stages_msa(const model_desc & m, const compute_graph & g);
 /// Gated DeltaNet layers + gated full attention (src/models/qwen35.cpp, src/models/delta-net-base.cpp).
 uint64_t stages_gated_deltanet(const model_desc & m, const compute_graph & g);
 /// Short-convolution layers + GQA (src/models/lfm2.cpp).
