@@ -50,6 +50,15 @@ export function predictVariant(flags) {
     return best;
 }
 
+/// The `--cpu-features` value kvfit is given for these /proc/cpuinfo flags: the flags its variant scoring reads
+/// (src/runtimes/llamacpp/cpu.cpp, the same table as FLAGS), comma-separated; "none" when there are none.
+export function kvfitCpuFeatures(flags) {
+    const read = new Set(Object.values(FLAGS).flat());
+    const list = [...flags].filter((f) => read.has(f));
+    if (!list.length) return "none";
+    return list.length === 1 ? `${list[0]},` : list.join(",");
+}
+
 /// This host: {model, cores, flags (Set), variant, score}.
 export function hostCpu() {
     let flags = new Set();
