@@ -35,7 +35,9 @@ export function renderReport(meta, rows) {
         `AMX flags: ${meta.cpu.amx_flags.length ? meta.cpu.amx_flags.join(" ") : "none"}); first CPU buffer type: ${(meta.preferred_buffer_types ?? []).join(", ") || "?"}; ` +
         `extra model buffers with real allocation: ${Object.keys(meta.extra_model_buffers ?? {}).length ? Object.entries(meta.extra_model_buffers).map(([b, l]) => `${b} (${l.join("; ")})`).join(", ") : "none"} ` +
         "— host-dependent, see docs/rules/llamacpp-cpu-repack.md");
-    if (meta.kvfit_cpu_features) out.push(`- kvfit told the CPU: \`--cpu-features ${meta.kvfit_cpu_features}\` (predicts libggml-cpu-${meta.kvfit_cpu_variant ?? "?"}; ` +
+    const loadedVariant = /^libggml-cpu-(.+)\.so$/.exec(meta.cpu_backend ?? "")?.[1];
+    if (meta.kvfit_cpu_features) out.push(`- kvfit told the CPU: \`--cpu-features ${meta.kvfit_cpu_features}\` (predicts libggml-cpu-${meta.kvfit_cpu_variant ?? "?"}` +
+        (loadedVariant && meta.kvfit_cpu_variant && loadedVariant !== meta.kvfit_cpu_variant ? `, **not the variant ggml loaded (${loadedVariant})**` : "") + "; " +
         "`alloc` rows with mmap, `no_alloc` rows with `--no-mmap`, as llama.cpp counts each)");
     out.push("- models: shape-exact GGUFs written by kvfit-gguf-write from tests/conformance/models.mjs and models_*.mjs (suite.mjs; published shapes, tensor data a " +
         "sparse hole, minimal SentencePiece vocabulary: v512, or the real vocabulary size)");

@@ -82,7 +82,7 @@ const std::vector<flag_spec> & llamacpp_flags() {
         // the CPU backend's extra weight buffers (AMX, CPU_REPACK): docs/rules/llamacpp-cpu-repack.md
         {"--cpu-features", "", "CPU of the host-resident weights (libggml-cpu variant, extra buffers AMX / CPU_REPACK): "
                                "auto (this machine), none, avx2, avx512, amx, a variant (haswell, zen4, ...) or "
-                               "/proc/cpuinfo flags; default assumed avx2 (the CLI detects without --gpu or with --gpu auto)",
+                               "/proc/cpuinfo flags; default assumed avx2 (--gpu auto and kvfit exec detect this machine)",
          t::text},
         {"--mmap", "", "memory-map the model file (llama.cpp's default)", t::boolean},
         {"--no-mmap", "", "read the model into allocated buffers: weights moved to AMX / CPU_REPACK counted once", t::boolean},
