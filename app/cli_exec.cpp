@@ -109,7 +109,8 @@ std::vector<device_spec> exec_gpus(const std::string & spec) {
 }
 
 int run_exec(const exec_options & o) {
-    const launch_command c = parse_launch_command(o.command);
+    launch_command c = parse_launch_command(o.command);
+    if (o.gpu == "auto") c.placement.cpu = detect_host_cpu(); // this machine: its libggml-cpu variant (llamacpp_cpu.h)
     if (c.runtime == launch_runtime::vllm) {
         fmt::print(stderr, "kvfit: vllm serve: not checked here (vllm plans: see kvfit --runtime vllm); running it\n");
         return run_command(c.argv);

@@ -116,6 +116,10 @@ int run(options & o) {
     if (o.check && o.req.gpu.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
     o.req.runtime = o.flags.runtime;
     o.req.flags = kvfit::cli::values_of(o.flags);
+    // planning for this machine (--gpu auto): llama.cpp's CPU backend variant from /proc/cpuinfo. Without it the plan is
+    // for any machine (the same as `kvfit serve` gives): the CPU is assumed, and a note says so where it matters.
+    if (o.req.runtime == "llama.cpp" && !o.req.flags.has("cpu_features") && o.req.gpu == "auto")
+        o.req.flags.set("cpu_features", "auto");
     const kvfit::plan_result r = kvfit::make_plan(
         o.req, [&](kvfit::warnings & warn) { return load(spec, o, warn); }, kvfit::cli::gpus_from_option);
     if (!o.chart.empty()) {

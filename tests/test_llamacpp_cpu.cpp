@@ -48,8 +48,20 @@ TEST(llamacpp_cpu, cpu_features_flag) {
         kvfit::parse_cpu_features("avx3");
         ADD_FAILURE();
     } catch (const kvfit::error & e) {
-        EXPECT_STREQ(e.what(), "--cpu-features 'avx3': expected none, avx2, avx512 or amx");
+        EXPECT_STREQ(e.what(), "--cpu-features 'avx3': expected auto, none, avx2, avx512, amx, a libggml-cpu variant "
+                               "(haswell, zen4, sapphirerapids, ...) or /proc/cpuinfo flags (fma,f16c,avx2,...)");
     }
+    // a variant by name, and /proc/cpuinfo flags scored as ggml scores its variants
+    EXPECT_EQ(kvfit::parse_cpu_features("icelake").variant, "icelake");
+    EXPECT_TRUE(kvfit::parse_cpu_features("icelake").avx512);
+    const auto listed = kvfit::parse_cpu_features("fma,sse4_2,avx,f16c,avx2,bmi2,avx512f,avx512dq,avx512cd,avx512bw,"
+                                                  "avx512vl,avx_vnni,avx512_bf16,avx512vbmi,avx512_vnni");
+    EXPECT_EQ(listed.variant, "zen4"); // this project's Intel Xeon host (no AMX)
+    EXPECT_EQ(listed.source, "--cpu-features");
+    EXPECT_EQ(kvfit::parse_cpu_features("fma f16c sse4_2 bmi2 avx avx2 avx_vnni").variant, "alderlake");
+    EXPECT_EQ(kvfit::parse_cpu_features("sse4_2,").variant, "sse42");
+    EXPECT_FALSE(kvfit::parse_cpu_features("x64").avx2);
+    EXPECT_EQ(kvfit::parse_cpu_features("auto"), kvfit::detect_host_cpu());
 }
 
 // Qwen3.5-9B: 24 Gated DeltaNet layers x {ssm_beta, ssm_alpha} F16 [4096, 32] go to AMX: 48 x 262,144 B.
@@ -122,4 +134,156 @@ TEST(llamacpp_cpu, detects_this_machine) {
     EXPECT_NE(std::find(known.begin(), known.end(), c.variant), known.end()) << c.variant;
     EXPECT_FALSE(c.source.empty());
 }
+} // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// Replay of real measurements on simulated hosts: tests/data/cpu/measured.jsonl holds the model buffers llama.cpp
+// (both releases) gave for tests/conformance/models_cpu.mjs's lfm2-1.2b-q4 (v512) with each libggml-cpu variant
+// that ggml loaded (zen4 on this project's Intel Xeon without AMX; haswell and x64 alone in the binaries directory:
+// tests/conformance/cpu_variant.mjs), with mmap, without it, and in no_alloc mode. The file is rebuilt here from its
+// spec (tests/data/cpu/lfm2-1.2b-q4_v512.json, written by tests/conformance/generate.mjs), and kvfit's plan must
+// give the same model buffers from the variant alone, whatever CPU runs this test.
+#include "kvfit/llamacpp.h"
+#include "kvfit/sources.h"
+#include "support/gguf_fixture.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+constexpr double k_mib = 1048576.0;
+
+// llama.cpp logs "<buffer> model buffer size = %8.2f MiB" of (float)bytes / 1024 / 1024
+bool same_mib(uint64_t bytes, double logged) { return std::fabs(float(float(bytes) / float(k_mib)) - logged) <= 0.005 + 1e-9; }
+
+TEST(llamacpp_cpu, replays_measured_variants) {
+    kvfit::test::scratch_dir dir("llamacpp_cpu_replay");
+    const std::string data = std::string(KVFIT_TEST_DATA) + "/cpu/";
+    const std::string gguf = dir.file("lfm2-1.2b-q4_v512.gguf");
+    const std::string cmd = std::string(KVFIT_GGUF_WRITE) + " " + data + "lfm2-1.2b-q4_v512.json " + gguf + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::load_model(gguf, warn);
+    std::ifstream in(data + "measured.jsonl");
+    size_t rows = 0;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty()) continue;
+        const auto row = nlohmann::json::parse(line);
+        const auto & meas = row["m"];
+        const std::string variant = meas["cpu_backend"].get<std::string>().substr(12); // libggml-cpu-<variant>.so
+        kvfit::flag_values f;
+        f.set("cpu_features", variant.substr(0, variant.size() - 3));
+        if (row["mode"] != "mmap") f.set("no_mmap", "true"); // no_alloc counts each buffer type's tensors once
+        if (row["release"] == "5b4ebc5") f.set("llamacpp_version", "5b4ebc5");
+        const kvfit::llamacpp_inputs fl = kvfit::parse_llamacpp_flags(f);
+        kvfit::llamacpp_settings s = fl.settings;
+        s.n_ctx = 4096;
+        const kvfit::llamacpp_plan p = kvfit::plan_llamacpp(m, s, fl.placement, {});
+        const std::string what = line.substr(0, 80);
+        const int64_t diff = int64_t(p.total.weights_bytes) - meas["model_bytes"].get<int64_t>();
+        EXPECT_TRUE(diff > -32 && diff < 32) << what << ": weights " << p.total.weights_bytes << " vs " << meas["model_bytes"];
+        const auto & b = meas["model_buffers"];
+        EXPECT_EQ(p.host_weights.repack_tensors > 0, b.contains("CPU_REPACK")) << what; // logged (0.00 in no_alloc) when used
+        if (row["mode"] != "--no-alloc") { // no_alloc logs 0.00 MiB per buffer (dummy buffers)
+            EXPECT_TRUE(same_mib(p.host_weights.repack_bytes, b.value("CPU_REPACK", 0.0))) << what << ": CPU_REPACK " << p.host_weights.repack_bytes;
+            const char * plain = row["mode"] == "mmap" ? "CPU_Mapped" : "CPU";
+            EXPECT_TRUE(same_mib(p.host_weights.mapped_bytes, b.value(plain, 0.0))) << what << ": " << plain << " " << p.host_weights.mapped_bytes;
+        }
+        ++rows;
+    }
+    EXPECT_EQ(rows, 18u); // 2 releases x 3 variants x 3 modes
+}
+
+// The tied output head: token_embd (GET_ROWS) stays in the plain buffer, its output-layer duplicate (MUL_MAT)
+// goes to CPU_REPACK as a tensor of its own (measured: 589,824 B of the 36,765,696 B CPU_REPACK of lfm2-1.2b-q4 v512
+// on zen4, in every mode); kept on the plain buffer it is the same tensor and adds nothing.
+TEST(llamacpp_cpu, tied_output_duplicate) {
+    const uint64_t emb = 2048ull * 512 / 32 * 18; // Q4_0 [2048, 512]: 589,824 B
+    kvfit::weight_tensor t{"token_embd.weight", ggml_type::q4_0, {2048, 512, 1, 1}, 0, emb, 0};
+    kvfit::weight_tensor o = t;
+    o.name = "output.weight";
+    o.layer = kvfit::weight_tensor::output;
+    o.duplicate = true;
+    kvfit::weight_tensor n{"blk.0.attn_norm.weight", ggml_type::f32, {2048, 1, 1, 1}, emb, 8192, 0};
+    const auto on = kvfit::llamacpp_cpu_weight_buffers({t, n, o}, zen4, true);
+    EXPECT_EQ(on.repack_bytes, emb);
+    EXPECT_EQ(on.mapped_bytes, emb + 8192);
+    const auto off = kvfit::llamacpp_cpu_weight_buffers({t, n, o}, kvfit::parse_cpu_features("none"), false);
+    EXPECT_EQ(off.total(), emb + 8192);
+}
+
+} // namespace
+
+namespace {
+
+kvfit::llamacpp_plan plan_with(const kvfit::model_desc & m, std::vector<std::pair<std::string, std::string>> flags,
+                               const std::vector<kvfit::device_spec> & gpus = {}) {
+    kvfit::flag_values f;
+    for (auto & [k, v] : flags) f.set(k, v);
+    const kvfit::llamacpp_inputs in = kvfit::parse_llamacpp_flags(f);
+    kvfit::llamacpp_settings s = in.settings;
+    s.n_ctx = 4096;
+    return kvfit::plan_llamacpp(m, s, in.placement, gpus);
+}
+
+// The Intel trial (a Xeon with AMX): every alloc row of Qwen3.5-9B v512 weighed 12,582,912 B more than planned and
+// Qwen3-Next-80B v512 9,437,184 B more; the no_alloc rows did not move. The plan reproduces both, and the GPU /
+// --no-host / --no-repack cases of make_cpu_buft_list.
+TEST(llamacpp_cpu, plans_the_amx_host_of_the_intel_trial) {
+    kvfit::warnings warn;
+    const std::string dir = std::string(KVFIT_SHARED_DIR) + "/reference/llamacpp/gguf/";
+    // (Qwen3-Next-80B's 9,437,184 B: tests/conformance, whose alloc rows are planned with the host's --cpu-features)
+    for (const auto & [file, excess] : {std::pair{"qwen35-9b_v512.gguf", 12582912ull}}) {
+        const kvfit::model_desc m = kvfit::load_model(dir + file, warn);
+        const uint64_t here = plan_with(m, {{"cpu_features", "zen4"}}).total.weights_bytes;
+        const auto amx = plan_with(m, {{"cpu_features", "amx"}});
+        EXPECT_EQ(amx.total.weights_bytes - here, excess) << file;
+        EXPECT_EQ(amx.host_weights.amx_bytes, excess) << file;
+        EXPECT_EQ(plan_with(m, {{"cpu_features", "amx"}, {"no_mmap", "true"}}).total.weights_bytes,
+                  plan_with(m, {{"cpu_features", "zen4"}, {"no_mmap", "true"}}).total.weights_bytes) << file;
+        EXPECT_EQ(plan_with(m, {{"cpu_features", "amx"}, {"no_repack", "true"}}).total.weights_bytes, here) << file;
+        // with a GPU the host buffer type comes first: the CPU layers' weights stay plain, unless --no-host
+        const std::vector<kvfit::device_spec> gpu = {{"GPU0", 80ull << 30, 9.0}};
+        const auto ngl0 = plan_with(m, {{"cpu_features", "amx"}, {"n_gpu_layers", "0"}}, gpu);
+        EXPECT_FALSE(ngl0.extra_buffers_used);
+        EXPECT_EQ(ngl0.host_weights.amx_bytes + ngl0.host_weights.repack_bytes, 0u);
+        const auto no_host = plan_with(m, {{"cpu_features", "amx"}, {"n_gpu_layers", "0"}, {"no_host", "true"}}, gpu);
+        EXPECT_EQ(no_host.host_weights.amx_bytes, excess) << file;
+        // all layers on the GPU: only the input layer is on the host, and it has no AMX weight
+        EXPECT_EQ(plan_with(m, {{"cpu_features", "amx"}, {"no_host", "true"}}, gpu).host_weights.amx_bytes, 0u) << file;
+    }
+}
+
+TEST(llamacpp_cpu, flags) {
+    const auto in = [](std::vector<std::pair<std::string, std::string>> flags) {
+        kvfit::flag_values f;
+        for (auto & [k, v] : flags) f.set(k, v);
+        return kvfit::parse_llamacpp_flags(f).placement;
+    };
+    EXPECT_TRUE(in({}).mmap);
+    EXPECT_EQ(in({}).cpu.source, "assumed");
+    EXPECT_EQ(in({}).cpu.variant, "haswell");
+    EXPECT_FALSE(in({{"no_mmap", "true"}}).mmap);
+    EXPECT_FALSE(in({{"load_mode", "none"}}).mmap);
+    EXPECT_FALSE(in({{"load_mode", "dio"}}).mmap);
+    EXPECT_TRUE(in({{"load_mode", "mmap+mlock"}}).mmap);
+    EXPECT_FALSE(in({{"no_repack", "true"}}).repack);
+    EXPECT_TRUE(in({{"no_host", "true"}}).no_host);
+    try {
+        in({{"load_mode", "fast"}});
+        ADD_FAILURE();
+    } catch (const kvfit::error & e) {
+        EXPECT_STREQ(e.what(), "--load-mode 'fast': expected auto, none, mmap, mlock, mmap+mlock or dio");
+    }
+    try {
+        in({{"mmap", "true"}, {"no_mmap", "true"}});
+        ADD_FAILURE();
+    } catch (const kvfit::error & e) {
+        EXPECT_STREQ(e.what(), "--mmap and --no-mmap: give one of them");
+    }
+}
+
 } // namespace

@@ -9,6 +9,7 @@
 /// (node-llama-cpp 3.22.1), both measured by the conformance suite (tests/conformance/); docs/llamacpp.md.
 
 #include "kvfit/ggml_type.h"
+#include "kvfit/llamacpp_cpu.h"
 #include "kvfit/model.h"
 #include "kvfit/runtime.h"
 
@@ -221,6 +222,17 @@ struct placement_settings {
     /// ("blk.<il>.ffn_up_exps.weight": moves the block's expert bytes) and on a representative non-expert
     /// name ("blk.<il>.attn_q.weight": moves the rest of the block). Only the CPU target is modelled.
     std::vector<std::string> override_tensor_cpu;
+    /// --cpu-features: the CPU the host-resident weights run on, which decides the libggml-cpu variant and its extra
+    /// buffer types (AMX, CPU_REPACK; llamacpp_cpu.h). Default: assumed AVX2 (llamacpp_cpu_assumed).
+    cpu_features cpu = llamacpp_cpu_assumed();
+    /// --mmap / --no-mmap / --load-mode: the file is memory-mapped (llama.cpp's default, load_mode auto / mmap).
+    /// With mmap the plain CPU weights are one mapped file range, so a weight moved into an extra buffer that lies
+    /// inside it is counted twice (llama_model::memory_breakdown).
+    bool mmap = true;
+    bool repack = true;  ///< --repack / --no-repack (-nr): llama.cpp's use_extra_bufts; false = no extra buffer
+    /// --no-host: no GPU host (pinned) buffer type ahead of the extra types. Without it, a plan with GPUs keeps its
+    /// host-resident weights in the host type (the plain CPU buffer under mmap): no extra buffer.
+    bool no_host = false;
 };
 
 /// Memory on one device (or the host) under a plan.
@@ -255,6 +267,13 @@ struct llamacpp_plan {
     std::vector<uint32_t> weight_device;
     /// Per block il: device of the block's routed-expert weights (the host under --cpu-moe, --n-cpu-moe, -ot).
     std::vector<uint32_t> expert_device;
+    /// The model buffers of the host-resident weights as llama.cpp's CPU backend allocates them (llamacpp_cpu.h),
+    /// when the model lists its tensors (a GGUF): plain (CPU_Mapped or CPU), AMX, CPU_REPACK. host_weights_exact
+    /// false: no tensor list, the host weights are the groups' bytes and no extra buffer is modelled.
+    cpu_weight_buffers host_weights;
+    bool host_weights_exact = false;
+    /// True when the CPU extra buffer types are in play: repack on, and no GPU (or --no-host).
+    bool extra_buffers_used = false;
     bool fits() const;                   ///< every GPU within capacity - margin
 };
 
@@ -264,6 +283,11 @@ struct llamacpp_plan {
 /// are split across GPUs by -ts proportions (upper_bound over cumulative fractions). KV and recurrent state
 /// live with their layer unless --no-kv-offload. The output buffer is host memory. The compute buffer is
 /// charged to every device that runs part of the graph (see llamacpp_compute_bytes).
+/// Host-resident weights of a model that lists its tensors (a GGUF) are placed tensor by tensor as llama.cpp's
+/// CPU backend does (llamacpp_cpu_weight_buffers with p.cpu and p.mmap; docs/rules/llamacpp-cpu-repack.md): the
+/// host's weights grow by what the extra buffers add over the plain buffer (with mmap, each moved weight inside the
+/// mapped range once more; AMX packing). Extra buffers apply without GPUs, or with --no-host, and not with
+/// --no-repack (llama-model.cpp make_cpu_buft_list: the GPU's host buffer type comes first).
 /// Throws kvfit::error for invalid settings (see llamacpp_context_size) or a -ts of the wrong length.
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                             const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes);
@@ -315,7 +339,8 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f);
 flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_settings & p, uint64_t margin_bytes);
 
 /// The llama.cpp flags: -c, -ctk, -ctv, -fa, -ub, -b, -np, --kv-unified, --swa-full, --mla-kv, --llamacpp-version,
-/// --margin, -ngl, --no-kv-offload, -ts, -ot, --cpu-moe, --n-cpu-moe.
+/// --margin, -ngl, --no-kv-offload, -ts, -ot, --cpu-moe, --n-cpu-moe, --cpu-features, --mmap, --no-mmap, --load-mode,
+/// --no-repack, --no-host.
 const std::vector<flag_spec> & llamacpp_flags();
 
 // ============================================================================================================

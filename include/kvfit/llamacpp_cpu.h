@@ -6,6 +6,7 @@
 /// (identical in llama.cpp 5b4ebc5 and v0.5.0 for x86-64).
 
 #include "kvfit/ggml_type.h"
+#include "kvfit/model.h"
 
 #include <cstdint>
 #include <string>
@@ -37,21 +38,25 @@ cpu_features cpu_features_from_flags(std::string_view flags, bool amx_granted);
 /// Source of `variant`: the scoring of ggml_backend_load_best (see cpu_features_from_flags).
 cpu_features detect_host_cpu();
 
-/// `--cpu-features` value: "auto" is not handled here; "none" (no AVX2: the x64/sse42 variants), "avx2", "avx512",
-/// "amx" (each implies the ones before). Throws kvfit::error "--cpu-features 'x': expected none, avx2, avx512 or amx".
+/// `--cpu-features` value (source "--cpu-features"):
+/// - "auto": this machine (detect_host_cpu);
+/// - "none" (the x64 variant: no AVX2, nothing repacked), "avx2" (haswell), "avx512" (zen4), "amx"
+///   (sapphirerapids with the tile state granted): each implies the ones before;
+/// - a libggml-cpu variant name: "haswell", "skylakex", "icelake", "zen4", "sapphirerapids", ...;
+/// - /proc/cpuinfo flags, separated by commas or spaces ("fma,f16c,sse4_2,bmi2,avx,avx2"), scored as
+///   cpu_features_from_flags does (amx_int8 in the list: the tile state is taken as granted).
+/// Throws kvfit::error "--cpu-features 'x': expected auto, none, avx2, avx512, amx, a libggml-cpu variant (haswell,
+/// zen4, sapphirerapids, ...) or /proc/cpuinfo flags (fma,f16c,avx2,...)" for a single unknown word.
 cpu_features parse_cpu_features(std::string_view text);
 
-/// One weight as llama.cpp's loader sees it: a GGUF tensor info. Shape ne[0..3] (ne[0] the row length), its offset in
-/// the data section of file `file` (shard index) and its bytes.
-struct weight_tensor {
-    std::string name;
-    ggml_type type = ggml_type::f32;
-    uint64_t ne[4] = {1, 1, 1, 1};
-    uint64_t offset = 0;
-    uint64_t bytes = 0;
-    uint32_t file = 0;
-    bool operator==(const weight_tensor &) const = default;
-};
+/// The extra buffer types of `cpu` in llama.cpp's order (ggml-cpu.cpp ggml_backend_cpu_get_extra_buffer_types):
+/// {"AMX", "CPU_REPACK"} with AMX, {"CPU_REPACK"} otherwise (every x86 variant registers it; without AVX2 it
+/// takes no x86 weight).
+std::vector<std::string> llamacpp_cpu_extra_buffer_types(const cpu_features & cpu);
+
+/// The CPU features assumed when nothing says which CPU runs the plan: AVX2 (the haswell variant; every x86-64
+/// server CPU since 2013, AMD EPYC Rome/Milan included), source "assumed".
+cpu_features llamacpp_cpu_assumed();
 
 /// Where a CPU-resident weight is allocated.
 enum class cpu_buffer : uint8_t { cpu, amx, repack };
@@ -78,12 +83,17 @@ uint64_t llamacpp_cpu_buffer_bytes(const weight_tensor & t, cpu_buffer b);
 ///   per file (so an extra-buffer weight lying between CPU weights is counted twice); without mmap the padded sum of
 ///   those weights;
 /// - amx, repack: the sums of llamacpp_cpu_buffer_bytes of the weights that moved.
+/// A `duplicate` (the tied output head) that stays in the plain buffer is the original tensor again and adds nothing;
+/// one that an extra type takes is a tensor of its own there (llama-model-loader.cpp create_tensor, TENSOR_DUPLICATED:
+/// a new tensor unless the original is in the same buffer type's context).
 /// Example (measured, LFM2-1.2B with two interior Q4_0 [2048, 8192] weights on an AVX2 host): repack 18,874,368 B, and
 /// the mmap total 18,874,368 B above the no-mmap one.
 struct cpu_weight_buffers {
     uint64_t mapped_bytes = 0; ///< "CPU_Mapped model buffer size" (mmap) or "CPU model buffer size" (no mmap)
     uint64_t amx_bytes = 0;    ///< "AMX model buffer size"
     uint64_t repack_bytes = 0; ///< "CPU_REPACK model buffer size"
+    uint32_t amx_tensors = 0;  ///< weights in the AMX buffer
+    uint32_t repack_tensors = 0; ///< weights in the CPU_REPACK buffer
     uint64_t total() const { return mapped_bytes + amx_bytes + repack_bytes; }
 };
 cpu_weight_buffers llamacpp_cpu_weight_buffers(const std::vector<weight_tensor> & tensors, const cpu_features & cpu,

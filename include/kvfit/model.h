@@ -6,6 +6,8 @@
 /// Modelled on llama_hparams (llama.cpp src/llama-hparams.h): scalars for what is the same on every layer,
 /// vectors of length n_layer for per-layer facts, and tiny const queries with an explicit layer index.
 
+#include "kvfit/ggml_type.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -108,6 +110,27 @@ struct weight_group {
     bool operator==(const weight_group &) const = default;
 };
 
+/// One weight tensor as a GGUF file records it (gguf_tensor_info): its type, shape and place in the file, and the
+/// block it belongs to. Runtimes that place weights tensor by tensor read these (llama.cpp's CPU extra buffers:
+/// llamacpp_cpu.h). Example: Qwen3.5-9B's {"blk.0.ssm_beta.weight", f16, {4096, 32, 1, 1}, offset, 262144, 0, 0}.
+struct weight_tensor {
+    /// `layer` of a tensor outside the blocks: the input layer (token / position / per-layer embeddings, and tensors
+    /// of no block, which llama.cpp's loader puts on the CPU with the input) and the output layer (output,
+    /// output_norm). llama.cpp: LLM_TENSOR_LAYER_INPUT / _OUTPUT (src/llama-arch.cpp).
+    static constexpr int32_t input = -1, output = -2;
+    std::string name;
+    ggml_type type = ggml_type::f32;
+    uint64_t ne[4] = {1, 1, 1, 1}; ///< shape, ne[0] the row length (GGUF order)
+    uint64_t offset = 0;           ///< offset in its file's data section, bytes
+    uint64_t bytes = 0;            ///< ggml_nbytes: its data, unpadded
+    uint32_t file = 0;             ///< shard index
+    int32_t layer = input;         ///< block index ("blk.N."; >= n_layer for MTP/NextN blocks), input or output
+    /// A runtime's second use of another tensor's bytes (llama.cpp's tied output head: token_embd created again with
+    /// TENSOR_DUPLICATED). Sources never set it.
+    bool duplicate = false;
+    bool operator==(const weight_tensor &) const = default;
+};
+
 /// Weights split by placement, as llama.cpp places them (src/llama-model.cpp load_tensors):
 /// the token embedding always stays on the CPU, each block goes where -ngl puts it, the output head
 /// (and output norm) is the "extra" layer offloaded first. A tied output (no output.weight tensor)
@@ -123,6 +146,9 @@ struct model_weights {
     weight_group mtp;                   ///< MTP / NextN prediction blocks: reported apart and NOT in the totals,
                                         ///< since llama.cpp 5b4ebc5 does not load them (measured: qwen35-9b-mtp1's
                                         ///< model buffer lacks blk.32) and published parameter counts exclude them
+    /// Every tensor of a GGUF source, in file order (shard by shard); empty for every other source (config.json,
+    /// catalog, safetensors: no GGUF types to place). The groups above are sums over these.
+    std::vector<weight_tensor> tensors;
     bool exact = false;                 ///< bytes read from a file (GGUF/safetensors) rather than estimated
     std::string format;                 ///< weight format label: "gguf", "bf16", "q4_k_m", "given", ...
 

@@ -101,7 +101,16 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         else if (is_one_of(flag, {"-nkvo", "--no-kv-offload"})) p.no_kv_offload = true;
         else if (is_one_of(flag, {"-kvu", "--kv-unified"})) s.kv_unified = true;
         else if (flag == "--swa-full") s.swa_full = true;
-        else if (flag == "--no-mmap") c.no_mmap = true;
+        else if (flag == "--no-mmap" || flag == "--mmap") {
+            p.mmap = flag == "--mmap";
+            c.no_mmap = !p.mmap;
+        } else if (is_one_of(flag, {"-lm", "--load-mode"})) { // common/arg.cpp: none and dio do not map the file
+            const std::string v = take();
+            p.mmap = !(v == "none" || v == "mlock" || v == "dio");
+            c.no_mmap = !p.mmap;
+        } else if (is_one_of(flag, {"-nr", "--no-repack"})) p.repack = false;
+        else if (flag == "--repack") p.repack = true;
+        else if (flag == "--no-host") p.no_host = true;
         else if (is_one_of(flag, {"-fit", "--fit"})) c.fit = take();
         else if (harmless_with_value(flag)) take();
         else if (harmless_flag(flag)) {

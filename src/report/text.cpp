@@ -233,6 +233,17 @@ std::string render_llamacpp_text(const plan_result & r) {
     } else {
         out += "; pass --weights FORMAT or --weights-size SIZE for their bytes\n";
     }
+    // llama.cpp's CPU backend moved host-resident weights into an extra buffer (AMX, CPU_REPACK): name the buffers
+    if (d.contains("cpu_backend") && flag(d["cpu_backend"], "modelled") && d["cpu_backend"]["model_buffers"].size() > 1) {
+        const auto & c = d["cpu_backend"];
+        std::string bufs;
+        for (const auto & b : c["model_buffers"]) {
+            bufs += fmt::format("{}{} {}", bufs.empty() ? "" : " + ", str(b, "name"), human_bytes(u64(b, "bytes")));
+        }
+        out += fmt::format("  host model buffers on libggml-cpu-{} ({}{}): {}{}\n", str(c, "variant"), str(c, "source"),
+                           flag(c, "assumed") ? "; --cpu-features names the CPU" : "", bufs,
+                           flag(c, "mmap") ? " (mmap: the moved weights also stay in the mapped range)" : "");
+    }
     if (!r.target.gpus.empty()) render_fit(out, r);
     out += "\nUnits: GiB = 2^30 bytes, MiB = 2^20 bytes, KiB = 2^10 bytes.\n";
     return out;

@@ -153,20 +153,26 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, bool mtp
     auto & w = m.weights;
     w.layers.assign(m.n_layer, weight_group{});
     bool has_output = false;
-    for (const auto & f : shards) {
-        for (const auto & t : f.tensors()) {
+    w.tensors.clear();
+    for (uint32_t file = 0; file < shards.size(); ++file) {
+        for (const auto & t : shards[file].tensors()) {
             weight_group * g = &w.other;
+            int32_t layer = weight_tensor::input;
             if (const auto il = block_index(t.name)) {
                 g = *il < m.n_layer ? &w.layers[*il] : &w.mtp; // blocks past n_layer are NextN/MTP
                 // loaded although its block is not (arch flag mtp_probs_b): with the tensors of no block
                 if (*il >= m.n_layer && mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.other;
+                layer = int32_t(std::min<uint32_t>(*il, INT32_MAX));
             } else if (starts_with(t.name, "token_embd") || starts_with(t.name, "position_embd") ||
                        starts_with(t.name, "per_layer_token_embd")) {
                 g = &w.token_embd;
             } else if (starts_with(t.name, "output.") || starts_with(t.name, "output_norm")) {
                 g = &w.output;
+                layer = weight_tensor::output;
                 has_output |= starts_with(t.name, "output.weight");
             }
+            w.tensors.push_back({std::string(t.name), t.type, {t.ne[0], t.ne[1], t.ne[2], t.ne[3]}, t.offset, t.bytes,
+                                 file, layer});
             g->n_params += t.n_elements;
             g->bytes += t.bytes;
             if (t.name.find("_exps") != std::string_view::npos) {

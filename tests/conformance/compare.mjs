@@ -46,6 +46,7 @@ export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
         return finish(checks);
     }
 
+    const predDoc = pred;
     pred = figures(pred);
     // context size
     checks.push(check("n_ctx", pred.n_ctx === meas.n_ctx && pred.n_ctx_seq === meas.n_ctx_seq,
@@ -117,8 +118,12 @@ export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
     // tensors are counted twice, docs/rules/llamacpp-cpu-repack.md; the check itself is unchanged)
     const wDiff = pred.buffers.weights_bytes - model.model_bytes;
     const extra = Object.entries(model.model_buffers ?? {}).filter(([b, mib]) => !/^CPU(_Mapped)?$/.test(b) && mib > 0);
+    // kvfit's host model buffers (detail.cpu_backend: the CPU it was told, --cpu-features) beside the logged ones
+    const cpuPred = predDoc.detail?.cpu_backend;
+    const kvfitBufs = cpuPred?.model_buffers?.length > 1
+        ? `; kvfit (libggml-cpu-${cpuPred.variant}): ${cpuPred.model_buffers.map((b) => `${b.name} ${asLogged(b.bytes).toFixed(2)} MiB`).join(", ")}` : "";
     checks.push(check("weights", Math.abs(wDiff) < 32, pred.buffers.weights_bytes, model.model_bytes, wDiff,
-        extra.length ? `model buffers logged: ${Object.entries(model.model_buffers).map(([b, mib]) => `${b} ${mib.toFixed(2)} MiB`).join(", ")}` : ""));
+        (extra.length ? `model buffers logged: ${Object.entries(model.model_buffers).map(([b, mib]) => `${b} ${mib.toFixed(2)} MiB`).join(", ")}` : "") + kvfitBufs));
     return finish(checks);
 }
 

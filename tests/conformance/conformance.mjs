@@ -15,7 +15,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { ALL_MODELS as MODELS, modelsFor } from "./suite.mjs";
 import { RELEASES, checkRelease, defaultRelease } from "./releases.mjs";
-import { hostCpu } from "./cpu.mjs";
+import { hostCpu, kvfitCpuFeatures } from "./cpu.mjs";
 import { generate, SMALL_VOCAB, defaultGgufWrite } from "./generate.mjs";
 import { smallVocabCases, realVocabCases, measureAllocated } from "./matrix.mjs";
 import { Harness, bundledRelease } from "./measure.mjs";
@@ -37,6 +37,10 @@ const resultsFile = opt("--results", path.join(root, `build/conformance/results-
 const threads = Number(opt("--threads", "2"));
 const noAllocOnly = flag("--no-alloc-only");
 const passRules = process.env.KVFIT_PASS_RULES !== "0"; // kvfit predicts the release measured (KVFIT_PASS_RULES=0: its default)
+// The CPU the weights are measured on (the host's /proc/cpuinfo flags that decide ggml's CPU variant, cpu.mjs), so kvfit
+// predicts the extra buffers (AMX, CPU_REPACK) of that host. --cpu-features X: another CPU (with a runtime that loads
+// that variant: cpu_variant.mjs and $CONFORMANCE_NODE_MODULES).
+const cpuFeatures = opt("--cpu-features", kvfitCpuFeatures(hostCpu().flags));
 for (const id of args) if (!MODELS[id]) { console.error(`unknown model '${id}' (known: ${Object.keys(MODELS).join(", ")})`); process.exit(2); }
 const notForRelease = args.filter((id) => !MODELS[id].releases.includes(release));
 if (notForRelease.length) console.error(`release ${release}: skipping ${notForRelease.join(", ")} (releases: ${notForRelease.map((id) => MODELS[id].releases.join("/")).join(", ")})`);
@@ -44,11 +48,14 @@ const ids = args.length ? args.filter((id) => MODELS[id].releases.includes(relea
 
 const settingsOf = (c) => `c${c.n_ctx} np${c.n_seq} fa${c.flash_attn ? 1 : 0} ${c.type_k}/${c.type_v} ub${c.n_ubatch}${c.swa_full ? " swa_full" : ""}`;
 
-/// kvfit's prediction for a case: {pred} or {rc, error}.
-function predict(gguf, c) {
+/// kvfit's prediction for a case: {pred} or {rc, error}. mode "alloc": a real load with mmap (node-llama-cpp's
+/// default); "no_alloc": llama.cpp sizes each buffer type's tensors once, as a load without mmap allocates them, so
+/// kvfit is told --no-mmap (docs/rules/llamacpp-cpu-repack.md, "What the model memory breakdown counts").
+function predict(gguf, c, mode) {
     const argv = [gguf, "-c", String(c.n_ctx), "-np", String(c.n_seq), "-ctk", c.type_k, "-ctv", c.type_v,
         "-fa", c.flash_attn ? "on" : "off", "-ub", String(c.n_ubatch), "-b", String(c.n_ubatch), ...(c.swa_full ? ["--swa-full"] : []),
-        ...(passRules ? ["--llamacpp-version", release] : []), "--json"];
+        ...(passRules ? ["--llamacpp-version", release] : []), "--cpu-features", cpuFeatures,
+        ...(mode === "no_alloc" ? ["--no-mmap"] : []), "--json"];
     const r = spawnSync(kvfit, argv, { encoding: "utf8" });
     if (r.status === 0) return { pred: JSON.parse(r.stdout), rc: 0, command: `kvfit ${argv.slice(1).join(" ")}` };
     return { pred: null, rc: r.status, error: (r.stderr || r.error?.message || "").trim(), command: `kvfit ${argv.slice(1).join(" ")}` };
@@ -65,7 +72,7 @@ async function main() {
     }
     const preferred = new Set(), extraBuffers = {};
     const rows = [];
-    let kvfitRules = null;
+    let kvfitRules = null, kvfitCpu = null;
     const log = (s) => process.stderr.write(s + "\n");
 
     for (const id of ids) {
@@ -76,8 +83,11 @@ async function main() {
         for (const v of variants) {
             const tm = performance.now();
             const gguf = generate(id, v.n_vocab, modelsDir, ggufWrite);
-            const preds = v.cases.map((c) => predict(gguf, c));
+            const predsOf = { no_alloc: v.cases.map((c) => predict(gguf, c, "no_alloc")) };
+            if (!noAllocOnly && v.n_vocab === SMALL_VOCAB) predsOf.alloc = v.cases.map((c) => predict(gguf, c, "alloc"));
+            const preds = predsOf.alloc ?? predsOf.no_alloc;
             kvfitRules ??= preds.find((p) => p.pred)?.pred.rules ?? null;
+            kvfitCpu ??= preds.find((p) => p.pred)?.pred.detail?.cpu_backend ?? null;
             // real allocation: small cases of the small-vocabulary files that llama.cpp accepted in no_alloc mode
             // (each such load reads the whole file once: MAP_POPULATE)
             const accepted = new Set();
@@ -95,16 +105,17 @@ async function main() {
                 }
                 if (!m.ok) {
                     for (const i of which) rows.push({ id, name: MODELS[id].name, n_vocab: v.n_vocab, mode, settings: settingsOf(v.cases[i]),
-                        case: v.cases[i], command: preds[i].command, pass: false,
+                        case: v.cases[i], command: predsOf[mode][i].command, pass: false,
                         checks: [{ name: "load", pass: false, pred: "", meas: `${m.error}: ${m.log_tail.slice(-3).join(" | ")}`, diff: null, note: "" }] });
                     continue;
                 }
+                const mp = predsOf[mode];
                 for (const i of which) {
                     const c = v.cases[i];
                     const meas = await h.measureContext(m.addon, c);
                     if (meas.ok) accepted.add(i);
-                    const res = compareCase({ c, pred: preds[i].pred, rc: preds[i].rc, kvfitError: preds[i].error, meas, model: m.info, mode });
-                    rows.push({ id, name: MODELS[id].name, n_vocab: v.n_vocab, mode, settings: settingsOf(c), case: c, command: preds[i].command, ...res,
+                    const res = compareCase({ c, pred: mp[i].pred, rc: mp[i].rc, kvfitError: mp[i].error, meas, model: m.info, mode });
+                    rows.push({ id, name: MODELS[id].name, n_vocab: v.n_vocab, mode, settings: settingsOf(c), case: c, command: mp[i].command, ...res,
                         ctx_cpuRam_bytes: meas.ctx_cpuRam_bytes ?? null, graph_nodes: meas.graph_nodes ?? null });
                 }
                 await h.disposeModel(m.addon);
@@ -122,6 +133,7 @@ async function main() {
         cpu: { model: cpu.model, cores: cpu.cores, variant_from_flags: cpu.variant, score: cpu.score,
             amx_flags: [...cpu.flags].filter((f) => f.startsWith("amx")), avx512_flags: [...cpu.flags].filter((f) => f.startsWith("avx512")) },
         cpu_backend: h.cpuBackend, preferred_buffer_types: [...preferred], extra_model_buffers: extraBuffers,
+        kvfit_cpu_features: cpuFeatures, kvfit_cpu_variant: kvfitCpu?.variant ?? null,
         models: ids, compute_tolerance: COMPUTE_TOLERANCE, kvfit_rules: kvfitRules, kvfit_pass_rules: passRules, threads };
     fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
     fs.writeFileSync(resultsFile, JSON.stringify({ meta, rows }, null, 1));

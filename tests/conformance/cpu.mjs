@@ -50,6 +50,15 @@ export function predictVariant(flags) {
     return best;
 }
 
+/// The `--cpu-features` value kvfit is given for these /proc/cpuinfo flags: the flags its variant scoring reads
+/// (src/runtimes/llamacpp/cpu.cpp, the same table as FLAGS), comma-separated; "none" when there are none.
+export function kvfitCpuFeatures(flags) {
+    const read = new Set(Object.values(FLAGS).flat());
+    const list = [...flags].filter((f) => read.has(f));
+    if (!list.length) return "none";
+    return list.length === 1 ? `${list[0]},` : list.join(",");
+}
+
 /// This host: {model, cores, flags (Set), variant, score}.
 export function hostCpu() {
     let flags = new Set();
@@ -140,13 +149,25 @@ export function predictExtra(tensors, variant, { alignment = 32, amxReady = true
         offs += pad(nb ?? 0, alignment);
         return r;
     });
+    // a tied output head (no output.weight) is token_embd created again for the output layer (TENSOR_DUPLICATED,
+    // tested as LLM_TENSOR_OUTPUT, op MUL_MAT): a tensor of its own only when an extra type takes it
+    const dups = [];
+    const emb = placed.find((x) => x.name === "token_embd.weight");
+    if (emb && !placed.some((x) => x.name === "output.weight")) {
+        const o = { ...emb, name: "output.weight", op: "MUL_MAT", buft: "CPU", duplicate: true };
+        for (const b of list) {
+            if (b === "AMX" && amxTakes(o, o.op)) { o.buft = b; break; }
+            if (b === "CPU_REPACK" && repackTakes(o, o.op, feats)) { o.buft = b; break; }
+        }
+        if (o.buft !== "CPU") dups.push(o);
+    }
     const buffers = {};
     let noAllocDelta = 0;
-    for (const t of placed.filter((x) => x.buft !== "CPU")) {
+    for (const t of [...placed.filter((x) => x.buft !== "CPU"), ...dups]) {
         const size = pad(t.buft === "AMX" ? amxBytes(t) : t.nbytes, 32); // TENSOR_ALIGNMENT
         buffers[t.buft] ??= { tensors: 0, bytes: 0, names: [] };
         buffers[t.buft].tensors++; buffers[t.buft].bytes += size; buffers[t.buft].names.push(t.name);
-        noAllocDelta += size - pad(t.nbytes, 32);
+        noAllocDelta += t.duplicate ? size : size - pad(t.nbytes, 32); // a duplicate adds its whole extra copy
     }
     // mapped range of the CPU tensors: [min offs, max offs + nbytes) (llama-model-loader.cpp get_mapping_range)
     const cpu = placed.filter((x) => x.buft === "CPU");

@@ -29,8 +29,12 @@ export function checkRelease(id) {
     return id;
 }
 
-/// releases/<id>/node_modules
-export function runtimeModules(id) { return path.join(here, "releases", checkRelease(id), "node_modules"); }
+/// releases/<id>/node_modules, or $CONFORMANCE_NODE_MODULES when set: another install of the same pinned version
+/// (cpu_variant.mjs makes one whose bins hold a single libggml-cpu variant, to measure another host's CPU backend).
+export function runtimeModules(id) {
+    checkRelease(id);
+    return process.env.CONFORMANCE_NODE_MODULES || path.join(here, "releases", id, "node_modules");
+}
 
 /// The installed node-llama-cpp package directory of release id (throws when missing or not the pinned version).
 export function runtimePackageDir(id) {

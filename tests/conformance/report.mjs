@@ -35,6 +35,10 @@ export function renderReport(meta, rows) {
         `AMX flags: ${meta.cpu.amx_flags.length ? meta.cpu.amx_flags.join(" ") : "none"}); first CPU buffer type: ${(meta.preferred_buffer_types ?? []).join(", ") || "?"}; ` +
         `extra model buffers with real allocation: ${Object.keys(meta.extra_model_buffers ?? {}).length ? Object.entries(meta.extra_model_buffers).map(([b, l]) => `${b} (${l.join("; ")})`).join(", ") : "none"} ` +
         "— host-dependent, see docs/rules/llamacpp-cpu-repack.md");
+    const loadedVariant = /^libggml-cpu-(.+)\.so$/.exec(meta.cpu_backend ?? "")?.[1];
+    if (meta.kvfit_cpu_features) out.push(`- kvfit told the CPU: \`--cpu-features ${meta.kvfit_cpu_features}\` (predicts libggml-cpu-${meta.kvfit_cpu_variant ?? "?"}` +
+        (loadedVariant && meta.kvfit_cpu_variant && loadedVariant !== meta.kvfit_cpu_variant ? `, **not the variant ggml loaded (${loadedVariant})**` : "") + "; " +
+        "`alloc` rows with mmap, `no_alloc` rows with `--no-mmap`, as llama.cpp counts each)");
     out.push("- models: shape-exact GGUFs written by kvfit-gguf-write from tests/conformance/models.mjs and models_*.mjs (suite.mjs; published shapes, tensor data a " +
         "sparse hole, minimal SentencePiece vocabulary: v512, or the real vocabulary size)");
     out.push("");
@@ -145,7 +149,8 @@ export function renderIndex(entries, { date, host, seconds }) {
     out.push("");
     out.push("The weights of an `alloc` row depend on the host CPU: on a CPU whose libggml-cpu variant has extra buffer types " +
         "that take some of the model's weight types (AMX on Intel Xeon with AMX; CPU_REPACK for q4_0/q4_K/iq4_nl/mxfp4/q2_K), " +
-        "llama.cpp copies those weights into the extra buffer while the mmap'd file stays counted (docs/rules/llamacpp-cpu-repack.md).");
+        "llama.cpp copies those weights into the extra buffer while the mmap'd file stays counted (docs/rules/llamacpp-cpu-repack.md). " +
+        "The suite passes the host's CPU flags to kvfit (`--cpu-features`, from tests/conformance/cpu.mjs), which places those weights as llama.cpp does.");
     out.push("");
     return out.join("\n");
 }

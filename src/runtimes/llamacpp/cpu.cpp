@@ -151,17 +151,44 @@ cpu_features cpu_features_from_flags(std::string_view flags, bool amx_granted) {
 }
 
 cpu_features parse_cpu_features(std::string_view text) {
+    if (text == "auto") return detect_host_cpu();
     const std::pair<std::string_view, std::string_view> names[] = {
         {"none", "x64"}, {"avx2", "haswell"}, {"avx512", "zen4"}, {"amx", "sapphirerapids"}};
-    for (const auto & entry : names) {  // not a structured binding: clang 14 cannot capture one in a lambda
-        const std::string_view name = entry.first, v = entry.second;
-        if (text != name) continue;
-        const auto it = std::find_if(k_variants.begin(), k_variants.end(), [&](const variant & x) { return x.name == v; });
+    std::string_view variant_name = text;
+    for (const auto & [name, v] : names) {
+        if (text == name) variant_name = v;
+    }
+    const auto it = std::find_if(k_variants.begin(), k_variants.end(), [&](const variant & x) { return x.name == variant_name; });
+    if (it != k_variants.end()) {
         cpu_features c = from_variant(*it, true);
         c.source = "--cpu-features";
         return c;
     }
-    throw error(fmt::format("--cpu-features '{}': expected none, avx2, avx512 or amx", text));
+    // a list of /proc/cpuinfo flags: at least two words, each of [a-z0-9_]
+    const bool list = text.find_first_of(", ") != std::string_view::npos &&
+                      std::all_of(text.begin(), text.end(), [](char ch) {
+                          return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == ',' || ch == ' ';
+                      });
+    if (!list) {
+        throw error(fmt::format("--cpu-features '{}': expected auto, none, avx2, avx512, amx, a libggml-cpu variant "
+                                "(haswell, zen4, sapphirerapids, ...) or /proc/cpuinfo flags (fma,f16c,avx2,...)", text));
+    }
+    std::string flags(text);
+    std::replace(flags.begin(), flags.end(), ',', ' ');
+    cpu_features c = cpu_features_from_flags(flags, true);
+    c.source = "--cpu-features";
+    return c;
+}
+
+std::vector<std::string> llamacpp_cpu_extra_buffer_types(const cpu_features & cpu) {
+    if (cpu.amx) return {"AMX", "CPU_REPACK"};
+    return {"CPU_REPACK"};
+}
+
+cpu_features llamacpp_cpu_assumed() {
+    cpu_features c;
+    c.source = "assumed";
+    return c;
 }
 
 const char * cpu_buffer_name(cpu_buffer b) {
@@ -207,9 +234,15 @@ cpu_weight_buffers llamacpp_cpu_weight_buffers(const std::vector<weight_tensor> 
     std::map<uint32_t, std::pair<uint64_t, uint64_t>> range; // file -> [min offset, max end) of the plain-CPU weights
     for (const auto & t : tensors) {
         const cpu_buffer b = llamacpp_cpu_buffer_of(t, cpu);
-        if (b == cpu_buffer::amx) out.amx_bytes += llamacpp_cpu_buffer_bytes(t, b);
-        if (b == cpu_buffer::repack) out.repack_bytes += llamacpp_cpu_buffer_bytes(t, b);
-        if (b != cpu_buffer::cpu) continue;
+        if (b == cpu_buffer::amx) {
+            out.amx_bytes += llamacpp_cpu_buffer_bytes(t, b);
+            ++out.amx_tensors;
+        }
+        if (b == cpu_buffer::repack) {
+            out.repack_bytes += llamacpp_cpu_buffer_bytes(t, b);
+            ++out.repack_tensors;
+        }
+        if (b != cpu_buffer::cpu || t.duplicate) continue; // a duplicate in the plain buffer reuses the original
         if (!mmap) {
             out.mapped_bytes += pad32(t.bytes);
             continue;

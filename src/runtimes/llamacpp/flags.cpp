@@ -79,6 +79,16 @@ const std::vector<flag_spec> & llamacpp_flags() {
         {"--override-tensor", "-ot", "PATTERN=CPU keeps matching tensors in host memory (repeatable)", t::list},
         {"--cpu-moe", "-cmoe", "keep all MoE expert weights on the CPU", t::boolean},
         {"--n-cpu-moe", "-ncmoe", "keep the experts of the first N layers on the CPU", t::count},
+        // the CPU backend's extra weight buffers (AMX, CPU_REPACK): docs/rules/llamacpp-cpu-repack.md
+        {"--cpu-features", "", "CPU of the host-resident weights (libggml-cpu variant, extra buffers AMX / CPU_REPACK): "
+                               "auto (this machine), none, avx2, avx512, amx, a variant (haswell, zen4, ...) or "
+                               "/proc/cpuinfo flags; default assumed avx2 (--gpu auto and kvfit exec detect this machine)",
+         t::text},
+        {"--mmap", "", "memory-map the model file (llama.cpp's default)", t::boolean},
+        {"--no-mmap", "", "read the model into allocated buffers: weights moved to AMX / CPU_REPACK counted once", t::boolean},
+        {"--load-mode", "-lm", "auto, none, mmap, mlock, mmap+mlock or dio (none and dio: no mmap)", t::text},
+        {"--no-repack", "-nr", "no CPU extra buffer types (AMX, CPU_REPACK)", t::boolean},
+        {"--no-host", "", "with GPUs: no host buffer type, so host-resident weights may go to AMX / CPU_REPACK", t::boolean},
     };
     return v;
 }
@@ -142,6 +152,19 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
         if (!pattern) throw error(fmt::format("-ot '{}': only the CPU target is modelled", rule));
         p.override_tensor_cpu.push_back(*pattern);
     }
+    if (given(f, "cpu_features")) p.cpu = parse_cpu_features(f.text("cpu_features"));
+    if (f.boolean("mmap") && f.boolean("no_mmap")) throw error("--mmap and --no-mmap: give one of them");
+    if (f.boolean("no_mmap")) p.mmap = false;
+    if (given(f, "load_mode")) {
+        // common/arg.cpp --load-mode; llama-model-loader.cpp: use_mmap for auto, mmap and mmap+mlock
+        const std::string lm = f.text("load_mode");
+        if (lm == "auto" || lm == "mmap" || lm == "mmap+mlock") p.mmap = !f.boolean("no_mmap");
+        else if (lm == "none" || lm == "mlock" || lm == "dio") p.mmap = false;
+        else throw error(fmt::format("--load-mode '{}': expected auto, none, mmap, mlock, mmap+mlock or dio", lm));
+        if (f.boolean("mmap") && !p.mmap) throw error(fmt::format("--mmap and --load-mode {}: give one of them", lm));
+    }
+    p.repack = !f.boolean("no_repack");
+    p.no_host = f.boolean("no_host");
     if (given(f, "margin")) in.margin_bytes = parse_size(f.text("margin"));
     return in;
 }
@@ -170,6 +193,10 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     for (const auto & pattern : p.override_tensor_cpu) f.add("override_tensor", pattern + "=CPU");
     if (p.cpu_moe) f.set("cpu_moe", "true");
     if (p.n_cpu_moe) f.set("n_cpu_moe", std::to_string(p.n_cpu_moe));
+    if (p.cpu.source != "assumed") f.set("cpu_features", p.cpu.variant);
+    if (!p.mmap) f.set("no_mmap", "true");
+    if (!p.repack) f.set("no_repack", "true");
+    if (p.no_host) f.set("no_host", "true");
     return f;
 }
 

@@ -71,6 +71,38 @@ bool block_on_cpu(const placement_settings & p, uint32_t il) {
     return matches_override(p, fmt::format("blk.{}.attn_q.weight", il));
 }
 
+// The tensors llama.cpp keeps in host memory under this placement: the input layer, the blocks and the output layer
+// -ngl leaves on the CPU, and the expert / other tensors of offloaded blocks that --cpu-moe, --n-cpu-moe or -ot move
+// (by the same representative names as the byte sums above). MTP/NextN blocks are not placed (not in the totals).
+std::vector<weight_tensor> host_tensors(const model_desc & m, const placement_settings & p, const std::vector<int> & dev,
+                                        uint32_t n_layer_all) {
+    std::vector<weight_tensor> out;
+    for (const auto & t : m.weights.tensors) {
+        bool host = false;
+        if (t.layer == weight_tensor::input) host = true;
+        else if (t.layer == weight_tensor::output) host = dev[n_layer_all] < 0;
+        else if (uint32_t(t.layer) < m.n_layer) {
+            const uint32_t il = uint32_t(t.layer);
+            const bool expert = t.name.find("_exps") != std::string::npos;
+            host = dev[il] < 0 || (expert ? experts_on_cpu(p, il) : block_on_cpu(p, il));
+        }
+        if (host) out.push_back(t);
+    }
+    // a tied output head is token_embd loaded again as the output layer's MUL_MAT weight (TENSOR_DUPLICATED: the
+    // loader's buft_for_tensor tests it as LLM_TENSOR_OUTPUT, llama-model-loader.cpp:1166)
+    if (m.tied_embeddings && dev[n_layer_all] < 0) {
+        for (const auto & t : m.weights.tensors) {
+            if (t.name != "token_embd.weight") continue;
+            weight_tensor o = t;
+            o.name = "output.weight";
+            o.layer = weight_tensor::output;
+            o.duplicate = true;
+            out.push_back(o);
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
@@ -133,6 +165,19 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     device_usage & out_dev = at(dev[n_layer_all]);
     out_dev.used.weights_bytes += m.weights.output.bytes;
     out_dev.has_output = true;
+
+    // host weights tensor by tensor: what the CPU backend's extra buffers add over the plain buffer
+    if (!m.weights.tensors.empty()) {
+        const std::vector<weight_tensor> on_host = host_tensors(m, p, dev, n_layer_all);
+        plan.extra_buffers_used = p.repack && (gpus.empty() || p.no_host);
+        cpu_features plain = p.cpu;
+        plain.avx2 = plain.avx512 = plain.amx = false; // no weight moves
+        const cpu_weight_buffers base = llamacpp_cpu_weight_buffers(on_host, plain, p.mmap);
+        plan.host_weights = plan.extra_buffers_used ? llamacpp_cpu_weight_buffers(on_host, p.cpu, p.mmap) : base;
+        plan.host_weights_exact = true;
+        // the groups' sums stay the figure when nothing moves (each tensor unpadded); the moves add their difference
+        host.used.weights_bytes += plan.host_weights.total() - base.total();
+    }
     host.used.output_bytes = llamacpp_output_bytes(m, plan.ctx);
 
     // The scheduler reserves a compute buffer on every backend that runs part of the graph.

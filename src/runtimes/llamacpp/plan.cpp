@@ -55,7 +55,49 @@ json settings_json(const llamacpp_inputs & in) {
     j["override_tensor_cpu"] = p.override_tensor_cpu;
     j["cpu_moe"] = p.cpu_moe;
     j["n_cpu_moe"] = p.n_cpu_moe;
+    // as given, so the settings do not depend on the machine: "auto", a variant, or "assumed" (detail.cpu_backend)
+    j["cpu_features"] = p.cpu.source.rfind("this machine", 0) == 0 ? "auto" : p.cpu.source == "--cpu-features" ? p.cpu.variant : "assumed";
+    j["mmap"] = p.mmap;
+    j["repack"] = p.repack;
+    j["no_host"] = p.no_host;
     return j;
+}
+
+std::string c_features(const cpu_features & c) { return c.amx ? "AMX" : c.avx512 ? "AVX-512" : c.avx2 ? "AVX2" : "no AVX2"; }
+
+std::string mib(uint64_t bytes) { return fmt::format("{:.2f} MiB", double(bytes) / 1048576.0); }
+
+// The host's model buffers by llama.cpp's names, as its log prints them ("CPU_Mapped model buffer size = ...").
+json cpu_backend_json(const model_desc & m, const llamacpp_plan & p) {
+    const cpu_features & c = p.placement.cpu;
+    json j;
+    j["modelled"] = p.host_weights_exact;
+    if (!p.host_weights_exact) return j; // no tensor list (config.json, catalog): the CPU does not enter the plan
+    j["variant"] = c.variant;
+    j["source"] = c.source;
+    j["assumed"] = c.source.rfind("assumed", 0) == 0;
+    j["features"] = {{"avx2", c.avx2}, {"avx512", c.avx512}, {"amx", c.amx}};
+    j["extra_buffer_types"] = p.extra_buffers_used ? json(llamacpp_cpu_extra_buffer_types(c)) : json::array();
+    j["mmap"] = p.placement.mmap;
+    const cpu_weight_buffers & w = p.host_weights;
+    json buffers = json::array();
+    buffers.push_back({{"name", p.placement.mmap ? "CPU_Mapped" : "CPU"}, {"bytes", w.mapped_bytes}});
+    if (w.amx_tensors) buffers.push_back({{"name", "AMX"}, {"bytes", w.amx_bytes}, {"n_tensors", w.amx_tensors}});
+    if (w.repack_tensors) buffers.push_back({{"name", "CPU_REPACK"}, {"bytes", w.repack_bytes}, {"n_tensors", w.repack_tensors}});
+    j["model_buffers"] = buffers;
+    (void)m;
+    return j;
+}
+
+// "CPU_Mapped 205.29 MiB + CPU_REPACK 18.00 MiB (libggml-cpu-zen4, this machine (/proc/cpuinfo))": only when a weight
+// moved to an extra buffer.
+std::string host_weights_what(const llamacpp_plan & p) {
+    const cpu_weight_buffers & w = p.host_weights;
+    if (!p.host_weights_exact || w.amx_tensors + w.repack_tensors == 0) return "";
+    std::string out = fmt::format("{} {}", p.placement.mmap ? "CPU_Mapped" : "CPU", mib(w.mapped_bytes));
+    if (w.amx_tensors) out += fmt::format(" + AMX {}", mib(w.amx_bytes));
+    if (w.repack_tensors) out += fmt::format(" + CPU_REPACK {}", mib(w.repack_bytes));
+    return out + fmt::format(" (libggml-cpu-{}, {})", p.placement.cpu.variant, p.placement.cpu.source);
 }
 
 // The largest weight size that fits the GPUs at this plan's context: every GPU's room after the margin plus its
@@ -149,6 +191,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         dp.buffers = {make_buffer("weights", u.weights_bytes, !m.weights.exact), make_buffer("kv", u.kv_bytes),
                       make_buffer("state", u.state_bytes), make_buffer("output", u.output_bytes),
                       make_buffer("compute", u.compute_bytes)};
+        if (d.is_host) dp.buffers[0].what = host_weights_what(p);
         r.devices.push_back(std::move(dp));
         if (d.has_output) output_device = uint32_t(i);
     }
@@ -173,6 +216,14 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     d["output_device"] = output_device;
     d["recurrent"] = {{"n_layer", p.rs.n_layer}, {"n_seq", p.rs.n_seq}, {"r_bytes", p.rs.r_bytes},
                       {"s_bytes", p.rs.s_bytes}, {"comp_bytes", p.rs.comp_bytes}};
+    d["cpu_backend"] = cpu_backend_json(m, p);
+    if (p.host_weights_exact && p.extra_buffers_used && p.placement.cpu.source.rfind("assumed", 0) == 0 &&
+        p.host_weights.amx_tensors + p.host_weights.repack_tensors > 0) {
+        r.notes.push_back(fmt::format("CPU assumed: {} (libggml-cpu-{}); its extra buffers hold {} of the host's weights: "
+                                      "pass --cpu-features for the CPU that runs them (auto: this machine)",
+                                      c_features(p.placement.cpu), p.placement.cpu.variant,
+                                      mib(p.host_weights.amx_bytes + p.host_weights.repack_bytes)));
+    }
     r.detail = std::move(d);
     return r;
 }
@@ -201,6 +252,9 @@ std::string llama_server_command(const model_desc & m, const llamacpp_settings &
     if (p.cpu_moe) cmd += " --cpu-moe";
     if (p.n_cpu_moe) cmd += fmt::format(" --n-cpu-moe {}", p.n_cpu_moe);
     if (p.no_kv_offload) cmd += " --no-kv-offload";
+    if (!p.mmap) cmd += " --load-mode none"; // both releases (5b4ebc5's --no-mmap is deprecated, v0.5.0 has none)
+    if (!p.repack) cmd += " --no-repack";
+    if (p.no_host) cmd += " --no-host";
     cmd += " --fit off"; // the plan fixes every setting; llama.cpp's own --fit would otherwise change them
     return cmd;
 }
