@@ -21,15 +21,20 @@ for a in "$@"; do
 done
 all=(gguf safetensors hf_config llamacpp_log http_request hub_listing)
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
-build=fuzz/build
-san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DKVFIT_BUILD_FUZZ=ON -DKVFIT_BUILD_TESTS=OFF -DCMAKE_CXX_FLAGS="$san" >/dev/null
+# $FUZZ_BUILD: an existing clang build configured with KVFIT_BUILD_FUZZ=ON and the library instrumented with
+# -fsanitize=fuzzer-no-link,address,undefined (scripts/test.sh passes its sanitizer build, so CI compiles the
+# library once for both); otherwise fuzz/build is configured here.
+build=${FUZZ_BUILD:-fuzz/build}
+if [[ -z "${FUZZ_BUILD:-}" ]]; then
+  san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DKVFIT_BUILD_FUZZ=ON -DKVFIT_BUILD_TESTS=OFF -DCMAKE_CXX_FLAGS="$san" >/dev/null
+fi
 exes=()
 for t in "${targets[@]}"; do exes+=("fuzz_$t"); done
 [[ " ${targets[*]} " == *" gguf "* ]] && exes+=(fuzz_gguf_seeds)
 [[ " ${targets[*]} " == *" safetensors "* ]] && exes+=(fuzz_safetensors_seeds)
-ninja -j2 -C "$build" "${exes[@]}"
+ninja -j "$(nproc)" -C "$build" "${exes[@]}"
 mkdir -p "$build/artifacts"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
