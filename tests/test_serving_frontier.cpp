@@ -8,6 +8,7 @@
 #include "kvfit/sources.h"
 #include "kvfit/vllm.h"
 #include "runtimes/common/quant.h"
+#include "runtimes/common/torch.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -274,6 +275,22 @@ TEST(vllm_frontier, mamba_blocks_check_as_vllm) {
     s.enforce_eager = true;
     s.max_num_seqs = 1024;
     EXPECT_TRUE(kvfit::plan_vllm(m, s, {"RTX 3090", 24 * GiB}, 8.6).fits());
+}
+
+// KDA state (RULES §1.2): Kimi-Linear-48B-A3B shapes, 32 heads of 128, kernel 4: conv bf16, temporal always fp32.
+TEST(vllm_frontier, kda_state_shapes) {
+    kvfit::model_desc m;
+    m.rec_kind = kvfit::recurrent_kind::kda;
+    m.ssm_d_conv = 4;
+    m.ssm_n_head = 32;
+    m.ssm_head_dim = 128;
+    uint64_t conv = 0, ssm = 0;
+    kvfit::detail::recurrent_state_bytes(m, 1, 2, 2, conv, ssm);
+    EXPECT_EQ(conv, 3u * 3 * 32 * 128 * 2); // 73,728
+    EXPECT_EQ(ssm, 32u * 128 * 128 * 4);    // 2,097,152 (fp32 whatever the SSM dtype)
+    kvfit::detail::recurrent_state_bytes(m, 4, 2, 2, conv, ssm);
+    EXPECT_EQ(conv, 3u * 3 * 8 * 128 * 2);
+    EXPECT_EQ(ssm, 8u * 128 * 128 * 4);
 }
 
 // §7.1: the KV-too-small message as v2026 vLLM prints it.

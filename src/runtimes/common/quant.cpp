@@ -123,12 +123,12 @@ rank_weight_bytes quant_rank_weights(const model_desc & m, uint32_t tp, uint32_t
             if (ql > 0) { // fused_qkv_a_proj (q_a_proj + kv_a_proj_with_mqa), disable_tp: replicated
                 b += linear_bytes(c, ql + kl + m.n_rot_mla, H, split::replicated, !skipped(a + "q_a_proj"), 2);
                 b += linear_bytes(c, h * qk, ql, split::column, !skipped(a + "q_b_proj"));
-                counted += (ql + kl + m.n_rot_mla) * H + h * qk * ql;
+                counted += (ql + kl + m.n_rot_mla) * H + h * qk * ql + ql + kl;
                 replicated += ql + kl; // q_a_layernorm, kv_a_layernorm
             } else {
                 b += linear_bytes(c, h * qk, H, split::column, !skipped(a + "q_proj"));
                 b += linear_bytes(c, kl + m.n_rot_mla, H, split::replicated, !skipped(a + "kv_a_proj_with_mqa"));
-                counted += h * qk * H + (kl + m.n_rot_mla) * H;
+                counted += h * qk * H + (kl + m.n_rot_mla) * H + kl;
                 replicated += kl;
             }
             b += linear_bytes(c, h * (m.head_dim_qk_nope + m.head_dim_v_mla), kl, split::column, !skipped(a + "kv_b_proj"));
