@@ -232,6 +232,14 @@ TEST(vllm_frontier, gemma4_groups_and_hybrid_manager_off) {
     EXPECT_EQ(p.page_bytes, 131072u);
     EXPECT_EQ(p.block_bytes, 655360u);
     EXPECT_EQ(p.per_request_blocks, 11077u);
+    s.tp = 8; // V8: 8 SWA heads over 8 ranks, 2 global heads replicated: page 32,768, SWA block 32, full 16
+    const auto tp8 = kvfit::plan_vllm(m, s, {"H100 SXM", 81559 * MiB}, 9.0);
+    EXPECT_EQ(tp8.page_bytes, 32768u);
+    EXPECT_EQ(tp8.block_bytes, 163840u);
+    EXPECT_EQ(tp8.groups.front().block_size, 32u);
+    EXPECT_EQ(tp8.groups.back().block_size, 16u);
+    EXPECT_EQ(tp8.per_request_blocks, 17829u);
+    s.tp = 1;
     s.disable_hybrid_kv_cache_manager = true;
     const auto off = kvfit::plan_vllm(m, s, {"H100 SXM", 81559 * MiB}, 9.0);
     ASSERT_EQ(off.groups.size(), 1u);
@@ -250,6 +258,10 @@ TEST(vllm_frontier, mimo_v2_groups) {
     EXPECT_EQ(p.group_size, 9u);
     EXPECT_EQ(p.block_bytes, 737280u);
     EXPECT_TRUE(has(p.notes, "Add 6 padding layers, may waste at most 15.38% KV cache memory"));
+    s.tp = 8; // 4 full KV heads replicated to 1 per rank: both pages 640 B per token, block 16
+    const auto tp8 = kvfit::plan_vllm(m, s, {"H100 SXM", 81559 * MiB}, 9.0);
+    EXPECT_EQ(tp8.page_bytes, 10240u);
+    EXPECT_EQ(tp8.block_bytes, 92160u);
 }
 
 // V11, V12 (§7.2): max_num_seqs against the pool's blocks, vLLM's text, not under --enforce-eager.
