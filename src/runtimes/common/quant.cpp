@@ -251,7 +251,7 @@ std::string apply_quant_weights(model_desc & m, const quant_target & t) {
     w.output.bytes = m.tied_embeddings ? 0 : last.total;
     w.exact = false;
     w.format = m.quant.label;
-    return fmt::format("weights sized from the checkpoint's quantization_config ({}{}{}), linear by linear as vLLM's "
+    return fmt::format("weights sized from the checkpoint's quantization_config ({}{}{}), linear by linear as vLLM's and SGLang's "
                        "create_weights allocates them", m.quant.label,
                        m.quant.ignore.empty() ? "" : fmt::format("; not converted: {}", fmt::join(m.quant.ignore, ", ")),
                        s == 2 && m.dtype.empty() ? "; unquantized parts in bfloat16" : "");
