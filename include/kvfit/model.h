@@ -166,6 +166,26 @@ struct model_weights {
 /// the count. Readers refuse more: "key 'num_hidden_layers': 200000 exceeds the limit 4096".
 inline constexpr uint32_t max_n_layer = 4096;
 
+/// The checkpoint's quantization, from config.json's quantization_config (or a runtime's --quantization): what the
+/// serving runtimes (vLLM, SGLang) create per linear layer (src/runtimes/common/quant.cpp). method "" = unquantized.
+/// DeepSeek-V3: {fp8, block 128x128}; gpt-oss: {mxfp4, ignore [model.layers.*.self_attn, ...]}.
+struct weight_quant {
+    std::string method;          ///< vLLM's name: "fp8", "mxfp4", "nvfp4", "gptq", "awq", "compressed-tensors"; "" none
+    std::string label;           ///< weights.format label: "fp8-block128", "mxfp4", "nvfp4", "gptq-int4", ...
+    uint32_t bits = 0;           ///< bits per quantized weight
+    uint32_t group_size = 0;     ///< GPTQ/AWQ/compressed-tensors group (128); NVFP4 16; MXFP4 32; 0 per channel
+    uint32_t block_n = 0, block_k = 0; ///< fp8 weight_block_size; 0 = per-tensor (or per-channel: per_channel)
+    bool per_channel = false;    ///< compressed-tensors fp8 strategy "channel": one fp32 scale per output row
+    bool static_input_scale = false; ///< fp8 activation_scheme "static": an fp32 input_scale per linear
+    bool zero_point = false;     ///< GPTQ/AWQ qzeros; compressed-tensors asymmetric (symmetric: false)
+    bool experts_only = false;   ///< MXFP4 in vLLM/SGLang: only the routed experts are quantized
+    std::string expert_method;   ///< the routed experts' own format when it differs ("mxfp4": DeepSeek-V4's
+                                 ///< expert_dtype fp4 beside fp8 blocks); "" = method
+    bool lm_head = false;        ///< the LM head is quantized too (GPTQ lm_head, compressed-tensors without it ignored)
+    std::vector<std::string> ignore; ///< modules_to_not_convert / ignore / ignored_layers, as written
+    bool operator==(const weight_quant &) const = default;
+};
+
 /// The model description. Per-layer vectors all have length n_layer; layer index `il` is explicit in every
 /// query. MTP / NextN prediction layers are not part of n_layer (llama.cpp does not cache them).
 struct model_desc {
@@ -195,6 +215,20 @@ struct model_desc {
     /// HF `dtype` / `torch_dtype` ("bfloat16", "float16", "float32"); empty when the source does not say.
     /// vLLM's `--dtype auto` and `--kv-cache-dtype auto` resolve to it (serving runtimes only).
     std::string dtype;
+
+    /// The checkpoint's quantization_config (method "" when none): serving runtimes size the weights from it.
+    weight_quant quant;
+    /// What the per-block parameter counts include, so a serving runtime can split them per linear layer
+    /// (src/runtimes/common/quant.cpp): biases, gates, sinks (fp32 in vLLM), router biases. From the HF config.
+    struct param_parts {
+        bool qkv_bias = false, o_bias = false; ///< attention projection biases (attention_bias)
+        bool attn_gate = false;                ///< q_proj doubled by an output gate (Qwen3-Next, Qwen3.5)
+        bool sinks = false;                    ///< one sink per query head (gpt-oss), fp32 in vLLM
+        bool router_bias = false;              ///< router Linear bias (gpt-oss)
+        bool score_bias = false;               ///< e_score_correction_bias per expert, fp32 (DeepSeek noaux_tc)
+        bool expert_bias = false;              ///< routed experts' biases (gpt-oss)
+        bool operator==(const param_parts &) const = default;
+    } parts;
 
     // --- per-layer shape (length n_layer) ----------------------------------------------------------
     /// The caches layer il keeps, in order (attention first, then indexer / compressed, then states); empty for a

@@ -40,8 +40,10 @@ struct ollama_plan {
     llamacpp_settings llama;           ///< -c num_ctx x num_parallel, -np, cache types, -fa
     llamacpp_plan plan;                ///< kvfit's llama.cpp plan of that launch (after --fit lowers -ngl)
     bool all_on_gpu = false;           ///< every layer and the output on the GPUs (no CPU spill)
+    bool cpu_only = false;             ///< no GPU given: Ollama runs every layer on the CPU, in host RAM
     std::vector<std::string> notes, warnings;
-    bool fits() const { return plan.fits() && all_on_gpu; }
+    /// With GPUs: every layer on them; without: the CPU plan (host RAM is not bounded here, its size is reported).
+    bool fits() const { return plan.fits() && (all_on_gpu || cpu_only); }
 };
 
 /// Ollama's families whose parallel slots are forced to 1 (server/sched.go), keyed on the GGUF

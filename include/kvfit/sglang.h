@@ -16,13 +16,15 @@ namespace kvfit {
 
 /// `python -m sglang.launch_server` arguments (sglang/srt/server_args.py spelling).
 struct sglang_settings {
-    double mem_fraction_static = 0;     ///< --mem-fraction-static; 0 = 0.85 (kvfit's stand-in: SGLang picks it
-                                        ///< from GPU memory and TP in server_args, not read)
+    double mem_fraction_static = 0;     ///< --mem-fraction-static; 0 = SGLang's default from GPU memory, TP, DP
+                                        ///< attention (server_args._handle_gpu_memory_settings, sglang_default_fraction)
     uint32_t tp = 1;                    ///< --tp
+    uint32_t dp = 1;                    ///< --dp: replicas (router), or attention DP ranks with enable_dp_attention
+    bool enable_dp_attention = false;   ///< --enable-dp-attention: attention at tp/dp, each rank its own KV pool
     uint64_t context_length = 0;        ///< --context-length; 0 = n_ctx_train
     uint32_t max_running_requests = 0;  ///< --max-running-requests; 0 = SGLang's default
-    std::string kv_cache_dtype = "auto";///< --kv-cache-dtype: auto, fp8_e4m3, fp8_e5m2
-    uint32_t page_size = 1;             ///< --page-size
+    std::string kv_cache_dtype = "auto";///< --kv-cache-dtype: auto, bf16/bfloat16, fp8_e4m3, fp8_e5m2
+    uint32_t page_size = 0;             ///< --page-size; 0 = 1, or 64 for DSA models (the NSA backends)
     double mamba_full_memory_ratio = 0.9; ///< --mamba-full-memory-ratio
     uint32_t max_mamba_cache_size = 0;  ///< --max-mamba-cache-size; 0 = from the ratio
     bool disable_radix_cache = false;   ///< --disable-radix-cache
@@ -35,7 +37,10 @@ struct sglang_plan {
     sglang_settings settings;
     uint64_t weights_bytes = 0;        ///< per rank
     int64_t rest_bytes = 0;            ///< pre_free x fraction - weights: the static pool budget
-    uint64_t cell_bytes = 0;           ///< KV bytes per token (cell_size) per rank
+    uint64_t cell_bytes = 0;           ///< KV bytes per token (cell_size) per rank: the budget's figure
+    uint64_t alloc_bytes_per_token = 0;///< KV bytes the pool allocates per token per rank (DSA: 656 + 132 per layer
+                                       ///< in fp8, above the budget's 576 + 132; else = cell_bytes)
+    std::string kv_dtype;              ///< the KV dtype after SGLang's defaults ("bfloat16", "fp8_e4m3")
     uint64_t mamba_bytes_per_request = 0; ///< all recurrent layers, one request, per rank
     uint64_t mamba_slots = 0;          ///< max_mamba_cache_size
     uint64_t kv_pool_bytes = 0;        ///< the part of rest for KV
@@ -45,6 +50,12 @@ struct sglang_plan {
     std::vector<std::string> errors, warnings, notes;
     bool fits() const { return errors.empty(); }
 };
+
+/// SGLang's default --mem-fraction-static for a GPU of `gpu_bytes` (server_args._handle_gpu_memory_settings; see
+/// docs/rules/sglang-frontier.md §2): round((mem - reserved) / mem, 3), reserved in MiB = 512 + 1.5 x
+/// max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + tp/8 x 1024 (+ DP attention terms), at least 10240 above
+/// 60 GiB. H100 80 GB (81,559 MiB) TP 1: 0.835; H200 TP 8: 0.897; B200 TP 8 DP 8 with DP attention: 0.751.
+double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention);
 
 /// Plan SGLang on `gpu`. Throws kvfit::error for a fraction outside (0, 1), tp not dividing the heads, an
 /// unknown kv-cache dtype.

@@ -38,6 +38,20 @@ using warnings = std::vector<std::string>;
 /// which layers slide or are chunked. Nested keys are spelled "text_config.x" or "block_configs[3].attention.x".
 model_desc model_from_hf_config(std::string_view json_text, std::string_view where, warnings & warn);
 
+/// The quantization_config of a config.json text (top level or text_config), as vLLM reads it
+/// (vllm/model_executor/layers/quantization/<method>.py from_config): fp8 (weight_block_size, activation_scheme,
+/// ignored_layers / modules_to_not_convert), mxfp4 (modules_to_not_convert; experts only), modelopt / modelopt_fp4
+/// (quant_algo NVFP4 or FP8, group_size, exclude_modules), gptq (bits, group_size, lm_head), awq (bits / w_bit,
+/// group_size / q_group_size, zero_point, modules_to_not_convert), compressed-tensors (the first config_groups
+/// entry's weights: num_bits, type, strategy, group_size, symmetric, block_structure; ignore). None: method "".
+/// A method kvfit does not size appends a warning and returns method "".
+weight_quant weight_quant_from_config(std::string_view config_json, std::string_view where, warnings & warn);
+
+/// vLLM's `--quantization` names (and --weights): fp8 (dynamic per-tensor), fp8-block (128x128), nvfp4 (group 16),
+/// mxfp4 (experts only, group 32), gptq / awq / int4 (4 bits, group 128), int8 (gptq 8 bits). Empty method when
+/// the name is not one of them.
+weight_quant weight_quant_from_name(std::string_view name);
+
 // --- GGUF (src/sources/gguf.cpp) ------------------------------------------------------------------------
 
 /// Build a model description from a GGUF file (any shard of a split model: the others are found beside it).

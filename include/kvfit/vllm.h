@@ -42,6 +42,11 @@ struct vllm_settings {
     double gpu_memory_utilization = 0;    ///< --gpu-memory-utilization; 0 = 0.92 (v2026) or 0.9 (v2025)
     uint64_t kv_cache_memory_bytes = 0;   ///< --kv-cache-memory-bytes per GPU; replaces the budget when set
     std::string kv_cache_dtype = "auto";  ///< --kv-cache-dtype (vllm_kv_cache_dtypes())
+    /// --quantization / -q: fp8, nvfp4, mxfp4, awq, gptq (and awq_marlin, gptq_marlin, modelopt, modelopt_fp4,
+    /// compressed-tensors); "" = the checkpoint's quantization_config. A method other than the config's is vLLM's
+    /// ValueError (ModelConfig._verify_quantization); fp8 on an unquantized checkpoint is online per-tensor fp8.
+    std::string quantization;
+    bool disable_hybrid_kv_cache_manager = false; ///< --disable-hybrid-kv-cache-manager: every layer at full length
     uint32_t block_size = 0;              ///< --block-size, tokens; 0 = 16 (hybrids are re-aligned, RULES §1.3)
     uint32_t max_num_seqs = 0;            ///< --max-num-seqs; 0 = get_batch_defaults (256 or 1024)
     uint32_t max_num_batched_tokens = 0;  ///< --max-num-batched-tokens; 0 = get_batch_defaults (2048 or 8192)

@@ -329,6 +329,12 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     detail::lay_out_ffn(cfg, b);
     detail::build_caches(b);
     detail::count_params(b);
+    {
+        const detail::param_flags & f = b.flags;
+        b.m.parts = {f.qkv_bias, f.o_bias, f.attn_gate, std::find(b.sinks.begin(), b.sinks.end(), 1) != b.sinks.end(),
+                     f.router_bias && b.m.n_expert > 0, f.score_bias && b.m.n_expert > 0, f.expert_bias && b.m.n_expert > 0};
+    }
+    b.m.quant = weight_quant_from_config(json_text, where, warn);
     b.m.gguf_architecture = gguf_arch_of(b.row, b.m);
     if (b.row == nullptr) {
         std::string listed;

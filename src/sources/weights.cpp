@@ -73,10 +73,23 @@ const std::vector<weight_format> & weight_formats() { return k_formats; }
 void apply_weight_format(model_desc & m, std::string_view format, bool force) {
     const auto it = std::find_if(k_formats.begin(), k_formats.end(),
                                  [&](const weight_format & f) { return detail::iequals(f.name, format); });
+    // vLLM's --quantization names (fp8, nvfp4, mxfp4, awq, gptq, int4): the serving runtimes size them linear by
+    // linear from m.quant (src/runtimes/common/quant.cpp); here every group gets the format's average size.
+    if (const weight_quant q = weight_quant_from_name(format); !q.method.empty()) {
+        if (m.weights.exact && !force) return;
+        if (m.quant.method != q.method) m.quant = q;
+        const double bpw = it != k_formats.end() ? it->bits_per_weight
+                         : q.method == "fp8" ? 8.0 : q.method == "nvfp4" ? 4.5 : q.bits + 16.0 / 128 + q.bits / 128.0;
+        for_each_group(m.weights, [&](weight_group & g) { set_bytes(g, bpw); });
+        m.weights.exact = false;
+        m.weights.format = std::string(format);
+        return;
+    }
     if (it == k_formats.end()) {
         std::string names;
         for (const auto & f : k_formats) names += (names.empty() ? "" : ", ") + std::string(f.name);
-        throw error(fmt::format("unknown weight format '{}' (known: {})", format, names));
+        throw error(fmt::format("unknown weight format '{}' (known: {}; and vLLM's fp8, fp8-block, nvfp4, awq, gptq, int4, int8)",
+                                format, names));
     }
     if (m.weights.exact && !force) return;
     for_each_group(m.weights, [&](weight_group & g) { set_bytes(g, it->bits_per_weight); });

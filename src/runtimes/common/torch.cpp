@@ -37,6 +37,11 @@ void recurrent_state_bytes(const model_desc & m, uint32_t tp_, uint32_t conv_s, 
         conv = k1 * ((m.ssm_d_inner ? m.ssm_d_inner : m.n_embd) / tp);
         ssm = 0;
         break;
+    case recurrent_kind::kda: // MambaStateShapeCalculator.kda_state_shape: conv (k-1) x (H D + 2 H_k D_k)/tp with
+                              // H_k = H, D_k = D; temporal (H/tp) x D x D, always fp32 (RULES §1.2)
+        conv = k1 * (3ull * m.ssm_n_head * m.ssm_head_dim / tp) * conv_s;
+        ssm = uint64_t(m.ssm_n_head / tp) * m.ssm_head_dim * m.ssm_head_dim * 4;
+        return;
     default:
         throw error(fmt::format("recurrent layers of kind {} are not modelled for serving runtimes",
                                 recurrent_kind_name(m.rec_kind)));

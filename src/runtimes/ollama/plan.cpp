@@ -55,7 +55,31 @@ const char * flash_attn_name(flash_attn_mode m) {
     return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
 }
 
-std::string ollama_command(const std::string & model_ref, const ollama_plan & p) {
+// What a Modelfile's FROM takes (ollama docs/modelfile.md, docs/import.md): a GGUF file path, a Safetensors model
+// folder, hf.co/<org>/<name>[:QUANT] for a GGUF repository on the Hub, or an Ollama library name. A catalog model or
+// a config.json has no GGUF: the line names the GGUF the user converts or downloads, and a comment says so.
+std::string modelfile_from(const model_desc & m) {
+    const bool gguf = m.weights.format == "gguf";
+    if (m.source.starts_with("hf:")) {
+        std::string id = m.source.substr(3);
+        std::string selector;
+        if (const size_t colon = id.find(':'); colon != std::string::npos) selector = id.substr(colon + 1), id.resize(colon);
+        if (const size_t at = id.find('@'); at != std::string::npos) id.resize(at);
+        if (gguf) {
+            const bool quant = !selector.empty() && !selector.ends_with(".gguf") && selector.find('/') == std::string::npos;
+            return fmt::format("FROM hf.co/{}{}\n", id, quant ? ":" + selector : "");
+        }
+        return fmt::format("# a Safetensors folder: huggingface-cli download {0} --local-dir ./{1}\nFROM ./{1}\n", id,
+                           id.substr(id.find('/') + 1));
+    }
+    if (gguf) return fmt::format("FROM {}\n", m.source);
+    if (m.source != "catalog" && m.weights.exact) return fmt::format("FROM {}\n", detail::launch_model_ref(m)); // a folder
+    const std::string hub = detail::launch_model_ref(m);
+    return fmt::format("# a GGUF of {0} (convert it, or download one): Ollama's FROM takes a GGUF file, a Safetensors "
+                       "folder or hf.co/<org>/<name>:QUANT\nFROM ./{1}.gguf\n", hub, m.name);
+}
+
+std::string ollama_command(const model_desc & m, const ollama_plan & p) {
     std::string env = fmt::format("OLLAMA_NUM_PARALLEL={} OLLAMA_KV_CACHE_TYPE={}", p.num_parallel,
                                   ggml_traits(p.cache_type).name);
     if (p.flash_attn != flash_attn_mode::automatic) {
@@ -63,7 +87,7 @@ std::string ollama_command(const std::string & model_ref, const ollama_plan & p)
     }
     if (p.settings.gpu_overhead_bytes) env += fmt::format(" OLLAMA_GPU_OVERHEAD={}", p.settings.gpu_overhead_bytes);
     std::string out = fmt::format("# server environment\n{} ollama serve\n", env);
-    out += fmt::format("# Modelfile\nFROM {}\nPARAMETER num_ctx {}\n", model_ref, p.num_ctx);
+    out += fmt::format("# Modelfile\n{}PARAMETER num_ctx {}\n", modelfile_from(m), p.num_ctx);
     out += fmt::format("# what Ollama starts underneath\nllama-server -c {} -np {} --flash-attn {}", p.llama.n_ctx,
                        p.num_parallel, flash_attn_name(p.flash_attn));
     if (p.cache_type != ggml_type::f16) {
@@ -85,7 +109,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.fits = p.fits();
     r.warnings = p.warnings;
     r.notes = p.notes;
-    r.launch = ollama_command(detail::launch_model_ref(m), p);
+    r.launch = ollama_command(m, p);
     json d;
     d["num_ctx"] = p.num_ctx;
     d["num_ctx_from"] = p.num_ctx_from;
@@ -97,6 +121,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     d["mmproj_offload"] = p.mmproj_offload;
     d["n_gpu_layers"] = p.plan.n_gpu_layers;
     d["all_on_gpu"] = p.all_on_gpu;
+    d["cpu_only"] = p.cpu_only;
     d["llama_server"] = std::move(r.detail);
     r.detail = std::move(d);
     return r;

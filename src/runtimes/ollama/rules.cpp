@@ -119,9 +119,15 @@ ollama_plan plan_ollama(const model_desc & m, const ollama_settings & s, const s
     }
     if (s.mmproj_bytes > 0 && !p.mmproj_offload) p.notes.push_back("projector kept on the CPU (--no-mmproj-offload)");
     p.all_on_gpu = !gpus.empty() && p.plan.n_gpu_layers >= all;
+    p.cpu_only = gpus.empty();
     if (!gpus.empty() && p.plan.n_gpu_layers < all) {
-        p.warnings.push_back(fmt::format("only {}/{} layers fit on the GPU: Ollama spills the rest to the CPU",
-                                         p.plan.n_gpu_layers, all));
+        p.warnings.push_back(fmt::format("does not meet the request: only {}/{} layers fit on the GPU at num_ctx {}; Ollama "
+                                         "spills the rest to the CPU (a smaller num_ctx, a smaller quantization or more "
+                                         "GPU memory keeps them all on the GPU)", p.plan.n_gpu_layers, all, p.num_ctx));
+    }
+    if (p.cpu_only) {
+        p.notes.push_back("no --gpu: Ollama runs every layer on the CPU (weights, KV cache and compute in host RAM); "
+                          "--gpu plans an offload");
     }
     return p;
 }

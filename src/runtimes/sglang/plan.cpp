@@ -6,10 +6,13 @@
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
+#include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <optional>
 
 namespace kvfit {
 
@@ -20,8 +23,10 @@ using detail::number;
 const std::vector<flag_spec> & sglang_flags() {
     using t = flag_type;
     static const std::vector<flag_spec> v = {
-        {"--mem-fraction-static", "", "static pool fraction (default 0.85 assumed)", t::fraction},
-        {"--tp", "", "tensor parallel size", t::count},
+        {"--mem-fraction-static", "", "static pool fraction (default: SGLang's, from GPU memory and TP)", t::fraction},
+        {"--tp", "", "tensor parallel size (default: chosen over the GPUs given)", t::count},
+        {"--dp", "", "data parallel size: replicas, or attention DP ranks with --enable-dp-attention", t::count},
+        {"--enable-dp-attention", "", "attention DP: attention at tp/dp, one KV pool per rank", t::boolean},
         {"--context-length", "", "tokens per request", t::count},
         {"--max-running-requests", "", "running requests", t::count},
         {"--kv-cache-dtype", "", "auto fp8_e4m3 fp8_e5m2", t::text},
@@ -38,10 +43,12 @@ sglang_settings parse_sglang_flags(const flag_values & f) {
     const auto text = [&](const char * name) { return f.text(name); };
     if (!text("mem_fraction_static").empty()) s.mem_fraction_static = fraction("--mem-fraction-static", text("mem_fraction_static"));
     s.tp = count("--tp", text("tp"), 1, 1024);
+    s.dp = count("--dp", text("dp"), 1, 1024);
+    s.enable_dp_attention = f.boolean("enable_dp_attention");
     if (!text("context_length").empty()) s.context_length = number<uint64_t>("--context-length", text("context_length"), 1, 1ull << 32);
     s.max_running_requests = count("--max-running-requests", text("max_running_requests"), 0);
     if (!text("kv_cache_dtype").empty()) s.kv_cache_dtype = text("kv_cache_dtype");
-    s.page_size = count("--page-size", text("page_size"), 1, 1u << 20);
+    s.page_size = count("--page-size", text("page_size"), 0, 1u << 20);
     s.max_mamba_cache_size = count("--max-mamba-cache-size", text("max_mamba_cache_size"), 0);
     if (!text("mamba_full_memory_ratio").empty()) {
         s.mamba_full_memory_ratio = number<double>("--mamba-full-memory-ratio", text("mamba_full_memory_ratio"), 0.01, 100.0);
@@ -58,9 +65,10 @@ constexpr uint64_t k_default_pre_load_overhead = 512ull << 20; // plan_sglang's 
 
 std::string sglang_command(const std::string & model_ref, const sglang_plan & p) {
     const sglang_settings & s = p.settings;
-    std::string c = fmt::format("python -m sglang.launch_server --model-path {} --tp {} --mem-fraction-static {} "
-                                "--context-length {} --max-running-requests {}", model_ref, s.tp,
-                                s.mem_fraction_static, p.context_length, p.max_running_requests);
+    std::string c = fmt::format("python -m sglang.launch_server --model-path {} --tp {}", model_ref, s.tp);
+    if (s.dp > 1) c += fmt::format(" --dp {}{}", s.dp, s.enable_dp_attention ? " --enable-dp-attention" : "");
+    c += fmt::format(" --mem-fraction-static {} --context-length {}", s.mem_fraction_static, p.context_length);
+    if (p.max_running_requests > 0) c += fmt::format(" --max-running-requests {}", p.max_running_requests);
     if (s.kv_cache_dtype != "auto") c += " --kv-cache-dtype " + s.kv_cache_dtype;
     if (s.page_size != 1) c += fmt::format(" --page-size {}", s.page_size);
     if (p.mamba_slots) c += fmt::format(" --max-mamba-cache-size {}", p.mamba_slots);
@@ -71,7 +79,8 @@ std::string sglang_command(const std::string & model_ref, const sglang_plan & p)
 json detail_json(const sglang_plan & p) {
     const sglang_settings & s = p.settings;
     json j;
-    j["settings"] = {{"mem_fraction_static", s.mem_fraction_static}, {"tp", s.tp}, {"context_length", s.context_length},
+    j["settings"] = {{"mem_fraction_static", s.mem_fraction_static}, {"tp", s.tp}, {"dp", s.dp},
+                     {"enable_dp_attention", s.enable_dp_attention}, {"context_length", s.context_length},
                      {"max_running_requests", s.max_running_requests}, {"kv_cache_dtype", s.kv_cache_dtype},
                      {"page_size", s.page_size}, {"max_mamba_cache_size", s.max_mamba_cache_size},
                      {"mamba_full_memory_ratio", s.mamba_full_memory_ratio}, {"disable_radix_cache", s.disable_radix_cache}};
@@ -87,6 +96,8 @@ json detail_json(const sglang_plan & p) {
     j["rest_bytes"] = p.rest_bytes;
     j["kv_pool_bytes"] = p.kv_pool_bytes;
     j["cell_bytes"] = p.cell_bytes;
+    j["alloc_bytes_per_token"] = p.alloc_bytes_per_token;
+    j["kv_dtype"] = p.kv_dtype;
     j["mamba_bytes_per_request"] = p.mamba_bytes_per_request;
     j["max_mamba_cache_size"] = p.mamba_slots;
     j["max_running_requests"] = p.max_running_requests;
@@ -101,7 +112,8 @@ std::vector<device_plan> devices_of(const model_desc & m, const sglang_plan & p,
     const int64_t budget = p.rest_bytes + int64_t(p.weights_bytes); // pre_free x mem_fraction_static
     const uint64_t mamba = p.rest_bytes > 0 ? uint64_t(p.rest_bytes) - p.kv_pool_bytes : 0;
     std::vector<device_plan> out;
-    for (uint32_t i = 0; i < s.tp; ++i) {
+    const uint32_t gpus = s.enable_dp_attention ? s.tp : s.tp * s.dp;
+    for (uint32_t i = 0; i < gpus; ++i) {
         device_plan d;
         d.name = gpu.name;
         d.capacity_bytes = gpu.memory_bytes;
@@ -116,11 +128,49 @@ std::vector<device_plan> devices_of(const model_desc & m, const sglang_plan & p,
     return out;
 }
 
+// SGLang takes --tp and --dp as given (both default to 1, server_args.py); kvfit chooses them as for vLLM when the
+// user gives neither: every TP dividing the GPUs (and the heads) with DP replicas over the rest; the plan that starts
+// with the most tokens over all replicas wins, else the one with the largest pool budget.
+sglang_plan choose(const model_desc & m, const flag_values & f, const machine & mc, const device_spec & gpu,
+                   std::vector<std::string> & considered) {
+    sglang_settings s = parse_sglang_flags(f);
+    const uint32_t n = uint32_t(mc.gpus.size());
+    const uint32_t world = s.enable_dp_attention ? s.tp : s.tp * s.dp;
+    if (world > n) {
+        throw error(fmt::format("--tp {}{} = {} GPUs, but --gpu gives {}", s.tp, s.enable_dp_attention || s.dp == 1 ? ""
+                                : fmt::format(" x --dp {}", s.dp), world, n));
+    }
+    if (f.has("tp") || f.has("dp") || n == 1) return plan_sglang(m, s, gpu);
+    std::optional<sglang_plan> best;
+    for (uint32_t tp = n; tp >= 1; --tp) {
+        if (n % tp != 0) continue;
+        sglang_settings t = s;
+        t.tp = tp, t.dp = n / tp;
+        try {
+            sglang_plan p = plan_sglang(m, t, gpu);
+            considered.push_back(fmt::format("--tp {} --dp {}: {}", tp, t.dp, p.fits() ? fmt::format("{} tokens per replica",
+                                             p.max_total_num_tokens) : "does not start"));
+            const auto score = [](const sglang_plan & q) { return double(q.max_total_num_tokens) * q.settings.dp; };
+            const bool better = !best || (p.fits() ? (!best->fits() || score(p) > score(*best))
+                                                   : (!best->fits() && p.rest_bytes > best->rest_bytes));
+            if (better) best = std::move(p);
+        } catch (const error & e) {
+            // a TP the heads do not divide: SGLang would refuse it; any other refusal is the user's to see
+            if (std::string_view(e.what()).find("does not divide") == std::string_view::npos) throw;
+        }
+    }
+    if (!best) throw error(fmt::format("sglang: no --tp up to {} divides the model's attention heads", n));
+    best->notes.push_back(fmt::format("--tp {} --dp {} chosen over the {} GPUs (SGLang defaults both to 1): {}",
+                                      best->settings.tp, best->settings.dp, n, fmt::join(considered, "; ")));
+    return *best;
+}
+
 runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
     if (mc.gpus.empty()) throw error("--runtime sglang needs --gpu (the devices it runs on)");
     device_spec gpu = mc.gpus[0];
     for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
-    const sglang_plan p = plan_sglang(m, parse_sglang_flags(f), gpu);
+    std::vector<std::string> considered;
+    const sglang_plan p = choose(m, f, mc, gpu, considered);
     runtime_plan r;
     r.runtime = "sglang";
     r.rules = "SGLang (pool_configurator.py, 2026 main)";
@@ -138,13 +188,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
 
 void check_flags(const flag_values & f) { (void)parse_sglang_flags(f); }
 
-// SGLang loads the checkpoint in its own dtype: a config.json without weight bytes is sized so.
-void default_weights(model_desc & m, std::vector<std::string> & warn) {
-    const char * name = m.dtype == "float16" ? "f16" : "bf16";
-    apply_weight_format(m, name, true);
-    warn.push_back(fmt::format("weights sized as {} (the config's dtype); --weights or --weights-size for a quantized "
-                               "checkpoint", name));
-}
+void default_weights(model_desc & m, std::vector<std::string> & warn) { detail::serving_default_weights(m, warn); }
 
 knob_range length_range(const model_desc & m, const flag_values &) {
     return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 24, 1};

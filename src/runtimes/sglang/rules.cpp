@@ -3,6 +3,7 @@
 // 2026 main), and the max_running_requests default.
 #include "kvfit/sglang.h"
 #include "runtimes/common/torch.h"
+#include "runtimes/common/quant.h"
 
 #include "kvfit/error.h"
 
@@ -18,6 +19,7 @@ namespace {
 
 // Weights on one TP rank: everything / tp (linear layers and the vocab-parallel embedding and head).
 uint64_t rank_weights(const model_desc & m, uint32_t tp) {
+    if (detail::quant_sized(m)) return detail::quant_rank_weights(m, tp, 0, m.n_layer, true, true, false, {}).total;
     const uint32_t s = detail::torch_dtype_bytes(m.dtype, 2, "dtype");
     auto bytes = [&](const weight_group & g) { return detail::weight_bytes(g, s); };
     uint64_t b = bytes(m.weights.token_embd) + bytes(m.weights.output) + bytes(m.weights.other);
@@ -25,48 +27,118 @@ uint64_t rank_weights(const model_desc & m, uint32_t tp) {
     return b / tp;
 }
 
-// cell_size: bytes of one token in the pool on one rank. MHA: H_kv(tp) x (D_k + D_v) x s per full layer;
-// MLA: (kv_lora_rank + rope) x s per layer, not divided by tp; sliding layers weighted by swa_full_tokens_ratio.
-uint64_t cell_bytes(const model_desc & m, const sglang_settings & s, uint32_t es) {
+// The KV layout of one rank: the budget's cell (DefaultPoolConfigurator._compute_cell_size) and what the pool
+// allocates per token. MHA: H_kv(attn_tp) x (D_k + D_v) x s per full layer, sliding layers weighted by
+// swa_full_tokens_ratio; MLA: (kv_lora_rank + rope) x s per layer, not divided by tp. DSA (DeepSeek-V3.2, GLM-5;
+// sglang-frontier.md §1.1, NSATokenToKVPool in mem_cache/memory_pool.py): the budget adds index_head_dim + 4 B per
+// 128 (132) per layer, while the pool stores the fp8 latent as 512 + 4 x 4 + 64 x 2 = 656 B (1152 in bf16).
+struct sglang_cell {
+    uint64_t budget = 0, alloc = 0;
+};
+
+sglang_cell cell_bytes(const model_desc & m, const sglang_settings & s, uint32_t es, uint32_t attn_tp) {
     double cell = 0;
+    uint64_t alloc = 0;
+    bool approx = false;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         const layer_cache * a = m.attention_cache(il);
         if (a == nullptr) continue;
         if (a->kind == cache_kind::latent) {
             cell += double(a->width_k()) * es;
+            const uint64_t rope = m.n_rot_mla, lora = a->width_k() > rope ? a->width_k() - rope : a->width_k();
+            uint64_t latent = a->width_k() * es;
+            uint64_t idx = 0;
+            for (const layer_cache & c : m.caches[il]) {
+                if (c.kind == cache_kind::indexer && c.ratio == 1) idx += c.width_k() + cdiv(c.width_k(), 128) * 4;
+            }
+            if (idx > 0 && es == 1) latent = lora + lora / 128 * 4 + rope * 2; // kv_cache_dim: 656 for DeepSeek-V3.2
+            cell += double(idx);
+            alloc += latent + idx;
             continue;
         }
-        const uint64_t heads = std::max<uint32_t>(1, a->n_head / s.tp);
+        const uint64_t heads = std::max<uint32_t>(1, a->n_head / attn_tp);
         const double per = double(heads * (a->head_dim_k + a->head_dim_v) * es);
         cell += m.is_swa(il) ? s.swa_full_tokens_ratio * per : per;
+        approx |= m.is_swa(il);
+        alloc += uint64_t(per);
     }
-    return uint64_t(std::ceil(cell));
+    sglang_cell c;
+    c.budget = uint64_t(std::ceil(cell - 1e-6)); // 0.8 x 204,800 is 163,840 up to float error
+    c.alloc = approx ? c.budget : alloc;
+    return c;
+}
+
+bool is_dsa(const model_desc & m) {
+    bool indexer = false, compressed = false;
+    for (const auto & layer : m.caches) {
+        for (const auto & c : layer) indexer |= c.kind == cache_kind::indexer, compressed |= c.kind == cache_kind::compressed;
+    }
+    return indexer && !compressed && m.count(layer_kind::mla) > 0;
 }
 
 } // namespace
 
+double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention) {
+    const double mem = double(gpu_bytes >> 20); // MiB, as get_device_memory_capacity returns it
+    uint32_t chunk = 0, graph_bs = 0;
+    if (mem < 20 * 1024) chunk = 2048, graph_bs = 8;
+    else if (mem < 35 * 1024) chunk = 2048, graph_bs = tp < 4 ? 24 : 80;
+    else if (mem < 60 * 1024) chunk = 4096, graph_bs = tp < 4 ? 32 : 160;
+    else if (mem < 160 * 1024) chunk = 8192, graph_bs = tp < 4 ? 256 : 512;
+    else chunk = 16384, graph_bs = 512;
+    double reserved = 512 + std::max<uint32_t>(chunk, 2048) * 1.5 + graph_bs * 2.0 + double(tp) / 8 * 1024;
+    if (dp_attention) reserved += graph_bs * dp * 3.0 + (graph_bs > 300 ? graph_bs * dp * 1.5 : 0.0);
+    if (mem > 60 * 1024) reserved = std::max(reserved, 10240.0);
+    return std::round((mem - reserved) / mem * 1000) / 1000;
+}
+
 sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, const device_spec & gpu) {
     sglang_plan p;
     sglang_settings s = s_in;
+    if (s.tp == 0 || s.dp == 0) throw error("sglang: --tp and --dp must be at least 1");
+    if (s.enable_dp_attention && s.tp % s.dp != 0) {
+        throw error(fmt::format("sglang: --enable-dp-attention needs --tp ({}) divisible by --dp ({})", s.tp, s.dp));
+    }
+    const uint32_t attn_tp = s.enable_dp_attention ? s.tp / s.dp : s.tp;
     if (s.mem_fraction_static == 0) {
-        s.mem_fraction_static = 0.85;
-        p.notes.push_back("--mem-fraction-static 0.85 assumed: SGLang chooses it from GPU memory and TP in "
-                          "server_args (not modelled); pin it");
+        s.mem_fraction_static = sglang_default_fraction(gpu.memory_bytes, s.tp, s.dp, s.enable_dp_attention);
+        p.notes.push_back(fmt::format("--mem-fraction-static {:.3f}: SGLang's default for {} MiB at --tp {}{} "
+                                      "(server_args._handle_gpu_memory_settings; piecewise CUDA graphs not counted)",
+                                      s.mem_fraction_static, gpu.memory_bytes >> 20, s.tp,
+                                      s.enable_dp_attention ? fmt::format(" --dp {} with DP attention", s.dp) : ""));
     }
     if (!(s.mem_fraction_static > 0 && s.mem_fraction_static < 1)) {
         throw error(fmt::format("--mem-fraction-static {}: must be in (0, 1)", s.mem_fraction_static));
     }
-    if (s.tp == 0 || s.page_size == 0) throw error("sglang: --tp and --page-size must be at least 1");
     for (uint32_t il = 0; il < m.n_layer; ++il) {
-        if (m.n_head[il] != 0 && m.n_head[il] % s.tp != 0) {
-            throw error(fmt::format("sglang: --tp {} does not divide the {} attention heads", s.tp, m.n_head[il]));
+        if (m.n_head[il] != 0 && m.n_head[il] % attn_tp != 0) {
+            throw error(fmt::format("sglang: --tp {} does not divide the {} attention heads", attn_tp, m.n_head[il]));
         }
     }
     const uint32_t model_s = detail::torch_dtype_bytes(m.dtype, 2, "dtype");
+    const bool dsa = is_dsa(m);
+    std::string dt = s.kv_cache_dtype;
+    if (dsa) { // server_args._set_default_nsa_kv_cache_dtype (sglang-frontier.md §1.1)
+        if (dt == "auto") {
+            const int major = int(gpu.compute_capability);
+            dt = major >= 10 ? "fp8_e4m3" : "bfloat16";
+            p.notes.push_back(fmt::format("Setting KV cache dtype to {} for DeepSeek DSA on SM{} device.{}", dt,
+                                          major >= 10 ? 10 : 9, major == 0 ? " (compute capability unknown: Hopper assumed)" : ""));
+        }
+        if (dt != "fp8_e4m3" && dt != "bfloat16" && dt != "bf16") {
+            throw error("AssertionError: DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype");
+        }
+    }
     uint32_t es = model_s;
-    if (s.kv_cache_dtype == "fp8_e4m3" || s.kv_cache_dtype == "fp8_e5m2") es = 1;
-    else if (s.kv_cache_dtype != "auto") {
-        throw error(fmt::format("--kv-cache-dtype '{}': expected auto, fp8_e4m3 or fp8_e5m2", s.kv_cache_dtype));
+    if (dt == "fp8_e4m3" || dt == "fp8_e5m2") es = 1;
+    else if (dt == "bf16" || dt == "bfloat16") es = 2;
+    else if (dt != "auto") {
+        throw error(fmt::format("--kv-cache-dtype '{}': expected auto, bf16, bfloat16, fp8_e4m3 or fp8_e5m2", dt));
+    }
+    p.kv_dtype = dt == "auto" ? (m.dtype.empty() ? "bfloat16" : m.dtype) : dt == "bf16" ? "bfloat16" : dt;
+    if (s.page_size == 0) {
+        s.page_size = dsa ? 64 : 1;
+        if (dsa) p.notes.push_back("--page-size 64: the DSA attention backends page by 64 tokens");
     }
     s.context_length = s.context_length ? s.context_length : m.n_ctx_train;
     p.context_length = s.context_length;
@@ -77,14 +149,16 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     const uint64_t pre_free = gpu.memory_bytes > overhead ? gpu.memory_bytes - overhead : 0;
     p.weights_bytes = rank_weights(m, s.tp);
     p.rest_bytes = int64_t(double(pre_free) * s.mem_fraction_static) - int64_t(p.weights_bytes);
-    p.cell_bytes = cell_bytes(m, s, es);
+    const sglang_cell cell = cell_bytes(m, s, es, attn_tp);
+    p.cell_bytes = cell.budget;
+    p.alloc_bytes_per_token = cell.alloc;
 
     const uint32_t n_rec = m.count(layer_kind::recurrent);
     int64_t kv = p.rest_bytes;
     if (n_rec > 0 && p.rest_bytes > 0) {
         uint64_t conv = 0, ssm = 0;
         const uint32_t ssm_s = detail::torch_dtype_bytes(m.ssm_dtype, model_s, "mamba_ssm_dtype");
-        detail::recurrent_state_bytes(m, s.tp, model_s, ssm_s, conv, ssm);
+        detail::recurrent_state_bytes(m, attn_tp, model_s, ssm_s, conv, ssm);
         p.mamba_bytes_per_request = uint64_t(n_rec) * (conv + ssm);
         if (s.max_mamba_cache_size) {
             p.mamba_slots = s.max_mamba_cache_size;
@@ -99,8 +173,14 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
             kv -= int64_t(budget);
         }
     }
-    p.kv_pool_bytes = kv > 0 ? uint64_t(kv) : 0;
-    p.max_total_num_tokens = p.cell_bytes ? p.kv_pool_bytes / p.cell_bytes / s.page_size * s.page_size : 0;
+    const uint64_t budget = kv > 0 ? uint64_t(kv) : 0;
+    p.max_total_num_tokens = p.cell_bytes ? budget / p.cell_bytes / s.page_size * s.page_size : 0;
+    // the pool as allocated: DSA buffers hold size + page_size rows (NSATokenToKVPool), 11% above the budget in fp8
+    p.kv_pool_bytes = dsa && p.max_total_num_tokens ? (p.max_total_num_tokens + s.page_size) * p.alloc_bytes_per_token : budget;
+    if (dsa && p.max_total_num_tokens) {
+        p.notes.push_back(fmt::format("KV Cache is allocated. #tokens: {}, KV size: {:.2f} GB", p.max_total_num_tokens,
+                                      double(p.kv_pool_bytes) / double(1ull << 30)));
+    }
 
     // max_running_requests: clamp(tokens / context_len x 512, 2048, 4096), at most tokens / 2, and for hybrids
     // at most mamba slots / ratio (1 with the radix cache off; 2 assumed with it on).
@@ -114,17 +194,23 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     p.max_running_requests = mrr;
     p.settings = s;
 
+    const double gib = double(1ull << 30);
     if (p.rest_bytes <= 0) {
-        p.errors.push_back(fmt::format("Not enough memory: the weights take {:.2f} GiB of the {:.2f} GiB static budget; "
-                                       "increase --mem-fraction-static to at least {:.3f}",
-                                       double(p.weights_bytes) / double(1ull << 30),
-                                       double(pre_free) * s.mem_fraction_static / double(1ull << 30),
-                                       double(p.weights_bytes) / double(std::max<uint64_t>(1, pre_free))));
+        const double need = double(p.weights_bytes) / double(std::max<uint64_t>(1, pre_free));
+        p.errors.push_back(need < 0.98
+            ? fmt::format("Not enough memory: the weights take {:.2f} GiB of the {:.2f} GiB static budget; increase "
+                          "--mem-fraction-static to at least {:.3f}", double(p.weights_bytes) / gib,
+                          double(pre_free) * s.mem_fraction_static / gib, std::ceil(need * 1000 + 1) / 1000)
+            : fmt::format("Not enough memory: the weights take {:.2f} GiB per GPU at --tp {}, more than the {:.2f} GiB a "
+                          "GPU offers; a larger --tp (more GPUs) is needed", double(p.weights_bytes) / gib, s.tp,
+                          double(pre_free) / gib));
     } else if (p.max_total_num_tokens < s.context_length) {
         p.errors.push_back(fmt::format("the pool holds {} tokens, fewer than one request of --context-length {}",
                                        p.max_total_num_tokens, s.context_length));
     } else if (n_rec > 0 && p.max_running_requests == 0) {
         p.errors.push_back("no mamba cache slot fits: lower --mamba-full-memory-ratio or raise --mem-fraction-static");
+    } else if (p.max_running_requests == 0) {
+        p.errors.push_back(fmt::format("the pool of {} tokens holds no running request", p.max_total_num_tokens));
     }
     return p;
 }

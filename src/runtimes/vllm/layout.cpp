@@ -43,6 +43,13 @@ uint64_t attention_bytes_per_token(const model_desc & m, const vllm_settings & s
         bytes = mla ? uint64_t(a.head_dim_k) * es : uint64_t(heads) * (a.head_dim_k + a.head_dim_v) * es;
     }
     if (dt == "fp8_per_token_head" || dt == "int8_per_token_head") bytes += 2ull * heads * 4;
+    // DSA indexer keys (DeepseekV32IndexerCache.get_kv_cache_spec, vllm/model_executor/models/deepseek_v2.py): an
+    // MLAAttentionSpec of head_size index_head_dim + index_head_dim / 128 x 4, uint8 (fp8 values and one fp32 scale
+    // per 128), whatever --kv-cache-dtype is: 132 B per token per layer. It joins the MLA layers' UniformType group
+    // (one block size), so a block of the layer costs both pages (vllm-frontier.md §2.1).
+    for (const layer_cache & c : m.caches.at(il)) {
+        if (c.kind == cache_kind::indexer && c.ratio == 1) bytes += c.width_k() + cdiv(c.width_k(), 128) * 4;
+    }
     return bytes;
 }
 
@@ -93,9 +100,80 @@ void align_hybrid(vllm_layout & lay, const vllm_settings & s, const model_desc &
     if (attn_page > mamba_page) lay.padding_pct = 100.0 * double(attn_page - mamba_page) / double(mamba_page);
 }
 
+uint64_t round_up(uint64_t a, uint64_t b) { return cdiv(a, b) * b; }
+
+// kv_cache_planning.py _approximate_gcd: the d >= lower_bound that pads the counts least (sum of ru(x, d) - x).
+uint64_t approximate_gcd(const std::vector<uint64_t> & xs, uint64_t lower_bound) {
+    uint64_t best = lower_bound, best_pad = UINT64_MAX, hi = lower_bound;
+    for (uint64_t x : xs) hi = std::max(hi, x);
+    for (uint64_t d = std::max<uint64_t>(1, lower_bound); d <= hi; ++d) {
+        uint64_t pad = 0;
+        for (uint64_t x : xs) pad += x ? round_up(x, d) - x : 0;
+        if (pad < best_pad) best = d, best_pad = pad;
+    }
+    return best;
+}
+
+// DeepSeek-V4 (vllm-frontier.md §3; vllm/models/deepseek_v4/attention.py, compressor.py, kv_cache_planning.py
+// _get_kv_cache_config_deepseek_v4): fp8_ds_mla entries of 584 B (448 fp8 nope + 64 bf16 rope + 8 scale bytes), pages
+// padded to 576; every layer a sliding-window MLA cache (block 64); C4 layers a compressed MLA cache and indexer keys
+// (block B, B/4 entries) and two fp32 compressor states (block 4, window 8); C128 layers a compressed cache (B/128
+// entries) and a state (block 8, window 128). The full-MLA pages make one layer tuple; num_layer_tuples =
+// approximate_gcd of the spec counts; the SWA specs split into cdiv(n, tuples) groups; every group's block costs
+// tuples x the tuple's bytes. DSV4-Flash at B 256: 5 groups, 22 tuples, 1,051,776 B per block.
+vllm_layout dsv4_layout(const model_desc & m, const vllm_settings & s) {
+    vllm_layout lay;
+    lay.block_size = s.block_size;
+    const uint64_t B = s.block_size, align = 576;
+    const layer_cache * win = nullptr;
+    uint64_t idx_dim = 0, n_c4 = 0, n_c128 = 0, n_win = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const layer_cache & c : m.caches[il]) {
+            if (c.kind == cache_kind::window) win = &c, ++n_win;
+            if (c.kind == cache_kind::compressed && c.ratio == 4) ++n_c4;
+            if (c.kind == cache_kind::compressed && c.ratio == 128) ++n_c128;
+            if (c.kind == cache_kind::indexer) idx_dim = c.width_k();
+        }
+    }
+    if (win == nullptr) throw error("vllm: a compressed-attention model without a window cache is not modelled");
+    const uint64_t hd = win->head_dim_k, rope = m.n_rot_mla ? m.n_rot_mla : 64;
+    const uint64_t entry = (hd - rope) + 2 * rope + 8;
+    const uint64_t swa_page = round_up(64 * entry, align);
+    const uint64_t c4_page = n_c4 ? round_up(B / 4 * entry, align) : 0;
+    const uint64_t idx_page = n_c4 && idx_dim ? round_up(B / 4 * (idx_dim + cdiv(idx_dim, 128) * 4), align) : 0;
+    const uint64_t c128_page = n_c128 ? round_up(std::max<uint64_t>(1, B / 128) * entry, align) : 0;
+    const uint64_t full_tuples = std::max(n_c4, n_c128);
+    const uint64_t tuples = approximate_gcd({full_tuples, n_win, n_c4, n_c128}, full_tuples);
+    lay.fixed_block_bytes = (c4_page + idx_page + c128_page) * tuples;
+    lay.page = std::max({c4_page, idx_page, c128_page, swa_page});
+    lay.group_size = uint32_t(tuples);
+    lay.attn1 = entry;
+    lay.n_head_kv_rank = 1;
+    auto add = [&](const char * kind, uint32_t n, uint32_t block, uint32_t window) {
+        lay.groups.push_back({kind, n, 0, block, 0});
+        lay.group_layers.emplace_back();
+        lay.group_window.push_back(window);
+    };
+    add("mla", uint32_t(n_c4 * (idx_page ? 2 : 1) + n_c128), uint32_t(B), 0);
+    const uint64_t n_swa_groups = cdiv(n_win, tuples);
+    for (uint64_t g = 0; g < n_swa_groups; ++g) {
+        add("sliding_window", uint32_t(n_win / n_swa_groups + (g < n_win % n_swa_groups ? 1 : 0)), 64, win->window);
+    }
+    if (n_c4) add("sliding_window", uint32_t(n_c4 * (idx_page ? 2 : 1)), 4, 8);
+    if (n_c128) add("sliding_window", uint32_t(n_c128), 8, 128);
+    lay.notes.push_back(fmt::format("DeepSeek-V4 layout: {} groups, {} layer tuples, {} B per block (fp8_ds_mla entries of "
+                                    "{} B, pages aligned to 576)", lay.groups.size(), tuples, lay.fixed_block_bytes, entry));
+    return lay;
+}
+
 } // namespace
 
 vllm_layout vllm_kv_layout(const model_desc & m, const vllm_settings & s) {
+    for (const auto & layer : m.caches) {
+        for (const auto & c : layer) {
+            if (c.kind == cache_kind::compressed) return dsv4_layout(m, s);
+        }
+    }
     vllm_layout lay;
     lay.block_size = s.block_size;
     std::vector<layer_spec> spec(m.n_layer);
@@ -109,6 +187,9 @@ vllm_layout vllm_kv_layout(const model_desc & m, const vllm_settings & s) {
             if (!any_attn) lay.n_head_kv_rank = heads, lay.attn1 = attn1[il];
             any_attn = true;
             spec[il].window = m.attention_cache(il)->window;
+            // --disable-hybrid-kv-cache-manager: unify_hybrid_kv_cache_specs turns every sliding / chunked spec into a
+            // FullAttentionSpec at full length (vllm/v1/core/kv_cache_utils.py), one UniformType group
+            if (s.disable_hybrid_kv_cache_manager && spec[il].window) spec[il].kind = "full_attention", spec[il].window = 0;
         }
         any_mamba |= m.is_recurrent(il);
     }
@@ -116,6 +197,15 @@ vllm_layout vllm_kv_layout(const model_desc & m, const vllm_settings & s) {
     if (any_mamba) {
         mamba_state_bytes(m, s, lay.mamba_conv, lay.mamba_ssm);
         mamba_page = lay.mamba_conv + lay.mamba_ssm;
+    }
+    if (any_attn && any_mamba && s.disable_hybrid_kv_cache_manager) {
+        throw error("vllm: ValueError: Hybrid KV cache manager is disabled but failed to convert the KV cache specs to one "
+                    "unified type.");
+    }
+    if (s.disable_hybrid_kv_cache_manager) {
+        lay.notes.push_back("Hybrid KV cache manager is disabled for this hybrid model, This means we do not enable any "
+                            "optimizations for saving KV cache memory (e.g., dropping the KV cache outside the sliding "
+                            "window). The compute of layers like sliding window is still saved.");
     }
     if (any_attn && any_mamba) align_hybrid(lay, s, m, mamba_page);
     lay.mamba_block_size = lay.mamba_block_size ? lay.mamba_block_size : lay.block_size;
@@ -203,6 +293,11 @@ void vllm_fill_per_request(vllm_layout & lay, const vllm_settings & s, uint64_t 
 }
 
 uint64_t vllm_stage_block_bytes(const vllm_layout & lay, uint32_t first, uint32_t n, uint32_t & n_tensors) {
+    if (lay.fixed_block_bytes) { // DeepSeek-V4: one pool of layer tuples for every group (no PP split modelled)
+        n_tensors = 0;
+        for (const auto & g : lay.groups) n_tensors += g.n_layer;
+        return lay.fixed_block_bytes;
+    }
     const uint32_t end = first + n;
     if (lay.uniform_type) {
         uint64_t sum = 0;

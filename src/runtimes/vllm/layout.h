@@ -27,6 +27,7 @@ struct vllm_layout {
     std::vector<uint64_t> layer_page;    ///< per layer page (0 without cache); used when uniform_type
     std::vector<uint32_t> group_window;  ///< window (sliding) or chunk (chunked) of each group
     std::vector<std::string> notes;
+    uint64_t fixed_block_bytes = 0;      ///< DeepSeek-V4: every group's block costs this (layer tuples x full pages)
 };
 
 /// Specs, pages, block-size alignment and groups (vllm.cpp). `s` has defaults resolved.

@@ -6,6 +6,7 @@
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
+#include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
 
 #include <algorithm>
@@ -58,6 +59,8 @@ const std::vector<flag_spec> & vllm_flags() {
         {"--kv-cache-memory-bytes", "", "KV pool per GPU, replaces the budget", t::size},
         {"--kv-cache-dtype", "", "auto fp8 fp8_e4m3 fp8_e5m2 fp8_ds_mla fp8_per_token_head int8_per_token_head nvfp4",
          t::text},
+        {"--quantization", "-q", "fp8 nvfp4 mxfp4 awq gptq (default: the checkpoint's quantization_config)", t::text},
+        {"--disable-hybrid-kv-cache-manager", "", "one KV group: sliding layers kept at full length", t::boolean},
         {"--block-size", "", "tokens per block (default 16; hybrids re-aligned)", t::count},
         {"--max-num-seqs", "", "running requests (default 256, or 1024 on >= 70 GiB)", t::count},
         {"--max-num-batched-tokens", "", "tokens per step (default 2048 / 8192), 8K or 8k as --max-model-len", t::text},
@@ -99,6 +102,16 @@ vllm_settings parse_vllm_flags(const flag_values & f) {
         if (s.kv_cache_memory_bytes == 0) throw error("--kv-cache-memory-bytes 0: must be positive");
     }
     if (!text("kv_cache_dtype").empty()) s.kv_cache_dtype = text("kv_cache_dtype");
+    if (const std::string q = text("quantization"); !q.empty()) {
+        static const std::vector<std::string> known = {"fp8", "nvfp4", "mxfp4", "awq", "gptq", "awq_marlin", "gptq_marlin",
+                                                       "modelopt", "modelopt_fp4", "compressed-tensors"};
+        if (std::find(known.begin(), known.end(), q) == known.end()) {
+            throw error(fmt::format("--quantization '{}': expected one of fp8, nvfp4, mxfp4, awq, gptq, awq_marlin, "
+                                    "gptq_marlin, modelopt, modelopt_fp4, compressed-tensors", q));
+        }
+        s.quantization = q;
+    }
+    s.disable_hybrid_kv_cache_manager = f.boolean("disable_hybrid_kv_cache_manager");
     s.block_size = count("--block-size", text("block_size"), 0, 1u << 20);
     s.max_num_seqs = count("--max-num-seqs", text("max_num_seqs"), 0);
     s.max_num_batched_tokens = text("max_num_batched_tokens").empty()
@@ -187,6 +200,8 @@ std::string vllm_command(const std::string & model_ref, const vllm_plan & p, con
     cmd += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {} --block-size {}", seqs, s.max_num_batched_tokens,
                        p.block_size);
     if (s.kv_cache_dtype != "auto") cmd += " --kv-cache-dtype " + s.kv_cache_dtype;
+    if (!s.quantization.empty()) cmd += " --quantization " + s.quantization;
+    if (s.disable_hybrid_kv_cache_manager) cmd += " --disable-hybrid-kv-cache-manager";
     cmd += s.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
     if (p.hybrid && s.rules == vllm_rules::v2026) {
         cmd += fmt::format(" --mamba-cache-mode {}", mamba_cache_mode_name(s.mamba_mode));
@@ -224,7 +239,7 @@ std::string vllm_commands(const std::string & model_ref, const vllm_choice & c) 
     uint64_t len = p.max_model_len;
     uint32_t seqs = p.settings.max_num_seqs;
     if (p.need_bytes > uint64_t(p.available_kv_bytes)) len = p.max_model_len_fit;
-    else if (p.mamba_blocks_per_request) seqs = uint32_t(p.num_gpu_blocks / p.mamba_blocks_per_request);
+    else if (p.mamba_blocks_per_request) seqs = uint32_t(std::min<uint64_t>(p.num_gpu_blocks, seqs));
     if (len == 0 || seqs == 0) return planned;
     return "# as planned (does not start):\n" + planned + "# a variant that starts:\n" +
            vllm_command(model_ref, p, c, len, seqs);
@@ -237,7 +252,8 @@ json detail_json(const vllm_choice & c) {
     j["settings"] = {{"vllm_rules", s.rules == vllm_rules::v2026 ? "2026" : "2025"},
                      {"max_model_len", s.max_model_len},
                      {"gpu_memory_utilization", s.gpu_memory_utilization}, {"kv_cache_memory_bytes", s.kv_cache_memory_bytes},
-                     {"kv_cache_dtype", s.kv_cache_dtype}, {"block_size", s.block_size}, {"max_num_seqs", s.max_num_seqs},
+                     {"kv_cache_dtype", s.kv_cache_dtype}, {"quantization", s.quantization},
+                     {"disable_hybrid_kv_cache_manager", s.disable_hybrid_kv_cache_manager}, {"block_size", s.block_size}, {"max_num_seqs", s.max_num_seqs},
                      {"max_num_batched_tokens", s.max_num_batched_tokens}, {"enable_prefix_caching", s.enable_prefix_caching},
                      {"mamba_cache_mode", mamba_cache_mode_name(s.mamba_mode)},
                      {"mamba_ssm_cache_dtype", s.mamba_ssm_cache_dtype}, {"mamba_cache_dtype", s.mamba_cache_dtype},
@@ -320,8 +336,44 @@ std::vector<device_plan> devices_of(const model_desc & m, const vllm_choice & c)
     return out;
 }
 
-runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
-    const vllm_choice c = choose(m, f, mc);
+// The method family of a vLLM --quantization name or a checkpoint's method (compatible names are one family).
+std::string quant_family(const std::string & q) {
+    if (q == "gptq_marlin") return "gptq";
+    if (q == "awq_marlin") return "awq";
+    if (q == "modelopt_fp4") return "nvfp4";
+    if (q == "modelopt") return "fp8";
+    return q;
+}
+
+// --quantization against the checkpoint (ModelConfig._verify_quantization, vllm/config/model.py): the same family is
+// accepted, another raises vLLM's ValueError; on an unquantized checkpoint fp8 is vLLM's online dynamic fp8, and the
+// other methods are taken as "the checkpoint is in this format" (sized so, with a warning).
+model_desc with_quantization(const model_desc & m_in, const std::string & q, std::vector<std::string> & warn) {
+    model_desc m = m_in;
+    if (q.empty() || q == "compressed-tensors") return m;
+    const std::string have = m.quant.method == "compressed-tensors" ? "compressed-tensors" : m.quant.method;
+    if (!have.empty()) {
+        if (quant_family(q) != quant_family(have)) {
+            throw error(fmt::format("Quantization method specified in the model config ({}) does not match the "
+                                    "quantization method specified in the `quantization` argument ({}).", have, q));
+        }
+        return m;
+    }
+    if (m.weights.exact) return m; // a checkpoint on disk: its tensors are what vLLM loads
+    m.quant = weight_quant_from_name(quant_family(q));
+    warn.push_back(q == "fp8" ? "--quantization fp8 on an unquantized checkpoint: vLLM quantizes the weights to fp8 when "
+                                "it loads them (dynamic, one scale per tensor); sized so"
+                              : fmt::format("--quantization {}: the config states no quantization_config; sized as a {} "
+                                            "checkpoint (vLLM reads the format from the checkpoint)", q, m.quant.label));
+    m.weights.format = m.quant.label;
+    return m;
+}
+
+runtime_plan plan(const model_desc & m_in, const flag_values & f, const machine & mc) {
+    std::vector<std::string> quant_warn;
+    const model_desc m = with_quantization(m_in, f.text("quantization"), quant_warn);
+    vllm_choice c = choose(m, f, mc);
+    c.plan.warnings.insert(c.plan.warnings.begin(), quant_warn.begin(), quant_warn.end());
     const vllm_plan & p = c.plan;
     runtime_plan r;
     r.runtime = "vllm";
@@ -333,6 +385,12 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.fits = meets_request(c);
     r.refusals = p.errors;
     r.warnings = p.warnings;
+    if (r.starts && !r.fits) { // starts, but the concurrency asked is not met: say by how much
+        r.warnings.push_back(fmt::format("does not meet the request: {:.2f} full-length requests of {} tokens fit at once "
+                                         "over {} replica{}, --concurrency asks {}", p.max_concurrency * p.settings.dp,
+                                         p.max_model_len, p.settings.dp, p.settings.dp == 1 ? "" : "s",
+                                         p.settings.concurrency));
+    }
     r.notes = p.notes;
     r.launch = vllm_commands(detail::launch_model_ref(m), c);
     r.detail = detail_json(c);
@@ -344,13 +402,7 @@ void check_flags(const flag_values & f) {
     (void)count("--nodes", f.text("nodes"), 1, 1024);
 }
 
-// vLLM loads the checkpoint in its own dtype: a config.json without weight bytes is sized so.
-void default_weights(model_desc & m, std::vector<std::string> & warn) {
-    const char * name = m.dtype == "float16" ? "f16" : "bf16";
-    apply_weight_format(m, name, true);
-    warn.push_back(fmt::format("weights sized as {} (the config's dtype); --weights or --weights-size for a quantized "
-                               "checkpoint", name));
-}
+void default_weights(model_desc & m, std::vector<std::string> & warn) { detail::serving_default_weights(m, warn); }
 
 knob_range length_range(const model_desc & m, const flag_values &) {
     return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 24, 1};

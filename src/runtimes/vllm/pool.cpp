@@ -4,6 +4,7 @@
 // _report_kv_cache_config), the max_model_len check and auto-fit (_check_enough_kv_cache_memory,
 // _auto_fit_max_model_len), and max_num_seqs against mamba blocks (RULES §2.5). Defaults: RULES §4.
 #include "runtimes/vllm/layout.h"
+#include "runtimes/common/quant.h"
 
 #include "kvfit/error.h"
 #include "kvfit/search.h"
@@ -69,7 +70,11 @@ void check_input(const model_desc & m, const vllm_settings & s) {
         throw error(fmt::format("--kv-cache-dtype '{}': invalid choice (choose from auto, fp8, fp8_e4m3, fp8_e5m2, "
                                 "fp8_ds_mla, fp8_per_token_head, int8_per_token_head, nvfp4)", s.kv_cache_dtype));
     }
-    if (s.kv_cache_dtype == "fp8_ds_mla" && m.count(layer_kind::mla) == 0) {
+    bool compressed = false;
+    for (const auto & layer : m.caches) {
+        for (const auto & c : layer) compressed |= c.kind == cache_kind::compressed;
+    }
+    if (s.kv_cache_dtype == "fp8_ds_mla" && m.count(layer_kind::mla) == 0 && !compressed) {
         throw error("--kv-cache-dtype fp8_ds_mla: only MLA models (DeepSeek sparse MLA) use this layout");
     }
     if (!(s.gpu_memory_utilization > 0 && s.gpu_memory_utilization <= 1)) {
@@ -110,9 +115,36 @@ vllm_settings resolve(const model_desc & m, vllm_settings s, const device_spec &
     const bool big = gpu.memory_bytes >= (70ull << 30) && lower.find("a100") == std::string::npos;
     if (s.max_num_seqs == 0) s.max_num_seqs = big ? 1024 : 256;
     if (s.max_num_batched_tokens == 0) s.max_num_batched_tokens = big ? 8192 : 2048;
+    // DeepSeek-V3.2 / GLM-5 (an indexer beside the latent): DeepseekV32ForCausalLM.verify_and_update_config
+    // (vllm/model_executor/models/config.py) maps any fp8 kv-cache dtype to fp8_ds_mla and bfloat16 to auto; the
+    // sparse-MLA backends take block 64 only (get_supported_kernel_block_sizes), vllm-frontier.md §2.1.
+    bool indexer = false, compressed = false;
+    for (const auto & layer : m.caches) {
+        for (const auto & c : layer) indexer |= c.kind == cache_kind::indexer, compressed |= c.kind == cache_kind::compressed;
+    }
+    const bool dsa = indexer && !compressed && m.count(layer_kind::mla) > 0;
+    if (dsa && s.kv_cache_dtype.starts_with("fp8") && s.kv_cache_dtype != "fp8_ds_mla" &&
+        s.kv_cache_dtype != "fp8_per_token_head") {
+        p.notes.push_back(fmt::format("--kv-cache-dtype {}: Using custom fp8 kv-cache format for DeepSeekV3.2 (fp8_ds_mla, "
+                                      "656 B per token per layer)", s.kv_cache_dtype));
+        s.kv_cache_dtype = "fp8_ds_mla";
+    }
+    if (dsa && s.kv_cache_dtype == "bfloat16") s.kv_cache_dtype = "auto";
+    if (compressed) { // _resolve_dsv4_kv_cache_dtype (vllm/models/deepseek_v4/attention.py): FlashMLA needs fp8
+        if (!s.kv_cache_dtype.starts_with("fp8")) {
+            throw error(fmt::format("vllm: AssertionError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {}",
+                                    s.kv_cache_dtype));
+        }
+        s.kv_cache_dtype = "fp8_ds_mla";
+        if (s.block_size == 0) {
+            s.block_size = 256;
+            p.notes.push_back("block size 256 assumed (every published DeepSeek-V4 command passes --block-size 256)");
+        }
+    }
     if (s.block_size == 0) {
-        s.block_size = 16;
-        if (m.count(layer_kind::mla) > 0) p.notes.push_back("block size 16 assumed; FlashMLA backends prefer 64 (--block-size 64)");
+        s.block_size = dsa ? 64 : 16;
+        if (dsa) p.notes.push_back("block size 64: the sparse-MLA and indexer backends support 64 only");
+        else if (m.count(layer_kind::mla) > 0) p.notes.push_back("block size 16 assumed; FlashMLA backends prefer 64 (--block-size 64)");
     }
     const bool hybrid = is_hybrid(m);
     if (hybrid && s.enable_prefix_caching && s.rules == vllm_rules::v2025) {
@@ -135,7 +167,13 @@ std::vector<uint32_t> pp_partition(uint32_t n_layer, uint32_t pp) {
 
 // Weights on one GPU of a stage: its blocks / tp; embedding (first stage) and LM head (last stage, also the
 // tied embedding when pp > 1) are vocab-parallel, / tp.
-uint64_t stage_weights(const model_desc & m, uint32_t tp, uint32_t pp_rank, uint32_t pp, uint32_t first, uint32_t n) {
+// A quantized checkpoint sized from its quantization_config: linear by linear (runtimes/common/quant.cpp).
+uint64_t stage_weights(const model_desc & m, uint32_t tp, uint32_t pp_rank, uint32_t pp, uint32_t first, uint32_t n,
+                       double cc) {
+    if (detail::quant_sized(m)) {
+        return detail::quant_rank_weights(m, tp, first, n, pp_rank == 0, pp_rank == pp - 1, m.tied_embeddings && pp > 1,
+                                          detail::vllm_quant_target(cc)).total;
+    }
     const uint32_t s = detail::torch_dtype_bytes(m.dtype, 2, "dtype");
     uint64_t b = 0;
     for (uint32_t il = first; il < first + n; ++il) b += detail::weight_bytes(m.weights.layers.at(il), s);
@@ -191,7 +229,7 @@ void budget_ranks(vllm_plan & p, const model_desc & m, const detail::vllm_layout
         first += parts[r];
         k.total_bytes = gpu.memory_bytes;
         k.requested_bytes = uint64_t(std::ceil(static_cast<long double>(gpu.memory_bytes) * s.gpu_memory_utilization));
-        k.weights_bytes = stage_weights(m, s.tp, r, s.pp, k.first_layer, k.n_layer);
+        k.weights_bytes = stage_weights(m, s.tp, r, s.pp, k.first_layer, k.n_layer, p.compute_capability);
         k.activation_bytes = s.activation_bytes.value_or(
             vllm_default_activation_bytes(m, s.max_num_batched_tokens, s.tp, k.first_layer, k.n_layer));
         k.non_torch_bytes = s.non_torch_bytes.value_or(vllm_default_non_torch_bytes(world));
@@ -277,26 +315,38 @@ bool fit_length(vllm_plan & p, const model_desc & m, detail::vllm_layout & lay) 
 // vLLM's startup errors: no memory, max_model_len over the pool, max_num_seqs over the mamba blocks.
 void check_startup(vllm_plan & p, bool over) {
     const vllm_settings & s = p.settings;
+    // vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory (vllm-project/vllm main 2026, docs/rules/
+    // vllm-frontier.md §7.1); the 2025 builds print "models's" and no parenthetical.
+    const bool v26 = s.rules == vllm_rules::v2026;
+    const char * see = " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
     if (p.available_kv_bytes <= 0) {
-        p.errors.push_back("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-                           "initializing the engine.");
+        p.errors.push_back(fmt::format("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                                       "when initializing the engine.{}", v26 ? see : ""));
     } else if (over) {
+        const std::string estimate = p.max_model_len_fit > 0
+            ? fmt::format(" Based on the available memory, the estimated maximum model length is {}.", p.max_model_len_fit) : "";
         p.errors.push_back(fmt::format(
-            "To serve at least one request with the models's max seq len ({}), ({} GiB KV cache is needed, which is "
-            "larger than the available KV cache memory ({} GiB). Based on the available memory, the estimated maximum "
-            "model length is {}. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-            "initializing the engine.", p.max_model_len, gib(double(p.need_bytes)), gib(double(p.available_kv_bytes)),
-            p.max_model_len_fit));
+            "To serve at least one request with the {} max seq len ({}), ({} GiB KV cache is needed, which is larger than "
+            "the available KV cache memory ({} GiB).{} Try increasing `gpu_memory_utilization`{} or decreasing "
+            "`max_model_len` when initializing the engine.{}", v26 ? "model's" : "models's", p.max_model_len,
+            gib(double(p.need_bytes)), gib(double(p.available_kv_bytes)), estimate,
+            v26 ? " (which also controls CPU memory on the CPU backend)" : "", v26 ? see : ""));
     }
+    // vllm/config/compilation.py resolve_cudagraph_mode_and_sizes (PR #32936, raising since PR #38270, v0.19+;
+    // vllm-frontier.md §7.2): max_num_seqs against the pool's num_blocks, not divided by the mamba groups, and only
+    // when CUDA graphs are captured (not under --enforce-eager).
     if (p.mamba_blocks_per_request > 0 && p.errors.empty()) {
-        const uint64_t slots = p.num_gpu_blocks / p.mamba_blocks_per_request;
-        if (uint64_t(s.max_num_seqs) > slots) {
-            p.errors.push_back(fmt::format("max_num_seqs ({}) exceeds available Mamba cache blocks: {} blocks hold the "
-                                           "state of {} requests ({} mamba blocks each); lower --max-num-seqs to {}",
-                                           s.max_num_seqs, p.num_gpu_blocks, slots, p.mamba_blocks_per_request, slots));
-        } else if (2 * uint64_t(s.max_num_seqs) * p.mamba_blocks_per_request > p.num_gpu_blocks) {
-            p.warnings.push_back(fmt::format("max_num_seqs {} x {} mamba blocks take more than half of the {} blocks",
-                                             s.max_num_seqs, p.mamba_blocks_per_request, p.num_gpu_blocks));
+        const bool checked = !s.enforce_eager && s.rules == vllm_rules::v2026;
+        if (checked && uint64_t(s.max_num_seqs) > p.num_gpu_blocks) {
+            p.errors.push_back(fmt::format(
+                "max_num_seqs ({0}) exceeds available Mamba cache blocks ({1}). Each decode sequence requires one Mamba "
+                "cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at most {1} or increase "
+                "gpu_memory_utilization.", s.max_num_seqs, p.num_gpu_blocks));
+        } else if (uint64_t(s.max_num_seqs) * p.mamba_blocks_per_request > p.num_gpu_blocks) {
+            p.warnings.push_back(fmt::format(
+                "max_num_seqs {} x {} mamba blocks per request exceed the {} blocks: vLLM starts, but at most {} requests "
+                "run at once", s.max_num_seqs, p.mamba_blocks_per_request, p.num_gpu_blocks,
+                p.num_gpu_blocks / p.mamba_blocks_per_request));
         }
     }
     // One line per layer type, as _get_kv_cache_groups_uniform_page_size logs it: pad = group_size - n % group_size.
