@@ -2,7 +2,7 @@
 // Parses flags (spelled as llama.cpp spells them), calls the library, prints. No memory rule lives here.
 // Exit status: 0 fits (or no --gpu given), 3 does not fit, 2 bad input.
 #include "cli_flags.h"
-#include "cli_serve.h"
+#include "cli_fit_params.h"
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
@@ -12,6 +12,7 @@
 #include "kvfit/report.h"
 #include "kvfit/sources.h"
 #include "kvfit/speed.h"
+#include "kvfit/version.h"
 #include "cli_exec.h"
 
 #include <CLI/CLI.hpp>
@@ -120,12 +121,15 @@ int run(options & o) {
 
 int main(int argc, char ** argv) {
     if (argc > 1 && kvfit::cli::is_subcommand(argv[1])) return kvfit::cli::main_subcommand(argc, argv); // exec, explain
+    if (argc == 2 && std::string_view(argv[1]) == "--version") return std::printf("kvfit %s\n", kvfit::version) < 0 ? 1 : 0;
     CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
                  "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input.", "kvfit"};
     app.footer("Subcommands:\n  kvfit exec [--gpu auto|GPUS] [--fix] -- llama-server ...   check a launch command, run it if it fits\n"
                "  kvfit explain LOG [-m MODEL]                                compare a llama.cpp log with kvfit's plan\n"
-               "  kvfit serve [--port N] [--host ADDR]                        web page and JSON API on loopback\n");
-    if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::app::run_serve(argc - 1, argv + 1);
+               "  kvfit serve [--port N] [--host ADDR]                        web page and JSON API on loopback\n"
+               "  kvfit fit-params -m MODEL [-c N] [--fit-print on] [--gpu G] llama-fit-params' output from kvfit's plan\n");
+    if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::cli::exec_serve(argc - 1, argv + 1);
+    if (argc > 1 && std::string_view(argv[1]) == "fit-params") return kvfit::cli::run_fit_params(argc - 1, argv + 1);
     options o;
     app.add_option("model", o.req.model, "catalog name, config.json, model directory, .gguf, or "
                                          "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B)");
