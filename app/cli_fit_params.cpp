@@ -323,6 +323,8 @@ std::string print_fit(const fit_result & r) {
 
 std::string fit_params_output(int argc, char ** argv) {
     const fit_args a = parse_args(argc, argv);
+    const llamacpp_inputs in = parse_llamacpp_flags(a.flags); // flag errors before the model is read, as the CLI
+    const std::vector<device_spec> gpus = gpus_from_option(a.gpu);
     warnings warn;
     model_desc m = load_model(a.model, warn);
     plan_request q;
@@ -330,10 +332,8 @@ std::string fit_params_output(int argc, char ** argv) {
     q.weights_size = a.weights_size;
     apply_request_weights(m, q, find_runtime("llama.cpp"), warn);
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
-    const llamacpp_inputs in = parse_llamacpp_flags(a.flags);
     llamacpp_settings s = in.settings;
     s.n_ctx = in.contexts.empty() ? 0 : in.contexts.back();
-    const std::vector<device_spec> gpus = gpus_from_option(a.gpu);
     if (a.print) {
         fmt::print(stderr, "llama_fit_params: printing estimated memory in MiB to stdout (device, model, context, compute) ...\n");
         return print_lines(measure(m, s, in.placement, gpus));

@@ -156,10 +156,11 @@ TEST(FitParams, MoeExpertsOverflowAsFitCppsPatterns) {
 }
 
 TEST(FitParams, FailuresExitOneAsLlamaFitParams) {
-    // fit.cpp: "n_gpu_layers already set by user to 10, abort" -> llama_fit_params exits 1
-    auto r = run_kvfit("fit-params -m Meta-Llama-3.1-8B -ngl 10 --gpu 4GiB");
+    // -c given (no context reduction) and -ngl given: fit.cpp "n_gpu_layers already set by user to 33, abort",
+    // and llama_fit_params exits 1
+    auto r = run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8192 -ngl 33 --gpu 4GiB");
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.err.find("n_gpu_layers already set by user to 10, abort"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("n_gpu_layers already set by user to 33, abort"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("failed to fit CLI arguments to free memory"), std::string::npos) << r.err;
     r = run_kvfit("fit-params -m Meta-Llama-3.1-8B --fit-print maybe --gpu 4GiB");
     EXPECT_EQ(r.status, 1);
