@@ -77,7 +77,7 @@ class Errors(unittest.TestCase):
         self.assert_error(self.cli_message("Qwen3.5-9B", "-ctk", "q9_9"), "Qwen3.5-9B", cache_type_k="q9_9")
         self.assert_error(self.cli_message("Qwen3.5-9B", "--gpu", "RTX 9999"), "Qwen3.5-9B", gpu="RTX 9999")
         self.assert_error(self.cli_message("no-such-model"), "no-such-model")
-        self.assert_error(self.cli_message("Qwen3.5-9B", "--runtime", "tgi"), "Qwen3.5-9B", runtime="tgi")
+        self.assert_error(self.cli_message("Qwen3.5-9B", "--weights", "q9_k"), "Qwen3.5-9B", weights="q9_k")
 
     def test_unknown_setting(self):
         with self.assertRaises(kvfit.Error) as e:
