@@ -2,7 +2,7 @@
 #include "cli_conventions.h"
 
 #include "cli_exec.h"
-#include "cli_serve.h"
+#include "cli_fit_params.h" // exec_serve: kvfit-serve runs the server
 #include "kvfit/error.h"
 #include "kvfit/printable.h"
 #include "kvfit/report.h"
@@ -41,7 +41,7 @@ std::optional<int> handle_help_and_version(int argc, char ** argv, const std::fu
         if (topic == "serve") {
             char help[] = "--help";
             char * sub[] = {argv[2], help, nullptr};
-            return kvfit::app::run_serve(2, sub);
+            return kvfit::cli::exec_serve(2, sub);
         }
         main_help();
         return 0;

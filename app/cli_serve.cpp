@@ -1,4 +1,4 @@
-// `kvfit serve`: flags, bind, print the address, serve (include/kvfit/server.h has the routes).
+// `kvfit serve`: flags, bind, print the address, serve (src/kvfit/server.h has the routes).
 #include "cli_serve.h"
 
 #include "kvfit/error.h"

@@ -3,7 +3,7 @@
 // Exit status: 0 fits (or no --gpu given), 3 does not fit, 2 bad input.
 #include "cli_conventions.h"
 #include "cli_flags.h"
-#include "cli_serve.h"
+#include "cli_fit_params.h"
 #include "escaped_output.h"
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
@@ -13,9 +13,9 @@
 #include "kvfit/plan.h"
 #include "kvfit/remote.h"
 #include "kvfit/report.h"
-#include "kvfit/server.h"
 #include "kvfit/sources.h"
 #include "kvfit/speed.h"
+#include "kvfit/version.h"
 #include "cli_exec.h"
 
 #include <CLI/CLI.hpp>
@@ -145,9 +145,11 @@ int main(int argc, char ** argv) {
     app.footer("Subcommands:\n  kvfit exec [--gpu auto|GPUS] [--fix] -- llama-server ...   check a launch command, run it if it fits\n"
                "  kvfit explain LOG [-m MODEL]                                compare a llama.cpp log with kvfit's plan\n"
                "  kvfit serve [--port N] [--host ADDR]                        web page and JSON API on loopback\n"
+               "  kvfit fit-params -m MODEL [-c N] [--fit-print on] [--gpu G] llama-fit-params' output from kvfit's plan\n"
                "  kvfit help [exec|explain|serve]                             this help, or a subcommand's\n"
                "  kvfit --version                                             version and the llama.cpp releases it models\n");
-    if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::app::run_serve(argc - 1, argv + 1);
+    if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::cli::exec_serve(argc - 1, argv + 1);
+    if (argc > 1 && std::string_view(argv[1]) == "fit-params") return kvfit::cli::run_fit_params(argc - 1, argv + 1);
     options o;
     app.add_option("model", o.req.model, "catalog name, config.json, model directory, .gguf, or "
                                          "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B)");

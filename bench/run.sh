@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 file=../shared/reference/llamacpp/gguf/qwen35-9b_v248320.gguf
 cmake -S . -B bench/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVFIT_BUILD_BENCH=ON -DKVFIT_BUILD_TESTS=OFF >/dev/null
-ninja -j2 -C bench/build bench_gguf bench_guards
+ninja -j2 -C bench/build bench_gguf bench_guards kvfit
 bench/build/bench/bench_guards --benchmark_min_time=0.5
 [[ "${1:-}" == "--guards" ]] && exit 0
 out=$(bench/build/bench/bench_gguf --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
@@ -21,3 +21,5 @@ echo "kvfit gguf_open:            ${kvfit_ms} ms"
 echo "kvfit open + model mapping: ${model_ms} ms"
 echo "@huggingface/gguf:          ${hf_ms} ms"
 awk -v a="$hf_ms" -v b="$kvfit_ms" 'BEGIN { printf "ratio @huggingface/gguf / kvfit: %.0fx\n", a / b }'
+# Start-up (issue 15): kvfit --version vs cat of a small file, a whole plan of the same header vs cat of it
+python3 bench/startup.py bench/build/kvfit "$file"

@@ -8,6 +8,8 @@ pkgs+=(libcurl4-openssl-dev) # hf: models (src/sources/http.cpp)
 pkgs+=(libmicrohttpd-dev) # kvfit serve (src/server/server.cpp)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(clang libclang-rt-14-dev)
+  # the Python module's test (tests/python/run.sh): pybind11 and setuptools from Debian, a venv over them
+  pkgs+=(python3-pybind11 pybind11-dev python3-setuptools python3-dev python3-venv)
   # chromium and chromium-driver (the browser test) are installed by tests/browser/run.sh itself, so that a
   # machine where they cannot be installed reports the test SKIPPED instead of failing every other test here.
   # node and npm run the conformance suite; the machine image may ship them outside Debian's npm package

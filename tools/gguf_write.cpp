@@ -1,6 +1,6 @@
 // kvfit-gguf-write SPEC.json OUT.gguf [--data sparse|zeros|header_only]
 //
-// Writes a GGUF file from a JSON spec with kvfit's writer (include/kvfit/gguf_writer.h). Spec:
+// Writes a GGUF file from a JSON spec with kvfit's writer (src/kvfit/gguf_writer.h). Spec:
 //   {
 //     "version": 3,                                  // optional, 2 or 3 (default 3)
 //     "data": "sparse",                              // optional: sparse (default), zeros, header_only

@@ -1,4 +1,4 @@
-// GGUF writer (include/kvfit/gguf_writer.h): the layout of src/sources/gguf.cpp, written little-endian.
+// GGUF writer (src/kvfit/gguf_writer.h): the layout of src/sources/gguf.cpp, written little-endian.
 #include "kvfit/gguf_writer.h"
 #include "kvfit/error.h"
 

@@ -1,11 +1,11 @@
-// HTTP GET over libcurl for the remote source (src/sources/http.h). Redirects are followed here, not by libcurl,
+// HTTP GET over libcurl (loaded at the first request: src/sources/curl_api.h) for the remote source (src/sources/http.h). Redirects are followed here, not by libcurl,
 // so each hop decides afresh whether the token may go: only to the endpoint's own origin (scheme, host, port).
 // The Hub answers /resolve/ of a large file with a redirect to a CDN host; the signed CDN URL needs no token.
 #include "sources/http.h"
 
 #include "kvfit/error.h"
+#include "sources/curl_api.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -41,16 +41,16 @@ std::string host_of(const std::string & url) {
 
 // `location` resolved against `base` (a Location header may be relative); "" when it cannot be parsed.
 std::string resolve(const std::string & base, const std::string & location) {
-    CURLU * u = curl_url();
+    CURLU * u = curl_lib().url();
     std::string out;
     char * s = nullptr;
-    if (curl_url_set(u, CURLUPART_URL, base.c_str(), 0) == CURLUE_OK &&
-        curl_url_set(u, CURLUPART_URL, location.c_str(), 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK) {
+    if (curl_lib().url_set(u, CURLUPART_URL, base.c_str(), 0) == CURLUE_OK &&
+        curl_lib().url_set(u, CURLUPART_URL, location.c_str(), 0) == CURLUE_OK &&
+        curl_lib().url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK) {
         out = s;
     }
-    curl_free(s);
-    curl_url_cleanup(u);
+    curl_lib().free(s);
+    curl_lib().url_cleanup(u);
     return out;
 }
 
@@ -161,26 +161,17 @@ int on_progress(void * user, curl_off_t dl_total, curl_off_t dl_now, curl_off_t,
 } // namespace
 
 std::string url_origin(const std::string & url) {
-    CURLU * u = curl_url();
+    CURLU * u = curl_lib().url();
     std::string out;
     char *scheme = nullptr, *host = nullptr, *port = nullptr;
-    if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+    if (curl_lib().url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK &&
+        curl_lib().url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        curl_lib().url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_lib().url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
         out = lower(fmt::format("{}://{}:{}", scheme, host, port));
     }
-    curl_free(scheme), curl_free(host), curl_free(port);
-    curl_url_cleanup(u);
-    return out;
-}
-
-std::string url_path_escape(std::string_view path) {
-    std::string out;
-    for (unsigned char c : path) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') out += char(c);
-        else out += fmt::format("%{:02X}", c);
-    }
+    curl_lib().free(scheme), curl_lib().free(host), curl_lib().free(port);
+    curl_lib().url_cleanup(u);
     return out;
 }
 
@@ -196,15 +187,13 @@ http_client::http_client(const remote_options & o, remote_stats * stats) {
     if (std::any_of(o.token.begin(), o.token.end(), [](unsigned char c) { return c < 0x20 && c != '\t'; })) {
         throw error("HF_TOKEN: holds control characters (a line break?)");
     }
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    CURL * curl = curl_easy_init();
+    CURL * curl = curl_lib().easy_init();
     if (!curl) throw error("remote: cannot initialise libcurl");
     p_.reset(new impl{o, stats, curl, url_origin(o.endpoint)});
 }
 
 http_client::~http_client() {
-    curl_easy_cleanup(p_->curl);
+    curl_lib().easy_cleanup(p_->curl);
 }
 
 http_response http_client::get(const std::string & start_url, std::optional<byte_range> range, uint64_t cap,
@@ -212,46 +201,46 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
     std::string url = start_url;
     for (int hop = 0; hop <= k_max_redirects; ++hop) {
         CURL * c = p_->curl;
-        curl_easy_reset(c);
+        curl_lib().easy_reset(c);
         exchange x;
         x.cap = cap;
         x.range_bytes = range ? range->last - range->first + 1 : 0;
         const bool send_token = !p_->o.token.empty() && !p_->origin.empty() && url_origin(url) == p_->origin;
         curl_slist * headers = nullptr;
         const std::string auth = "Authorization: Bearer " + trim(p_->o.token);
-        if (send_token) headers = curl_slist_append(headers, auth.c_str());
+        if (send_token) headers = curl_lib().slist_append(headers, auth.c_str());
         const std::string range_text = range ? fmt::format("{}-{}", range->first, range->last) : "";
-        curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
-        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 15L);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT, p_->o.timeout_s);
-        curl_easy_setopt(c, CURLOPT_USERAGENT, "kvfit/0.1");
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-        if (range) curl_easy_setopt(c, CURLOPT_RANGE, range_text.c_str());
-        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
+        curl_lib().easy_setopt(c, CURLOPT_URL, url.c_str());
+        curl_lib().easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        curl_lib().easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_lib().easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_lib().easy_setopt(c, CURLOPT_UNRESTRICTED_AUTH, 0L);
+        curl_lib().easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_lib().easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_lib().easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+        curl_lib().easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 15L);
+        curl_lib().easy_setopt(c, CURLOPT_TIMEOUT, p_->o.timeout_s);
+        curl_lib().easy_setopt(c, CURLOPT_USERAGENT, "kvfit/0.1");
+        curl_lib().easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+        if (range) curl_lib().easy_setopt(c, CURLOPT_RANGE, range_text.c_str());
+        curl_lib().easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+        curl_lib().easy_setopt(c, CURLOPT_HEADERDATA, &x);
+        curl_lib().easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        curl_lib().easy_setopt(c, CURLOPT_WRITEDATA, &x);
         progress_state prog{&p_->o, what};
         if (p_->o.progress) {
-            curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-            curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-            curl_easy_setopt(c, CURLOPT_XFERINFODATA, &prog);
+            curl_lib().easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+            curl_lib().easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+            curl_lib().easy_setopt(c, CURLOPT_XFERINFODATA, &prog);
         }
-        const CURLcode rc = curl_easy_perform(c);
+        const CURLcode rc = curl_lib().easy_perform(c);
         if (prog.reported) p_->o.progress({what, x.body.size(), prog.total, prog.seconds(), true});
-        curl_slist_free_all(headers);
+        curl_lib().slist_free_all(headers);
         if (p_->stats) {
             ++p_->stats->requests;
             p_->stats->bytes += x.body.size();
             const std::string result = x.status > 0 ? fmt::format("{}, {} B", x.status, x.body.size())
-                                                    : fmt::format("no response: {}", curl_easy_strerror(rc));
+                                                    : fmt::format("no response: {}", curl_lib().easy_strerror(rc));
             p_->stats->log.push_back(fmt::format("GET {}{} -> {}", without_query(url), range ? " range " + range_text : "", result));
         }
         if (x.ignored_range) {
@@ -262,12 +251,12 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
         if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
             rc == CURLE_COULDNT_RESOLVE_PROXY) {
             throw unreachable_error(error::at(what, fmt::format("cannot reach {}: {} (no network? --offline reads the cache)",
-                                                                host_of(url), curl_easy_strerror(rc))).what());
+                                                                host_of(url), curl_lib().easy_strerror(rc))).what());
         }
         if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CONNECT_ERROR) {
-            throw error::at(what, fmt::format("TLS with {} failed: {}", host_of(url), curl_easy_strerror(rc)));
+            throw error::at(what, fmt::format("TLS with {} failed: {}", host_of(url), curl_lib().easy_strerror(rc)));
         }
-        if (rc != CURLE_OK) throw error::at(what, fmt::format("{}: {}", host_of(url), curl_easy_strerror(rc)));
+        if (rc != CURLE_OK) throw error::at(what, fmt::format("{}: {}", host_of(url), curl_lib().easy_strerror(rc)));
         if (x.status >= 300 && x.status < 400 && x.status != 304) {
             const std::string next = x.location.empty() ? "" : resolve(url, x.location);
             if (next.empty()) throw error::at(what, fmt::format("HTTP {} redirect without a usable Location", x.status));

@@ -1,4 +1,4 @@
-// Safetensors writer (include/kvfit/safetensors_writer.h).
+// Safetensors writer (src/kvfit/safetensors_writer.h).
 #include "kvfit/safetensors_writer.h"
 #include "kvfit/error.h"
 

@@ -1,0 +1,361 @@
+// `kvfit fit-params`: a drop-in for llama.cpp v0.5.0's llama-fit-params (tools/fit-params/fit-params.cpp,
+// common/fit.cpp), answered from kvfit's llama.cpp plan instead of loading the model on the GPUs: no weights and
+// no GPU needed. Same flags, same stdout:
+//   --fit-print on   common_fit_print: one line per device "CUDA0 <model> <context> <compute> " and "Host ...",
+//                    MiB rounded down (bytes/1024/1024); model = weights, context = KV caches + recurrent state
+//                    (llama_context::memory_breakdown: memory->memory_breakdown()), compute = the scheduler's buffer;
+//                    the output (logits) buffer is in none of them (memory_breakdown_print calls it unaccounted).
+//   otherwise        the fitted arguments, "-c N -ngl N[ -ts A,B][ -ot \"...\"]", as llama_fit_params prints them,
+//                    found by common_params_fit_impl's steps: 1. no change when every device keeps its --fit-target
+//                    free; 2. with -c unset, the context interpolated linearly between --fit-ctx and n_ctx_train x
+//                    sequences (rounded down to 256 x streams) from the projected totals; 3. layers: kvfit's
+//                    largest -ngl for a dense model, the fewest blocks whose routed experts stay on the CPU for a MoE
+//                    model (printed as fit.cpp's LAYER_FRACTION_MOE -ot patterns) — the whole-tensor partial layers
+//                    of fit.cpp's step 3 are not reproduced.
+// Exit status as llama-fit-params: 0, or 1 with a one-line message ("failed to fit" or a bad argument).
+#include "cli_fit_params.h"
+
+#include "cli_exec.h"
+#include "kvfit/error.h"
+#include "kvfit/gpus.h"
+#include "kvfit/llamacpp.h"
+#include "kvfit/plan.h"
+#include "kvfit/sources.h"
+#include "kvfit/units.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvfit::cli {
+namespace {
+
+constexpr uint64_t MiB = 1024ull * 1024ull;
+
+// A fit.cpp abort ("n_gpu_layers already set by user to 20, abort"): llama_fit_params then exits 1.
+struct fit_failure {
+    std::string why;
+};
+
+// Flags that take a value, by every spelling common/arg.cpp gives them, and their JSON names in kvfit's registry
+// (include/kvfit/llamacpp.h: llamacpp_flags). "" = handled here.
+struct value_flag {
+    std::vector<std::string_view> names;
+    std::string_view json;
+};
+const std::vector<value_flag> & value_flags() {
+    static const std::vector<value_flag> v = {
+        {{"-m", "--model"}, ""},
+        {{"-c", "--ctx-size"}, "ctx_size"},
+        {{"-fa", "--flash-attn"}, "flash_attn"},
+        {{"-ctk", "--cache-type-k"}, "cache_type_k"},
+        {{"-ctv", "--cache-type-v"}, "cache_type_v"},
+        {{"-ngl", "--gpu-layers", "--n-gpu-layers"}, "n_gpu_layers"},
+        {{"-ts", "--tensor-split"}, "tensor_split"},
+        {{"-ot", "--override-tensor"}, "override_tensor"},
+        {{"-np", "--parallel"}, "parallel"},
+        {{"-ub", "--ubatch-size"}, "ubatch_size"},
+        {{"-b", "--batch-size"}, "batch_size"},
+        {{"-ncmoe", "--n-cpu-moe"}, "n_cpu_moe"},
+        {{"--llamacpp-version"}, "llamacpp_version"},
+        {{"-fitt", "--fit-target"}, ""},
+        {{"-fitc", "--fit-ctx"}, ""},
+        {{"-fitp", "--fit-print"}, ""},
+        {{"-fit", "--fit"}, ""},
+        {{"--gpu"}, ""},
+        {{"--weights"}, ""},
+        {{"--weights-size"}, ""},
+    };
+    return v;
+}
+const std::vector<value_flag> & switch_flags() {
+    static const std::vector<value_flag> v = {
+        {{"-kvu", "--kv-unified"}, "kv_unified"},
+        {{"--swa-full"}, "swa_full"},
+        {{"-nkvo", "--no-kv-offload"}, "no_kv_offload"},
+        {{"-cmoe", "--cpu-moe"}, "cpu_moe"},
+    };
+    return v;
+}
+
+// common/common.cpp is_truthy / is_falsey.
+bool truthy(std::string_view v) { return v == "on" || v == "enabled" || v == "true" || v == "1"; }
+bool falsy(std::string_view v) { return v == "off" || v == "disabled" || v == "false" || v == "0"; }
+
+struct fit_args {
+    std::string model, gpu = "auto", weights, weights_size;
+    flag_values flags;             // the llama.cpp flags, for parse_llamacpp_flags
+    std::vector<uint64_t> targets; // --fit-target, bytes per device (one value: every device)
+    uint64_t fit_ctx = 4096;       // --fit-ctx (common.h fit_params_min_ctx); -c 0 makes it "full context"
+    bool print = false;            // --fit-print on
+};
+
+uint64_t parse_uint(std::string_view flag, std::string_view text) {
+    return parse_flag_count(flag, text, 0, uint64_t(1) << 40);
+}
+
+fit_args parse_args(int argc, char ** argv) {
+    fit_args a;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        bool done = false;
+        for (const auto & f : switch_flags()) {
+            if (std::find(f.names.begin(), f.names.end(), arg) != f.names.end()) {
+                a.flags.set(f.json, "true");
+                done = true;
+            }
+        }
+        if (done) continue;
+        const value_flag * vf = nullptr;
+        for (const auto & f : value_flags()) {
+            if (std::find(f.names.begin(), f.names.end(), arg) != f.names.end()) vf = &f;
+        }
+        if (!vf) throw error(fmt::format("invalid argument: {}", arg));
+        if (i + 1 >= argc) throw error(fmt::format("expected value for argument {}", arg));
+        const std::string value = argv[++i];
+        const std::string_view name = vf->names.back();
+        if (!vf->json.empty()) {
+            if (vf->json == "override_tensor") {
+                // llama.cpp: comma-separated rules, repeatable (common/arg.cpp parse_tensor_buffer_overrides)
+                size_t start = 0;
+                while (start <= value.size()) {
+                    const size_t comma = value.find(',', start);
+                    const std::string rule = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+                    if (!rule.empty()) a.flags.add("override_tensor", rule);
+                    if (comma == std::string::npos) break;
+                    start = comma + 1;
+                }
+            } else if (vf->json == "ctx_size" && value == "0") {
+                // arg.cpp: -c 0 is the model's n_ctx_train, and disables fit.cpp's context reduction
+                a.flags.erase("ctx_size");
+                a.fit_ctx = UINT32_MAX;
+            } else if (vf->json == "n_gpu_layers" && (value == "-1" || value == "auto")) {
+                a.flags.erase("n_gpu_layers"); // llama.cpp's default (common.h: -1, auto)
+            } else {
+                a.flags.set(vf->json, value);
+            }
+        } else if (name == "--model") {
+            a.model = value;
+        } else if (name == "--gpu") {
+            a.gpu = value;
+        } else if (name == "--weights") {
+            a.weights = value;
+        } else if (name == "--weights-size") {
+            a.weights_size = value;
+        } else if (name == "--fit-print") {
+            if (truthy(value)) a.print = true;
+            else if (falsy(value)) a.print = false;
+            else throw error(fmt::format("unknown value for --fit-print: '{}'", value));
+        } else if (name == "--fit") {
+            if (!truthy(value) && !falsy(value)) throw error(fmt::format("unknown value for --fit: '{}'", value));
+        } else if (name == "--fit-ctx") {
+            a.fit_ctx = parse_uint("--fit-ctx", value);
+        } else if (name == "--fit-target") {
+            // arg.cpp: split by ',' and '/', MiB each; one value is broadcast to every device
+            a.targets.clear();
+            std::string cur;
+            for (size_t k = 0; k <= value.size(); ++k) {
+                if (k == value.size() || value[k] == ',' || value[k] == '/') {
+                    if (!cur.empty()) a.targets.push_back(parse_uint("--fit-target", cur) * MiB);
+                    cur.clear();
+                } else {
+                    cur += value[k];
+                }
+            }
+            if (a.targets.empty()) throw error(fmt::format("--fit-target '{}': expected MiB0,MiB1,...", value));
+        }
+    }
+    if (a.model.empty()) throw error("no model: give -m MODEL (a .gguf, config.json, model directory or catalog name)");
+    return a;
+}
+
+// One device's (or the host's) memory as common_get_device_memory_data_impl collects it.
+struct dev_mem {
+    uint64_t model = 0, context = 0, compute = 0;
+    uint64_t total() const { return model + context + compute; }
+};
+
+std::vector<dev_mem> measure(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                             const std::vector<device_spec> & gpus) {
+    const llamacpp_plan plan = plan_llamacpp(m, s, p, gpus, 0);
+    std::vector<dev_mem> out;
+    for (const device_usage & d : plan.devices) {
+        out.push_back({d.used.weights_bytes, d.used.kv_bytes + d.used.state_bytes, d.used.compute_bytes});
+    }
+    if (out.empty() || !plan.devices.back().is_host) out.push_back({}); // the host line is always printed
+    return out;
+}
+
+std::string device_name(size_t i) { return fmt::format("CUDA{}", i); } // ggml_backend_dev_name of CUDA device i
+
+std::string print_lines(const std::vector<dev_mem> & dmd) {
+    std::string out;
+    for (size_t id = 0; id + 1 < dmd.size(); ++id) {
+        out += fmt::format("{} {} {} {} \n", device_name(id), dmd[id].model / MiB, dmd[id].context / MiB, dmd[id].compute / MiB);
+    }
+    out += fmt::format("Host {} {} {} \n", dmd.back().model / MiB, dmd.back().context / MiB, dmd.back().compute / MiB);
+    return out;
+}
+
+struct fit_result {
+    uint64_t n_ctx = 0;
+    int32_t n_gpu_layers = -1;
+    std::vector<uint32_t> tensor_split; // layers per device when more than one
+    std::vector<std::string> overrides; // -ot patterns (=CPU)
+};
+
+bool all_fit(const std::vector<dev_mem> & dmd, const std::vector<device_spec> & gpus, const std::vector<int64_t> & margins) {
+    for (size_t id = 0; id < gpus.size(); ++id) {
+        if (int64_t(gpus[id].memory_bytes) - int64_t(dmd[id].total()) < margins[id]) return false;
+    }
+    return true;
+}
+
+// common_params_fit_impl (common/fit.cpp), steps 1 and 2 exactly on kvfit's figures; step 3 see the file comment.
+fit_result fit(const model_desc & m, llamacpp_settings s, placement_settings p, const std::vector<device_spec> & gpus,
+               const fit_args & a, bool ngl_given) {
+    const size_t nd = gpus.size();
+    if (nd == 0) throw fit_failure{"no GPU given or detected (--gpu): kvfit fits device memory only"};
+    std::vector<int64_t> margins(nd, int64_t(1024 * MiB));
+    if (a.targets.size() == 1) std::fill(margins.begin(), margins.end(), int64_t(a.targets[0]));
+    else for (size_t i = 0; i < a.targets.size() && i < nd; ++i) margins[i] = int64_t(a.targets[i]);
+
+    const uint32_t n_seq_max = std::max<uint32_t>(1, s.n_seq);
+    const uint32_t n_streams = s.kv_unified ? 1 : n_seq_max;
+    const bool n_ctx_auto = s.n_ctx == 0;
+    const uint64_t n_ctx_max = std::min<uint64_t>(m.n_ctx_train * n_seq_max, UINT32_MAX);
+    const uint64_t n_ctx_min_total = std::min<uint64_t>(a.fit_ctx * n_streams, UINT32_MAX);
+    if (n_ctx_auto) s.n_ctx = n_ctx_max;
+
+    fit_result r;
+    r.n_gpu_layers = p.n_gpu_layers;
+    // step 1
+    std::vector<dev_mem> full = measure(m, s, p, gpus);
+    r.n_ctx = s.n_ctx;
+    if (all_fit(full, gpus, margins)) return r;
+    int64_t sum_free = 0, sum_used = 0, sum_model = 0;
+    for (size_t id = 0; id < nd; ++id) {
+        sum_free += int64_t(gpus[id].memory_bytes);
+        sum_used += int64_t(full[id].total());
+        sum_model += int64_t(full[id].model);
+    }
+    // step 2
+    int64_t surplus = sum_free - sum_used;
+    for (int64_t mg : margins) surplus -= mg;
+    if (surplus < 0 && n_ctx_auto && n_ctx_max > n_ctx_min_total) {
+        int64_t target = sum_free;
+        for (int64_t mg : margins) target -= mg;
+        if (nd > 1) {
+            const int64_t per_layer = sum_model / std::min<int64_t>(p.n_gpu_layers < 0 ? INT32_MAX : p.n_gpu_layers, m.n_layer);
+            target -= int64_t(nd + 1) * per_layer / (m.n_expert == 0 ? 2 : 6);
+        }
+        s.n_ctx = n_ctx_min_total;
+        const std::vector<dev_mem> small = measure(m, s, p, gpus);
+        int64_t used_min = 0;
+        for (size_t id = 0; id < nd; ++id) used_min += int64_t(small[id].total());
+        if (target > used_min) {
+            s.n_ctx += uint64_t(int64_t(n_ctx_max - n_ctx_min_total) * (target - used_min) / (sum_used - used_min));
+            const uint64_t align = 256ull * n_streams;
+            s.n_ctx = std::max(s.n_ctx - s.n_ctx % align, n_ctx_min_total);
+            r.n_ctx = s.n_ctx;
+            if (nd <= 1) return r;
+        }
+        r.n_ctx = s.n_ctx;
+    }
+    // step 3: preconditions as fit.cpp
+    if (ngl_given) throw fit_failure{fmt::format("n_gpu_layers already set by user to {}, abort", p.n_gpu_layers)};
+    if (nd > 1 && !p.tensor_split.empty()) throw fit_failure{"model_params::tensor_split already set by user, abort"};
+    if (!p.override_tensor_cpu.empty() || p.cpu_moe || p.n_cpu_moe > 0) {
+        throw fit_failure{"model_params::tensor_buft_overrides already set by user, abort"};
+    }
+    auto fits_with = [&](const placement_settings & q) { return all_fit(measure(m, s, q, gpus), gpus, margins); };
+    const uint32_t n_all = m.n_layer + 1; // blocks and the output layer (llama.cpp counts it in -ngl)
+    placement_settings q = p;
+    bool found = false;
+    if (m.n_expert > 0) {
+        // experts of the first N blocks on the CPU, every layer offloaded: the smallest N that fits
+        q.n_gpu_layers = int32_t(n_all);
+        for (uint32_t n = 0; n <= m.n_layer && !found; ++n) {
+            q.n_cpu_moe = n;
+            found = fits_with(q);
+        }
+    }
+    if (!found) {
+        // dense layers (a MoE model with every expert on the CPU): the largest -ngl that fits
+        for (int32_t ngl = int32_t(n_all); ngl >= 0 && !found; --ngl) {
+            q.n_gpu_layers = ngl;
+            found = fits_with(q);
+        }
+    }
+    if (!found) throw fit_failure{"cannot fit even with no layer on the GPUs"};
+    r.n_gpu_layers = q.n_gpu_layers;
+    for (uint32_t il = 0; il < q.n_cpu_moe && il < m.n_layer; ++il) {
+        if (m.is_moe.empty() || m.is_moe[il]) r.overrides.push_back(fmt::format("blk\\.{}\\.ffn_(up|down|gate_up|gate)_(ch|)exps", il));
+    }
+    if (nd > 1) {
+        const llamacpp_plan plan = plan_llamacpp(m, s, q, gpus, 0);
+        for (size_t id = 0; id < nd; ++id) {
+            r.tensor_split.push_back(plan.devices[id].n_layers + (plan.devices[id].has_output ? 1 : 0));
+        }
+    }
+    return r;
+}
+
+std::string print_fit(const fit_result & r) {
+    std::string out = fmt::format("-c {} -ngl {}", r.n_ctx, r.n_gpu_layers);
+    size_t nd = r.tensor_split.size();
+    while (nd > 1 && r.tensor_split[nd - 1] == 0) --nd; // fit-params.cpp trims trailing zeros
+    if (nd > 1) {
+        out += " -ts ";
+        for (size_t id = 0; id < nd; ++id) out += fmt::format("{}{}", id > 0 ? "," : "", r.tensor_split[id]);
+    }
+    for (size_t i = 0; i < r.overrides.size(); ++i) out += fmt::format("{}{}=CPU", i == 0 ? " -ot \"" : ",", r.overrides[i]);
+    out += r.overrides.empty() ? "\n" : "\"\n";
+    return out;
+}
+
+} // namespace
+
+std::string fit_params_output(int argc, char ** argv) {
+    const fit_args a = parse_args(argc, argv);
+    const llamacpp_inputs in = parse_llamacpp_flags(a.flags); // flag errors before the model is read, as the CLI
+    const std::vector<device_spec> gpus = gpus_from_option(a.gpu);
+    warnings warn;
+    model_desc m = load_model(a.model, warn);
+    plan_request q;
+    q.weights = a.weights;
+    q.weights_size = a.weights_size;
+    apply_request_weights(m, q, find_runtime("llama.cpp"), warn);
+    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
+    llamacpp_settings s = in.settings;
+    s.n_ctx = in.contexts.empty() ? 0 : in.contexts.back();
+    if (a.print) {
+        fmt::print(stderr, "llama_fit_params: printing estimated memory in MiB to stdout (device, model, context, compute) ...\n");
+        return print_lines(measure(m, s, in.placement, gpus));
+    }
+    const fit_result r = fit(m, s, in.placement, gpus, a, a.flags.has("n_gpu_layers") && in.placement.n_gpu_layers != -1);
+    fmt::print(stderr, "llama_fit_params: printing fitted CLI arguments to stdout...\n");
+    return print_fit(r);
+}
+
+int run_fit_params(int argc, char ** argv) {
+    try {
+        const std::string out = fit_params_output(argc, argv);
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        return 0;
+    } catch (const fit_failure & f) {
+        fmt::print(stderr, "kvfit fit-params: {}\n", f.why);
+        fmt::print(stderr, "llama_fit_params: failed to fit CLI arguments to free memory, exiting...\n");
+        return 1;
+    } catch (const error & e) {
+        fmt::print(stderr, "kvfit fit-params: {}\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace kvfit::cli

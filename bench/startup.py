@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Start-up cost of kvfit against `cat` (issue 15, item 4): the median wall time of N runs of
+  1. `kvfit --version`                       vs `cat` of a small file (README.md),
+  2. a whole plan of the 6.4 MB Qwen3.5-9B GGUF header (`kvfit FILE --gpu 24GiB --json`) vs `cat` of that file,
+each child started with posix_spawn and reaped with waitpid, stdout to /dev/null, so both sides pay the same
+process start. Also lists the shared libraries kvfit maps (ldd), which must not include libcurl or a TLS library:
+libcurl is dlopen'ed at the first hf: request (src/sources/curl_api.cpp) and the HTTP server is the kvfit-serve
+helper. Targets (issue 15): ratio 1 <= 3x, ratio 2 <= 2x.
+Usage: bench/startup.py KVFIT_BINARY [GGUF] [--runs N]"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def median_ms(argv, runs):
+    """(wall, cpu) medians in ms: wall from spawn to reap; cpu = the child's user + system time (wait4), which
+    does not grow when other processes share the cores (on a loaded machine wall time mostly measures waiting)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    actions = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
+    wall, cpu = [], []
+    for _ in range(runs + 3):
+        t0 = time.perf_counter()
+        pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+        _, status, ru = os.wait4(pid, 0)
+        wall.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((ru.ru_utime + ru.ru_stime) * 1e3)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 3):
+            sys.exit("bench: %s exited %d" % (" ".join(argv), code))
+    os.close(devnull)
+    return statistics.median(wall[3:]), statistics.median(cpu[3:])  # the first runs warm the page cache
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--runs")]
+    runs = 200
+    for a in sys.argv[1:]:
+        if a.startswith("--runs="):
+            runs = int(a.split("=", 1)[1])
+    if not args:
+        sys.exit(__doc__)
+    kvfit = os.path.abspath(args[0])
+    gguf = args[1] if len(args) > 1 else os.path.join(ROOT, "..", "shared", "reference", "llamacpp", "gguf",
+                                                       "qwen35-9b_v248320.gguf")
+    cat = "/bin/cat"
+    small = os.path.join(ROOT, "README.md")
+    libs = [l.split()[0] for l in subprocess.run(["ldd", kvfit], capture_output=True, text=True).stdout.splitlines()]
+    bad = [l for l in libs if any(k in l for k in ("curl", "ssl", "crypto", "gnutls", "httplib", "brotli"))]
+    version = median_ms([kvfit, "--version"] if "--version" in os.environ.get("KVFIT_BENCH_VERSION_ARG", "--version") else [kvfit, os.environ["KVFIT_BENCH_VERSION_ARG"]], runs)
+    cat_small = median_ms([cat, small], runs)
+    plan = median_ms([kvfit, gguf, "--gpu", "24GiB", "--json"], max(20, runs // 4))
+    cat_big = median_ms([cat, gguf], max(20, runs // 4))
+    print("kvfit maps %d shared libraries (ldd): %s" % (len(libs), " ".join(os.path.basename(l) for l in libs)))
+    print("  HTTP/TLS libraries among them: %s" % (", ".join(bad) if bad else "none"))
+    def row(label, a, other, b, target):
+        print("%-26s wall %7.2f ms  cpu %6.2f ms | cat %-30s wall %7.2f ms  cpu %6.2f ms | ratio wall %5.2fx  cpu %5.2fx"
+              " (target <= %dx)" % (label, a[0], a[1], other, b[0], b[1], a[0] / b[0], a[1] / max(b[1], 1e-3), target))
+    print("load average %.2f on %d cores (wall time includes waiting for a core)" % (os.getloadavg()[0], os.cpu_count()))
+    row("kvfit --version", version, os.path.basename(small), cat_small, 3)
+    row("kvfit plan of the header", plan, os.path.basename(gguf) + " (%.1f MB)" % (os.path.getsize(gguf) / 1e6), cat_big, 2)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+// `kvfit fit-params` (app/cli_fit_params.cpp) as a drop-in for llama.cpp v0.5.0's llama-fit-params. The text is
+// checked against llama.cpp's own printf calls, transcribed below from the v0.5.0 sources; the figures against
+// kvfit's llama.cpp plan (plan_llamacpp), so a change of a memory rule moves both sides together.
+#include "support/run_cli.h"
+
+#include "kvfit/llamacpp.h"
+#include "kvfit/plan.h"
+#include "kvfit/sources.h"
+
+#include <gtest/gtest.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using kvfit::test::run_kvfit;
+
+namespace {
+
+constexpr uint64_t MiB = 1024ull * 1024ull;
+
+// common/fit.cpp common_fit_print, one device: printf("%s ", name); printf("%zu ", model/1024/1024); ... "\n".
+std::string fit_print_line(const char * name, size_t model, size_t context, size_t compute) {
+    char buf[256];
+    std::string out;
+    std::snprintf(buf, sizeof buf, "%s ", name), out += buf;
+    std::snprintf(buf, sizeof buf, "%zu ", model / 1024 / 1024), out += buf;
+    std::snprintf(buf, sizeof buf, "%zu ", context / 1024 / 1024), out += buf;
+    std::snprintf(buf, sizeof buf, "%zu ", compute / 1024 / 1024), out += buf;
+    return out + "\n";
+}
+
+// tools/fit-params/fit-params.cpp: printf("-c %" PRIu32 " -ngl %" PRIi32, n_ctx, n_gpu_layers), then " -ts a,b",
+// then " -ot \"pattern=CPU,...\"", then "\n".
+std::string fit_args_line(uint32_t n_ctx, int32_t ngl, const std::vector<uint32_t> & ts = {},
+                          const std::vector<std::string> & ot = {}) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "-c %" PRIu32 " -ngl %" PRIi32, n_ctx, ngl);
+    std::string out = buf;
+    for (size_t id = 0; id < ts.size(); ++id) {
+        if (id == 0) out += " -ts ";
+        std::snprintf(buf, sizeof buf, "%s%" PRIu32, id > 0 ? "," : "", ts[id]);
+        out += buf;
+    }
+    for (size_t i = 0; i < ot.size(); ++i) {
+        if (i == 0) out += " -ot \"";
+        out += (i > 0 ? "," : "") + ot[i] + "=CPU";
+    }
+    return out + (ot.empty() ? "" : "\"") + "\n";
+}
+
+kvfit::model_desc catalog_model(const std::string & name) {
+    kvfit::warnings warn;
+    kvfit::model_desc m = kvfit::load_model(name, warn);
+    kvfit::plan_request q;
+    kvfit::apply_request_weights(m, q, kvfit::find_runtime("llama.cpp"), warn); // q4_k_m, as the CLI assumes
+    return m;
+}
+
+kvfit::llamacpp_plan plan_of(const kvfit::model_desc & m, uint64_t n_ctx, const std::vector<uint64_t> & gib,
+                             kvfit::placement_settings p = {}) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = n_ctx;
+    std::vector<kvfit::device_spec> gpus;
+    for (uint64_t g : gib) gpus.push_back({"GPU", g << 30, 0});
+    return kvfit::plan_llamacpp(m, s, p, gpus, 0);
+}
+
+uint64_t total_of(const kvfit::device_usage & d) {
+    return d.used.weights_bytes + d.used.kv_bytes + d.used.state_bytes + d.used.compute_bytes;
+}
+
+} // namespace
+
+TEST(FitParams, PrintOnOneDeviceIsCommonFitPrintOfThePlan) {
+    const auto r = run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8192 --fit-print on --gpu 24GiB");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto p = plan_of(catalog_model("Meta-Llama-3.1-8B"), 8192, {24});
+    ASSERT_EQ(p.devices.size(), 2u);
+    const auto & g = p.devices[0].used;
+    const auto & h = p.devices[1].used;
+    EXPECT_EQ(r.out, fit_print_line("CUDA0", g.weights_bytes, g.kv_bytes + g.state_bytes, g.compute_bytes) +
+                         fit_print_line("Host", h.weights_bytes, h.kv_bytes + h.state_bytes, h.compute_bytes));
+    // llama.cpp's figures for this plan are whole MiB of the model on the GPU, the KV cache (8192 x 32 layers x
+    // 8 KV heads x 128 x 2 (K, V) x 2 bytes = 1024 MiB), and a compute buffer
+    EXPECT_EQ((g.kv_bytes + g.state_bytes) / MiB, 1024u);
+    EXPECT_NE(r.err.find("printing estimated memory in MiB to stdout (device, model, context, compute)"), std::string::npos);
+}
+
+TEST(FitParams, PrintOnTwoDevicesAndTheHybridModelsState) {
+    const auto r = run_kvfit("fit-params --model Qwen3.5-9B -c 16384 -ctk q8_0 -ctv q8_0 -fa on --fit-print on --gpu 12GiB,12GiB");
+    ASSERT_EQ(r.status, 0) << r.err;
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 16384;
+    s.type_k = s.type_v = kvfit::ggml_type::q8_0;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    const auto p = kvfit::plan_llamacpp(catalog_model("Qwen3.5-9B"), s, {}, {{"a", 12ull << 30, 0}, {"b", 12ull << 30, 0}}, 0);
+    std::string want;
+    for (size_t i = 0; i < p.devices.size(); ++i) {
+        const auto & u = p.devices[i].used;
+        want += fit_print_line(p.devices[i].is_host ? "Host" : ("CUDA" + std::to_string(i)).c_str(), u.weights_bytes,
+                               u.kv_bytes + u.state_bytes, u.compute_bytes);
+    }
+    EXPECT_EQ(r.out, want);
+    EXPECT_NE(r.out.find("CUDA1 "), std::string::npos);
+}
+
+TEST(FitParams, NoChangeNeededPrintsTheGivenContextAndDefaultNgl) {
+    // fit.cpp step 1: every device keeps its target (1024 MiB) free: no change; -ngl stays llama.cpp's default -1
+    const auto r = run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8192 --gpu 24GiB");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, fit_args_line(8192, -1));
+}
+
+TEST(FitParams, ContextReducedByFitCppsInterpolation) {
+    // -c unset: n_ctx_train (131072) does not fit 12 GiB; step 2 interpolates between --fit-ctx 4096 and 131072
+    const auto r = run_kvfit("fit-params -m Meta-Llama-3.1-8B --gpu 12GiB");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto m = catalog_model("Meta-Llama-3.1-8B");
+    const int64_t free_b = 12ll << 30, target = free_b - int64_t(1024 * MiB);
+    const int64_t used_max = int64_t(total_of(plan_of(m, 131072, {12}).devices[0]));
+    const int64_t used_min = int64_t(total_of(plan_of(m, 4096, {12}).devices[0]));
+    ASSERT_GT(used_max, target);
+    ASSERT_GT(target, used_min);
+    uint64_t n_ctx = 4096 + uint64_t((131072 - 4096) * (target - used_min) / (used_max - used_min));
+    n_ctx -= n_ctx % 256;
+    EXPECT_EQ(r.out, fit_args_line(uint32_t(n_ctx), -1));
+    // and the context found fits
+    EXPECT_LE(int64_t(total_of(plan_of(m, n_ctx, {12}).devices[0])), target);
+}
+
+TEST(FitParams, DenseLayersWhenTheMinimumContextDoesNotFit) {
+    // 6 GiB cannot hold the 8B model's weights at q4_k_m plus 4096 tokens: step 3 keeps the largest -ngl that fits
+    const auto r = run_kvfit("fit-params -m Meta-Llama-3.1-8B --gpu 6GiB");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto m = catalog_model("Meta-Llama-3.1-8B");
+    int32_t best = -1;
+    for (int32_t ngl = int32_t(m.n_layer) + 1; ngl >= 0 && best < 0; --ngl) {
+        kvfit::placement_settings p;
+        p.n_gpu_layers = ngl;
+        if (int64_t(total_of(plan_of(m, 4096, {6}, p).devices[0])) <= (6ll << 30) - int64_t(1024 * MiB)) best = ngl;
+    }
+    ASSERT_GT(best, 0);
+    ASSERT_LT(best, int32_t(m.n_layer) + 1);
+    EXPECT_EQ(r.out, fit_args_line(4096, best));
+}
+
+TEST(FitParams, MoeExpertsOverflowAsFitCppsPatterns) {
+    const auto r = run_kvfit("fit-params -m Qwen3.5-35B-A3B --gpu 12GiB");
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_TRUE(r.out.starts_with("-c 4096 -ngl ")) << r.out;
+    // LAYER_FRACTION_MOE of fit.cpp get_overflow_pattern, from block 0 up
+    EXPECT_NE(r.out.find(" -ot \"blk\\.0\\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU,blk\\.1\\.ffn_"), std::string::npos) << r.out;
+    EXPECT_TRUE(r.out.ends_with("exps=CPU\"\n")) << r.out;
+}
+
+TEST(FitParams, FailuresExitOneAsLlamaFitParams) {
+    // -c given (no context reduction) and -ngl given: fit.cpp "n_gpu_layers already set by user to 33, abort",
+    // and llama_fit_params exits 1
+    auto r = run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8192 -ngl 33 --gpu 4GiB");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("n_gpu_layers already set by user to 33, abort"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("failed to fit CLI arguments to free memory"), std::string::npos) << r.err;
+    r = run_kvfit("fit-params -m Meta-Llama-3.1-8B --fit-print maybe --gpu 4GiB");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "kvfit fit-params: unknown value for --fit-print: 'maybe'\n");
+    r = run_kvfit("fit-params -m Meta-Llama-3.1-8B --bogus 1 --gpu 4GiB");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "kvfit fit-params: invalid argument: --bogus\n");
+    r = run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 0x10 --gpu 4GiB");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_TRUE(r.err.starts_with("kvfit fit-params: -c '0x10'")) << r.err;
+}
+
+TEST(FitParams, FitTargetPerDevice) {
+    // --fit-target 8000: 24 GiB - 8000 MiB cannot hold 131072 tokens, so the context is reduced; 1024 fits as is
+    const auto wide = run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8192 --fit-target 1024 --gpu 24GiB");
+    EXPECT_EQ(wide.out, fit_args_line(8192, -1));
+    const auto tight = run_kvfit("fit-params -m Meta-Llama-3.1-8B --fit-target 20000 --gpu 24GiB");
+    ASSERT_EQ(tight.status, 0) << tight.err;
+    EXPECT_TRUE(tight.out.starts_with("-c ")) << tight.out;
+    EXPECT_NE(tight.out, fit_args_line(131072, -1));
+}
