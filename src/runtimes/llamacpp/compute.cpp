@@ -16,6 +16,9 @@
 //   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
 //   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)
 //   recurrent layers, mamba1/rwkv           -> stages_ssm            (approximation, not measured)
+//   swa or chunked layers, unlike layers    -> stages_windowed_mixed (compute_swa.cpp; measured: gemma4, mimo2,
+//     (per-type Q width, dense + MoE layers,                          step35)
+//      shared expert, MLP beside experts)
 //   swa or chunked layers (two KV caches)   -> stages_windowed       (measured: gemma3, gpt-oss)
 //   otherwise                               -> stages_dense          (measured: llama, six synthetic shapes)
 // Routed experts outside MLA reuse these sets with moe_block() (gate, up, swiglu, down and the freed block gate may

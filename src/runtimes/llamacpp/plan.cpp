@@ -189,8 +189,9 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     d["flash_attn"] = p.ctx.flash_attn;
     d["n_gpu_layers"] = p.n_gpu_layers;
     d["output_device"] = output_device;
-    // the weights as a no-mmap (or no_alloc) load sizes them: + the duplicated tied output (tied_duplicate_bytes)
-    d["weights_bytes_no_mmap"] = m.weights.total_bytes() + tied_duplicate_bytes(m);
+    // the weights as a no-mmap (or no_alloc) load sizes them, when that differs from the mmap figure: + the
+    // duplicated tied output (tied_duplicate_bytes)
+    if (const uint64_t dup = tied_duplicate_bytes(m); dup > 0) d["weights_bytes_no_mmap"] = m.weights.total_bytes() + dup;
     d["recurrent"] = {{"n_layer", p.rs.n_layer}, {"n_seq", p.rs.n_seq}, {"r_bytes", p.rs.r_bytes},
                       {"s_bytes", p.rs.s_bytes}, {"comp_bytes", p.rs.comp_bytes}};
     r.detail = std::move(d);
