@@ -127,8 +127,12 @@ uint64_t stages_windowed_mixed(const model_desc & m, const compute_graph & g) {
             // only V rotated (f16 K, quantized V): the FA output rotated back (MUL_MAT by attn_inp_v_rot) frees
             // Qcur's block before the FFN, B is one [n_embd, T] slot (ffn_norm), with a shared expert also the
             // router's three [n_expert, T] tensors (measured: mimo2 I + 2E + moe, step35 I + 2E + 3R + moe)
-            if (g.rot_v && !g.rot_k && !any_par) {
+            if (g.rot_v && !g.rot_k) {
                 B = E + (m.is_moe[il] && m.n_ff_shexp > 0 ? 3 * pad32(uint64_t(m.n_expert) * T * 4) : 0);
+                // gemma4 (dense MLP beside the experts): one [n_embd, T] slot under attn_out, and one more between
+                // the freed ffn_moe_gate_up block and ffn_moe_geglu (measured layer 0, f16/q8_0 ub 256 3 sequences:
+                // I + 3E + 3 Fm + Dm)
+                if (any_par) B = 2 * E;
             }
             top = std::max(top, I + B + E + ffn);
         } else {
@@ -144,9 +148,10 @@ uint64_t stages_windowed_mixed(const model_desc & m, const compute_graph & g) {
     const uint64_t H = g.hole();
     uint64_t out = 0;
     if (!h_nextn_rows(m)) {
-        // the last layer selects the output rows (mimo2: crop_last_layer), result_norm [n_embd, n_outputs] into the
-        // freed-input hole when it fits, the logits on top (measured: tok + 2E + L)
-        out = output_stage(g, 1);
+        // the last layer selects the output rows (mimo2: crop_last_layer); result_norm [n_embd, n_outputs] right
+        // above inp_embd (the freed inputs and the last layer's blocks are one hole by then), the logits on top
+        // (measured: tok + E + E_out + L at 4K-32K, 1 and 3 sequences)
+        out = g.tok + E + pad32(uint64_t(m.n_embd) * g.n_outputs * 4) + g.L;
     } else if (any_par) {
         // gemma4: result_norm (get_rows of h_nextn) in the hole; h_nextn sits above a block of [n_embd, T] + the
         // MLP's [n_ff, T] that the last layer freed, inside the freed-input hole when that holds them
