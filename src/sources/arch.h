@@ -30,6 +30,17 @@ struct param_flags {
     bool conv_bias = false;     ///< Mamba2 conv1d has a bias (use_conv_bias)
     bool ssm_proj_bias = false; ///< Mamba2 in_proj/out_proj have biases (use_bias)
     bool gemma_norms = false;   ///< four norms per block (pre/post attention, pre/post FFN), Gemma 2/3/4
+    // llama.cpp loader facts (load_arch_tensors) that change the model buffer
+    bool tied_output_first = false; ///< a tied output is created (TENSOR_DUPLICATED token_embd) BEFORE token_embd:
+                                    ///< llama_model_loader::create_tensor finds no token_embd in the context yet and
+                                    ///< makes a second tensor, counted twice without mmap / in no_alloc mode
+                                    ///< (models/gemma4.cpp, gemma3n.cpp; both releases)
+    bool h_nextn_rows = false;      ///< the graph keeps every ubatch row through the last layer and exposes it as
+                                    ///< h_nextn, selecting the output rows after it (get_rows on the last layer only
+                                    ///< with embeddings_nextn_masked, off by default: models/gemma4.cpp, step35.cpp);
+                                    ///< the output stage holds h_nextn [n_embd, T] besides result_norm
+    bool mtp_trunk_tensors = false; ///< NextN blocks: with load_mtp off only the tensors created with mtp_flags
+                                    ///< (TENSOR_SKIP) are skipped; the block's other tensors load (models/step35.cpp)
     // config.json quirks of `sliding_window` / `attention_chunk_size` when no per-layer list says more
     bool swa_all = false;       ///< Mistral/Mixtral: a non-null sliding_window slides every layer
     bool swa_if_used = false;   ///< Qwen2/Qwen3: only with use_sliding_window, on layers il >= max_window_layers

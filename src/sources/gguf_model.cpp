@@ -149,19 +149,49 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 
 // Placement as llama.cpp's loader sees it: input layer (token and position embeddings, the per-layer token
 // embedding of gemma3n), blocks il < n_layer, output layer (output and output_norm), everything else.
-void add_weights(model_desc & m, const std::vector<gguf_file> & shards, bool mtp_probs_b) {
+// A NextN block's tensors that step35's loader creates with mtp_flags (TENSOR_SKIP while load_mtp is off, the
+// default): attn_norm, create_tensor_qkv's q/k/v (fused or not, with biases), attn_output, ffn_norm and the nextn
+// eh_proj/enorm/hnorm (llama.cpp models/step35.cpp load_block_mtp, v0.5.0 and 5b4ebc5). Every other tensor of the
+// block is created TENSOR_NOT_REQUIRED only and loads: q/k norms, the head-wise gate, the FFN or experts and the
+// shared head (measured: Step-3.7-Flash-MTP, 3 blocks, model buffer +27,511,808 B per block at 512 tokens).
+bool mtp_tensor_skipped(std::string_view name) {
+    static constexpr std::string_view skipped[] = {
+        ".attn_norm.weight", ".attn_qkv.weight", ".attn_qkv.bias", ".attn_q.weight", ".attn_k.weight",
+        ".attn_v.weight", ".attn_q.bias", ".attn_k.bias", ".attn_v.bias", ".attn_output.weight", ".ffn_norm.weight",
+        ".nextn.eh_proj.weight", ".nextn.enorm.weight", ".nextn.hnorm.weight"};
+    for (const auto s : skipped) if (name.ends_with(s)) return true;
+    return false;
+}
+
+void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const detail::param_flags & flags) {
     auto & w = m.weights;
     w.layers.assign(m.n_layer, weight_group{});
     bool has_output = false;
+    auto add = [](weight_group & g, const gguf_tensor_info & t, uint64_t bytes) {
+        g.n_params += t.n_elements;
+        g.bytes += bytes;
+        if (t.name.find("_exps") != std::string_view::npos) {
+            g.expert_params += t.n_elements;
+            g.expert_bytes += bytes;
+        }
+    };
     w.tensors.clear();
     for (uint32_t file = 0; file < shards.size(); ++file) {
-        for (const auto & t : shards[file].tensors()) {
+        const gguf_file & f = shards[file];
+        for (const auto & t : f.tensors()) {
+            // A tensor takes its bytes padded to the file's alignment: the mapped file range holds the padding
+            // (CPU_Mapped), and a no-mmap / no_alloc buffer pads each tensor to TENSOR_ALIGNMENT 32
+            // (ggml_backend_cpu_buffer_type_get_alignment). gemma4's layer_output_scale [1] f32: 4 B -> 32 B.
+            const uint64_t align = std::max<uint64_t>(32, f.alignment());
+            const uint64_t bytes = (t.bytes + align - 1) / align * align;
             weight_group * g = &w.other;
             int32_t layer = weight_tensor::input;
             if (const auto il = block_index(t.name)) {
                 g = *il < m.n_layer ? &w.layers[*il] : &w.mtp; // blocks past n_layer are NextN/MTP
                 // loaded although its block is not (arch flag mtp_probs_b): with the tensors of no block
-                if (*il >= m.n_layer && mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.other;
+                if (*il >= m.n_layer && flags.mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.other;
+                // the NextN tensors llama.cpp loads anyway: with the output layer (the blocks after the trunk)
+                if (*il >= m.n_layer && flags.mtp_trunk_tensors && !mtp_tensor_skipped(t.name)) add(w.output, t, bytes);
                 layer = int32_t(std::min<uint32_t>(*il, INT32_MAX));
             } else if (starts_with(t.name, "token_embd") || starts_with(t.name, "position_embd") ||
                        starts_with(t.name, "per_layer_token_embd")) {
@@ -173,12 +203,7 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, bool mtp
             }
             w.tensors.push_back({std::string(t.name), t.type, {t.ne[0], t.ne[1], t.ne[2], t.ne[3]}, t.offset, t.bytes,
                                  file, layer});
-            g->n_params += t.n_elements;
-            g->bytes += t.bytes;
-            if (t.name.find("_exps") != std::string_view::npos) {
-                g->expert_params += t.n_elements;
-                g->expert_bytes += t.bytes;
-            }
+            add(*g, t, bytes);
         }
     }
     w.exact = true;
@@ -345,7 +370,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     m.n_ff_shexp = k.u32("expert_shared_feed_forward_length", 0);
     m.n_expert_latent = k.u32("expert_latent_length", 0);
     m.attn_res_block = k.u32("attn_res.block_size", 0);
-    add_weights(m, shards, row->flags.mtp_probs_b);
+    add_weights(m, shards, row->flags);
     // Shapes the compute-buffer model needs that no key states: the routed expert width when
     // expert_feed_forward_length is absent (granitehybrid: ffn_down_exps [n_ff_exp, n_embd, n_expert]) and
     // whether the dense FFN has a gate (nemotron_h: ffn_up + relu^2 + ffn_down only).
@@ -361,9 +386,18 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         }
     }
     if (dense_ffn && !gate) m.ffn_gated = false;
+    // An MoE block keeps its dense width when it also runs a dense MLP beside the experts (an ffn_up.weight in
+    // the block: gemma4's shared MLP, models/gemma4.cpp); otherwise n_ff is 0 on MoE layers.
+    std::vector<uint8_t> dense_up(m.n_layer, 0);
+    for (const auto & f : shards) {
+        for (const auto & t : f.tensors()) {
+            const auto il = block_index(t.name);
+            if (il && *il < m.n_layer && std::string_view(t.name).ends_with(".ffn_up.weight")) dense_up[*il] = 1;
+        }
+    }
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         m.is_moe[il] = m.weights.layers[il].expert_params > 0;
-        if (m.is_moe[il]) m.n_ff[il] = 0;
+        if (m.is_moe[il] && !dense_up[il]) m.n_ff[il] = 0;
     }
     m.validate();
     return m;

@@ -28,7 +28,7 @@ function check(name, pass, pred, meas, diff, note = "") { return { name, pass, p
 function figures(doc) {
     if (doc.schema_version !== 2) throw new Error(`kvfit --json: schema_version ${doc.schema_version}, expected 2`);
     return { n_ctx: doc.detail.n_ctx, n_ctx_seq: doc.detail.n_ctx_seq, kv_caches: doc.caches,
-             recurrent: doc.detail.recurrent, buffers: doc.totals };
+             recurrent: doc.detail.recurrent, buffers: doc.totals, weights_no_mmap: doc.detail.weights_bytes_no_mmap ?? null };
 }
 
 /// pred: kvfit --json output, schema 2 (null when kvfit refused: rc), meas: Harness.measureContext result,
@@ -116,13 +116,17 @@ export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
     // model buffer
     // (a host-dependent extra buffer -- AMX, CPU_REPACK -- is named in the note: with real allocation and mmap its
     // tensors are counted twice, docs/rules/llamacpp-cpu-repack.md; the check itself is unchanged)
-    const wDiff = pred.buffers.weights_bytes - model.model_bytes;
+    // no_alloc mode sizes the model buffer as a no-mmap load does (one buffer over every tensor of the context):
+    // kvfit's detail.weights_bytes_no_mmap (a tied output created before token_embd is a second tensor there,
+    // gemma4); real allocation with mmap counts the mapped range, totals.weights_bytes. Without the field: as before.
+    const wPred = mode === "no_alloc" && pred.weights_no_mmap != null ? pred.weights_no_mmap : pred.buffers.weights_bytes;
+    const wDiff = wPred - model.model_bytes;
     const extra = Object.entries(model.model_buffers ?? {}).filter(([b, mib]) => !/^CPU(_Mapped)?$/.test(b) && mib > 0);
     // kvfit's host model buffers (detail.cpu_backend: the CPU it was told, --cpu-features) beside the logged ones
     const cpuPred = predDoc.detail?.cpu_backend;
     const kvfitBufs = cpuPred?.model_buffers?.length > 1
         ? `; kvfit (libggml-cpu-${cpuPred.variant}): ${cpuPred.model_buffers.map((b) => `${b.name} ${asLogged(b.bytes).toFixed(2)} MiB`).join(", ")}` : "";
-    checks.push(check("weights", Math.abs(wDiff) < 32, pred.buffers.weights_bytes, model.model_bytes, wDiff,
+    checks.push(check("weights", Math.abs(wDiff) < 32, wPred, model.model_bytes, wDiff,
         (extra.length ? `model buffers logged: ${Object.entries(model.model_buffers).map(([b, mib]) => `${b} ${mib.toFixed(2)} MiB`).join(", ")}` : "") + kvfitBufs));
     return finish(checks);
 }

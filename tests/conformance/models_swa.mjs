@@ -262,7 +262,9 @@ export const MODELS_SWA = {
     "gemma4-26b-a4b":        { name: "gemma-4-26B-A4B",          build: (n) => gemma4_26b_a4b(n),                      n_vocab: 262144, swa: true },
     // synthetic: the 26B shape with num_kv_shared_layers 12 (the KV-sharing rule; no such published model)
     "gemma4-kvshared12":     { name: "gemma-4-26B-A4B-kvshared12-synthetic", build: (n) => gemma4_26b_a4b(n, { kvShared: 12 }), n_vocab: 262144, swa: true },
-    "mimo2-v2-flash":        { name: "MiMo-V2-Flash",            build: (n) => mimo2_v2_flash(n, { withMtp: true }),   n_vocab: 152576, swa: true },
+    // the MTP layout loads in v0.5.0 only: 5b4ebc5's load_hparams wants sliding_window_pattern of n_layer - nextn
+    // entries ("key mimo2.attention.sliding_window_pattern has wrong array length; expected 48, got 51", measured)
+    "mimo2-v2-flash":        { name: "MiMo-V2-Flash",            build: (n) => mimo2_v2_flash(n, { withMtp: true }),   n_vocab: 152576, swa: true, releases: ["v0.5.0"] },
     "mimo2-v2-flash-trunk":  { name: "MiMo-V2-Flash-trunk",      build: (n) => mimo2_v2_flash(n, { withMtp: false }),  n_vocab: 152576, swa: true },
     "step35-3.7-flash":      { name: "Step-3.7-Flash",           build: (n) => step35_3_7_flash(n, { withMtp: false }), n_vocab: 128896, swa: true },
     "step35-3.7-flash-mtp":  { name: "Step-3.7-Flash-MTP",       build: (n) => step35_3_7_flash(n, { withMtp: true }),  n_vocab: 128896, swa: true },

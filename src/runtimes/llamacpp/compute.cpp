@@ -20,6 +20,9 @@
 //   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
 //   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)
 //   recurrent layers, mamba1/rwkv           -> stages_ssm            (approximation, not measured)
+//   swa or chunked layers, unlike layers    -> stages_windowed_mixed (compute_swa.cpp; measured: gemma4, mimo2,
+//     (per-type Q width, dense + MoE layers,                          step35)
+//      shared expert, MLP beside experts)
 //   swa or chunked layers (two KV caches)   -> stages_windowed       (measured: gemma3, gpt-oss)
 //   otherwise                               -> stages_dense          (measured: llama, six synthetic shapes)
 // Routed experts outside MLA reuse these sets with moe_block() (gate, up, swiglu, down and the freed block gate may
@@ -82,7 +85,7 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     // Attention shape: the widest layer with a cache decides Q and the scores; the first non-MLA layer with a
     // cache decides the rotation (llama.cpp tests hparams.n_embd_head_k(), one value for the model).
     bool windowed = false, any_kv = false, any_plain = false, any_mla = false;
-    uint64_t q_width = 0, scores = 0, v_gqa_full = 0, v_gqa_swa = 0, head_k = 0, head_v = 0;
+    uint64_t q_width = 0, scores = 0, v_gqa_full = 0, v_gqa_swa = 0, head_k = 0, head_v = 0, head_k_full = 0, head_k_swa = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (!m.has_kv(il)) continue;
         any_kv = true;
@@ -93,6 +96,8 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
             head_k = m.head_dim_k[il];
             head_v = m.head_dim_v[il];
         }
+        if (!m.is_swa(il) && m.kind_of(il) != layer_kind::mla && head_k_full == 0) head_k_full = m.head_dim_k[il];
+        if (m.is_swa(il) && head_k_swa == 0) head_k_swa = m.head_dim_k[il];
         q_width = std::max<uint64_t>(q_width, uint64_t(m.n_head[il]) * m.head_dim_k[il]);
         uint64_t & v_gqa = m.is_swa(il) ? v_gqa_swa : v_gqa_full;
         v_gqa = std::max<uint64_t>(v_gqa, m.n_embd_v_gqa(il));
@@ -123,8 +128,12 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     g.s_copy = m.count(layer_kind::recurrent) > 0 ? pad32(4 * uint64_t(g.n_seq)) : 0;
     const uint64_t pos = any_kv ? pad32(4 * T * m.n_pos_per_embd) : 0;
     g.inputs = g.tok + g.E + pos + g.out_ids + g.s_copy;
-    if (any_kv) g.inputs += cache_inputs(g, g.n_kv, v_gqa_full, head_k, any_mla && !any_plain);
-    if (windowed) g.inputs += cache_inputs(g, g.n_kv_swa, std::max(v_gqa_swa, v_gqa_full), head_k, false);
+    // v_idxs without FA holds T * hparams.n_embd_v_gqa_max() indices in every cache (llama_kv_cache::build_input_v_idxs,
+    // src/llama-kv-cache.cpp): the widest V of the model, whichever cache (mimo2: full 4 x 128, window 8 x 128)
+    // The K rotation of each cache is sized by that cache's layers' head_dim_k (kv_attn_rot n_embd_head_all: gemma4
+    // base 512, swa 256; attn_inp_k_rot 512 x 512 and 256 x 256, measured)
+    if (any_kv) g.inputs += cache_inputs(g, g.n_kv, std::max(v_gqa_full, v_gqa_swa), head_k_full ? head_k_full : head_k, any_mla && !any_plain);
+    if (windowed) g.inputs += cache_inputs(g, g.n_kv_swa, std::max(v_gqa_swa, v_gqa_full), head_k_swa ? head_k_swa : head_k, false);
     return g;
 }
 
@@ -213,7 +222,10 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
         default:                             return detail::stages_ssm(m, g);
         }
     }
-    if (m.count(layer_kind::swa) + m.count(layer_kind::chunked) > 0) return detail::stages_windowed(m, g);
+    if (m.count(layer_kind::swa) + m.count(layer_kind::chunked) > 0) {
+        if (detail::windowed_mixed_layers(m)) return detail::stages_windowed_mixed(m, g); // compute_swa.cpp
+        return detail::stages_windowed(m, g);
+    }
     return detail::stages_dense(m, g);
 }
 

@@ -57,6 +57,13 @@ uint64_t output_stage(const compute_graph & g, uint64_t n_e);
 uint64_t stages_dense(const model_desc & m, const compute_graph & g);
 /// Two KV caches, window and full layers (src/models/gemma3.cpp, llama_kv_cache_iswa).
 uint64_t stages_windowed(const model_desc & m, const compute_graph & g);
+/// Routed experts of the last layer over its n_outputs rows (compute_swa.cpp): I + 2E + ffn_inp + moe_block.
+uint64_t last_layer_rows_moe(const model_desc & m, const compute_graph & g);
+/// True when a window model's layers differ in query width or FFN kind (dense and routed layers, a shared expert,
+/// a dense MLP beside the experts): gemma4, mimo2, step35 (compute_swa.cpp).
+bool windowed_mixed_layers(const model_desc & m);
+/// Window + full layers of unlike shapes (compute_swa.cpp).
+uint64_t stages_windowed_mixed(const model_desc & m, const compute_graph & g);
 /// MLA attention with a K-only latent cache and MoE FFN (src/models/deepseek2.cpp).
 uint64_t stages_mla_moe(const model_desc & m, const compute_graph & g);
 /// MLA with compressed queries (q_lora_rank > 0) and MoE, no indexer (src/models/deepseek2.cpp: Kimi-K2.5,

@@ -19,11 +19,18 @@ uint64_t stages_dense(const model_desc & m, const compute_graph & g) {
     // Last layer: inp_out_ids selects the output rows (two more [n_embd, T] GET_ROWS tensors); they and the FFN
     // sit on one more slot unless the inputs freed in that layer (hole H) absorb them.
     const bool absorbed = H >= E || H + 2 * E >= ffn_largest(m, g) + g.out_ids;
-    const uint64_t last = absorbed ? 0 : I + 3 * E + ffn;
+    // (routed experts with only V rotated, FA: the last layer's experts run on n_outputs rows, last_layer_rows_moe)
+    const bool last_rows = g.fa && any_moe(m) && g.rot_v && !g.rot_k;
+    const uint64_t last = absorbed || last_rows ? 0 : I + 3 * E + ffn;
     if (g.fa) {
         // layer 0 FFN: l_out, attn_norm and the Q-matmul slot holding attn_out under ffn_gate/up/swiglu; with a
         // rotated K the rotated Q reuses an E-sized block when Q == E
-        const uint64_t layer0 = I + 2 * E + (g.rot_k && Q == E ? 0 : Q) + ffn;
+        uint64_t layer0 = I + 2 * E + (g.rot_k && Q == E ? 0 : Q) + ffn;
+        if (any_moe(m) && g.rot_v && !g.rot_k) {
+            // routed experts, only V rotated (MiniMax-M2.5 f16/q8_0, measured): the FA output rotated back frees
+            // Qcur's block (I + 2E + moe); the last layer's experts over n_outputs rows can then be the peak
+            layer0 = std::max(I + 2 * E + ffn, last_layer_rows_moe(m, g));
+        }
         // output: inp_embd, last l_out with result_norm in place, result_output [n_vocab, n_outputs]
         const uint64_t out = g.tok + (g.rot_k && absorbed ? 3 : 2) * E + g.L;
         return std::max({layer0, last, out});
@@ -50,14 +57,19 @@ uint64_t stages_windowed(const model_desc & m, const compute_graph & g) {
         // experts and only V rotated (gpt-oss f16/q8_0), the FA output rotated back (MUL_MAT by attn_inp_v_rot)
         // frees the Q-sized slot before the FFN: measured I + 2E + moe_block.
         const uint64_t q_slot = moe && g.rot_v && !g.rot_k ? 0 : Q;
-        return std::max(I + 2 * E + q_slot + ffn, g.tok + 2 * E + g.L);
+        uint64_t out = g.tok + 2 * E + g.L;
+        // routed experts (gpt-oss, measured on gpt-oss-120b with the 201k vocabulary): the last l_out and
+        // result_norm drop into the freed-input hole H while they fit (output_stage): tok + 3E + L with H >= 2E
+        // (32K), I + E + L with one fitting (q8_0, ub 256), I + 2E + L with none (4K, ub 512)
+        if (moe) out = output_stage(g, 2);
+        return std::max(I + 2 * E + q_slot + ffn, out);
     }
     const uint64_t attn = I + 2 * E + (g.rot_k ? 1 : 2) * Q + g.KQ; // kq of the first full layer
     // output: one more stale [n_embd, T] slot under result_norm without FA. With routed experts the last
     // ffn_moe_out ADD [n_embd, n_outputs] has no free E block when n_outputs == T and sits above the
     // ffn_moe_down slot (attn_post_norm's, right above the inputs): I + Dm + E + L (gpt-oss, 201k vocab).
     uint64_t out = g.tok + 3 * E + g.L;
-    if (moe && g.n_outputs == g.n_tokens) {
+    if (moe) { // also with T rounded up to n_seq (gpt-oss-120b, 3 sequences: T 513, n_outputs 512)
         const uint64_t Dm = pad32(uint64_t(m.n_embd) * m.n_expert_used * g.n_tokens * 4);
         out = std::max(out, I + Dm + E + g.L);
     }
