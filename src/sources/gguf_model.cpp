@@ -166,10 +166,15 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards) {
                 has_output |= starts_with(t.name, "output.weight");
             }
             g->n_params += t.n_elements;
-            g->bytes += t.bytes;
+            // each tensor padded to the 32-byte alignment, as the GGUF data section (general.alignment) and
+            // llama.cpp's model buffer lay them out (ggml_backend_alloc_ctx_tensors_from_buft_impl,
+            // ggml/src/ggml-alloc.c: GGML_PAD(alloc_size, alignment)); measured: DeepSeek-V4-Flash's [3]-element
+            // hc_attn_scale / hc_ffn_scale and indexer_compressor_ape tensors, 2268 B over the raw sum
+            const uint64_t padded = (t.bytes + 31) / 32 * 32;
+            g->bytes += padded;
             if (t.name.find("_exps") != std::string_view::npos) {
                 g->expert_params += t.n_elements;
-                g->expert_bytes += t.bytes;
+                g->expert_bytes += padded;
             }
         }
     }
@@ -227,6 +232,12 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         const bool h = sec->at(1, f.path()).to_uint().value_or(0) > 0;
         m.n_pos_per_embd = t && h ? 4 : 1;
     }
+    // Compute-graph features (llama.cpp src/llama-hparams.cpp n_embd_inp(): n_embd * (1 + n_deepstack_layers);
+    // moe_latent_size: src/models/nemotron-h.cpp; hyper_connection.count and embedding_length_per_layer_input)
+    if (const uint32_t ds = k.u32("n_deepstack_layers", 0); ds > 0) m.n_embd_inp = m.n_embd * (1 + ds);
+    m.moe_latent = k.u32("moe_latent_size", 0);
+    m.n_hc = k.u32("hyper_connection.count", 0);
+    m.n_embd_ple = k.u32("embedding_length_per_layer_input", 0);
     m.n_swa = row->layout == gguf_layout::chunked_period ? 0 : k.u32("attention.sliding_window", row->window);
     m.n_chunk = row->layout == gguf_layout::chunked_period && k.u32("attention.sliding_window", 1) != 0 ? row->window : 0;
 

@@ -109,6 +109,9 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     g.Q = pad32(q_width * T * 4);                      // Qcur [head_dim_k, n_head, T]
     g.F = pad32(n_ff * T * 4);                         // ffn_up [n_ff, T]
     g.L = pad32(uint64_t(m.n_vocab) * g.n_outputs * 4);// result_output [n_vocab, n_outputs]
+    g.Eo = pad32(uint64_t(m.n_embd) * g.n_outputs * 4); // [n_embd, n_outputs] after inp_out_ids
+    // inp_embd [n_embd_inp, T] (build_inp_embd, src/llama-graph.cpp: n_embd * (1 + n_deepstack_layers) wide)
+    g.Ein = m.n_embd_inp > m.n_embd ? pad32(uint64_t(m.n_embd_inp) * T * 4) : g.E;
     g.KQ = pad32(scores * T * 4);                      // kq [n_kv, T/n_s, n_head, n_s]
 
     // Graph inputs, allocated before any node (llm_graph_context::build_inp_*, src/llama-graph.cpp):
@@ -118,7 +121,7 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     g.out_ids = pad32(4 * g.n_outputs);
     g.s_copy = m.count(layer_kind::recurrent) > 0 ? pad32(4 * uint64_t(g.n_seq)) : 0;
     const uint64_t pos = any_kv ? pad32(4 * T * m.n_pos_per_embd) : 0;
-    g.inputs = g.tok + g.E + pos + g.out_ids + g.s_copy;
+    g.inputs = g.tok + g.Ein + pos + g.out_ids + g.s_copy;
     if (any_kv) g.inputs += cache_inputs(g, g.n_kv, v_gqa_full, head_k, any_mla && !any_plain);
     if (windowed) g.inputs += cache_inputs(g, g.n_kv_swa, std::max(v_gqa_swa, v_gqa_full), head_k, false);
     return g;
@@ -192,6 +195,9 @@ uint64_t ffn_largest(const model_desc & m, const compute_graph & g) {
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
     const detail::compute_graph g = detail::compute_graph_of(m, s, c);
     if (m.count(layer_kind::mla) > 0) return detail::stages_mla_moe(m, g);
+    // a widened input embedding (deepstack) on an attention-only decoder: compute_hybrid.cpp
+    if (m.n_embd_inp > m.n_embd && m.count(layer_kind::recurrent) == 0 &&
+        m.count(layer_kind::swa) + m.count(layer_kind::chunked) == 0) return detail::stages_deepstack(m, g);
     if (m.count(layer_kind::recurrent) > 0) {
         switch (m.rec_kind) {
         case recurrent_kind::gated_deltanet: return detail::stages_gated_deltanet(m, g);
