@@ -87,6 +87,9 @@ export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
     const pr = pred.recurrent, mr = meas.rs;
     // plus the per-layer-embedding conv state P (llama_memory_recurrent, Qwen3.8-Flash-Next) and the DeepSeek-V4
     // compressor states (llama_dsv4_comp_state, src/llama-kv-cache-dsv4.cpp), both in the context's memory
+    // (totals.state_bytes is their sum with R and S: P = state_bytes - r - s - comp)
+    if (pr.p_bytes == null && pred.buffers.state_bytes != null)
+        pr.p_bytes = Math.max(0, pred.buffers.state_bytes - pr.r_bytes - pr.s_bytes - (pr.comp_bytes ?? 0));
     const rsPred = pr.r_bytes + pr.s_bytes + (pr.p_bytes ?? 0) + (pr.comp_bytes ?? 0);
     if (pr.n_layer > 0 || mr) {
         const notes = [];

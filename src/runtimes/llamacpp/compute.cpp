@@ -12,6 +12,10 @@
 // ../shared/reference/llamacpp/results.csv to the byte. This file sizes the tensors and picks the stage set from
 // the model's features, never from an architecture name:
 //   any mla layer                           -> stages_mla_moe        (measured: deepseek2)
+//   input embedding wider than n_embd, attention only -> stages_deepstack (compute_hybrid.cpp; measured:
+//                                              qwen3vl, qwen3vlmoe, byte-exact at the log's 0.01 MiB)
+//   (mamba2 with latent experts, moe_latent_size: latent_moe_stage / latent_moe_output, compute_hybrid.cpp;
+//    measured: nemotron_h_moe, byte-exact at the log's precision)
 //   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35, qwen3next)
 //   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
 //   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)

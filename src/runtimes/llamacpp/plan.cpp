@@ -172,8 +172,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     d["n_gpu_layers"] = p.n_gpu_layers;
     d["output_device"] = output_device;
     d["recurrent"] = {{"n_layer", p.rs.n_layer}, {"n_seq", p.rs.n_seq}, {"r_bytes", p.rs.r_bytes},
-                      {"s_bytes", p.rs.s_bytes}, {"p_bytes", p.rs.p_bytes},
-                      {"comp_bytes", p.rs.comp_bytes}};
+                      {"s_bytes", p.rs.s_bytes}, {"comp_bytes", p.rs.comp_bytes}};
     r.detail = std::move(d);
     return r;
 }
