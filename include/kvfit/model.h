@@ -212,6 +212,12 @@ struct model_desc {
     uint32_t n_pos_per_embd = 1; ///< positions per token in the graph's inp_pos: 4 with M-RoPE (Qwen2-VL,
                                  ///< Qwen3-VL, Qwen3.5: t/h/w/extra sections), else 1. llama_hparams::n_pos_per_embd
                                  ///< (llama.cpp src/llama-hparams.cpp); sizes inp_pos in the compute buffer
+    /// Graph features the llama.cpp compute model sizes tensors with (0 = absent; read from GGUF keys):
+    uint32_t n_embd_inp = 0;  ///< width of the input embedding inp_embd when wider than n_embd: llama_hparams::n_embd_inp,
+                              ///< n_embd * (1 + n_deepstack_layers) (Qwen3-VL deepstack)
+    uint32_t moe_latent = 0;  ///< routed experts run in a latent of this width (moe_latent_size, Nemotron-3-Super)
+    uint32_t n_hc = 0;        ///< hyper-connection copies of the residual stream (hyper_connection.count)
+    uint32_t n_embd_ple = 0;  ///< per-layer-embedding input width (embedding_length_per_layer_input)
     /// HF `dtype` / `torch_dtype` ("bfloat16", "float16", "float32"); empty when the source does not say.
     /// vLLM's `--dtype auto` and `--kv-cache-dtype auto` resolve to it (serving runtimes only).
     std::string dtype;

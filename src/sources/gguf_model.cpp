@@ -260,6 +260,12 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         const bool h = sec->at(1, f.path()).to_uint().value_or(0) > 0;
         m.n_pos_per_embd = t && h ? 4 : 1;
     }
+    // Compute-graph features (llama.cpp src/llama-hparams.cpp n_embd_inp(): n_embd * (1 + n_deepstack_layers);
+    // moe_latent_size: src/models/nemotron-h.cpp; hyper_connection.count and embedding_length_per_layer_input)
+    if (const uint32_t ds = k.u32("n_deepstack_layers", 0); ds > 0) m.n_embd_inp = m.n_embd * (1 + ds);
+    m.moe_latent = k.u32("moe_latent_size", 0);
+    m.n_hc = k.u32("hyper_connection.count", 0);
+    m.n_embd_ple = k.u32("embedding_length_per_layer_input", 0);
     m.n_swa = row->layout == gguf_layout::chunked_period ? 0 : k.u32("attention.sliding_window", row->window);
     m.n_chunk = row->layout == gguf_layout::chunked_period && k.u32("attention.sliding_window", 1) != 0 ? row->window : 0;
 

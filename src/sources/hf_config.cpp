@@ -256,6 +256,17 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     if (cfg.flag_or("use_mtp", false)) m.n_layer_mtp_apart += u32(cfg.count_or("num_mtp_modules", 0, 1000)); // MiniMax-M2
     b.mtp_own_head = cfg.count_or("num_nextn_predict_layers", 0, 1000) > 0;
     m.n_pos_per_embd = pos_per_embd(cfg);
+    // Qwen3-VL deepstack: the GGUF converter writes n_deepstack_layers = len(vision_config.deepstack_visual_indexes)
+    // (conversion/qwen3vl.py) and llama.cpp widens inp_embd to n_embd * (1 + n_deepstack) (llama_hparams::n_embd_inp)
+    if (root.has("vision_config")) {
+        const auto vis = root.child("vision_config");
+        if (vis.has("deepstack_visual_indexes") && vis.at("deepstack_visual_indexes").is_array()) {
+            const size_t ds = vis.at("deepstack_visual_indexes").size();
+            if (ds > 0 && ds < 1000) m.n_embd_inp = m.n_embd * uint32_t(1 + ds);
+        }
+    }
+    // Nemotron-3-Super latent experts (moe_latent_size, conversion/nemotron.py writes it as-is)
+    m.moe_latent = u32(cfg.count_or("moe_latent_size", 0, 1u << 20));
     // Serving runtimes (vLLM, SGLang) size caches in these dtypes; llama.cpp does not read them.
     m.dtype = cfg.has("dtype") ? cfg.text_or("dtype", "") : cfg.has("torch_dtype") ? cfg.text_or("torch_dtype", "")
             : root.has("dtype") ? root.text_or("dtype", "") : root.text_or("torch_dtype", "");

@@ -55,7 +55,12 @@ export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
     // KV caches: the layout (one line per cache: cells per stream, layers, streams) exactly, and the K and V
     // bytes of all caches together at the log's precision (one 0.005 MiB rounding per logged figure)
     const pk = [...pred.kv_caches].sort((a, b) => (a.name === "swa") - (b.name === "swa"));
-    const mk = [...meas.kv_caches].sort((a, b) => (a.which === "swa") - (b.which === "swa"));
+    // llama_kv_cache_dsv4 logs its unused base cache (0 layers, 0 MiB: "creating non-SWA KV cache" of
+    // llama_kv_cache_iswa, src/llama-kv-cache-dsv4.cpp); a cache without layers holds nothing, so it is left out
+    // unless kvfit predicts an empty cache too
+    const emptyPred = pred.kv_caches.some((k) => k.n_layer === 0);
+    const mk = [...meas.kv_caches].filter((k) => emptyPred || k.layers !== 0 || k.K_MiB !== 0 || k.V_MiB !== 0)
+        .sort((a, b) => (a.which === "swa") - (b.which === "swa"));
     const kPred = pk.reduce((s, k) => s + k.k_bytes, 0), vPred = pk.reduce((s, k) => s + k.v_bytes, 0);
     const kLog = mk.reduce((s, k) => s + k.K_MiB, 0), vLog = mk.reduce((s, k) => s + k.V_MiB, 0);
     const kvPred = kPred + vPred, kvLog = kLog + vLog;
@@ -81,7 +86,12 @@ export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
 
     // recurrent state, figure by figure
     const pr = pred.recurrent, mr = meas.rs;
-    const rsPred = pr.r_bytes + pr.s_bytes;
+    // plus the per-layer-embedding conv state P (llama_memory_recurrent, Qwen3.8-Flash-Next) and the DeepSeek-V4
+    // compressor states (llama_dsv4_comp_state, src/llama-kv-cache-dsv4.cpp), both in the context's memory
+    // (totals.state_bytes is their sum with R and S: P = state_bytes - r - s - comp)
+    if (pr.p_bytes == null && pred.buffers.state_bytes != null)
+        pr.p_bytes = Math.max(0, pred.buffers.state_bytes - pr.r_bytes - pr.s_bytes - (pr.comp_bytes ?? 0));
+    const rsPred = pr.r_bytes + pr.s_bytes + (pr.p_bytes ?? 0) + (pr.comp_bytes ?? 0);
     if (pr.n_layer > 0 || mr) {
         const notes = [];
         let ok = !!mr && pr.n_layer > 0;
@@ -91,8 +101,10 @@ export function compareCase({ c, pred, rc, kvfitError, meas, model, mode }) {
             if (pr.n_seq !== mr.cells) { ok = false; notes.push(`sequences ${pr.n_seq} vs ${mr.cells}`); }
             if (!atLogPrecision(pr.r_bytes, mr.R_MiB)) { ok = false; notes.push(`R ${asLogged(pr.r_bytes).toFixed(2)} vs ${mr.R_MiB} MiB`); }
             if (!atLogPrecision(pr.s_bytes, mr.S_MiB)) { ok = false; notes.push(`S ${asLogged(pr.s_bytes).toFixed(2)} vs ${mr.S_MiB} MiB`); }
+            if (pr.p_bytes != null && !atLogPrecision(pr.p_bytes, mr.P_MiB ?? 0)) { ok = false; notes.push(`P ${asLogged(pr.p_bytes).toFixed(2)} vs ${mr.P_MiB} MiB`); }
         }
-        checks.push(check("rs", ok, rsPred, mr ? mr.R_MiB + mr.S_MiB : null, mr ? asLogged(rsPred) - (mr.R_MiB + mr.S_MiB) : null, notes.join(", ")));
+        const rsLog = mr ? mr.R_MiB + mr.S_MiB + (mr.P_MiB ?? 0) : null;
+        checks.push(check("rs", ok, rsPred, rsLog, mr ? asLogged(rsPred - (pr.comp_bytes ?? 0)) - rsLog : null, notes.join(", ")));
     }
 
     // KV + RS in bytes, from the exact context total minus the compute buffer

@@ -16,6 +16,10 @@
 //   mla + recurrent kda layers, MoE         -> stages_mla_kda        (measured: kimi-linear, kimi-k3; compute_mla.cpp)
 //   any other mla layer                     -> stages_mla_moe        (measured: deepseek2 V2-Lite, no q_lora)
 //   indexer without mla, MoE                -> stages_msa            (measured: minimax-m3; compute_mla.cpp)
+//   input embedding wider than n_embd, attention only -> stages_deepstack (compute_hybrid.cpp; measured:
+//                                              qwen3vl, qwen3vlmoe, byte-exact at the log's 0.01 MiB)
+//   (mamba2 with latent experts, moe_latent_size: latent_moe_stage / latent_moe_output, compute_hybrid.cpp;
+//    measured: nemotron_h_moe, byte-exact at the log's precision)
 //   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35, qwen3next)
 //   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
 //   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)
@@ -118,6 +122,9 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     g.Q = pad32(q_width * T * 4);                      // Qcur [head_dim_k, n_head, T]
     g.F = pad32(n_ff * T * 4);                         // ffn_up [n_ff, T]
     g.L = pad32(uint64_t(m.n_vocab) * g.n_outputs * 4);// result_output [n_vocab, n_outputs]
+    g.Eo = pad32(uint64_t(m.n_embd) * g.n_outputs * 4); // [n_embd, n_outputs] after inp_out_ids
+    // inp_embd [n_embd_inp, T] (build_inp_embd, src/llama-graph.cpp: n_embd * (1 + n_deepstack_layers) wide)
+    g.Ein = m.n_embd_inp > m.n_embd ? pad32(uint64_t(m.n_embd_inp) * T * 4) : g.E;
     g.KQ = pad32(scores * T * 4);                      // kq [n_kv, T/n_s, n_head, n_s]
 
     // Graph inputs, allocated before any node (llm_graph_context::build_inp_*, src/llama-graph.cpp):
@@ -127,7 +134,7 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     g.out_ids = pad32(4 * g.n_outputs);
     g.s_copy = m.count(layer_kind::recurrent) > 0 ? pad32(4 * uint64_t(g.n_seq)) : 0;
     const uint64_t pos = any_kv ? pad32(4 * T * m.n_pos_per_embd) : 0;
-    g.inputs = g.tok + g.E + pos + g.out_ids + g.s_copy;
+    g.inputs = g.tok + g.Ein + pos + g.out_ids + g.s_copy;
     // v_idxs without FA holds T * hparams.n_embd_v_gqa_max() indices in every cache (llama_kv_cache::build_input_v_idxs,
     // src/llama-kv-cache.cpp): the widest V of the model, whichever cache (mimo2: full 4 x 128, window 8 x 128)
     // The K rotation of each cache is sized by that cache's layers' head_dim_k (kv_attn_rot n_embd_head_all: gemma4
@@ -214,6 +221,9 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
     }
     // an indexer beside plain attention (MSA, llama_kv_cache_msa): compute_mla.cpp
     if (detail::msa_indexer(m) && detail::any_moe(m)) return detail::stages_msa(m, g);
+    // a widened input embedding (deepstack) on an attention-only decoder: compute_hybrid.cpp
+    if (m.n_embd_inp > m.n_embd && m.count(layer_kind::recurrent) == 0 &&
+        m.count(layer_kind::swa) + m.count(layer_kind::chunked) == 0) return detail::stages_deepstack(m, g);
     if (m.count(layer_kind::recurrent) > 0) {
         switch (m.rec_kind) {
         case recurrent_kind::gated_deltanet: return detail::stages_gated_deltanet(m, g);

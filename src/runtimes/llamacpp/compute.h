@@ -34,6 +34,9 @@ struct compute_graph {
     uint64_t L = 0;    ///< result_output f32 [n_vocab, n_outputs]: the logits
     uint64_t KQ = 0;   ///< non-FA scores kq [n_kv, T/n_stream, n_head, n_stream] (kq_soft_max runs in place)
 
+    uint64_t Ein = 0;  ///< inp_embd [n_embd_inp, T] when the input embedding is wider than n_embd (deepstack), else E
+    uint64_t Eo = 0;   ///< [n_embd, n_outputs]: the last layer's rows after inp_out_ids (l_out, result_norm)
+
     // --- graph inputs (llm_graph_context::build_inp_*, src/llama-graph.cpp) ------------------------
     uint64_t inputs = 0; ///< I: all inputs, allocated before the first node
     uint64_t out_ids = 0;///< inp_out_ids i32 [n_outputs]
@@ -41,7 +44,7 @@ struct compute_graph {
 
     /// H = I - tok - E: the inputs freed during the last attention layer (mask, indices, positions). They leave a
     /// hole right above inp_embd that the last layer and the output stage reuse.
-    uint64_t hole() const { return inputs - tok - E; }
+    uint64_t hole() const { return inputs - tok - Ein; }
 };
 
 /// The tensors of the reserve graph for model m under settings s and context c (see compute_graph).
@@ -85,6 +88,13 @@ uint64_t stages_short_conv(const model_desc & m, const compute_graph & g);
 /// Mamba2 layers alone or with attention and dense/MoE FFN blocks (src/models/mamba-base.cpp, nemotron-h.cpp,
 /// granite-hybrid.cpp).
 uint64_t stages_mamba2(const model_desc & m, const compute_graph & g);
+/// Attention decoder whose input embedding is wider than n_embd (deepstack: Qwen3-VL, src/models/qwen3vl.cpp,
+/// qwen3vlmoe.cpp), dense or routed-expert FFN. compute_hybrid.cpp.
+uint64_t stages_deepstack(const model_desc & m, const compute_graph & g);
+/// Latent routed experts (moe_latent_size; src/models/nemotron-h.cpp build_ffn_layer): the MoE block's stage and
+/// the output stage after a last MoE block. compute_hybrid.cpp.
+uint64_t latent_moe_stage(const model_desc & m, const compute_graph & g);
+uint64_t latent_moe_output(const model_desc & m, const compute_graph & g);
 /// Mamba/RWKV layers: approximate scratch of one recurrent layer (no measured oracle yet).
 uint64_t stages_ssm(const model_desc & m, const compute_graph & g);
 

@@ -24,7 +24,10 @@ uint64_t stages_gated_deltanet(const model_desc & m, const compute_graph & g) {
     const uint64_t Qk = pad32(d_state * m.ssm_n_group * T * 4);                 // q_conv / k_conv (l2-normed)
     const uint64_t gate = 3 * pad32(H_v * T * 4);                               // gate, beta [H_v, T]
     const uint64_t base = I + 2 * E;                                            // input_embed/l_out + attn_norm
-    const uint64_t t0 = base + Cs + X + Cc;                                     // top after conv_input
+    // with routed experts the gathered conv_states drop into a freed [n_embd, T] block of the previous layer's MoE
+    // and the rest stacks above that block (measured: Qwen3.5-35B-A3B, n_seq 3, ub 256: E - Cs = 1.734 MiB more)
+    const uint64_t Cs_slot = any_moe(m) ? std::max(Cs, E) : Cs;
+    const uint64_t t0 = base + Cs_slot + X + Cc;                                // top after conv_input
     uint64_t gdn = 0;
     if (S > Cs + X) {          // the state does not fit the freed conv_states + qkv hole: on top
         gdn = t0 + S + (G + 2 * Qk + gate > Cs + Cc ? G : 0);
@@ -92,7 +95,10 @@ uint64_t stages_mamba2(const model_desc & m, const compute_graph & g) {
             if ((m.is_recurrent(il) || m.has_kv(il)) && (m.n_ff[il] > 0 || m.is_moe[il])) return true;
         return false;
     }();
-    if (any_moe(m)) {
+    if (any_moe(m) && m.moe_latent > 0) {
+        // latent routed experts in their own blocks (nemotron_h_moe): compute_hybrid.cpp
+        top = std::max(top, latent_moe_stage(m, g));
+    } else if (any_moe(m)) {
         // MoE after the mixer: ffn_norm, the freed gated-norm output y [d_inner, T] (ffn_moe_gate drops into it
         // when it fits beside the router), ffn_inp, then moe_block (granitehybrid, exact)
         const uint64_t Yn = pad32(d_inner * T * 4);
@@ -103,7 +109,11 @@ uint64_t stages_mamba2(const model_desc & m, const compute_graph & g) {
         const layer_cache * a = m.attention_cache(il);
         any_attn |= a != nullptr && a->kind != cache_kind::latent;
     }
-    if (any_attn && !g.fa) top = std::max(top, I + 2 * E + (g.rot_k ? 1 : 2) * g.Q + g.KQ); // kq, as dense
+    if (any_attn && !g.fa) {
+        // kq, as dense; one [n_embd, T] slot fewer beside latent experts (measured: Nemotron-3-Super, Q == E)
+        const uint64_t slots = m.moe_latent > 0 ? 1 : 2;
+        top = std::max(top, I + slots * E + (g.rot_k ? 1 : 2) * g.Q + g.KQ);
+    }
     uint64_t n_ff = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) n_ff = std::max<uint64_t>(n_ff, m.n_ff[il]);
     if (n_ff > 0) top = std::max(top, I + 2 * E + (any_attn ? g.Q : 0) + (m.ffn_gated ? 3 : 1) * g.F);
@@ -122,6 +132,7 @@ uint64_t stages_mamba2(const model_desc & m, const compute_graph & g) {
     }
     // output: inp_embd, the freed input hole, the last l_out and result_norm (one more [n_embd, T] slot when
     // blocks carry a mixer and an FFN: granitehybrid's ffn_inp), the logits
+    if (any_moe(m) && m.moe_latent > 0) return std::max(top, latent_moe_output(m, g));
     return std::max(top, output_stage(g, mixer_and_ffn ? 3 : 2));
 }
 
