@@ -168,6 +168,13 @@ uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c)
 /// -ub 512 -c 32768 -fa on: 2048 + 512 x (248320 + 3 x 4096) x 4 = 533727232 B (509.00 MiB).
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
 
+/// Whether llamacpp_compute_bytes models this model's reserve graph, from its features: false for decoders with
+/// hyper-connections (n_hc > 1: several copies of the residual stream, DeepSeek-V4 src/models/deepseek4.cpp,
+/// Qwen3.8-Flash-Next src/models/qwen4exp.cpp in llama.cpp v0.5.0), whose stage set is not derived yet. The figure
+/// is then an estimate from the nearest stage set, measured up to 4.8x too small (DeepSeek-V4-Flash, -c 32768
+/// -ub 256 without flash attention; docs/accuracy.md): plans mark the compute buffer as an estimate and warn.
+bool llamacpp_compute_modelled(const model_desc & m);
+
 /// Bytes of one cell (one stream) of cache `c` of layer `il` as llama.cpp allocates it
 /// (llama_kv_cache constructor, src/llama-kv-cache.cpp): row_size(type_k, K width) + row_size(type_v, V width), where
 /// - an MLA model (any latent cache) keeps no V in any cache, its DSA indexer included (has_v = !is_mla());

@@ -209,6 +209,8 @@ uint64_t ffn_largest(const model_desc & m, const compute_graph & g) {
 
 } // namespace detail
 
+bool llamacpp_compute_modelled(const model_desc & m) { return m.n_hc <= 1; }
+
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
     const detail::compute_graph g = detail::compute_graph_of(m, s, c);
     if (m.count(layer_kind::mla) > 0) {
