@@ -153,7 +153,8 @@ cpu_features cpu_features_from_flags(std::string_view flags, bool amx_granted) {
 cpu_features parse_cpu_features(std::string_view text) {
     const std::pair<std::string_view, std::string_view> names[] = {
         {"none", "x64"}, {"avx2", "haswell"}, {"avx512", "zen4"}, {"amx", "sapphirerapids"}};
-    for (const auto & [name, v] : names) {
+    for (const auto & entry : names) {  // not a structured binding: clang 14 cannot capture one in a lambda
+        const std::string_view name = entry.first, v = entry.second;
         if (text != name) continue;
         const auto it = std::find_if(k_variants.begin(), k_variants.end(), [&](const variant & x) { return x.name == v; });
         cpu_features c = from_variant(*it, true);
