@@ -37,6 +37,7 @@ TEST(cli_conventions, hf_flag_is_the_hub_model) {
         EXPECT_EQ(got.status, 0) << flags << ": " << got.err;
         json a = json::parse(got.out), b = json::parse(want.out);
         a["model"].erase("source"), b["model"].erase("source"); // the spelling given
+        a.erase("launch"), b.erase("launch");                   // names the model as given
         EXPECT_EQ(a, b) << flags;
     }
     const auto missing = run_kvfit_env(env, "-hf org/absent:Q4_K_M");
@@ -142,6 +143,7 @@ TEST(cli_conventions, file_suffixes_in_any_case) {
     ASSERT_EQ(upper.status, 0) << upper.err;
     json a = json::parse(upper.out), b = json::parse(lower.out);
     a["model"].erase("source"), b["model"].erase("source");
+    a.erase("launch"), b.erase("launch"); // names the file as given
     EXPECT_EQ(a, b);
     fs::create_directories(dir.path / "Qwen3-8B");
     std::ofstream(dir.file("Qwen3-8B/CONFIG.JSON")) << kvfit::find_catalog("Qwen3-8B")->config_json;

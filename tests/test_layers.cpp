@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 // gguf_writer.h, safetensors_writer.h and server.h are not installed (src/kvfit/: not the library's API);
 // kvfit.h, the umbrella, includes them all.
 const std::map<std::string, int> k_public = {
-    {"version.h", 0}, {"kvfit.h", 5}, {"error.h", 0}, {"ggml_type.h", 0}, {"model.h", 0}, {"search.h", 0}, {"units.h", 0},
+    {"version.h", 0}, {"kvfit.h", 5}, {"error.h", 0}, {"ggml_type.h", 0}, {"model.h", 0}, {"search.h", 0}, {"units.h", 0}, {"printable.h", 0},
     {"sources.h", 1}, {"gguf.h", 1}, {"gguf_writer.h", 1}, {"safetensors.h", 1}, {"safetensors_writer.h", 1}, {"remote.h", 1},
     {"runtime.h", 2}, {"llamacpp.h", 2}, {"llamacpp_cpu.h", 2}, {"vllm.h", 2}, {"sglang.h", 2}, {"ollama.h", 2},
     {"mlx.h", 2},

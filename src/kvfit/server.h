@@ -33,7 +33,7 @@ struct server_options {
     std::string host = "127.0.0.1";         ///< loopback unless --host says otherwise
     int port = 8080;                        ///< 0 = any free port (server::bind returns it)
     size_t n_threads = 4;                   ///< requests handled at once
-    size_t max_connections = 256;           ///< open connections; a new one beyond is closed at once
+    size_t max_connections = 256;           ///< open connections; beyond, new ones wait in the backlog
     size_t max_upload_bytes = 16u << 20;    ///< decoded "config" / "gguf_base64", bytes (16 MiB)
     size_t max_body_bytes = 24u << 20;      ///< request body, bytes: a 16 MiB upload as base64 plus the fields (413)
     size_t max_buffered_bytes = 256u << 20; ///< request bodies held over all connections; beyond, 503

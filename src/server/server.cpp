@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <strings.h>
 #include <deque>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -198,9 +199,13 @@ struct server::impl {
             r->conn = info ? static_cast<connection_state *>(info->socket_context) : nullptr;
             *req_cls = r;
             if (api && verb == "POST") {
+                // A client waiting for 100 Continue (curl does for bodies over 1 MiB) is answered before it sends the
+                // body: libmicrohttpd then sends no 100 and closes. Any other client has its body read and dropped
+                // (bounded by the deadlines) before the 413, so that the answer is not lost to a reset connection.
                 const char * length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-                if (length && std::strtoull(length, nullptr, 10) > o.max_body_bytes) {
-                    r->answered = true; // before the body is read: libmicrohttpd sends no 100 Continue and closes
+                const char * expect = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+                if (length && expect && strcasecmp(expect, "100-continue") == 0 && std::strtoull(length, nullptr, 10) > o.max_body_bytes) {
+                    r->answered = true;
                     return queue(connection, api_error(413, fmt::format(
                         "request: body exceeds the limit of {} bytes (Content-Length {}; uploads: at most {} bytes, GGUF "
                         "headers only)", o.max_body_bytes, length, o.max_upload_bytes)));
