@@ -16,6 +16,7 @@
 #include "kvfit/chart.h"
 #include "kvfit/detect.h"
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
 #include "kvfit/ggml_type.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
