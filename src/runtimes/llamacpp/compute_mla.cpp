@@ -200,7 +200,8 @@ uint64_t stages_mla_kda(const model_desc & m, const compute_graph & g) {
 // dense attention (kq [n_kv, T, n_head]). Extra inputs: the indexer cache's k_idxs and, with FA, pos_slot_i i32
 // [n_ps, n_s], pos_mask f32 [n_ps, T], bias f32 [n_ps / 128, T], cell_blk i32 [n_kv, n_s]; n_ps, the position axis
 // at reserve, is two 128-token blocks (measured; the block size is not in model_desc). Stages, measured on
-// MiniMax-M3 (not derived row by row, worst -4.7 %: 3 sequences at 32K, q8_0; -4.5 % without FA, q8_0 K):
+// MiniMax-M3 (not derived row by row, worst -4.7 %: 3 sequences at 32K, q8_0; -4.5 % without FA, q8_0 K; NOT
+// modeled: a rotated V alone (f16 K, q8_0 V, FA, 3 sequences, ub 256, 6000: -12.9 %, conformance suite v0.5.0)):
 //   MSA mask: inputs, Mf, Qcur, l_out, a freed block R (4 E + 8 K-sized [n_head_kv * head_dim, T] blocks; with a
 //             rotated K the freed E and the Hadamard-rotated Qcur instead), bmc, bmx;
 //   MoE:      inputs, Mf, ffn_inp, ffn_norm, ffn_moe_gate/up/swiglu_oai (down reuses gate + up), two Mf more under
