@@ -139,6 +139,11 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
 uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                  uint32_t il);
 
+/// llamacpp_kv_layer_bytes of every layer, il = 0 .. n_layer + n_layer_mtp - 1, in one pass over the model (the
+/// placement's view: linear in the layers where one call per layer is quadratic).
+std::vector<uint64_t> llamacpp_kv_bytes_by_layer(const model_desc & m, const llamacpp_settings & s,
+                                                 const llamacpp_context & c);
+
 /// Fixed state for the given context, f32. Recurrent layers: max(1, n_seq) rows of each state cache's width per
 /// layer (Qwen3.5-9B: 24 x (24,576 + 524,288) x 4 = 52,690,944 B per sequence). Compressed caches (DeepSeek-V4,
 /// llama_dsv4_comp_state): per layer two f32 tensors (kv, score) of n_embd_state x state_size x n_seq, where the

@@ -94,6 +94,7 @@ server::server(server_options o) : impl_(std::make_unique<impl>()) {
     h.Get("/v1/runtimes", [](const httplib::Request &, httplib::Response & res) { reply(res, {200, "application/json", runtimes_json()}); });
     h.Post("/v1/plan", [&opt](const httplib::Request & req, httplib::Response & res) { reply(res, handle_plan(req.body, opt)); });
     h.Post("/v1/chart", [&opt](const httplib::Request & req, httplib::Response & res) { reply(res, handle_chart(req.body, opt)); });
+    h.Post("/v1/list", [](const httplib::Request & req, httplib::Response & res) { reply(res, handle_list(req.body)); }); // list_api.cpp
     h.Get(R"(/(.*))", [](const httplib::Request & req, httplib::Response & res) {
         const std::string path = req.matches[1].str().empty() ? "index.html" : req.matches[1].str();
         const detail::web_asset * a = detail::find_web_asset(path);

@@ -108,6 +108,7 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     auto at = [&](int d) -> device_usage & { return d < 0 ? host : plan.devices[size_t(d)]; };
 
     host.used.weights_bytes += m.weights.token_embd.bytes + m.weights.other.bytes; // input layer: always CPU
+    const std::vector<uint64_t> kv_by_layer = llamacpp_kv_bytes_by_layer(m, s, plan.ctx); // llamacpp_kv_layer_bytes
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         device_usage & d = at(dev[il]);
         const weight_group & w = m.weights.layers.at(il);
@@ -123,11 +124,11 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
         plan.expert_device.push_back(cpu_experts ? host_index : d_index);
         d.n_layers += 1;
         device_usage & cache_dev = p.no_kv_offload ? host : d;
-        cache_dev.used.kv_bytes += llamacpp_kv_layer_bytes(m, s, plan.ctx, il);
+        cache_dev.used.kv_bytes += kv_by_layer[il];
         cache_dev.used.state_bytes += llamacpp_state_layer_bytes(m, plan.ctx, il);
     }
     for (uint32_t il = m.n_layer; il < n_layer_all; ++il) { // MTP blocks: only DeepSeek-V4 gives them a cache
-        (p.no_kv_offload ? host : at(dev[il])).used.kv_bytes += llamacpp_kv_layer_bytes(m, s, plan.ctx, il);
+        (p.no_kv_offload ? host : at(dev[il])).used.kv_bytes += kv_by_layer[il];
     }
     device_usage & out_dev = at(dev[n_layer_all]);
     out_dev.used.weights_bytes += m.weights.output.bytes;

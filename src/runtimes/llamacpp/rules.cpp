@@ -201,8 +201,7 @@ uint64_t cells_per_stream(const layer_cache & c, const llamacpp_settings & s, co
 uint32_t n_stream_of(const llamacpp_context & ctx, bool dsv4) { return dsv4 ? ctx.n_seq : ctx.n_stream; }
 
 void add_cache(kv_cache_buffer & cache, const model_desc & m, const kv_shape & k, uint32_t il, const layer_cache & c,
-               const llamacpp_settings & s, const llamacpp_context & ctx) {
-    const bool dsv4 = has_compressed(m);
+               const llamacpp_settings & s, const llamacpp_context & ctx, bool dsv4) { // dsv4 = has_compressed(m)
     cache.n_stream = n_stream_of(ctx, dsv4);
     cache.cells_per_stream = cells_per_stream(c, s, ctx, dsv4);
     const uint64_t cells = cache.cells_per_stream * cache.n_stream;
@@ -226,8 +225,8 @@ constexpr const char * k_cache_groups[] = {"base", "swa", "indexer", "csa", "hca
 
 // The window cache llama_kv_cache_dsv4 gives an MTP block: every block of the file is a window layer
 // (deepseek4.cpp:67-74) and its raw cache has no MTP filter (hparams_raw.n_layer_nextn = 0, :1246).
-const layer_cache * mtp_window_cache(const model_desc & m, uint32_t il) {
-    if (il < m.n_layer || il >= m.n_layer + m.n_layer_mtp || !has_compressed(m)) return nullptr;
+const layer_cache * mtp_window_cache(const model_desc & m, uint32_t il, bool dsv4) {
+    if (il < m.n_layer || il >= m.n_layer + m.n_layer_mtp || !dsv4) return nullptr;
     for (const auto & c : m.caches[0]) {
         if (c.kind == cache_kind::window) return &c;
     }
@@ -240,18 +239,19 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
                                                 const llamacpp_context & c) {
     check_modelled(m);
     const kv_shape k = kv_shape_of(m, s.release);
+    const bool dsv4 = has_compressed(m);
     std::vector<kv_cache_buffer> out;
     for (const char * name : k_cache_groups) {
         kv_cache_buffer buf{name, 0, c.n_stream, 0, 0, 0};
         for (uint32_t il = 0; il < m.n_layer + m.n_layer_mtp; ++il) {
             if (il >= m.n_layer) {
-                const layer_cache * w = mtp_window_cache(m, il);
-                if (w && name == std::string_view("swa")) add_cache(buf, m, k, il, *w, s, c);
+                const layer_cache * w = mtp_window_cache(m, il, dsv4);
+                if (w && name == std::string_view("swa")) add_cache(buf, m, k, il, *w, s, c, dsv4);
                 continue;
             }
             for (const auto & cache : m.caches[il]) {
                 // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
-                if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c);
+                if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c, dsv4);
             }
         }
         if (buf.n_layer > 0) out.push_back(buf);
@@ -259,25 +259,44 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
     return out;
 }
 
-uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
-                                 uint32_t il) {
-    check_modelled(m);
-    const kv_shape k = kv_shape_of(m, s.release);
+namespace {
+
+// One layer's KV bytes, with the model-wide facts computed once by the caller.
+uint64_t kv_layer_bytes(const model_desc & m, const kv_shape & k, bool dsv4, const llamacpp_settings & s,
+                        const llamacpp_context & c, uint32_t il) {
     uint64_t n = 0;
     if (il >= m.n_layer) {
-        const layer_cache * w = mtp_window_cache(m, il);
+        const layer_cache * w = mtp_window_cache(m, il, dsv4);
         if (w == nullptr) return 0;
         kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
-        add_cache(one, m, k, il, *w, s, c);
+        add_cache(one, m, k, il, *w, s, c, dsv4);
         return one.bytes();
     }
     for (const auto & cache : m.caches.at(il)) {
         if (cache.is_state()) continue;
         kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
-        add_cache(one, m, k, il, cache, s, c);
+        add_cache(one, m, k, il, cache, s, c, dsv4);
         n += one.bytes();
     }
     return n;
+}
+
+} // namespace
+
+uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                 uint32_t il) {
+    check_modelled(m);
+    return kv_layer_bytes(m, kv_shape_of(m, s.release), has_compressed(m), s, c, il);
+}
+
+std::vector<uint64_t> llamacpp_kv_bytes_by_layer(const model_desc & m, const llamacpp_settings & s,
+                                                 const llamacpp_context & c) {
+    check_modelled(m);
+    const kv_shape k = kv_shape_of(m, s.release);
+    const bool dsv4 = has_compressed(m);
+    std::vector<uint64_t> out(m.n_layer + m.n_layer_mtp);
+    for (uint32_t il = 0; il < out.size(); ++il) out[il] = kv_layer_bytes(m, k, dsv4, s, c, il);
+    return out;
 }
 
 namespace {
