@@ -286,7 +286,8 @@ TEST(local, list_local_lists_and_plans_every_store) {
         const auto own = run_kvfit_env(env, "'" + arg + "' --json --gpu 8GiB");
         ASSERT_EQ(own.status, 0) << own.err;
         uint64_t own_ctx = 0;
-        for (const auto & mc : nlohmann::json::parse(own.out)["max_context"]) {
+        const auto own_doc = nlohmann::json::parse(own.out);
+        for (const auto & mc : own_doc["max_context"]) {
             if (mc["cache_type"] == row["cache_type"] && !mc["all_full_attention"].get<bool>()) own_ctx = mc["context_tokens"];
         }
         EXPECT_EQ(row["context_tokens"].get<uint64_t>(), own_ctx) << spec;

@@ -119,7 +119,8 @@ TEST(ranking, filters_and_the_target_context) {
         const auto r = run_kvfit("--list --gpu 24GiB --json " + args);
         EXPECT_EQ(r.status, 0) << r.err;
         std::vector<nlohmann::json> rows;
-        for (const auto & row : nlohmann::json::parse(r.out)["models"]) rows.push_back(row);
+        const auto doc = nlohmann::json::parse(r.out);
+        for (const auto & row : doc["models"]) rows.push_back(row);
         return rows;
     };
     const auto qwen = names("qwen");

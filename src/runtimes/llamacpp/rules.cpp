@@ -5,6 +5,7 @@
 #include "kvfit/error.h"
 
 #include <algorithm>
+#include <iterator>
 #include <fmt/format.h>
 
 namespace kvfit {
@@ -240,21 +241,31 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
     check_modelled(m);
     const kv_shape k = kv_shape_of(m, s.release);
     const bool dsv4 = has_compressed(m);
-    std::vector<kv_cache_buffer> out;
-    for (const char * name : k_cache_groups) {
-        kv_cache_buffer buf{name, 0, c.n_stream, 0, 0, 0};
-        for (uint32_t il = 0; il < m.n_layer + m.n_layer_mtp; ++il) {
-            if (il >= m.n_layer) {
-                const layer_cache * w = mtp_window_cache(m, il, dsv4);
-                if (w && name == std::string_view("swa")) add_cache(buf, m, k, il, *w, s, c, dsv4);
-                continue;
-            }
-            for (const auto & cache : m.caches[il]) {
-                // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
-                if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c, dsv4);
-            }
+    // one pass over the layers, each cache added to its group's buffer; the groups in k_cache_groups order
+    constexpr size_t n_groups = std::size(k_cache_groups);
+    std::vector<kv_cache_buffer> bufs;
+    for (const char * name : k_cache_groups) bufs.push_back(kv_cache_buffer{name, 0, c.n_stream, 0, 0, 0});
+    auto group_of = [](const layer_cache & cache) {
+        const std::string_view g = cache_group(cache);
+        for (size_t i = 0; i < n_groups; ++i) {
+            if (g == k_cache_groups[i]) return i;
         }
-        if (buf.n_layer > 0) out.push_back(buf);
+        return size_t(0);
+    };
+    for (uint32_t il = 0; il < m.n_layer + m.n_layer_mtp; ++il) {
+        if (il >= m.n_layer) {
+            const layer_cache * w = mtp_window_cache(m, il, dsv4);
+            if (w) add_cache(bufs[1], m, k, il, *w, s, c, dsv4); // "swa"
+            continue;
+        }
+        for (const auto & cache : m.caches[il]) {
+            // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
+            if (!cache.is_state()) add_cache(bufs[group_of(cache)], m, k, il, cache, s, c, dsv4);
+        }
+    }
+    std::vector<kv_cache_buffer> out;
+    for (auto & b : bufs) {
+        if (b.n_layer > 0) out.push_back(b);
     }
     return out;
 }
