@@ -17,6 +17,7 @@
 #include "kvfit/speed.h"
 #include "kvfit/version.h"
 #include "cli_exec.h"
+#include "cli_list.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -53,13 +54,6 @@ std::vector<std::string> normalise_args(int argc, char ** argv) {
     return out;
 }
 
-void print_catalog() {
-    size_t w = 36;
-    for (const auto & e : kvfit::catalog()) w = std::max(w, e.name.size());
-    fmt::print("{:<{}} {}\n", "name", w, "Hugging Face id");
-    for (const auto & e : kvfit::catalog()) fmt::print("{:<{}} {}\n", e.name, w, e.hf_id);
-}
-
 struct options {
     kvfit::plan_request req; // the common flags (the runtime's own are in `flags`), shared with `kvfit serve`
     kvfit::cli::runtime_flags flags; // every runtime's flags, from the registry
@@ -68,13 +62,15 @@ struct options {
     std::string chart, chart_compare; // --chart FILE.svg|.png, --chart-compare FILE.svg|.png
     bool offline = false, verbose = false; // hf: models
     std::string hf_repo, hf_file;          // -hf org/name[:QUANT], -hff FILE: llama.cpp's spelling of hf:org/name
+    kvfit::cli::list_options list_opts; // --list: --local and the filters (app/cli_list.h)
 };
 
 // Flags of main that every runtime takes; main's others (--speed, --cpu-bandwidth) are llama.cpp's.
 const std::vector<std::string> k_common_flags = {"model", "--gpu", "--weights", "--weights-size", "--json", "--check",
                                                  "--chart", "--chart-compare", "--list", "--inspect", "--offline",
                                                  "--verbose", "--strict", "--help", "--runtime", "--hf-repo",
-                                                 "--hf-file"};
+                                                 "--hf-file", "--local", "--family",
+                                                 "--min-params", "--max-params", "--min-context"};
 
 // hf:org/name[...]: read from the Hub (or the cache with --offline); --verbose reports what it cost, on stderr.
 kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warnings & warn) {
@@ -100,10 +96,10 @@ kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warni
 }
 
 int run(options & o) {
-    if (o.list) {
-        if (o.json) fmt::print("{}", kvfit::models_json()); // the document GET /v1/models serves
-        else print_catalog();
-        return exit_fits;
+    if (o.list) { // app/cli_list.cpp: the catalog or the local stores, ranked for --gpu
+        o.req.runtime = o.flags.runtime;
+        o.req.flags = kvfit::cli::values_of(o.flags);
+        return kvfit::cli::run_list(o.req, o.list_opts, o.json, o.cpu_bandwidth);
     }
     const std::string spec = o.req.model.empty() ? std::string(kvfit::default_model_name()) : o.req.model;
     if (o.inspect) {
@@ -162,7 +158,9 @@ int main(int argc, char ** argv) {
     app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
     app.add_option("--chart", o.chart, "write the memory-vs-context chart: FILE.svg or FILE.png (needs rsvg-convert)");
     app.add_option("--chart-compare", o.chart_compare, "write the chart of the model vs its all-full-attention variant");
-    app.add_flag("--list", o.list, "list the built-in catalog");
+    app.add_flag("--list", o.list, "list the catalog [matching MODEL]; with --gpu ranked by what fits (best weights, KV type, "
+                                    "largest context, speed); --local: the models on disk");
+    kvfit::cli::add_list_flags(app, o.list_opts);
     app.add_flag("--speed", o.speed, "decode/prefill tokens/s and the spill cliff (roofline; docs/speed.md)");
     app.add_option("--cpu-bandwidth", o.cpu_bandwidth, "host RAM bandwidth for spilled layers (default 60GB/s)");
     app.add_flag("--inspect", o.inspect, "show a GGUF file's metadata and layer layout");

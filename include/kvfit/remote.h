@@ -64,6 +64,10 @@ struct remote_options {
     /// Empty: no progress. The CLI prints it on stderr (file and bytes).
     std::function<void(const transfer_progress &)> progress;
     std::chrono::milliseconds progress_after{1000};
+    /// Hugging Face hub caches read before any request (local.h: huggingface_hub's and llama.cpp -hf's layout):
+    /// a snapshot holding what the spelling asks for (config.json with all its safetensors, or the GGUF selected)
+    /// is planned from disk and nothing is fetched. remote_options_from_env() fills it (local_roots_from_env).
+    std::vector<std::string> hub_cache;
 };
 
 /// What a remote load cost. `bytes` counts response bodies, redirects and aborted bodies included.
@@ -89,7 +93,7 @@ hf_spec parse_hf_spec(std::string_view spec);
 /// "" when none of them is set.
 std::string default_cache_dir();
 
-/// Options from $HF_ENDPOINT (trailing '/' removed), $HF_TOKEN and default_cache_dir().
+/// Options from $HF_ENDPOINT (trailing '/' removed), $HF_TOKEN, default_cache_dir() and the hub caches (local.h).
 remote_options remote_options_from_env();
 
 /// Load a Hub repository (see the file comment for what is fetched). config.json + safetensors give the shape of

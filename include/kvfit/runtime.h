@@ -219,6 +219,9 @@ struct runtime_info {
     void (*default_weights)(model_desc & m, std::vector<std::string> & warnings) = nullptr;
     /// The plan. Parses its flags itself; throws kvfit::error for settings the runtime rejects outright.
     runtime_plan (*plan)(const model_desc & m, const flag_values & f, const machine & mc) = nullptr;
+    /// plan(m, f, mc).fits without the figures only reports read (detail, launch, notes): what the planner's
+    /// searches call at every probe (plan.h). Throws what plan throws. nullptr: the planner calls plan.
+    bool (*fits)(const model_desc & m, const flag_values & f, const machine & mc) = nullptr;
     knob context;                               ///< the context setting (always searched first)
     std::vector<knob> knobs;                    ///< other knobs searched when a plan does not fit, in order
     std::vector<std::string_view> cache_types;  ///< cache types the planner finds the largest context for; [0] = default

@@ -89,12 +89,20 @@ std::string_view default_model_name();
 /// Look up a catalog entry by name (case-insensitive; the HF id also matches). nullptr when absent.
 const catalog_entry * find_catalog(std::string_view name);
 
+/// Up to `n` catalog names closest to `name`, nearest first: entries whose name or HF id contains it (case-
+/// insensitive), then by Levenshtein distance over lower-case names and HF ids, within a third of the longer
+/// length; ties keep catalog order. Example: "qwen3-8" -> Qwen3-8B; "Mixtral-8x7B" -> Mixtral-8x7B-v0.1;
+/// "lama-2-7b" -> Llama-2-7b-hf.
+std::vector<std::string> closest_catalog_names(std::string_view name, size_t n);
+
 // --- dispatch -------------------------------------------------------------------------------------------
 
 /// Load a model named by catalog name, HF id in the catalog, config.json path, model directory holding a
 /// config.json (with model.safetensors or model.safetensors.index.json beside it the weights are exact: see
-/// apply_safetensors_weights in safetensors.h), .gguf path, or "hf:org/name..." (model_from_hf in remote.h, options
-/// from the environment). Throws kvfit::error "<spec>: no such file or catalog model" when nothing matches.
+/// apply_safetensors_weights in safetensors.h), .gguf path, "hf:org/name..." (model_from_hf in remote.h, options
+/// from the environment: a hub cache snapshot first) or "ollama:NAME[:TAG]" (model_from_ollama in local.h). Throws
+/// kvfit::error when nothing matches, with the closest catalog names and, for an org/name, the hf: spelling:
+/// "Qwen/Qwen3-9B: no such file or catalog model (closest: Qwen3-8B, Qwen3.5-9B; a Hugging Face repository: hf:Qwen/Qwen3-9B)".
 model_desc load_model(std::string_view spec, warnings & warn);
 
 /// The display name of a model read from a file: the folder of a config.json ("models/Qwen3-8B/config.json"

@@ -8,6 +8,7 @@
 ///   GET  /v1/runtimes      the registry: [{"name", "display", "summary", "context_flag", "flags": [...]}]
 ///   POST /v1/plan          the CLI's --json document for the same flags (include/kvfit/plan.h; "runtime" picks one)
 ///   POST /v1/chart         {"chart": ..., "compare": ...}: the chart data (include/kvfit/chart.h)
+///   POST /v1/list          the catalog ranked for "gpu": the CLI's `--list --gpu ... --json` (include/kvfit/ranking.h)
 ///
 /// A plan body names its model one of three ways: "model" (a catalog name; never a path on the server),
 /// "config" (the text of a config.json, or the object itself), or "gguf_base64" (the first bytes of a
@@ -66,6 +67,10 @@ std::optional<api_response> check_content_type(std::string_view content_type, st
 
 /// POST /v1/chart: the same body -> {"chart": render_chart_json(make_chart_series), "compare": ...}.
 api_response handle_chart(std::string_view body, const server_options & o);
+
+/// POST /v1/list: {"gpu", "runtime", "weights", the runtime's flags, and the filters "name", "family", "min_params",
+/// "max_params", "min_context"} -> ranking_json, byte for byte `kvfit --list --gpu ... --json` (src/server/list_api.cpp).
+api_response handle_list(std::string_view body);
 
 /// GET /v1/models: [{"name": "Qwen3.5-9B", "hf_id": "Qwen/Qwen3.5-9B"}, ...] in catalog order.
 std::string models_json();

@@ -26,7 +26,10 @@ std::optional<uint64_t> search_knob(const runtime_info & rt, const knob & k, con
     knob_range range = k.range(m, f);
     if (range.step == 0) return std::nullopt;
     if (limit) range.hi = std::min(range.hi, limit);
-    const auto fits = [&](uint64_t v) { return rt.plan(m, with_knob(f, k, v), mc).fits; };
+    const auto fits = [&](uint64_t v) {
+        const flag_values g = with_knob(f, k, v);
+        return rt.fits ? rt.fits(m, g, mc) : rt.plan(m, g, mc).fits; // runtime.h: the verdict alone
+    };
     return k.smallest ? smallest_fitting(range.lo, range.hi, range.step, fits)
                       : largest_fitting(range.lo, range.hi, range.step, fits);
 }

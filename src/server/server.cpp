@@ -64,6 +64,7 @@ struct job {
     MHD_Connection * connection = nullptr;
     request_state * req = nullptr;
     bool chart = false;
+    bool list = false; // POST /v1/list (list_api.cpp)
 };
 
 std::string reason_of(int err) {
@@ -120,7 +121,7 @@ struct server::impl {
                 j = jobs.front();
                 jobs.pop_front();
             }
-            j.req->answer = j.chart ? handle_chart(j.req->body, opt) : handle_plan(j.req->body, opt);
+            j.req->answer = j.list ? handle_list(j.req->body) : j.chart ? handle_chart(j.req->body, opt) : handle_plan(j.req->body, opt);
             MHD_resume_connection(j.connection);
         }
     }
@@ -192,7 +193,7 @@ struct server::impl {
         auto * r = static_cast<request_state *>(*req_cls);
         const std::string path = url ? url : "/";
         const std::string verb = method ? method : "";
-        const bool api = path == "/v1/plan" || path == "/v1/chart";
+        const bool api = path == "/v1/plan" || path == "/v1/chart" || path == "/v1/list";
         if (r == nullptr) { // the headers have arrived
             r = new request_state;
             const MHD_ConnectionInfo * info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -254,7 +255,7 @@ struct server::impl {
             r->answered = false;
             r->queued = true;
             MHD_suspend_connection(connection);
-            if (!self->enqueue({connection, r, path == "/v1/chart"})) {
+            if (!self->enqueue({connection, r, path == "/v1/chart", path == "/v1/list"})) {
                 MHD_resume_connection(connection);
                 r->queued = false;
                 r->answered = true;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <string>
 
@@ -58,6 +59,52 @@ const catalog_entry * find_catalog(std::string_view name) {
         if (detail::iequals(e.name, name) || detail::iequals(e.hf_id, name)) return &e;
     }
     return nullptr;
+}
+
+std::vector<std::string> closest_catalog_names(std::string_view name, size_t n) {
+    auto lower = [](std::string_view t) {
+        std::string out(t);
+        for (char & c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+        return out;
+    };
+    auto distance = [](const std::string & a, const std::string & b) { // Levenshtein, two rows
+        std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+        for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+        for (size_t i = 1; i <= a.size(); ++i) {
+            cur[0] = i;
+            for (size_t j = 1; j <= b.size(); ++j) {
+                cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            }
+            std::swap(prev, cur);
+        }
+        return prev[b.size()];
+    };
+    const std::string q = lower(name);
+    if (q.empty()) return {};
+    struct hit { size_t score; size_t order; std::string name; };
+    std::vector<hit> hits;
+    size_t order = 0;
+    for (const auto & e : catalog()) {
+        const std::string a = lower(e.name), b = lower(e.hf_id);
+        size_t score;
+        if (a.find(q) != std::string::npos || b.find(q) != std::string::npos) {
+            score = 0;
+        } else {
+            const size_t da = distance(q, a), db = distance(q, b);
+            const size_t d = std::min(da, db);
+            const size_t limit = std::max<size_t>(2, std::max(q.size(), da <= db ? a.size() : b.size()) / 3);
+            if (d > limit) {
+                ++order;
+                continue;
+            }
+            score = d;
+        }
+        hits.push_back({score, order++, std::string(e.name)});
+    }
+    std::stable_sort(hits.begin(), hits.end(), [](const hit & x, const hit & y) { return x.score < y.score; });
+    std::vector<std::string> out;
+    for (size_t i = 0; i < hits.size() && out.size() < n; ++i) out.push_back(hits[i].name);
+    return out;
 }
 
 } // namespace kvfit

@@ -1,5 +1,6 @@
 // Dispatch a model name or path to its source (include/kvfit/sources.h: load_model).
 #include "kvfit/error.h"
+#include "kvfit/local.h"
 #include "kvfit/remote.h"
 #include "kvfit/safetensors.h"
 #include "kvfit/sources.h"
@@ -38,12 +39,28 @@ bool has_gguf_magic(const fs::path & path) {
     return in.gcount() == 4 && std::string_view(magic, 4) == "GGUF";
 }
 
+// " (closest: A, B; a Hugging Face repository: hf:org/name)", or the catalog's --list when nothing is close.
+std::string suggestions(std::string_view spec) {
+    const std::vector<std::string> close = closest_catalog_names(spec, 3);
+    std::string out;
+    for (const auto & c : close) out += (out.empty() ? "closest: " : ", ") + c;
+    const std::string text(spec);
+    const size_t slash = text.find('/');
+    const bool repo_like = slash != std::string::npos && slash > 0 && slash + 1 < text.size() &&
+                           text.find('/', slash + 1) == std::string::npos && !text.ends_with(".json") &&
+                           !text.ends_with(".gguf") && text.front() != '.';
+    if (repo_like) out += fmt::format("{}a Hugging Face repository: hf:{}", out.empty() ? "" : "; ", text);
+    if (out.empty()) out = "kvfit --list shows the catalog";
+    return " (" + out + ")";
+}
+
 } // namespace
 
 model_desc load_model(std::string_view spec, warnings & warn) {
     if (spec.empty()) throw error("model: empty name (a catalog name, config.json, model directory or .gguf)");
     if (const catalog_entry * e = find_catalog(spec)) return model_from_catalog(*e, warn);
     if (spec.starts_with("hf:")) return model_from_hf(spec, remote_options_from_env(), warn);
+    if (spec.starts_with("ollama:")) return model_from_ollama(spec, local_roots_from_env(), warn);
     const fs::path path{std::string(spec)};
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
@@ -59,7 +76,7 @@ model_desc load_model(std::string_view spec, warnings & warn) {
         return m;
     }
     if (!fs::exists(path, ec)) {
-        throw error::at(spec, "no such file or catalog model (kvfit --list shows the catalog)");
+        throw error::at(spec, "no such file or catalog model" + suggestions(spec));
     }
     if (!fs::is_regular_file(path, ec)) throw error::at(spec, "not a regular file");
     if (has_gguf_magic(path)) return model_from_gguf(path.string(), warn);

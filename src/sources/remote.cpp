@@ -5,6 +5,7 @@
 
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
+#include "kvfit/local.h"
 #include "kvfit/safetensors.h"
 #include "sources/http.h"
 #include "sources/hub_listing.h"
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <unistd.h>
@@ -304,6 +306,62 @@ const hub_file * find_file(const std::vector<hub_file> & files, std::string_view
     return it == files.end() ? nullptr : &*it;
 }
 
+// The repository from a hub cache snapshot (local.h) when it holds what `s` asks for; std::nullopt otherwise (the
+// network, or kvfit's own cache, answers then). The files are picked as from the listing (pick_gguf), so the model
+// is the one the same files give when fetched.
+std::optional<model_desc> from_hub_cache(std::string_view spec, const hf_spec & s, const remote_options & o, warnings & warn,
+                                         remote_stats & stats) {
+    const std::string snap = hf_cache_snapshot(o.hub_cache, s.repo, s.revision);
+    if (snap.empty()) return std::nullopt;
+    std::vector<hub_file> files;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(snap, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        std::error_code e2;
+        if (!fs::is_regular_file(it->path(), e2)) continue;
+        files.push_back({it->path().lexically_relative(snap).generic_string(), fs::file_size(it->path(), e2), ""});
+    }
+    const std::string label = "hf:" + s.repo + (s.revision == "main" ? "" : "@" + s.revision);
+    const bool has_index = find_file(files, "model.safetensors.index.json") != nullptr;
+    const bool has_st = has_index || find_file(files, "model.safetensors");
+    const bool has_gguf = std::any_of(files.begin(), files.end(), is_gguf);
+    auto found = [&](const std::string & what) {
+        ++stats.cache_hits;
+        stats.log.push_back(fmt::format("hub cache {}: {}", snap, what));
+    };
+    if (!s.selector.empty() || (has_gguf && !has_st)) {
+        if (!has_gguf) return std::nullopt;
+        std::vector<hub_file> picked;
+        warnings pick_warn;
+        try {
+            picked = pick_gguf(files, s.selector, label, pick_warn);
+        } catch (const error &) {
+            return std::nullopt; // not the file asked for: the Hub may hold it
+        }
+        warn.insert(warn.end(), pick_warn.begin(), pick_warn.end());
+        found(picked.front().path);
+        model_desc m = model_from_gguf((fs::path(snap) / picked.front().path).string(), warn);
+        m.source = std::string(spec);
+        return m;
+    }
+    if (!find_file(files, "config.json") || !has_st) return std::nullopt;
+    if (has_index) { // every shard the index names must be there, else the Hub has the rest
+        const std::string text = [&] {
+            std::ifstream in(fs::path(snap) / "model.safetensors.index.json", std::ios::binary);
+            std::ostringstream ss;
+            ss << in.rdbuf();
+            return ss.str();
+        }();
+        for (const auto & name : safetensors_index_shards(text, label + "/model.safetensors.index.json")) {
+            if (!find_file(files, name)) return std::nullopt;
+        }
+    }
+    found("config.json and safetensors");
+    model_desc m = load_model(snap, warn);
+    m.name = s.repo;
+    m.source = std::string(spec);
+    return m;
+}
+
 } // namespace
 
 std::vector<hub_file> detail::parse_hub_listing(std::string_view text, const std::string & label) {
@@ -363,12 +421,14 @@ remote_options remote_options_from_env() {
     }
     o.token = env("HF_TOKEN");
     o.cache_dir = default_cache_dir();
+    o.hub_cache = local_roots_from_env().hf_hub;
     return o;
 }
 
 model_desc model_from_hf(std::string_view spec, const remote_options & o, warnings & warn, remote_stats * stats) {
     const hf_spec s = parse_hf_spec(spec);
     remote_stats own;
+    if (auto m = from_hub_cache(spec, s, o, warn, stats ? *stats : own)) return std::move(*m);
     hub h(o, s, stats ? *stats : own, warn);
     const std::vector<hub_file> files = h.listing();
     const bool has_st = find_file(files, "model.safetensors") || find_file(files, "model.safetensors.index.json");

@@ -95,6 +95,24 @@ try {
   await settle(() => page.selectOption('#runtime', 'llama.cpp'));
   assert.equal(number(await page.textContent('#max-ctx')), q8);
 
+  // What fits (issue 16): the catalog ranked for the same 8 GiB GPU; the rows are POST /v1/list's, which is the
+  // CLI's `--list --gpu 8GiB --json` (tests/test_ranking.cpp).
+  await page.fill('#list-name', 'Qwen3');
+  await page.click('#list-run');
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.list), null, { timeout: 30000 });
+  assert.equal(await page.evaluate(() => document.body.dataset.list), 'ready', await page.textContent('#list-error'));
+  const listed = await page.evaluate(async () => {
+    const r = await fetch('v1/list', { method: 'POST', body: JSON.stringify({ runtime: 'llama.cpp', gpu: '8GiB', name: 'Qwen3' }) });
+    return r.json();
+  });
+  const rows = await page.$$eval('#list-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  assert.ok(rows.length >= 5, `list rows: ${rows.length}`);
+  assert.equal(rows.length, listed.models.length);
+  assert.equal(rows[0][0], listed.models[0].name);
+  assert.ok(listed.models[0].fits);
+  assert.equal(number(rows[0][4].replace(' (trained)', '')), listed.models[0].context_tokens);
+  console.log(`what fits 8 GiB: ${rows[0][0]} ${rows[0][2]} ${rows[0][3]} ${rows[0][4]}`);
+
   await page.screenshot({ path: screenshot, fullPage: true });
   assert.deepEqual(errors, []);
   console.log(`browser test passed; screenshot ${screenshot}`);

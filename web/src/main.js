@@ -151,6 +151,35 @@ function schedule() {
   timer = setTimeout(update, 150);
 }
 
+/** The catalog ranked for the form's GPUs and runtime (POST /v1/list): the CLI's --list --gpu rows. */
+async function showList() {
+  const form = requestBody();
+  const body = { runtime: form.runtime, gpu: form.gpu || '8GiB' };
+  if (form.ctx_size) body.ctx_size = form.ctx_size;
+  if ($('list-name').value.trim()) body.name = $('list-name').value.trim();
+  document.body.dataset.list = 'busy';
+  try {
+    const doc = await post('v1/list', body);
+    $('list-error').hidden = true;
+    $('list-table').tBodies[0].replaceChildren(...doc.models.map((m) => {
+      const tr = document.createElement('tr');
+      tr.className = m.error ? 'refusal' : m.fits ? 'fits' : 'no-fit';
+      const params = m.parameter_count ? `${(m.parameter_count / 1e9).toFixed(1)}B` : '?';
+      const weights = m.error ? '' : `${m.weights} ${gib(m.weights_bytes)}`;
+      const ctx = m.error ? m.error : m.fits ? `${commas(m.context_tokens)}${m.context_capped ? ' (trained)' : ''}`
+        : m.refusals.length ? m.refusals[0] : `short ${gib(m.short_bytes)} at ${commas(m.target_context)}`;
+      const speed = m.decode_tokens_per_s == null || !m.fits ? '-' : `${m.decode_tokens_per_s.toFixed(1)} t/s`;
+      for (const v of [m.name, params, weights, m.error ? '' : m.cache_type, ctx, speed]) tr.insertCell().textContent = v;
+      return tr;
+    }));
+    document.body.dataset.list = 'ready';
+  } catch (e) {
+    $('list-error').textContent = e.message;
+    $('list-error').hidden = false;
+    document.body.dataset.list = 'error';
+  }
+}
+
 async function readUpload(file) {
   const head = new Uint8Array(await file.slice(0, 4).arrayBuffer());
   const isGguf = String.fromCharCode(...head) === 'GGUF';
@@ -195,6 +224,7 @@ async function init() {
     $('clear-upload').hidden = true;
     schedule();
   });
+  $('list-run').addEventListener('click', showList);
   window.addEventListener('resize', schedule);
   schedule();
 }

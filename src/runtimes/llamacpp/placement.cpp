@@ -64,11 +64,12 @@ bool matches_override(const placement_settings & p, const std::string & name) {
 
 // --cpu-moe is -ot "\\.ffn_(up|down|gate)_exps=CPU"; --n-cpu-moe N the same for blocks 0..N-1 (common/arg.cpp).
 bool experts_on_cpu(const placement_settings & p, uint32_t il) {
-    return p.cpu_moe || il < p.n_cpu_moe || matches_override(p, fmt::format("blk.{}.ffn_up_exps.weight", il));
+    return p.cpu_moe || il < p.n_cpu_moe ||
+           (!p.override_tensor_cpu.empty() && matches_override(p, fmt::format("blk.{}.ffn_up_exps.weight", il)));
 }
 
 bool block_on_cpu(const placement_settings & p, uint32_t il) {
-    return matches_override(p, fmt::format("blk.{}.attn_q.weight", il));
+    return !p.override_tensor_cpu.empty() && matches_override(p, fmt::format("blk.{}.attn_q.weight", il));
 }
 
 // The tensors llama.cpp keeps in host memory under this placement: the input layer, the blocks and the output layer

@@ -166,6 +166,14 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     return r;
 }
 
+// plan(m, f, mc).fits alone (runtime.h: runtime_info::fits): the same settings, the same plan_llamacpp, no report.
+bool fits(const model_desc & m, const flag_values & f, const machine & mc) {
+    const llamacpp_inputs in = parse_llamacpp_flags(f);
+    llamacpp_settings at = in.settings;
+    at.n_ctx = in.contexts.empty() ? m.n_ctx_train : *std::max_element(in.contexts.begin(), in.contexts.end());
+    return plan_llamacpp(m, at, in.placement, mc.gpus, in.margin_bytes).fits();
+}
+
 void check_flags(const flag_values & f) { (void)parse_llamacpp_flags(f); }
 
 void default_weights(model_desc & m, std::vector<std::string> & warn) {
@@ -296,6 +304,7 @@ runtime_info llamacpp_runtime() {
     r.check_flags = check_flags;
     r.default_weights = default_weights;
     r.plan = plan;
+    r.fits = fits;
     r.context = {"context", "ctx_size", "-c", false, context_range, {}};
     r.knobs = {
         r.context, // the largest context that fits with the requested flags: its command becomes the launch
