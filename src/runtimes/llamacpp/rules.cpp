@@ -5,7 +5,6 @@
 #include "kvfit/error.h"
 
 #include <algorithm>
-#include <iterator>
 #include <fmt/format.h>
 
 namespace kvfit {
@@ -230,8 +229,8 @@ constexpr const char * k_cache_groups[] = {"base", "swa", "indexer", "csa", "hca
 
 // The window cache llama_kv_cache_dsv4 gives an MTP block: every block of the file is a window layer
 // (deepseek4.cpp:67-74) and its raw cache has no MTP filter (hparams_raw.n_layer_nextn = 0, :1246).
-const layer_cache * mtp_window_cache(const model_desc & m, uint32_t il, bool dsv4) {
-    if (il < m.n_layer || il >= m.n_layer + m.n_layer_mtp || !dsv4) return nullptr;
+const layer_cache * mtp_window_cache(const model_desc & m, uint32_t il) {
+    if (il < m.n_layer || il >= m.n_layer + m.n_layer_mtp || !has_compressed(m)) return nullptr;
     for (const auto & c : m.caches[0]) {
         if (c.kind == cache_kind::window) return &c;
     }
@@ -259,22 +258,7 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
                 if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c, dsv4);
             }
         }
-        return size_t(0);
-    };
-    for (uint32_t il = 0; il < m.n_layer + m.n_layer_mtp; ++il) {
-        if (il >= m.n_layer) {
-            const layer_cache * w = mtp_window_cache(m, il, dsv4);
-            if (w) add_cache(bufs[1], m, k, il, *w, s, c, dsv4); // "swa"
-            continue;
-        }
-        for (const auto & cache : m.caches[il]) {
-            // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
-            if (!cache.is_state()) add_cache(bufs[group_of(cache)], m, k, il, cache, s, c, dsv4);
-        }
-    }
-    std::vector<kv_cache_buffer> out;
-    for (auto & b : bufs) {
-        if (b.n_layer > 0) out.push_back(b);
+        if (buf.n_layer > 0) out.push_back(buf);
     }
     return out;
 }
@@ -285,7 +269,7 @@ uint64_t kv_layer_bytes(const model_desc & m, const kv_shape & k, bool dsv4, con
                         const llamacpp_context & c, uint32_t il) {
     uint64_t n = 0;
     if (il >= m.n_layer) {
-        const layer_cache * w = mtp_window_cache(m, il, dsv4);
+        const layer_cache * w = mtp_window_cache(m, il);
         if (w == nullptr) return 0;
         kv_cache_buffer one{"", 0, c.n_stream, 0, 0, 0};
         add_cache(one, m, k, il, *w, s, c, dsv4);
