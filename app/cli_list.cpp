@@ -40,7 +40,7 @@ void print_catalog(const rank_filter & f, bool json) {
         out += fmt::format("{:<{}} {}\n", c.name, w, c.hf_id);
         j.push_back({{"name", c.name}, {"hf_id", c.hf_id}});
     }
-    fmt::print("{}", json ? j.dump(2) + "\n" : out);
+    fmt::print("{}", json ? j.dump() + "\n" : out); // unfiltered: the document GET /v1/models serves
 }
 
 void print_local(const local_roots & roots, const rank_filter & f, bool json) {
@@ -61,10 +61,10 @@ void print_local(const local_roots & roots, const rank_filter & f, bool json) {
 
 void add_list_flags(CLI::App & app, list_options & o) {
     app.add_flag("--local", o.local, "--list: the models on disk (Ollama, the Hugging Face hub cache, llama.cpp's cache, LM Studio)");
-    app.add_option("--family", o.family, "--list: only this architecture family (qwen35, llama, deepseek2, ...)");
-    app.add_option("--min-params", o.min_params, "--list: at least this many parameters: 7B, 500M");
-    app.add_option("--max-params", o.max_params, "--list: at most this many parameters: 70B");
-    app.add_option("--min-context", o.min_context, "--list: a training context of at least this many tokens");
+    app.add_option("--family", o.family, "--list: only this architecture family (qwen35, llama, deepseek2, ...)")->type_name("FAMILY");
+    app.add_option("--min-params", o.min_params, "--list: at least this many parameters: 7B, 500M")->type_name("COUNT");
+    app.add_option("--max-params", o.max_params, "--list: at most this many parameters: 70B")->type_name("COUNT");
+    app.add_option("--min-context", o.min_context, "--list: a training context of at least this many tokens")->type_name("N");
 }
 
 int run_list(const plan_request & q, const list_options & o, bool json, const std::string & cpu_bandwidth) {

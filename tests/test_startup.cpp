@@ -29,7 +29,7 @@ void expect_no_http_stack(const std::string & args) {
 TEST(Startup, VersionMapsNoHttpOrTlsLibrary) {
     const auto r = run_kvfit("--version");
     EXPECT_EQ(r.status, 0);
-    EXPECT_EQ(r.out, "kvfit 0.1.0\n");
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), "kvfit 0.1.0\n"); // then the llama.cpp releases modelled
     expect_no_http_stack("--version");
 }
 
