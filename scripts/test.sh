@@ -10,7 +10,7 @@ cd "$root"
 jobs=$(nproc)
 
 echo "== build and test (RelWithDebInfo)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVFIT_BUILD_TESTS=ON >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVFIT_BUILD_TESTS=ON -DKVFIT_BUILD_PYTHON=ON >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
