@@ -168,12 +168,16 @@ uint64_t llamacpp_output_bytes(const model_desc & m, const llamacpp_context & c)
 /// -ub 512 -c 32768 -fa on: 2048 + 512 x (248320 + 3 x 4096) x 4 = 533727232 B (509.00 MiB).
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
 
-/// Whether llamacpp_compute_bytes models this model's reserve graph, from its features: false for decoders with
-/// hyper-connections (n_hc > 1: several copies of the residual stream, DeepSeek-V4 src/models/deepseek4.cpp,
-/// Qwen3.8-Flash-Next src/models/qwen4exp.cpp in llama.cpp v0.5.0), whose stage set is not derived yet. The figure
-/// is then an estimate from the nearest stage set, measured up to 4.8x too small (DeepSeek-V4-Flash, -c 32768
-/// -ub 256 without flash attention; docs/accuracy.md): plans mark the compute buffer as an estimate and warn.
-bool llamacpp_compute_modelled(const model_desc & m);
+/// Why llamacpp_compute_bytes does not model this model's reserve graph under these settings, from features; ""
+/// when it does. Plans then mark the compute buffer as an estimate and warn with this reason (every output):
+/// - hyper-connections (n_hc > 1: DeepSeek-V4 src/models/deepseek4.cpp, Qwen3.8-Flash-Next qwen4exp.cpp): no stage
+///   set derived; measured up to 4.8x larger (DeepSeek-V4-Flash -c 32768 -ub 256 without flash attention);
+/// - MLA + KDA with attention residuals (attn_res_block, Kimi-K3 kimi-k3.cpp): fitted stages, measured up to 9.4 %
+///   larger with several sequences;
+/// - a DSA indexer on some MLA layers only (GLM-5.2's indexer types, glm-dsa.cpp): measured up to 7.8 % smaller;
+/// - an MSA indexer with a quantized V and an unquantized K (only V Hadamard-rotated, minimax-m3.cpp): measured
+///   12.9 % larger. Measurements: tests/conformance/measured, docs/accuracy.md.
+std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_settings & s);
 
 /// Bytes of one cell (one stream) of cache `c` of layer `il` as llama.cpp allocates it
 /// (llama_kv_cache constructor, src/llama-kv-cache.cpp): row_size(type_k, K width) + row_size(type_v, V width), where

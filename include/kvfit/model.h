@@ -149,6 +149,12 @@ struct model_weights {
     /// Every tensor of a GGUF source, in file order (shard by shard); empty for every other source (config.json,
     /// catalog, safetensors: no GGUF types to place). The groups above are sums over these.
     std::vector<weight_tensor> tensors;
+    /// GGUF: bytes of tensors llama.cpp does not load (skipped MTP/NextN tensors) lying between tensors it loads in
+    /// one file. With mmap the CPU_Mapped buffer is the file range from the first loaded tensor to the end of the
+    /// last (llama_model_loader::get_mapping_range, src/llama-model-loader.cpp), so they count there; a no-mmap
+    /// load allocates only the loaded tensors. Measured: DeepSeek-V3.2 and GLM-5 (the MTP block's exp_probs_b is
+    /// loaded, the block's other tensors before it are not): 50,805,760 B at 512 tokens, both releases.
+    uint64_t mmap_hole_bytes = 0;
     bool exact = false;                 ///< bytes read from a file (GGUF/safetensors) rather than estimated
     std::string format;                 ///< weight format label: "gguf", "bf16", "q4_k_m", "given", ...
 

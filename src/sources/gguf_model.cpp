@@ -176,8 +176,15 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const de
         }
     };
     w.tensors.clear();
+    w.mmap_hole_bytes = 0;
     for (uint32_t file = 0; file < shards.size(); ++file) {
         const gguf_file & f = shards[file];
+        uint64_t first = UINT64_MAX, last = 0, loaded_bytes = 0; // the mapped range of the loaded tensors
+        auto loaded = [&](const gguf_tensor_info & t, uint64_t bytes) {
+            first = std::min(first, t.offset);
+            last = std::max(last, t.offset + bytes);
+            loaded_bytes += bytes;
+        };
         for (const auto & t : f.tensors()) {
             // A tensor takes its bytes padded to the file's alignment: the mapped file range holds the padding
             // (CPU_Mapped), and a no-mmap / no_alloc buffer pads each tensor to TENSOR_ALIGNMENT 32
@@ -191,7 +198,10 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const de
                 // loaded although its block is not (arch flag mtp_probs_b): with the tensors of no block
                 if (*il >= m.n_layer && flags.mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.other;
                 // the NextN tensors llama.cpp loads anyway: with the output layer (the blocks after the trunk)
-                if (*il >= m.n_layer && flags.mtp_trunk_tensors && !mtp_tensor_skipped(t.name)) add(w.output, t, bytes);
+                if (*il >= m.n_layer && flags.mtp_trunk_tensors && !mtp_tensor_skipped(t.name)) {
+                    add(w.output, t, bytes);
+                    loaded(t, bytes);
+                }
                 layer = int32_t(std::min<uint32_t>(*il, INT32_MAX));
             } else if (starts_with(t.name, "token_embd") || starts_with(t.name, "position_embd") ||
                        starts_with(t.name, "per_layer_token_embd")) {
@@ -204,7 +214,9 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const de
             w.tensors.push_back({std::string(t.name), t.type, {t.ne[0], t.ne[1], t.ne[2], t.ne[3]}, t.offset, t.bytes,
                                  file, layer});
             add(*g, t, bytes);
+            if (g != &w.mtp) loaded(t, bytes); // the tensors the totals count are the ones llama.cpp loads
         }
+        if (last > first && last - first > loaded_bytes) w.mmap_hole_bytes += last - first - loaded_bytes;
     }
     w.exact = true;
     w.format = "gguf";

@@ -273,7 +273,7 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     m.ssm_dtype = cfg.text_or("mamba_ssm_dtype", cfg.text_or("mamba_ssm_cache_dtype", "")); // Nemotron-3 spelling
     m.ssm_chunk_size = u32(cfg.uint_or("chunk_size", cfg.uint_or("mamba_chunk_size", 0, 1u << 20), 1u << 20));
     b.hc_mult = u32(cfg.uint_or("hc_mult", 0, 64));
-    m.n_hc = b.hc_mult; // llama.cpp: hyper_connection.count (compute: llamacpp_compute_modelled)
+    m.n_hc = b.hc_mult; // llama.cpp: hyper_connection.count (compute: llamacpp_compute_unmodelled)
     b.o_groups = u32(cfg.uint_or("o_groups", 0, 65536));
     b.o_lora = u32(cfg.uint_or("o_lora_rank", 0, 65536));
     b.n_hash_layers = u32(cfg.count_or("num_hash_layers", 0, 100000));

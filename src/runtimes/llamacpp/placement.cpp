@@ -141,6 +141,9 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     auto at = [&](int d) -> device_usage & { return d < 0 ? host : plan.devices[size_t(d)]; };
 
     host.used.weights_bytes += m.weights.token_embd.bytes + m.weights.other.bytes; // input layer: always CPU
+    // with mmap and every tensor on the CPU, the mapped range also holds the skipped tensors between loaded ones
+    // (model_weights::mmap_hole_bytes); with GPUs the CPU range covers the host tensors only: not modelled there
+    if (p.mmap && gpus.empty()) host.used.weights_bytes += m.weights.mmap_hole_bytes;
     const std::vector<uint64_t> kv_bytes = llamacpp_kv_bytes_by_layer(m, s, plan.ctx);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         device_usage & d = at(dev[il]);

@@ -216,7 +216,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         // in llama.cpp's order: weights at load, KV and state at context creation, then output and compute
         dp.buffers = {make_buffer("weights", u.weights_bytes, !m.weights.exact), make_buffer("kv", u.kv_bytes),
                       make_buffer("state", u.state_bytes), make_buffer("output", u.output_bytes),
-                      make_buffer("compute", u.compute_bytes, !llamacpp_compute_modelled(m))};
+                      make_buffer("compute", u.compute_bytes, !llamacpp_compute_unmodelled(m, s).empty())};
         if (d.is_host) dp.buffers[0].what = host_weights_what(p);
         r.devices.push_back(std::move(dp));
         if (d.has_output) output_device = uint32_t(i);
@@ -228,11 +228,8 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     llamacpp_context one_sequence;
     one_sequence.n_seq = 1;
     r.state_bytes_per_sequence = llamacpp_recurrent(m, one_sequence).bytes();
-    if (!llamacpp_compute_modelled(m)) {
-        r.warnings.push_back(fmt::format(
-            "llama.cpp compute buffer: the reserve graph of a decoder with hyper-connections ({} copies of the residual "
-            "stream, {}) is not modelled; its figure is an estimate, measured up to 4.8x too small: keep a margin",
-            m.n_hc, m.gguf_architecture.empty() ? std::string("this model") : m.gguf_architecture));
+    if (const std::string why = llamacpp_compute_unmodelled(m, s); !why.empty()) {
+        r.warnings.push_back("llama.cpp compute buffer: " + why + "; keep a margin");
     }
     r.starts = true; // llama.cpp does not refuse for memory: --fit moves layers, or an allocation fails
     r.fits = p.fits();
@@ -246,7 +243,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     d["flash_attn"] = p.ctx.flash_attn;
     d["n_gpu_layers"] = p.n_gpu_layers;
     d["output_device"] = output_device;
-    d["compute_modelled"] = llamacpp_compute_modelled(m); // false: the compute buffer is an estimate (warned)
+    d["compute_modelled"] = llamacpp_compute_unmodelled(m, s).empty(); // false: the compute buffer is an estimate (warned)
     // the weights as a no-mmap (or no_alloc) load sizes them, when that differs from the mmap figure: + the
     // duplicated tied output (tied_duplicate_bytes)
     if (const uint64_t dup = tied_duplicate_bytes(m); dup > 0) d["weights_bytes_no_mmap"] = m.weights.total_bytes() + dup;
