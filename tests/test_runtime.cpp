@@ -217,3 +217,18 @@ TEST(runtime, http_bodies_take_the_selected_runtimes_flags) {
 }
 
 } // namespace
+
+// A GGUF read from the Hub is launched as llama.cpp spells it: -hf org/name[:QUANT], or -hff for a file name; a
+// revision is dropped (-hf takes none); a config.json repository is not a GGUF and keeps -m <name>.gguf.
+TEST(runtime, llama_server_command_spells_hub_ggufs_as_llamacpp) {
+    kvfit::model_desc m = catalog_model("Qwen3.5-9B", "q4_k_m");
+    kvfit::llamacpp_settings s;
+    m.weights.format = "gguf";
+    m.source = "hf:unsloth/Qwen3.5-9B-GGUF:Q4_K_M";
+    EXPECT_TRUE(kvfit::llama_server_command(m, s, {}, 8192).starts_with("llama-server -hf unsloth/Qwen3.5-9B-GGUF:Q4_K_M -c 8192"));
+    m.source = "hf:unsloth/Qwen3.5-9B-GGUF@main:Qwen3.5-9B-Q8_0.gguf";
+    EXPECT_TRUE(kvfit::llama_server_command(m, s, {}, 8192).starts_with("llama-server -hf unsloth/Qwen3.5-9B-GGUF -hff Qwen3.5-9B-Q8_0.gguf -c 8192"));
+    m.weights.format = "bf16";
+    m.source = "hf:Qwen/Qwen3.5-9B";
+    EXPECT_TRUE(kvfit::llama_server_command(m, s, {}, 8192).starts_with("llama-server -m " + m.name + ".gguf"));
+}

@@ -267,6 +267,15 @@ std::string llama_server_command(const model_desc & m, const llamacpp_settings &
     // named after the model that the user converts or downloads, never the config.json
     const bool gguf = m.source.size() > 5 && m.source.ends_with(".gguf");
     std::string cmd = fmt::format("llama-server -m {}", gguf ? m.source : m.name + ".gguf");
+    // a GGUF read from the Hub (hf:org/name[@rev][:QUANT|:file.gguf]): llama.cpp's own spelling, -hf org/name[:QUANT]
+    // or -hf org/name -hff file.gguf (common/arg.cpp; -hf takes no revision)
+    if (m.source.starts_with("hf:") && m.weights.format == "gguf") {
+        std::string repo = m.source.substr(3), sel;
+        if (const auto c = repo.find(':'); c != std::string::npos) sel = repo.substr(c + 1), repo.resize(c);
+        if (const auto at = repo.find('@'); at != std::string::npos) repo.resize(at);
+        const bool file = sel.size() > 5 && (sel.ends_with(".gguf") || sel.ends_with(".GGUF"));
+        cmd = fmt::format("llama-server -hf {}{}", repo, file ? " -hff " + sel : sel.empty() ? "" : ":" + sel);
+    }
     cmd += fmt::format(" -c {}", n_ctx);
     if (s.n_seq != 1) cmd += fmt::format(" -np {}", s.n_seq);
     if (s.kv_unified) cmd += " --kv-unified";
