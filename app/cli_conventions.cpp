@@ -46,6 +46,10 @@ std::optional<int> handle_help_and_version(int argc, char ** argv, const std::fu
         main_help();
         return 0;
     }
+    return handle_version(argc, argv);
+}
+
+std::optional<int> handle_version(int argc, char ** argv) {
     for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
         if (std::strcmp(argv[i], "--version") == 0 || std::strcmp(argv[i], "-V") == 0) {
             fmt::print("{}", version_text());

@@ -19,6 +19,10 @@ std::string version_text();
 /// (0) once printed, std::nullopt for any other command line. `main_help` prints the main command's help.
 std::optional<int> handle_help_and_version(int argc, char ** argv, const std::function<void()> & main_help);
 
+/// `kvfit --version` / `kvfit -V` anywhere before `--`: prints version_text() and returns 0; std::nullopt otherwise.
+/// main() calls it before it builds its option tables, so a version query costs little more than a process start.
+std::optional<int> handle_version(int argc, char ** argv);
+
 /// The model llama.cpp's `-hf org/name[:QUANT]` (with `-hff FILE` overriding the quantization) names:
 /// "hf:org/name[:QUANT]" (llama.cpp's default quantization, Q4_K_M, is also kvfit's when the repository holds
 /// several GGUF files). "" when `repo` is empty. Throws kvfit::error for -hff without -hf.

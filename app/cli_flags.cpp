@@ -75,7 +75,7 @@ bool owns(const runtime_flags::entry & e, std::string_view runtime) {
 
 } // namespace
 
-void add_runtime_flags(CLI::App & app, runtime_flags & f) {
+void add_runtime_flags(CLI::App & app, runtime_flags & f, const std::vector<std::string> * words) {
     std::vector<std::string> names;
     for (const auto & rt : runtimes()) names.emplace_back(rt.name);
     app.add_option("--runtime", f.runtime, fmt::format("runtime whose rules apply: {} (default {})",
@@ -88,7 +88,14 @@ void add_runtime_flags(CLI::App & app, runtime_flags & f) {
             it->owners.push_back(&rt);
         }
     }
+    const auto named = [&](const flag_spec & spec) {
+        if (!words) return true;
+        return std::any_of(words->begin(), words->end(), [&](const std::string & w) {
+            return w == spec.name || (!spec.alias.empty() && w == spec.alias);
+        });
+    };
     for (auto & e : f.entries) {
+        if (!named(e.spec)) continue; // not on this command line: CLI11 would only check its name against the others'
         const std::string names_of = cli_names(e.spec), help = help_of(e);
         switch (e.spec.type) {
         case flag_type::boolean: e.option = app.add_flag(names_of, e.on, help); break;
@@ -137,7 +144,7 @@ void check_owners(const CLI::App & app, const runtime_flags & f, const std::vect
 flag_values values_of(const runtime_flags & f) {
     flag_values out;
     for (const auto & e : f.entries) {
-        if (e.option->count() == 0 || !owns(e, f.runtime)) continue;
+        if (!e.option || e.option->count() == 0 || !owns(e, f.runtime)) continue;
         const std::string key = e.spec.json_name();
         if (e.spec.type == flag_type::boolean) out.set(key, e.on ? "true" : "false");
         else if (e.spec.type == flag_type::list) for (const auto & v : e.list) out.add(key, v);

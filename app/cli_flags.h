@@ -30,8 +30,11 @@ struct runtime_flags {
     std::deque<entry> entries;                   ///< stable addresses: CLI11 writes into them
 };
 
-/// Register --runtime (its choices from the registry) and every runtime's flags on `app`.
-void add_runtime_flags(CLI::App & app, runtime_flags & f);
+/// Register --runtime (its choices from the registry) and every runtime's flags on `app`; with `words` (the command
+/// line's option spellings, canonical: "--ctx-size", "-c") only the flags named there, since CLI11 checks each new
+/// option's names against all before it (quadratic in the ~250 flags: most of a plan's start-up). Help needs all
+/// (words = nullptr). A flag left out is unknown to the parser, as any misspelt flag is.
+void add_runtime_flags(CLI::App & app, runtime_flags & f, const std::vector<std::string> * words = nullptr);
 
 /// The runtimes' single-dash aliases longer than one letter ("-ctk", "-ngl", "-tp") with their long names: CLI11
 /// takes one letter after a single dash, so main.cpp rewrites these before parsing.

@@ -136,6 +136,11 @@ int run(options & o) {
 int main(int argc, char ** argv) {
     kvfit::cli::escape_standard_streams(); // names and values from files never reach the terminal raw
     if (argc > 1 && kvfit::cli::is_subcommand(argv[1])) return kvfit::cli::main_subcommand(argc, argv); // exec, explain
+    const bool own_parser = argc > 1 && (std::string_view(argv[1]) == "serve" || std::string_view(argv[1]) == "fit-params" ||
+                                         std::string_view(argv[1]) == "help");
+    if (!own_parser) { // before the option tables below are built: `kvfit --version` is a process start and a print
+        if (const auto done = kvfit::cli::handle_version(argc, argv)) return *done;
+    }
     CLI::App app{"kvfit: does this model, at this context length, fit in my GPU? KV cache, recurrent state and "
                  "weights under llama.cpp's allocation rules. Exit status: 0 fits, 3 does not fit, 2 bad input.", "kvfit"};
     app.footer("Subcommands:\n  kvfit exec [--gpu auto|GPUS] [--fix] -- llama-server ...   check a launch command, run it if it fits\n"
@@ -167,7 +172,17 @@ int main(int argc, char ** argv) {
     app.add_flag("--offline", o.offline, "hf: models: read only the cache ($KVFIT_CACHE, $XDG_CACHE_HOME/kvfit, ~/.cache/kvfit)");
     app.add_flag("--verbose", o.verbose, "hf: models: print each request and the bytes fetched (stderr)");
     app.add_flag("--strict", o.req.strict, "refuse to guess: any warning (an assumption) is exit 2, warnings printed");
-    kvfit::cli::add_runtime_flags(app, o.flags);
+    // Only the runtime flags this command line names are registered, unless it asks for help (which lists them all).
+    std::vector<std::string> words;
+    bool help = argc > 1 && std::string_view(argv[1]) == "help";
+    for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+        const std::string a = canonical_flag(argv[i]);
+        if (a == "-h" || a == "--help") help = true;
+        if (a.size() < 2 || a[0] != '-') continue;
+        if (a[1] == '-') words.push_back(a.substr(0, a.find('=')));
+        else words.push_back(a.substr(0, 2)); // -c8192, -c=8192: CLI11 reads one letter after a single dash
+    }
+    kvfit::cli::add_runtime_flags(app, o.flags, help ? nullptr : &words);
     kvfit::cli::name_value_types(app);
     if (const auto done = kvfit::cli::handle_help_and_version(argc, argv, [&] { fmt::print("{}", app.help()); })) return *done;
     try {
@@ -190,7 +205,8 @@ int main(int argc, char ** argv) {
         }
         // An option given with an empty value is a mistake, not "use the default".
         for (const char * name : {"model", "--hf-repo", "--hf-file", "--gpu", "--chart", "--chart-compare", "--margin", "--weights", "--weights-size"}) {
-            if (app.count(name) > 0 && app.get_option(name)->as<std::string>().empty()) {
+            const CLI::Option * opt = app.get_option_no_throw(name); // a runtime flag not on the command line is not registered
+            if (opt && opt->count() > 0 && opt->as<std::string>().empty()) {
                 throw kvfit::error(fmt::format("{}: empty value", name));
             }
         }

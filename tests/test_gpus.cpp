@@ -169,16 +169,16 @@ TEST(gpus, parse_gpu_list) {
 TEST(gpus, parse_gpu_list_errors) {
     struct bad { const char * text; const char * msg; };
     const bad cases[] = {
-        {"RTX 9999", "--gpu 'RTX 9999': unknown GPU (closest: RTX 3090, RTX 4090, RTX 5090)"},
-        {"2xRTX 9999", "--gpu '2xRTX 9999': unknown GPU (closest: RTX 3090, RTX 4090, RTX 5090)"},
-        {"0xH100", "--gpu '0xH100': device count 0 outside 1..64"},
-        {"65xH100", "--gpu '65xH100': device count 65 outside 1..64"},
-        {"99999999999xH100", "--gpu '99999999999xH100': device count outside 1..64"},
-        {"40xH100,30xA100", "--gpu '40xH100,30xA100': more than 64 devices"},
-        {"2x", "--gpu '2x': expected a GPU name or size after the count"},
-        {"H100,,H100", "--gpu 'H100,,H100': empty entry"},
-        {"", "--gpu '': empty entry"},
-        {"0GiB", "--gpu '0GiB': device memory must be positive"},
+        {"RTX 9999", "gpu 'RTX 9999': unknown GPU (closest: RTX 3090, RTX 4090, RTX 5090)"},
+        {"2xRTX 9999", "gpu '2xRTX 9999': unknown GPU (closest: RTX 3090, RTX 4090, RTX 5090)"},
+        {"0xH100", "gpu '0xH100': device count 0 outside 1..64"},
+        {"65xH100", "gpu '65xH100': device count 65 outside 1..64"},
+        {"99999999999xH100", "gpu '99999999999xH100': device count outside 1..64"},
+        {"40xH100,30xA100", "gpu '40xH100,30xA100': more than 64 devices"},
+        {"2x", "gpu '2x': expected a GPU name or size after the count"},
+        {"H100,,H100", "gpu 'H100,,H100': empty entry"},
+        {"", "gpu '': empty entry"},
+        {"0GiB", "gpu '0GiB': device memory must be positive"},
     };
     for (const auto & c : cases) {
         SCOPED_TRACE(c.text);
@@ -189,7 +189,7 @@ TEST(gpus, parse_gpu_list_errors) {
         kvfit::parse_gpu_list("24QB");
         ADD_FAILURE() << "no error for 24QB";
     } catch (const kvfit::error & e) {
-        EXPECT_NE(std::string(e.what()).find("--gpu '24QB': not a known GPU (closest: "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("gpu '24QB': not a known GPU (closest: "), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("unknown unit 'qb'"), std::string::npos) << e.what();
     }
 }

@@ -6,6 +6,7 @@
 #include "kvfit/llamacpp.h"
 #include "kvfit/sources.h"
 
+#include "support/compute_rows.h"
 #include "support/files.h"
 
 #include <algorithm>
@@ -61,40 +62,6 @@ constexpr gguf_for_tag k_vocab_variants[] = {
     {"deepseek-v2-lite_v102400", "deepseek-v2-lite_v512", 102400},
 };
 
-struct oracle_row {
-    std::string set, tag;
-    kvfit::llamacpp_settings s;
-    uint64_t compute_bytes = 0;
-};
-
-std::vector<oracle_row> read_rows() {
-    std::ifstream in(std::string(KVFIT_TEST_DATA) + "/llamacpp_compute.csv");
-    std::string line;
-    std::vector<oracle_row> rows;
-    std::getline(in, line); // set,tag,n_ctx,n_seq,fa,type_k,type_v,ub,swa_full,unified,compute_bytes
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::vector<std::string> c;
-        std::stringstream ss(line);
-        for (std::string cell; std::getline(ss, cell, ',');) c.push_back(cell);
-        if (c.size() != 11) continue;
-        oracle_row r;
-        r.set = c[0];
-        r.tag = c[1];
-        r.s.n_ctx = std::stoull(c[2]);
-        r.s.n_seq = uint32_t(std::stoul(c[3]));
-        r.s.flash_attn = c[4] == "1" ? kvfit::flash_attn_mode::on : kvfit::flash_attn_mode::off;
-        r.s.type_k = kvfit::ggml_type_from_name(c[5]);
-        r.s.type_v = kvfit::ggml_type_from_name(c[6]);
-        r.s.n_batch = r.s.n_ubatch = uint32_t(std::stoul(c[7])); // the harness set n_batch = n_ubatch
-        r.s.swa_full = c[8] == "1";
-        r.s.kv_unified = c[9] == "1";
-        r.compute_bytes = std::stoull(c[10]);
-        rows.push_back(std::move(r));
-    }
-    return rows;
-}
-
 const kvfit::model_desc & model(const std::string & tag) {
     static std::map<std::string, kvfit::model_desc> cache;
     if (auto it = cache.find(tag); it != cache.end()) return it->second;
@@ -112,38 +79,13 @@ const kvfit::model_desc & model(const std::string & tag) {
 }
 
 TEST(llamacpp_compute, oracle_rows) {
-    const auto rows = read_rows();
+    const auto rows = kvfit::test::read_compute_rows(std::string(KVFIT_TEST_DATA) + "/llamacpp_compute.csv");
     ASSERT_GT(rows.size(), 1000u);
-    struct stat { size_t n = 0, exact = 0; double worst = 0; std::string where; };
-    std::map<std::string, stat> per; // "set tag"
-    for (const auto & r : rows) {
-        const auto & m = model(r.tag);
-        const auto c = kvfit::llamacpp_context_size(m, r.s);
-        const uint64_t got = kvfit::llamacpp_compute_bytes(m, r.s, c);
-        const double pct = 100.0 * (double(got) - double(r.compute_bytes)) / double(r.compute_bytes);
-        const std::string where = fmt::format("{} {} ctx {} seq {} fa {} {}/{} ub {} swa_full {} unified {}", r.set,
-                                              r.tag, r.s.n_ctx, r.s.n_seq, r.s.flash_attn == kvfit::flash_attn_mode::on,
-                                              kvfit::ggml_traits(r.s.type_k).name, kvfit::ggml_traits(r.s.type_v).name,
-                                              r.s.n_ubatch, r.s.swa_full, r.s.kv_unified);
-        const double tol = tolerance_pct(r.tag);
-        if (tol == 0) {
-            EXPECT_EQ(got, r.compute_bytes) << where << ": expected " << r.compute_bytes << " got " << got
-                                            << " difference " << int64_t(got - r.compute_bytes);
-        } else {
-            EXPECT_LE(std::abs(pct), tol) << where << ": expected " << r.compute_bytes << " got " << got;
-        }
-        auto & st = per[r.set + " " + r.tag];
-        ++st.n;
-        st.exact += got == r.compute_bytes;
-        if (std::abs(pct) >= std::abs(st.worst)) {
-            st.worst = pct;
-            st.where = where;
-        }
-    }
-    for (const auto & [key, st] : per) {
-        fmt::print("compute {:<40} rows {:4} exact {:4} worst {:+.4f} %{}\n", key, st.n, st.exact, st.worst,
-                   st.exact == st.n ? "" : " (" + st.where + ")");
-    }
+    kvfit::test::replay_rules rules;
+    rules.model = [](const kvfit::test::compute_row & r) -> const kvfit::model_desc & { return model(r.tag); };
+    rules.tolerance_pct = [](const kvfit::test::compute_row & r) { return tolerance_pct(r.tag); };
+    rules.group = [](const kvfit::test::compute_row & r) { return r.set + " " + r.tag; };
+    kvfit::test::replay_compute_rows(rows, rules);
 }
 
 // RULES.md: for Qwen3.5-9B with its real vocabulary the buffer is n_ubatch x (n_vocab + 12288) x 4 at -ub 512,

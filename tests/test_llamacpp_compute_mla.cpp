@@ -6,6 +6,7 @@
 #include "kvfit/gguf.h"
 #include "kvfit/llamacpp.h"
 #include "kvfit/sources.h"
+#include "support/compute_rows.h"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -35,81 +36,18 @@ double tolerance_pct(const std::string & id) {
     return it == tol.end() ? 0.0 : it->second;
 }
 
-struct row {
-    std::string release, id;
-    uint32_t n_vocab = 0;
-    kvfit::llamacpp_settings s;
-    uint64_t compute_bytes = 0;
-};
-
-std::vector<row> read_rows() {
-    std::ifstream in(std::string(KVFIT_TEST_DATA) + "/llamacpp_compute_mla.csv");
-    std::string line;
-    std::vector<row> rows;
-    std::getline(in, line); // set,tag,n_ctx,n_seq,fa,type_k,type_v,ub,swa_full,unified,compute_bytes
-    while (std::getline(in, line)) {
-        std::vector<std::string> c;
-        std::stringstream ss(line);
-        for (std::string cell; std::getline(ss, cell, ',');) c.push_back(cell);
-        if (c.size() != 11) continue;
-        row r;
-        r.release = c[0];
-        const auto v = c[1].rfind("_v");
-        r.id = c[1].substr(0, v);
-        r.n_vocab = uint32_t(std::stoul(c[1].substr(v + 2)));
-        r.s.release = c[0] == "5b4ebc5" ? kvfit::llamacpp_release::b5b4ebc5 : kvfit::llamacpp_release::v0_5_0;
-        r.s.n_ctx = std::stoull(c[2]);
-        r.s.n_seq = uint32_t(std::stoul(c[3]));
-        r.s.flash_attn = c[4] == "1" ? kvfit::flash_attn_mode::on : kvfit::flash_attn_mode::off;
-        r.s.type_k = kvfit::ggml_type_from_name(c[5]);
-        r.s.type_v = kvfit::ggml_type_from_name(c[6]);
-        r.s.n_batch = r.s.n_ubatch = uint32_t(std::stoul(c[7]));
-        r.s.swa_full = c[8] == "1";
-        r.s.kv_unified = c[9] == "1";
-        r.compute_bytes = std::stoull(c[10]);
-        rows.push_back(std::move(r));
-    }
-    return rows;
-}
-
-const kvfit::model_desc & model(const std::string & id, uint32_t n_vocab) {
-    static std::map<std::string, kvfit::model_desc> cache;
-    const std::string key = fmt::format("{}_v{}", id, n_vocab);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
-    kvfit::warnings warn;
-    kvfit::model_desc m = kvfit::model_from_gguf(k_gguf + id + "_v512.gguf", warn); // headers: 512-token vocabulary
-    m.n_vocab = n_vocab;
-    return cache[key] = m;
-}
-
 TEST(llamacpp_compute_mla, measured_rows) {
-    const auto rows = read_rows();
+    const auto rows = kvfit::test::read_compute_rows(std::string(KVFIT_TEST_DATA) + "/llamacpp_compute_mla.csv");
     ASSERT_GT(rows.size(), 400u);
-    struct stat { size_t n = 0, exact = 0; double worst = 0; std::string where; };
-    std::map<std::string, stat> per;
-    for (const auto & r : rows) {
-        const auto & m = model(r.id, r.n_vocab);
-        const auto c = kvfit::llamacpp_context_size(m, r.s);
-        const uint64_t got = kvfit::llamacpp_compute_bytes(m, r.s, c);
-        const double pct = 100.0 * (double(got) - double(r.compute_bytes)) / double(r.compute_bytes);
-        const std::string where = fmt::format("{} {}_v{} ctx {} seq {} fa {} {}/{} ub {}", r.release, r.id, r.n_vocab,
-                                              r.s.n_ctx, r.s.n_seq, r.s.flash_attn == kvfit::flash_attn_mode::on,
-                                              kvfit::ggml_traits(r.s.type_k).name, kvfit::ggml_traits(r.s.type_v).name,
-                                              r.s.n_ubatch);
-        const double tol = tolerance_pct(r.id);
-        if (tol == 0) {
-            EXPECT_EQ(got, r.compute_bytes) << where << ": difference " << int64_t(got - r.compute_bytes);
-        } else {
-            EXPECT_LE(std::abs(pct), tol) << where << ": expected " << r.compute_bytes << " got " << got;
-        }
-        auto & st = per[r.id];
-        ++st.n;
-        st.exact += got == r.compute_bytes;
-        if (std::abs(pct) >= std::abs(st.worst)) st.worst = pct, st.where = where;
-    }
-    for (const auto & [id, st] : per) {
-        fmt::print("compute {:<22} rows {:4} exact {:4} worst {:+.3f} % ({})\n", id, st.n, st.exact, st.worst, st.where);
-    }
+    kvfit::test::replay_rules rules;
+    rules.model = [](const kvfit::test::compute_row & r) -> const kvfit::model_desc & {
+        return kvfit::test::vocab_model(k_gguf, r.tag);
+    };
+    rules.tolerance_pct = [](const kvfit::test::compute_row & r) {
+        return tolerance_pct(kvfit::test::split_vocab_tag(r.tag).id);
+    };
+    rules.group = [](const kvfit::test::compute_row & r) { return kvfit::test::split_vocab_tag(r.tag).id; };
+    kvfit::test::replay_compute_rows(rows, rules);
 }
 
 // The weights of the MTP-carrying DSA files: llama.cpp loads each NextN block's ffn_exp_probs_b.bias (n_expert f32)

@@ -324,8 +324,12 @@ TEST(server_guards, protocol_errors) {
         k.send(c.request);
         const std::string r = k.read_all(3000);
         EXPECT_EQ(status_of(r), c.status) << c.request.substr(0, 60) << "\n" << r.substr(0, 300);
-        if (c.json_body) EXPECT_TRUE(json::accept(body_of(r))) << r.substr(0, 300);
-        if (c.json_body && c.status != 200) EXPECT_TRUE(json::parse(body_of(r)).contains("error")) << r.substr(0, 300);
+        if (c.json_body) {
+            EXPECT_TRUE(json::accept(body_of(r))) << r.substr(0, 300);
+        }
+        if (c.json_body && c.status != 200) {
+            EXPECT_TRUE(json::parse(body_of(r)).contains("error")) << r.substr(0, 300);
+        }
     }
 }
 

@@ -111,9 +111,9 @@ TEST(serving_cli, flags_of_the_wrong_runtime_and_bad_parallelism) {
         {"Qwen3.5-27B --runtime vllm --gpu H100 -c 8192", "-c/--ctx-size is a llama.cpp flag; with --runtime vllm use --max-model-len"},
         {"Qwen3.5-27B --runtime ollama --max-model-len 8192", "--max-model-len is a vLLM flag; add --runtime vllm (the runtime is ollama)"},
         {"Qwen3.5-27B --runtime vllm --gpu 8xH100 -tp 5", "Total number of attention heads (24) must be divisible by tensor parallel size (5)."},
-        {"Qwen3.5-27B --runtime vllm --gpu 2xH100 -tp 4", "-tp 4 x -pp 1 x -dp 1 = 4 GPUs, but --gpu gives 2"},
+        {"Qwen3.5-27B --runtime vllm --gpu 2xH100 -tp 4", "-tp 4 x -pp 1 x -dp 1 = 4 GPUs, but 2 are given"},
         {"Qwen3.5-27B --runtime vllm --gpu H100 --kv-cache-dtype fp4", "--kv-cache-dtype 'fp4': invalid choice"},
-        {"Qwen3.5-27B --runtime vllm", "--runtime vllm needs --gpu"},
+        {"Qwen3.5-27B --runtime vllm", "vllm: no GPUs given"},
         {"Qwen3.5-27B --runtime sglang --gpu H100 --mem-fraction-static 1.5", "--mem-fraction-static '1.5'"},
     };
     for (const auto & r : rows) {

@@ -396,7 +396,7 @@ TEST(sglang_frontier, chooses_tp_over_the_gpus) {
 TEST(ollama_frontier, without_gpu_plans_the_cpu) {
     const auto r = plan_cli("ollama", "Qwen3.5-9B", "");
     EXPECT_TRUE(r.plan.fits);
-    EXPECT_TRUE(has(r.plan.notes, "no --gpu: Ollama runs every layer on the CPU"));
+    EXPECT_TRUE(has(r.plan.notes, "no GPUs given: Ollama runs every layer on the CPU"));
     EXPECT_NE(r.plan.launch.find("FROM ./Qwen3.5-9B.gguf"), std::string::npos) << r.plan.launch;
     EXPECT_EQ(r.plan.launch.find("FROM Qwen/"), std::string::npos);
 }

@@ -36,7 +36,7 @@ TEST(strict, any_warning_is_exit_2) {
     const std::string path = write_temp("brand_new.json", k_guess);
     const auto r = run_kvfit(path + " --weights q8_0 --strict");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err.find("kvfit: --strict: 2 warnings refused: " + path + ": unknown architecture"), 0u) << r.err;
+    EXPECT_EQ(r.err.find("kvfit: strict: 2 warnings refused: " + path + ": unknown architecture"), 0u) << r.err;
     EXPECT_NE(r.err.find("mystery_kv_groups"), std::string::npos) << r.err;
     EXPECT_EQ(run_kvfit(path + " --weights q8_0 --strict --runtime vllm --gpu 'RTX 4090'").status, 2);
     // the assumed weight format is a warning too

@@ -21,20 +21,29 @@ namespace {
 
 constexpr double mib = 1048576.0;
 
-const std::string num = R"(([0-9]+(?:\.[0-9]+)?))";
-const std::regex rx_context(R"(^llama_context: (n_ctx|n_ctx_seq|n_batch|n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)\s*$)");
-const std::regex rx_offloaded(R"(offloaded (\d+)/(\d+) layers to GPU)");
-const std::regex rx_model_buffer(R"(^load_tensors:\s+(\S+) model buffer size =\s+)" + num + " MiB");
-const std::regex rx_output(R"(^llama_context:\s+(\S+)\s+output buffer size =\s+)" + num + " MiB");
-const std::regex rx_iswa(R"(^llama_kv_cache_iswa: creating\s+(non-SWA|SWA) KV cache, size = (\d+) cells)");
-const std::regex rx_kv_buffer(R"(^llama_kv_cache(?:_iswa)?:\s+(\S+) KV buffer size =\s+)" + num + " MiB");
-const std::regex rx_kv_size(R"(^llama_kv_cache: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+)/\s*(\d+) seqs\), K \((\w+)\):\s+)" + num + R"( MiB, V \((\w+)\):\s+)" + num + " MiB");
-const std::regex rx_rs_buffer(R"(^llama_memory_recurrent:\s+(\S+) RS buffer size =\s+)" + num + " MiB");
-const std::regex rx_rs_size(R"(^llama_memory_recurrent: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+) seqs.*\), R \(\w+\):\s+)" + num + R"( MiB, S \(\w+\):\s+)" + num + " MiB");
-const std::regex rx_compute(R"(^\w+:\s+(\S+) compute buffer size =\s+)" + num + " MiB");
-const std::regex rx_compute_4dp(R"(^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB)");
-// llama-server prefixes: "0.00.123.456 I ", "srv  load_model: ", "[1712345678] "
-const std::regex rx_prefix(R"(^(?:\d+\.\d+\.\d+\.\d+ [IWEDT] |\[\d+\] ))");
+// The log patterns, compiled once at the first `kvfit explain` (not at process start: std::regex compiles slowly,
+// and every other command would pay for it).
+struct log_patterns {
+    const std::string num = R"(([0-9]+(?:\.[0-9]+)?))";
+    const std::regex context{R"(^llama_context: (n_ctx|n_ctx_seq|n_batch|n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)\s*$)"};
+    const std::regex offloaded{R"(offloaded (\d+)/(\d+) layers to GPU)"};
+    const std::regex model_buffer{R"(^load_tensors:\s+(\S+) model buffer size =\s+)" + num + " MiB"};
+    const std::regex output{R"(^llama_context:\s+(\S+)\s+output buffer size =\s+)" + num + " MiB"};
+    const std::regex iswa{R"(^llama_kv_cache_iswa: creating\s+(non-SWA|SWA) KV cache, size = (\d+) cells)"};
+    const std::regex kv_buffer{R"(^llama_kv_cache(?:_iswa)?:\s+(\S+) KV buffer size =\s+)" + num + " MiB"};
+    const std::regex kv_size{R"(^llama_kv_cache: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+)/\s*(\d+) seqs\), K \((\w+)\):\s+)" + num + R"( MiB, V \((\w+)\):\s+)" + num + " MiB"};
+    const std::regex rs_buffer{R"(^llama_memory_recurrent:\s+(\S+) RS buffer size =\s+)" + num + " MiB"};
+    const std::regex rs_size{R"(^llama_memory_recurrent: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+) seqs.*\), R \(\w+\):\s+)" + num + R"( MiB, S \(\w+\):\s+)" + num + " MiB"};
+    const std::regex compute{R"(^\w+:\s+(\S+) compute buffer size =\s+)" + num + " MiB"};
+    const std::regex compute_4dp{R"(^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB)"};
+    // llama-server prefixes: "0.00.123.456 I ", "srv  load_model: ", "[1712345678] "
+    const std::regex prefix{R"(^(?:\d+\.\d+\.\d+\.\d+ [IWEDT] |\[\d+\] ))"};
+};
+
+const log_patterns & rx() {
+    static const log_patterns p;
+    return p;
+}
 
 // "llama_model_loader: loaded meta data with 19 key-value pairs and 292 tensors from PATH (version GGUF V3 (latest))"
 // -> PATH: the last " from " with " (version" after it, to the first " (version" after that. Found by hand: the
@@ -110,7 +119,7 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
         std::string line(raw);
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
         if (!line.empty() && (std::isdigit(static_cast<unsigned char>(line[0])) || line[0] == '[')) {
-            line = std::regex_replace(line, rx_prefix, "", std::regex_constants::format_first_only);
+            line = std::regex_replace(line, rx().prefix, "", std::regex_constants::format_first_only);
         }
         std::smatch m;
         // A pattern is tried only on a line holding its word; the ones anchored at ^ only at the line's start.
@@ -120,27 +129,27 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
         };
         const size_t before = known++;
         if (auto path = loaded_model_path(line)) log.model_path = std::move(*path);
-        else if (match("llama_context: ", rx_context)) log.context.push_back({m[1], {line_no, m[2]}});
-        else if (match("offloaded ", rx_offloaded, false)) {
+        else if (match("llama_context: ", rx().context)) log.context.push_back({m[1], {line_no, m[2]}});
+        else if (match("offloaded ", rx().offloaded, false)) {
             log.offloaded = uint32_t(to_u(m[1]));
             log.offload_total = uint32_t(to_u(m[2]));
             log.offloaded_line = line_no;
-        } else if (match("model buffer size", rx_model_buffer)) log.model_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (match("output buffer size", rx_output)) log.output_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (match("llama_kv_cache_iswa: creating", rx_iswa)) {
+        } else if (match("model buffer size", rx().model_buffer)) log.model_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("output buffer size", rx().output)) log.output_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("llama_kv_cache_iswa: creating", rx().iswa)) {
             which = m[1] == "SWA" ? "swa" : "base";
             log.iswa_cells.push_back({which, to_u(m[2])});
-        } else if (match("KV buffer size", rx_kv_buffer)) {
+        } else if (match("KV buffer size", rx().kv_buffer)) {
             log.kv_buffers.push_back({line_no, m[1], to_d(m[2]), int(log.kv_caches.size())});
-        } else if (match("llama_kv_cache: size =", rx_kv_size)) {
+        } else if (match("llama_kv_cache: size =", rx().kv_size)) {
             log.kv_caches.push_back({line_no, to_d(m[1]), to_d(m[7]), to_d(m[9]), to_u(m[2]), uint32_t(to_u(m[3])),
                                      uint32_t(to_u(m[4])), uint32_t(to_u(m[5])), m[6], m[8], which});
-        } else if (match("RS buffer size", rx_rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (match("llama_memory_recurrent: size =", rx_rs_size)) {
+        } else if (match("RS buffer size", rx().rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("llama_memory_recurrent: size =", rx().rs_size)) {
             log.recurrent = log_recurrent{line_no, to_d(m[1]), to_d(m[5]), to_d(m[6]), to_u(m[2]), uint32_t(to_u(m[3])),
                                           uint32_t(to_u(m[4]))};
-        } else if (match("compute buffer size =", rx_compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
-        else if (match("compute buffer size is", rx_compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
+        } else if (match("compute buffer size =", rx().compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("compute buffer size is", rx().compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
         else known = before;
     }
     if (known == 0 && log.model_buffers.empty()) throw error("log: no llama.cpp line found (is this a llama.cpp log?)");

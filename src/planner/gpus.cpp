@@ -257,11 +257,11 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
         const size_t end = std::min(text.find(',', start), text.size());
         const std::string_view item = detail::trim(text.substr(start, end - start));
         start = end + 1;
-        if (item.empty()) throw error(fmt::format("--gpu '{}': empty entry", text));
-        const std::string where = fmt::format("--gpu '{}'", item);
+        if (item.empty()) throw error(fmt::format("gpu '{}': empty entry", text));
+        const std::string where = fmt::format("gpu '{}'", item);
         const auto [count, rest] = split_count(item, where);
         if (out.size() + count > k_max_devices) {
-            throw error(fmt::format("--gpu '{}': more than {} devices", text, k_max_devices));
+            throw error(fmt::format("gpu '{}': more than {} devices", text, k_max_devices));
         }
         if (const gpu_info * g = find_gpu(rest)) {
             for (uint64_t i = 0; i < count; ++i) out.push_back({g->name, g->memory_bytes});

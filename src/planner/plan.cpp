@@ -143,7 +143,7 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
     if (q.strict && !warn.empty()) { // a launcher that must not guess: each assumption is a refusal
         std::string all;
         for (const auto & w : warn) all += (all.empty() ? "" : "; ") + w;
-        throw error(fmt::format("--strict: {} warning{} refused: {}", warn.size(), warn.size() == 1 ? "" : "s", all));
+        throw error(fmt::format("strict: {} warning{} refused: {}", warn.size(), warn.size() == 1 ? "" : "s", all));
     }
     return plan_model(rt, std::move(m), warn, q.flags, std::move(mc));
 }

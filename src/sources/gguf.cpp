@@ -162,15 +162,21 @@ struct gguf_parser {
         }
         v.offset = pos;
         if (v.elem_type == gguf_type::string) {
-            for (uint64_t i = 0; i < v.n; ++i) { // the hot loop of a 250k-token vocabulary: no allocation
-                const uint64_t len_at = pos;
-                // Out of bytes inside the array: the strings to come are guessed as long as those read so far.
+            // Out of bytes inside the array (a prefix): the strings to come are guessed as long as those read so far.
+            const auto rest = [&](uint64_t i) {
                 const uint64_t avg = i > 0 ? (pos - v.offset) / i * 9 / 8 + 1 : 16;
-                const uint64_t rest = v.n - i > UINT64_MAX / avg ? UINT64_MAX : (v.n - i) * avg;
-                if (left() < 8) short_of(pos, fmt::format("truncated: string needs 8 bytes, {} remain", left()), after(rest));
-                const uint64_t len = read<uint64_t>("string");
-                if (len > left()) short_of(len_at, fmt::format("string length {} exceeds remaining {} bytes", len, left()), after(std::max(rest, len)));
-                pos += len;
+                return v.n - i > UINT64_MAX / avg ? UINT64_MAX : (v.n - i) * avg;
+            };
+            for (uint64_t i = 0; i < v.n; ++i) { // the hot loop of a 250k-token vocabulary: no allocation, no division
+                if (size - pos < 8) short_of(pos, fmt::format("truncated: string needs 8 bytes, {} remain", left()), after(rest(i)));
+                uint64_t len;
+                std::memcpy(&len, base + pos, sizeof len);
+                if (len > size - pos - 8) {
+                    const uint64_t want = std::max(rest(i), len);
+                    short_of(pos, fmt::format("string length {} exceeds remaining {} bytes", len, size - pos - 8),
+                             after(want > UINT64_MAX - 8 ? want : want + 8));
+                }
+                pos += 8 + len;
             }
         } else if (v.elem_type == gguf_type::array) {
             for (uint64_t i = 0; i < v.n; ++i) value(gguf_type::array, depth + 1);

@@ -250,7 +250,7 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
         if (x.over_cap) throw error::at(what, fmt::format("response exceeds the limit of {} bytes", cap));
         if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
             rc == CURLE_COULDNT_RESOLVE_PROXY) {
-            throw unreachable_error(error::at(what, fmt::format("cannot reach {}: {} (no network? --offline reads the cache)",
+            throw unreachable_error(error::at(what, fmt::format("cannot reach {}: {} (no network? offline mode reads the cache)",
                                                                 host_of(url), curl_lib().easy_strerror(rc))).what());
         }
         if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CONNECT_ERROR) {

@@ -71,7 +71,7 @@ public:
         std::string text;
         if (o_.offline) {
             if (cache_.empty() || !read_file(cached, text)) {
-                throw error::at(label_, fmt::format("not in the cache ({}): run once without --offline", cache_.empty() ? "no cache directory" : cached.string()));
+                throw error::at(label_, fmt::format("not in the cache ({}): run once online (offline mode reads only the cache)", cache_.empty() ? "no cache directory" : cached.string()));
             }
             ++stats_.cache_hits;
             return parse_listing(text);
@@ -186,7 +186,7 @@ private:
     }
 
     void offline_miss(const hub_file & f) const {
-        if (o_.offline) throw error::at(where(f), "not in the cache: run once without --offline");
+        if (o_.offline) throw error::at(where(f), "not in the cache: run once online (offline mode reads only the cache)");
     }
 
     static bool read_file(const fs::path & p, std::string & out) {
@@ -229,7 +229,11 @@ private:
 
 // --- picking GGUF files ------------------------------------------------------------------------------------------
 
-const std::regex k_split_name(R"((.*)-(\d{5})-of-(\d{5})\.gguf)", std::regex::icase);
+// compiled at the first use (a std::regex at namespace scope is compiled at every process start)
+const std::regex & split_name() {
+    static const std::regex r(R"((.*)-(\d{5})-of-(\d{5})\.gguf)", std::regex::icase);
+    return r;
+}
 
 bool is_gguf(const hub_file & f) { return upper(f.path).ends_with(".GGUF"); }
 bool is_mmproj(const hub_file & f) { return upper(fs::path(f.path).filename().string()).starts_with("MMPROJ"); }
@@ -237,7 +241,7 @@ bool is_mmproj(const hub_file & f) { return upper(fs::path(f.path).filename().st
 // The model a GGUF file belongs to: its path, or for a shard the path without "-00002-of-00003.gguf".
 std::string model_key(const std::string & path) {
     std::smatch m;
-    return std::regex_match(path, m, k_split_name) ? m[1].str() : path;
+    return std::regex_match(path, m, split_name()) ? m[1].str() : path;
 }
 
 // `quant` in the path, not inside a longer name: Q4_K matches neither Q4_K_M nor IQ4_K.
@@ -255,7 +259,7 @@ bool names_quant(const std::string & path, const std::string & quant) {
 // All shards of the model `key` (one file when not split), in order; throws when a shard is missing.
 std::vector<hub_file> shards_of(const std::vector<hub_file> & files, const hub_file & any, const std::string & label) {
     std::smatch m;
-    if (!std::regex_match(any.path, m, k_split_name)) return {any};
+    if (!std::regex_match(any.path, m, split_name())) return {any};
     const uint32_t count = uint32_t(std::stoul(m[3].str()));
     std::vector<hub_file> out;
     for (uint32_t no = 1; no <= count; ++no) {

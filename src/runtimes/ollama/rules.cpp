@@ -126,8 +126,8 @@ ollama_plan plan_ollama(const model_desc & m, const ollama_settings & s, const s
                                          "GPU memory keeps them all on the GPU)", p.plan.n_gpu_layers, all, p.num_ctx));
     }
     if (p.cpu_only) {
-        p.notes.push_back("no --gpu: Ollama runs every layer on the CPU (weights, KV cache and compute in host RAM); "
-                          "--gpu plans an offload");
+        p.notes.push_back("no GPUs given: Ollama runs every layer on the CPU (weights, KV cache and compute in host RAM); "
+                          "with GPUs given kvfit plans an offload");
     }
     return p;
 }

@@ -137,7 +137,7 @@ sglang_plan choose(const model_desc & m, const flag_values & f, const machine & 
     const uint32_t n = uint32_t(mc.gpus.size());
     const uint32_t world = s.enable_dp_attention ? s.tp : s.tp * s.dp;
     if (world > n) {
-        throw error(fmt::format("--tp {}{} = {} GPUs, but --gpu gives {}", s.tp, s.enable_dp_attention || s.dp == 1 ? ""
+        throw error(fmt::format("--tp {}{} = {} GPUs, but {} are given", s.tp, s.enable_dp_attention || s.dp == 1 ? ""
                                 : fmt::format(" x --dp {}", s.dp), world, n));
     }
     if (f.has("tp") || f.has("dp") || n == 1) return plan_sglang(m, s, gpu);
@@ -166,7 +166,7 @@ sglang_plan choose(const model_desc & m, const flag_values & f, const machine & 
 }
 
 runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
-    if (mc.gpus.empty()) throw error("--runtime sglang needs --gpu (the devices it runs on)");
+    if (mc.gpus.empty()) throw error("sglang: no GPUs given (the devices it runs on)");
     device_spec gpu = mc.gpus[0];
     for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
     std::vector<std::string> considered;

@@ -148,7 +148,7 @@ struct vllm_choice {
 };
 
 vllm_choice choose(const model_desc & m, const flag_values & f, const machine & mc) {
-    if (mc.gpus.empty()) throw error("--runtime vllm needs --gpu (the devices it runs on)");
+    if (mc.gpus.empty()) throw error("vllm: no GPUs given (the devices it runs on)");
     vllm_choice c;
     c.per_node = uint32_t(mc.gpus.size());
     c.nodes = count("--nodes", f.text("nodes"), 1, 1024);
@@ -159,8 +159,8 @@ vllm_choice choose(const model_desc & m, const flag_values & f, const machine & 
     if (placed || c.per_node * c.nodes == 1) {
         const uint32_t world = s.tp * s.pp * s.dp;
         if (world > c.per_node * c.nodes) {
-            throw error(fmt::format("-tp {} x -pp {} x -dp {} = {} GPUs, but --gpu{} gives {}", s.tp, s.pp, s.dp, world,
-                                    c.nodes > 1 ? " x --nodes" : "", c.per_node * c.nodes));
+            throw error(fmt::format("-tp {} x -pp {} x -dp {} = {} GPUs, but {} {} given", s.tp, s.pp, s.dp, world,
+                                    c.per_node * c.nodes, c.nodes > 1 ? "are (GPUs per node x nodes)" : "are"));
         }
         c.plan = plan_vllm(m, s, gpu, gpu.compute_capability);
         if (s.tp > c.per_node) {
