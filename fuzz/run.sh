@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the fuzz targets with clang (libFuzzer + ASan + UBSan) in fuzz/build and run each one:
-#   fuzz/run.sh [SECONDS]              every target for a fixed time (default 60 s each; what CI runs)
+#   fuzz/run.sh [SECONDS]              every target for a fixed time (default 60 s each; CI runs 20 s each),
+#                                      $FUZZ_JOBS at once (default: the number of cores)
 #   fuzz/run.sh --long [TARGET...]     each target (default: all) to 10,000,000 executions (-runs), outside CI;
 #                                      docs/reliability.md records the figures
 # Targets: gguf safetensors (binary headers), hf_config llamacpp_log http_request hub_listing (fuzz/fuzz_targets.h).
@@ -52,8 +53,9 @@ seed() {
   cp tests/data/fuzz_crashes/"$t"/* "$dir/" 2>/dev/null || true
 }
 
-for t in "${targets[@]}"; do
-  corpus="$build/corpus_$t"
+# one target: its corpus, then libFuzzer; the output goes to a log, printed when the target finds something
+run_one() {
+  local t="$1" corpus="$build/corpus_$1" log="$build/fuzz_$1.log" max_len limit
   rm -rf "$corpus" && mkdir -p "$corpus"
   seed "$t" "$corpus"
   case "$t" in
@@ -63,7 +65,26 @@ for t in "${targets[@]}"; do
     *) max_len=16384 ;;
   esac
   if [[ $long -eq 1 ]]; then limit=(-runs=10000000); else limit=(-max_total_time="$secs"); fi
-  "$build/fuzz/fuzz_$t" "$corpus" "${limit[@]}" -max_len="$max_len" -rss_limit_mb=2048 -malloc_limit_mb=512 \
-    -timeout=10 -artifact_prefix="$build/artifacts/${t}-" -print_final_stats=1
+  if ! "$build/fuzz/fuzz_$t" "$corpus" "${limit[@]}" -max_len="$max_len" -rss_limit_mb=2048 -malloc_limit_mb=512       -timeout=10 -artifact_prefix="$build/artifacts/${t}-" -print_final_stats=1 >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz_$t: FINDING (input in $build/artifacts/${t}-*, log $log)"
+    return 1
+  fi
+  grep -E '^stat::number_of_executed_units|^Done [0-9]+ runs' "$log" | tail -n 2 | sed "s/^/fuzz_$t: /"
   if [[ $long -eq 1 ]]; then echo "fuzz_$t: clean after 10,000,000 runs"; else echo "fuzz_$t: clean after ${secs} s"; fi
+}
+
+# $FUZZ_JOBS targets at once (default: one per core): each libFuzzer process is single-threaded. Each writes its
+# status to fuzz_<target>.rc, read once all have ended.
+max_jobs=${FUZZ_JOBS:-$(nproc)}
+for t in "${targets[@]}"; do
+  while (( $(jobs -rp | wc -l) >= max_jobs )); do wait -n || true; done
+  rm -f "$build/fuzz_$t.rc"
+  ( rc=0; run_one "$t" || rc=1; echo "$rc" >"$build/fuzz_$t.rc" ) &
 done
+wait
+failed=0
+for t in "${targets[@]}"; do
+  [[ "$(cat "$build/fuzz_$t.rc" 2>/dev/null)" == 0 ]] || { echo "fuzz_$t: failed"; failed=1; }
+done
+exit $failed

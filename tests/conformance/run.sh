@@ -7,7 +7,8 @@
 # Exit status: 0 all cases pass (or the npm registry is unreachable: loud banner, the report says SKIPPED),
 # 1 a case failed, 2 setup failed.
 #
-# Environment: KVFIT_BUILD_DIR (default <repo>/build), CONFORMANCE_MODELS (default <build>/conformance/models),
+# Environment: KVFIT_BUILD_DIR (default <repo>/build), CONFORMANCE_MODELS (default <build>/conformance/models; one
+# folder per release under it), CONFORMANCE_JOBS (releases run at once, default 2 on two or more cores),
 # CONFORMANCE_RELEASES (default "5b4ebc5 v0.5.0"), CONFORMANCE_ARGS (extra arguments for conformance.mjs, e.g.
 # model ids or --no-alloc-only), KVFIT_PASS_RULES=0 (kvfit is not given --llamacpp-version <release>).
 set -euo pipefail
@@ -91,18 +92,38 @@ if [[ ! -x "$build/kvfit" || ! -x "$build/tools/kvfit-gguf-write" ]]; then
   ninja -C "$build" -j "$(nproc)" kvfit kvfit-gguf-write >/dev/null
 fi
 
-# 3. models, matrix, report: one node process per release (two llama.cpp builds cannot share one process)
-rc=0
-for r in "${ready[@]}"; do
+# 3. models, matrix, report: one node process per release (two llama.cpp builds cannot share one process), run side
+#    by side ($CONFORMANCE_JOBS at once, default 2 on two or more cores and 16 GiB of RAM: each process is mostly single-threaded),
+#    each with its own models folder (a model one process is writing must not be read by the other) and its own log,
+#    printed when it ends.
+mem_kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
+max_jobs=${CONFORMANCE_JOBS:-$(( $(nproc) >= 2 && mem_kib >= 16 * 1024 * 1024 ? 2 : 1 ))}
+mkdir -p "$build/conformance"
+run_release() { # release -> exit status of conformance.mjs in $build/conformance/rc-<release>
+  local r=$1 t
   t=$(date +%s)
-  echo "== conformance: llama.cpp $r (models in $models)"
   rm -f "$root/docs/accuracy-$r.md"   # a crashed run leaves no stale report behind (the index says "not run")
   set +e
   # shellcheck disable=SC2086
   node "$here/conformance.mjs" --release "$r" --kvfit "$build/kvfit" --gguf-write "$build/tools/kvfit-gguf-write" \
-    --models "$models" --out "$root/docs/accuracy-$r.md" --results "$build/conformance/results-$r.json" ${CONFORMANCE_ARGS:-}
-  one=$?
+    --models "$models/$r" --out "$root/docs/accuracy-$r.md" --results "$build/conformance/results-$r.json" ${CONFORMANCE_ARGS:-} \
+    >"$build/conformance/log-$r.txt" 2>&1
+  echo $? >"$build/conformance/rc-$r"
+  echo "$(( $(date +%s) - t ))" >"$build/conformance/seconds-$r"
   set -e
+}
+for r in "${ready[@]}"; do
+  while (( $(jobs -rp | wc -l) >= max_jobs )); do wait -n || true; done
+  echo "== conformance: llama.cpp $r started (models in $models/$r, log $build/conformance/log-$r.txt)"
+  rm -f "$build/conformance/rc-$r"
+  run_release "$r" &
+done
+wait
+rc=0
+for r in "${ready[@]}"; do
+  echo "== conformance: llama.cpp $r"
+  cat "$build/conformance/log-$r.txt"
+  one=$(cat "$build/conformance/rc-$r" 2>/dev/null || echo 2)
   if [[ $one -eq 1 ]]; then
     if [[ $rc -eq 0 ]]; then rc=1; fi
   elif [[ $one -ne 0 ]]; then
@@ -110,7 +131,7 @@ for r in "${ready[@]}"; do
     rc=2
   fi
   if [[ -f "$root/docs/accuracy-$r.md" ]]; then
-    echo "== conformance: $r: $(tail -n 1 "$root/docs/accuracy-$r.md") ($(( $(date +%s) - t )) s); report docs/accuracy-$r.md"
+    echo "== conformance: $r: $(tail -n 1 "$root/docs/accuracy-$r.md") ($(cat "$build/conformance/seconds-$r") s); report docs/accuracy-$r.md"
   fi
 done
 write_index
