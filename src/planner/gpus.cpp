@@ -218,8 +218,13 @@ std::vector<std::string> closest_gpu_names(std::string_view name, size_t n) {
     std::vector<scored> all;
     const auto & table = gpu_table();
     for (size_t i = 0; i < table.size(); ++i) {
-        size_t best = edit_distance(key, detail::normalize_gpu_name(table[i].name));
-        for (const auto & a : table[i].aliases) best = std::min(best, edit_distance(key, detail::normalize_gpu_name(a)));
+        // a name or alias containing the query scores 0: a partial name ("M3 Max") ranks the rows it is part of first
+        // ("M3 Max 128GB"), before mere near spellings (issue 13 item 7)
+        auto score = [&](const std::string & norm) {
+            return !key.empty() && norm.find(key) != std::string::npos ? 0 : edit_distance(key, norm);
+        };
+        size_t best = score(detail::normalize_gpu_name(table[i].name));
+        for (const auto & a : table[i].aliases) best = std::min(best, score(detail::normalize_gpu_name(a)));
         all.push_back({best, i});
     }
     std::stable_sort(all.begin(), all.end(), [](const scored & x, const scored & y) { return x.distance < y.distance; });

@@ -6,6 +6,7 @@
 #include "kvfit/gpus.h"
 #include "kvfit/search.h"
 #include "kvfit/units.h"
+#include "runtimes/common/model_warnings.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -140,6 +141,7 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
     warnings warn;
     model_desc m = load(warn);
     apply_request_weights(m, q, rt, warn);
+    detail::serving_model_warnings(rt.name, m, warn); // caches and layouts without a source (issue 13)
     if (q.strict && !warn.empty()) { // a launcher that must not guess: each assumption is a refusal
         std::string all;
         for (const auto & w : warn) all += (all.empty() ? "" : "; ") + w;

@@ -36,7 +36,7 @@ struct sglang_cell {
     uint64_t budget = 0, alloc = 0;
 };
 
-sglang_cell cell_bytes(const model_desc & m, const sglang_settings & s, uint32_t es, uint32_t attn_tp) {
+sglang_cell cell_bytes(const model_desc & m, const sglang_settings & s, uint32_t es, uint32_t attn_tp, uint32_t model_s) {
     double cell = 0;
     uint64_t alloc = 0;
     bool approx = false;
@@ -57,7 +57,14 @@ sglang_cell cell_bytes(const model_desc & m, const sglang_settings & s, uint32_t
             continue;
         }
         const uint64_t heads = std::max<uint32_t>(1, a->n_head / attn_tp);
-        const double per = double(heads * (a->head_dim_k + a->head_dim_v) * es);
+        double per = double(heads * (a->head_dim_k + a->head_dim_v) * es);
+        // MiniMax sparse attention (MSA, MiniMax-M3; pool_configurator.py DefaultPoolConfigurator._compute_cell_size,
+        // is_minimax_sparse branch, sglang-frontier.md §6): one indexer head of sparse_index_dim per sparse layer in the
+        // model dtype, whatever --kv-cache-dtype is; K and V on the layers that keep an index value, K only on
+        // get_minimax_sparse_disable_value_layer_ids (every sparse layer of MiniMax-M3, models/minimax_m3.py).
+        for (const layer_cache & c : m.caches[il]) {
+            if (c.kind == cache_kind::indexer && c.ratio == 1) per += double((c.width_k() + c.width_v()) * model_s);
+        }
         cell += m.is_swa(il) ? s.swa_full_tokens_ratio * per : per;
         approx |= m.is_swa(il);
         alloc += uint64_t(per);
@@ -74,6 +81,59 @@ bool is_dsa(const model_desc & m) {
         for (const auto & c : layer) indexer |= c.kind == cache_kind::indexer, compressed |= c.kind == cache_kind::compressed;
     }
     return indexer && !compressed && m.count(layer_kind::mla) > 0;
+}
+
+// DeepSeek-V4 (DSV4PoolConfigurator, python/sglang/srt/mem_cache/pool_configurator.py, index id 54491073764;
+// get_compress_state_ring_size in mem_cache/deepseek_v4_memory_pool.py; SGLANG_DSV4_COMPRESS_STATE_DTYPE "float32" and
+// SGLANG_OPT_USE_ONLINE_COMPRESS off by default, environ.py; sglang-frontier.md §6). Without speculative decoding or
+// HiSparse: kv = nope + 2 rope + 8 B (fp8 nope, bf16 rope, scales: 584), indexer = d + d/128 x 4 (132), rings 8 (C4)
+// and 128 (C128), fp32 states; bytes_per_full_token = r kv L + kv L4 / 4 + kv L128 / 128 + idx L4 / 4
+// + r (8 / page)(2 x 2 x 512 x 4) L4 + r (8 / page)(2 x 2 x d x 4) L4, r = --swa-full-tokens-ratio; the C128 state is
+// a fixed (max_running_requests + 1) x 128 + 129 rows (rounded up to 128) x 2 x 512 x 4 B per C128 layer.
+struct dsv4_pool {
+    double bytes_per_full_token = 0;
+    uint64_t c128_fixed = 0, full = 0, swa = 0, c4 = 0, c128 = 0, c4_state = 0;
+};
+
+uint64_t dsv4_c128_fixed(uint64_t max_running_requests, uint64_t n128, uint64_t head_dim) {
+    if (n128 == 0) return 0;
+    const uint64_t slots = max_running_requests + 1, ring = 128;
+    const uint64_t rows = cdiv(slots * ring + ring + 1, 128) * 128;
+    return rows * 2 * head_dim * 4 * n128;
+}
+
+dsv4_pool dsv4_pool_sizes(const model_desc & m, const sglang_settings & s, uint64_t available, uint32_t attn_dp) {
+    uint64_t n4 = 0, n128 = 0, hd = 0, idx = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const layer_cache & c : m.caches[il]) {
+            if (c.kind == cache_kind::window) hd = c.head_dim_k;
+            if (c.kind == cache_kind::compressed) n4 += c.ratio == 4, n128 += c.ratio == 128;
+            if (c.kind == cache_kind::indexer) idx = c.width_k();
+        }
+    }
+    const uint64_t rope = m.n_rot_mla ? m.n_rot_mla : 64, nope = hd > rope ? hd - rope : hd;
+    const double kv = double(nope + 2 * rope + 8), ib = double(idx + idx / 128 * 4), r = s.swa_full_tokens_ratio;
+    const double c4_ratio = 8.0 / double(s.page_size);
+    dsv4_pool d;
+    d.bytes_per_full_token = r * kv * m.n_layer + kv * double(n4) / 4 + kv * double(n128) / 128 + ib * double(n4) / 4 +
+                             r * c4_ratio * double(2 * 2 * hd * 4) * double(n4) +
+                             r * c4_ratio * double(2 * 2 * idx * 4) * double(n4);
+    if (s.max_running_requests) {
+        d.c128_fixed = dsv4_c128_fixed(s.max_running_requests / attn_dp, n128, hd);
+    } else { // _get_c128_state_fixed_bytes_for_token_capacity
+        const uint64_t cap = uint64_t(double(available) / d.bytes_per_full_token);
+        const double est = std::clamp(double(int64_t(double(cap) / double(std::max<uint64_t>(1, s.context_length)) * 512)),
+                                      2048.0, 4096.0);
+        d.c128_fixed = dsv4_c128_fixed(std::min<uint64_t>(uint64_t(est), cap / 2), n128, hd);
+    }
+    const uint64_t avail = available > d.c128_fixed ? available - d.c128_fixed : 0;
+    const uint64_t page = s.page_size;
+    d.full = uint64_t(double(avail) / d.bytes_per_full_token) / page * page; // _compute_dsv4_sizes
+    d.swa = uint64_t(double(d.full) * r) / page * page;
+    d.c4 = d.full / 4;
+    d.c128 = d.full / 128;
+    d.c4_state = d.swa / page * 8;
+    return d;
 }
 
 } // namespace
@@ -136,6 +196,15 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         throw error(fmt::format("--kv-cache-dtype '{}': expected auto, bf16, bfloat16, fp8_e4m3 or fp8_e5m2", dt));
     }
     p.kv_dtype = dt == "auto" ? (m.dtype.empty() ? "bfloat16" : m.dtype) : dt == "bf16" ? "bfloat16" : dt;
+    bool dsv4 = false;
+    for (const auto & layer : m.caches) {
+        for (const auto & c : layer) dsv4 |= c.kind == cache_kind::compressed;
+    }
+    if (s.page_size == 0 && dsv4) {
+        s.page_size = 256;
+        p.notes.push_back("--page-size 256 assumed for DeepSeek-V4 (the compressed-attention pools need a multiple of 128; "
+                          "DSV4PoolConfigurator addresses its state pools by this page)");
+    }
     if (s.page_size == 0) {
         s.page_size = dsa ? 64 : 1;
         if (dsa) p.notes.push_back("--page-size 64: the DSA attention backends page by 64 tokens");
@@ -149,7 +218,28 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     const uint64_t pre_free = gpu.memory_bytes > overhead ? gpu.memory_bytes - overhead : 0;
     p.weights_bytes = rank_weights(m, s.tp);
     p.rest_bytes = int64_t(double(pre_free) * s.mem_fraction_static) - int64_t(p.weights_bytes);
-    const sglang_cell cell = cell_bytes(m, s, es, attn_tp);
+    const bool compressed = dsv4;
+    if (compressed) { // DeepSeek-V4: DSV4PoolConfigurator.calculate_pool_sizes (see dsv4_pool_sizes)
+        if (s.page_size % 128 != 0) {
+            throw error(fmt::format("sglang: AssertionError: page_size must be multiple of 128 for compressed attention "
+                                    "(--page-size {})", s.page_size));
+        }
+        const uint64_t avail = p.rest_bytes > 0 ? uint64_t(p.rest_bytes) : 0;
+        const dsv4_pool d = dsv4_pool_sizes(m, s, avail, s.enable_dp_attention ? s.dp : 1);
+        p.cell_bytes = uint64_t(std::ceil(d.bytes_per_full_token));
+        p.alloc_bytes_per_token = p.cell_bytes;
+        p.max_total_num_tokens = d.full;
+        p.kv_pool_bytes = d.c128_fixed + uint64_t(double(d.full) * d.bytes_per_full_token);
+        p.notes.push_back(fmt::format("DSV4 memory calculation: bytes_per_full_token={:.2f}, available_bytes={:.2f} GB, "
+                                      "c128_state_fixed={:.2f} GB, full_token={}", d.bytes_per_full_token,
+                                      double(avail) / double(1ull << 30), double(d.c128_fixed) / double(1ull << 30), d.full));
+        p.notes.push_back(fmt::format("DSV4 pool sizes: full={}, swa={}, c4={}, c128={}, c4_state={}, c128_state=0", d.full,
+                                      d.swa, d.c4, d.c128, d.c4_state));
+        p.notes.push_back("DeepSeek-V4 KV bytes are DSV4PoolConfigurator's budget (fp8 nope, bf16 rope, fp32 compressor "
+                          "states, no speculative decoding, no HiSparse); DeepSeekV4TokenToKVPool's own padding was not read");
+    }
+    const sglang_cell cell = compressed ? sglang_cell{p.cell_bytes, p.alloc_bytes_per_token}
+                                        : cell_bytes(m, s, es, attn_tp, model_s);
     p.cell_bytes = cell.budget;
     p.alloc_bytes_per_token = cell.alloc;
 
@@ -174,9 +264,12 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         }
     }
     const uint64_t budget = kv > 0 ? uint64_t(kv) : 0;
-    p.max_total_num_tokens = p.cell_bytes ? budget / p.cell_bytes / s.page_size * s.page_size : 0;
+    if (!compressed) p.max_total_num_tokens = p.cell_bytes ? budget / p.cell_bytes / s.page_size * s.page_size : 0;
     // the pool as allocated: DSA buffers hold size + page_size rows (NSATokenToKVPool), 11% above the budget in fp8
-    p.kv_pool_bytes = dsa && p.max_total_num_tokens ? (p.max_total_num_tokens + s.page_size) * p.alloc_bytes_per_token : budget;
+    if (!compressed) {
+        p.kv_pool_bytes = dsa && p.max_total_num_tokens ? (p.max_total_num_tokens + s.page_size) * p.alloc_bytes_per_token
+                                                        : budget;
+    }
     if (dsa && p.max_total_num_tokens) {
         p.notes.push_back(fmt::format("KV Cache is allocated. #tokens: {}, KV size: {:.2f} GB", p.max_total_num_tokens,
                                       double(p.kv_pool_bytes) / double(1ull << 30)));

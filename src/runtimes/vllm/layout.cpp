@@ -47,8 +47,14 @@ uint64_t attention_bytes_per_token(const model_desc & m, const vllm_settings & s
     // MLAAttentionSpec of head_size index_head_dim + index_head_dim / 128 x 4, uint8 (fp8 values and one fp32 scale
     // per 128), whatever --kv-cache-dtype is: 132 B per token per layer. It joins the MLA layers' UniformType group
     // (one block size), so a block of the layer costs both pages (vllm-frontier.md §2.1).
+    // MSA index keys beside a full (non-latent) attention cache (MiniMax-M3; vllm/models/minimax_m3/common/indexer.py
+    // MiniMaxM3IndexerCache.get_kv_cache_spec @545393a3): an MLAAttentionSpec of one head of sparse_index_dim, key
+    // only, stored as --attention-config indexer_kv_dtype, "bf16" by default (vllm/config/attention.py), whatever
+    // --kv-cache-dtype is: 128 x 2 = 256 B per token per sparse layer. It joins the FullAttentionSpec layers'
+    // UniformType group (vllm-frontier.md §6).
     for (const layer_cache & c : m.caches.at(il)) {
-        if (c.kind == cache_kind::indexer && c.ratio == 1) bytes += c.width_k() + cdiv(c.width_k(), 128) * 4;
+        if (c.kind != cache_kind::indexer || c.ratio != 1) continue;
+        bytes += mla ? c.width_k() + cdiv(c.width_k(), 128) * 4 : c.width_k() * 2;
     }
     return bytes;
 }

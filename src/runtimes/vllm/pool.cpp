@@ -130,6 +130,25 @@ vllm_settings resolve(const model_desc & m, vllm_settings s, const device_spec &
         s.kv_cache_dtype = "fp8_ds_mla";
     }
     if (dsa && s.kv_cache_dtype == "bfloat16") s.kv_cache_dtype = "auto";
+    // MiniMax-M3's MSA (index keys beside full attention; vllm/models/minimax_m3/common/sparse_attention.py and
+    // indexer.py @545393a3, vllm-frontier.md §6): MiniMaxM3SparseBackend and MiniMaxM3IndexerBackend take block 128
+    // only (get_supported_kernel_block_sizes) and KV dtypes bfloat16 / fp8 / fp8_e4m3 / fp8_e5m2 only.
+    const bool msa = indexer && !compressed && m.count(layer_kind::mla) == 0 && !is_hybrid(m);
+    if (msa) {
+        const std::string & d = s.kv_cache_dtype;
+        if (d != "auto" && d != "bfloat16" && d != "fp8" && d != "fp8_e4m3" && d != "fp8_e5m2") {
+            throw error(fmt::format("vllm: --kv-cache-dtype {}: the MiniMax-M3 sparse attention backend (MINIMAX_M3_SPARSE) "
+                                    "supports bfloat16, fp8, fp8_e4m3 and fp8_e5m2 only", d));
+        }
+        if (s.block_size == 0) {
+            s.block_size = 128;
+            p.notes.push_back("block size 128: the MiniMax-M3 sparse attention and indexer backends support 128 only; "
+                              "index keys bf16 (indexer_kv_dtype default), 2 B per value whatever --kv-cache-dtype is");
+        } else if (s.block_size != 128) {
+            throw error(fmt::format("vllm: --block-size {}: the MiniMax-M3 sparse attention backend supports block size "
+                                    "128 only", s.block_size));
+        }
+    }
     if (compressed) { // _resolve_dsv4_kv_cache_dtype (vllm/models/deepseek_v4/attention.py): FlashMLA needs fp8
         if (!s.kv_cache_dtype.starts_with("fp8")) {
             throw error(fmt::format("vllm: AssertionError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {}",
@@ -191,6 +210,10 @@ void warn_dtype(vllm_plan & p, double cc) {
             "--kv-cache-dtype {} on compute capability {:.1f} (< 8.9): the Triton attention path raises \"ValueError: type "
             "fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\"; "
             "fp8_e5m2 works on sm80/86", s.kv_cache_dtype, cc));
+    }
+    if (s.kv_cache_dtype == "nvfp4") { // vllm-frontier.md §1: nvfp4_kv_cache_full_dim, no public log found
+        p.warnings.push_back("--kv-cache-dtype nvfp4: the page of d/2 + d/16 B per head (nvfp4_kv_cache_full_dim) is an "
+                             "estimate: no public vLLM log of an nvfp4 KV cache was found to check it");
     }
     if (s.kv_cache_dtype == "nvfp4" && cc > 0 && cc < 10.0) {
         p.warnings.push_back(fmt::format("--kv-cache-dtype nvfp4 needs a Blackwell GPU (compute capability 10.0+), got {:.1f}", cc));
@@ -342,7 +365,22 @@ void check_startup(vllm_plan & p, bool over) {
                 "max_num_seqs ({0}) exceeds available Mamba cache blocks ({1}). Each decode sequence requires one Mamba "
                 "cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at most {1} or increase "
                 "gpu_memory_utilization.", s.max_num_seqs, p.num_gpu_blocks));
-        } else if (uint64_t(s.max_num_seqs) * p.mamba_blocks_per_request > p.num_gpu_blocks) {
+        }
+        // The profiling false positive (vllm-frontier.md §7.2): profile_cudagraph_memory builds a dummy KV config of
+        // num_gpu_blocks_override = max_cudagraph_capture_size blocks (vllm/v1/worker/gpu_model_runner.py; one block per
+        // sequence only since PR #48483, merged 2026-07-13), and max_cudagraph_capture_size = min(max_num_seqs x 2, 512,
+        // max_num_batched_tokens) without speculative decoding (vllm/config/vllm.py _set_cudagraph_sizes). Builds whose
+        // profiling path runs the check above without PR #38270's is_profiling guard stop with vLLM's own message.
+        const uint64_t capture = std::min<uint64_t>({uint64_t(s.max_num_seqs) * 2, 512, s.max_num_batched_tokens});
+        if (checked && uint64_t(s.max_num_seqs) > capture && p.errors.empty()) {
+            p.warnings.push_back(fmt::format(
+                "vLLM builds before PR #48483 (2026-07-13) whose CUDA-graph memory profiling runs the Mamba check (no "
+                "is_profiling guard) stop while profiling, on a dummy KV cache of max_cudagraph_capture_size = {1} blocks: "
+                "\"max_num_seqs ({0}) exceeds available Mamba cache blocks ({1}). Each decode sequence requires one Mamba "
+                "cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at most {1} or increase "
+                "gpu_memory_utilization.\"", s.max_num_seqs, capture));
+        }
+        if (p.errors.empty() && uint64_t(s.max_num_seqs) * p.mamba_blocks_per_request > p.num_gpu_blocks) {
             p.warnings.push_back(fmt::format(
                 "max_num_seqs {} x {} mamba blocks per request exceed the {} blocks: vLLM starts, but at most {} requests "
                 "run at once", s.max_num_seqs, p.mamba_blocks_per_request, p.num_gpu_blocks,

@@ -1,0 +1,38 @@
+// Warnings about a model under vLLM's or SGLang's rules where a cache or a weight layout has no source that was read
+// or no public log that checks it (issue 13; docs/rules/vllm-frontier.md §6 and §8.1, sglang-frontier.md §6).
+#include "runtimes/common/model_warnings.h"
+
+#include <fmt/format.h>
+
+namespace kvfit::detail {
+
+void serving_model_warnings(std::string_view runtime, const model_desc & m, std::vector<std::string> & warn) {
+    const char * name = runtime == "vllm" ? "vLLM" : runtime == "sglang" ? "SGLang" : nullptr;
+    if (name == nullptr) return;
+    bool indexer_beside_full = false, recurrent = false;
+    for (uint32_t il = 0; il < m.n_layer && il < m.caches.size(); ++il) {
+        const layer_cache * a = m.attention_cache(il);
+        for (const layer_cache & c : m.caches[il]) {
+            indexer_beside_full |= c.kind == cache_kind::indexer && a != nullptr && a->kind != cache_kind::latent;
+        }
+        recurrent |= m.is_recurrent(il);
+    }
+    if (indexer_beside_full && recurrent) {
+        const char * rule = runtime == "vllm"
+            ? "vllm/models/minimax_m3/common/indexer.py: one bf16 head of the index width per token per layer, "
+              "vllm-frontier.md §6"
+            : "pool_configurator.py is_minimax_sparse: one head of the index width per token per layer in the model "
+              "dtype, sglang-frontier.md §6";
+        warn.push_back(fmt::format("{}: no {} source was found for the index keys of a hybrid recurrent model (llama.cpp's "
+                                   "hybrid-idx memory); they are sized as MiniMax-M3's MSA ({})", runtime, name, rule));
+    }
+    const bool nvfp4 = m.quant.method == "nvfp4" || m.quant.expert_method == "nvfp4" ||
+                       m.quant.label.find("nvfp4") != std::string::npos;
+    if (nvfp4) {
+        warn.push_back(fmt::format("weights: the NVFP4 layout (4.5 bits per weight plus fp32 globals per shard) is an "
+                                   "estimate: no public {} log of an NVFP4 checkpoint's loaded size was found to check it",
+                                   name));
+    }
+}
+
+} // namespace kvfit::detail

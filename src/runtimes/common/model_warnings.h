@@ -1,0 +1,23 @@
+#pragma once
+// Issue 13 (caches and layouts without a source): warnings about a model under a serving runtime's rules, made before
+// any plan so that every output shows them with the model source's warnings and --strict refuses them
+// (src/planner/plan.cpp make_plan). Not part of the public API.
+#include "kvfit/model.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvfit::detail {
+
+/// For `runtime` "vllm" or "sglang" (registry names; nothing for the others), appends to `warn`:
+/// - index keys beside a full-attention (not MLA) cache in a model that also has recurrent layers (llama.cpp's
+///   hybrid-idx memory, qwen4exp): no vLLM or SGLang source was found; the plan sizes them as MiniMax-M3's MSA keys
+///   (docs/rules/vllm-frontier.md §6), and the warning names that rule;
+/// - NVFP4 weights (quant method, expert method or label nvfp4): the layout of runtimes/common/quant.cpp (4.5 bits per
+///   weight plus fp32 globals) was not checked against any public log (vllm-frontier.md §8.1).
+/// Example: "vllm: no vLLM source was found for the index keys of a hybrid recurrent model (llama.cpp's hybrid-idx
+/// memory); they are sized as MiniMax-M3's MSA (...)".
+void serving_model_warnings(std::string_view runtime, const model_desc & m, std::vector<std::string> & warn);
+
+} // namespace kvfit::detail
