@@ -70,7 +70,8 @@ TEST(host_ram, checkpoint_bytes_as_measured) {
 // The lines and the verdict: prompt cache at its --cache-ram limit, n_seq x --ctx-checkpoints checkpoints, the host's
 // buffers, mapped weights as page cache (allocated with --no-mmap), against --ram.
 TEST(host_ram, lines_and_verdict) {
-    const kvfit::model_desc m = model("Qwen3.5-9B");
+    kvfit::model_desc m = model("Qwen3.5-9B");
+    kvfit::apply_weight_format(m, "q4_k_m"); // CPU only: every weight in host RAM
     kvfit::flag_values f;
     f.set("ram", "16GiB");
     f.set("parallel", "2");
