@@ -138,7 +138,8 @@ void name_value_types(CLI::App & app) {
         {"--max-mamba-cache-size", "INT"}, {"--mamba-full-memory-ratio", "FLOAT"}, {"--num-ctx", "INT"},
         {"--num-parallel", "INT"}, {"--ollama-kv-cache-type", "TYPE"}, {"--ollama-flash-attention", "1|0"},
         {"--ollama-context-length", "INT"}, {"--ollama-gpu-overhead", "SIZE"}, {"--mmproj-size", "SIZE"},
-        {"--fit-target", "SIZE"}, {"--mlx-command", "COMMAND"}, {"--prompt-cache-file", "FILE"}, {"--q-mode", "MODE"},
+        {"--fit-target", "SIZE"}, {"--mmproj", "FILE"}, {"--lora", "FILE"}, {"--lora-scaled", "FILE:SCALE"},
+        {"--cache-ram", "MiB|-1"}, {"--ctx-checkpoints", "INT"}, {"--ram", "SIZE|auto"}, {"--mlx-command", "COMMAND"}, {"--prompt-cache-file", "FILE"}, {"--q-mode", "MODE"},
     };
     for (const auto & [name, type] : types) {
         if (CLI::Option * o = app.get_option_no_throw(name)) o->type_name(type);

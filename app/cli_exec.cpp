@@ -25,6 +25,18 @@
 namespace kvfit::cli {
 namespace {
 
+// --lora a.gguf,b.gguf: llama.cpp reads a comma-separated list (common/arg.cpp parse_csv_row)
+std::vector<std::string> split_commas(const std::string & v) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= v.size()) {
+        const size_t end = std::min(v.find(',', start), v.size());
+        if (end > start) out.push_back(v.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
 constexpr int exit_bad_input = 2;
 constexpr int exit_does_not_fit = 3;
 constexpr int exit_cannot_run = 127;
@@ -54,9 +66,13 @@ struct candidate {
 };
 
 // Plan a variant of the command; fills the candidate's speed and returns whether it fits.
-bool try_variant(const model_desc & m, const std::vector<device_spec> & gpus, uint64_t margin, const speed_settings & ss,
-                 candidate & out) {
-    const launch_command v = parse_launch_command(out.argv);
+bool try_variant(const model_desc & m, const launch_command & base, const std::vector<device_spec> & gpus, uint64_t margin,
+                 const speed_settings & ss, candidate & out) {
+    launch_command v = parse_launch_command(out.argv);
+    // the projector and adapters read once from their files (run_exec) stay with every variant
+    v.settings.mmproj = base.settings.mmproj;
+    v.settings.mmproj_offload = base.settings.mmproj_offload;
+    v.settings.lora = base.settings.lora;
     const llamacpp_plan plan = plan_llamacpp(m, v.settings, v.placement, gpus, margin);
     out.decode_tokens_per_s = estimate_speed(m, plan, ss).decode_tokens_per_s;
     return plan.fits();
@@ -68,7 +84,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
                                         uint64_t margin, const speed_settings & ss) {
     std::vector<candidate> out;
     auto consider = [&](candidate cand) {
-        if (try_variant(m, gpus, margin, ss, cand)) out.push_back(std::move(cand));
+        if (try_variant(m, c, gpus, margin, ss, cand)) out.push_back(std::move(cand));
     };
     const llamacpp_settings & s = c.settings;
     if (!ggml_is_quantized(s.type_k) || !ggml_is_quantized(s.type_v)) {
@@ -83,7 +99,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
     if (m.n_expert > 0 && !c.placement.cpu_moe) { // the fewest expert blocks on the CPU that fit (search.h)
         const auto n = smallest_fitting(std::max<uint32_t>(1, c.placement.n_cpu_moe + 1), m.n_layer, 1, [&](uint64_t k) {
             candidate cand = moe_variant(k);
-            return try_variant(m, gpus, margin, ss, cand);
+            return try_variant(m, c, gpus, margin, ss, cand);
         });
         if (n) consider(moe_variant(*n));
     }
@@ -98,7 +114,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
     };
     const auto ngl = largest_fitting(0, n_total - 1, 1, [&](uint64_t k) { // the most layers that fit (search.h)
         candidate cand = ngl_variant(k);
-        return try_variant(m, gpus, margin, ss, cand);
+        return try_variant(m, c, gpus, margin, ss, cand);
     });
     if (ngl) consider(ngl_variant(*ngl));
     return out;
@@ -111,6 +127,7 @@ std::vector<device_spec> exec_gpus(const std::string & spec) {
 int run_exec(const exec_options & o) {
     launch_command c = parse_launch_command(o.command);
     if (o.gpu == "auto") c.placement.cpu = detect_host_cpu(); // this machine: its libggml-cpu variant (llamacpp_cpu.h)
+    if (o.gpu == "auto") c.settings.ram_bytes = detect_host_ram_bytes(); // and its RAM, for the host verdict
     if (c.runtime == launch_runtime::vllm) {
         fmt::print(stderr, "kvfit: vllm serve: not checked here (vllm plans: see kvfit --runtime vllm); running it\n");
         return run_command(c.argv);
@@ -128,13 +145,20 @@ int run_exec(const exec_options & o) {
     warnings warn;
     const model_desc m = load_model(c.model_path, warn);
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
-    if (!c.mmproj_path.empty() && c.mmproj_offload && !gpus.empty()) {
-        std::error_code ec;
-        const uint64_t bytes = std::filesystem::file_size(c.mmproj_path, ec);
-        if (ec) throw error(fmt::format("exec: --mmproj {}: cannot read its size", c.mmproj_path));
-        gpus[0].memory_bytes = gpus[0].memory_bytes > bytes ? gpus[0].memory_bytes - bytes : 0;
-        fmt::print(stderr, "kvfit: --mmproj {} ({}) is loaded on {}: counted against its memory\n", c.mmproj_path,
-                   human_bytes(bytes), gpus[0].name);
+    // --mmproj, --lora, --lora-scaled: read from their headers and planned (llamacpp_extras.h)
+    if (!c.mmproj_path.empty()) {
+        c.settings.mmproj = read_mmproj(c.mmproj_path);
+        c.settings.mmproj_offload = c.mmproj_offload;
+        const mmproj_compute mc = llamacpp_mmproj_compute(*c.settings.mmproj, c.settings.flash_attn != flash_attn_mode::off);
+        fmt::print(stderr, "kvfit: --mmproj {}: weights {} + clip compute {}{} on {}\n", c.mmproj_path,
+                   human_bytes(c.settings.mmproj->weights_bytes), human_bytes(mc.bytes), mc.modelled ? "" : " (estimate)",
+                   c.mmproj_offload && !gpus.empty() ? gpus[0].name : "the host");
+    }
+    for (const auto & v : c.lora) {
+        for (const auto & item : split_commas(v)) c.settings.lora.push_back(read_lora(item));
+    }
+    for (const auto & v : c.lora_scaled) {
+        for (const auto & item : split_commas(v)) c.settings.lora.push_back(read_lora_scaled(item));
     }
     for (const auto & f : c.not_modelled) fmt::print(stderr, "kvfit: not modelled (passed through untouched): {}\n", f);
     if (c.no_mmap) fmt::print(stderr, "kvfit: --no-mmap: weights are read into RAM instead of mapped (no effect on GPU memory)\n");
@@ -186,7 +210,13 @@ std::string read_file_text(const std::string & path) {
     return ss.str();
 }
 
-int run_explain(const std::string & log_path, const std::string & model_spec) {
+// explain's --mmproj / --lora: the projector and adapters the logged run loaded (llamacpp_extras.h)
+struct explain_files {
+    std::string mmproj;
+    std::vector<std::string> lora;
+};
+
+int run_explain(const std::string & log_path, const std::string & model_spec, const explain_files & files = {}) {
     const llamacpp_log log = parse_llamacpp_log(read_file_text(log_path));
     std::string spec = model_spec;
     if (spec.empty()) {
@@ -199,7 +229,12 @@ int run_explain(const std::string & log_path, const std::string & model_spec) {
     warnings warn;
     const model_desc m = load_model(spec, warn);
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
-    const explanation e = explain_log(log, m);
+    llamacpp_settings extras;
+    if (!files.mmproj.empty()) extras.mmproj = read_mmproj(files.mmproj);
+    for (const auto & v : files.lora) {
+        for (const auto & item : split_commas(v)) extras.lora.push_back(read_lora(item));
+    }
+    const explanation e = explain_log(log, m, &extras);
     fmt::print("{}", render_explanation(m, e));
     return e.differences == 0 ? 0 : 1;
 }
@@ -227,6 +262,10 @@ int main_subcommand(int argc, char ** argv) {
     explain->add_option("log", log_path, "llama.cpp log file")->required()->type_name("LOG");
     explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path")
         ->type_name("MODEL");
+    explain_files files;
+    explain->add_option("--mmproj", files.mmproj, "the projector the run loaded: its clip lines are compared")->type_name("FILE");
+    explain->add_option("--lora", files.lora, "a LoRA adapter the run loaded (repeatable): its buffer lines are compared")
+        ->type_name("FILE");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &) {
@@ -237,7 +276,7 @@ int main_subcommand(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
-        return exec->parsed() ? run_exec(eo) : run_explain(log_path, model);
+        return exec->parsed() ? run_exec(eo) : run_explain(log_path, model, files);
     } catch (const error & e) {
         fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;

@@ -116,6 +116,8 @@ int run(options & o) {
     // for any machine (the same as `kvfit serve` gives): the CPU is assumed, and a note says so where it matters.
     if (o.req.runtime == "llama.cpp" && !o.req.flags.has("cpu_features") && o.req.gpu == "auto")
         o.req.flags.set("cpu_features", "auto");
+    // the host RAM verdict of this machine (MemTotal, /proc/meminfo) under --gpu auto (issue 14 item 4)
+    if (o.req.runtime == "llama.cpp" && !o.req.flags.has("ram") && o.req.gpu == "auto") o.req.flags.set("ram", "auto");
     const kvfit::plan_result r = kvfit::make_plan(
         o.req, [&](kvfit::warnings & warn) { return load(spec, o, warn); }, kvfit::cli::gpus_from_option);
     if (!o.chart.empty()) {

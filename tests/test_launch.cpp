@@ -6,6 +6,7 @@
 #include "kvfit/launch.h"
 #include "kvfit/sources.h"
 #include "support/files.h"
+#include "support/gguf_fixture.h"
 #include "support/run_cli.h"
 
 #include <algorithm>
@@ -73,15 +74,29 @@ TEST(exec, fix_runs_the_closest_command_that_fits) {
     EXPECT_NE(r.err.find("--fix: running the closest command that fits"), std::string::npos) << r.err;
 }
 
-// --mmproj: the projector file is loaded on the first GPU, so its size counts against that GPU's memory.
+// --mmproj: the projector (weights from its header + the clip compute buffer of the warmup image) is loaded on the
+// first GPU, so it counts against that GPU's memory; --no-mmproj-offload keeps it in host RAM. Qwen2-VL-7B's keys and
+// its 1,352,605,696 B of weights (docs/rules/llamacpp-mmproj.md), -fa auto: 267.08 MiB of clip compute.
 TEST(exec, mmproj_counts_against_the_gpu) {
     const fs::path mmproj = fs::temp_directory_path() / ("kvfit-mmproj-" + std::to_string(getpid()) + ".gguf");
-    { std::ofstream(mmproj) << ""; }
-    fs::resize_file(mmproj, 1ull << 30); // sparse: 1 GiB on paper
+    kvfit::gguf_writer w;
+    using kvfit::gguf_wvalue;
+    w.add("general.architecture", gguf_wvalue::string("clip"));
+    w.add("clip.has_vision_encoder", gguf_wvalue::boolean(true));
+    w.add("clip.projector_type", gguf_wvalue::string("qwen2vl_merger"));
+    for (const auto & [k, v] : std::vector<std::pair<const char *, uint32_t>>{
+             {"clip.vision.embedding_length", 1280}, {"clip.vision.feed_forward_length", 5120}, {"clip.vision.block_count", 32},
+             {"clip.vision.attention.head_count", 16}, {"clip.vision.patch_size", 14}, {"clip.vision.image_size", 560},
+             {"clip.vision.projection_dim", 3584}}) {
+        w.add(k, gguf_wvalue::u32(v));
+    }
+    w.add_tensor("v.blk.0.ffn_up.weight", kvfit::ggml_type::f16, {4096, 165113}); // 1,352,605,696 B
+    w.write(mmproj.string(), kvfit::gguf_data::header_only);
     const std::string cmd = "exec -- llama-server -m " + model + " -c 8192 --mmproj " + mmproj.string();
     const auto r = run_with_fakes(cmd);
     EXPECT_EQ(r.status, 3) << r.err << r.out;
-    EXPECT_NE(r.err.find("is loaded on RTX 4060: counted against its memory"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("clip compute 267.08 MiB on RTX 4060"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("not modelled"), std::string::npos) << r.err;
     EXPECT_EQ(run_with_fakes(cmd + " --no-mmproj-offload").status, 7);
     fs::remove(mmproj);
 }

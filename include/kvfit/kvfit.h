@@ -24,6 +24,7 @@
 #include "kvfit/llamacpp.h"
 #include "kvfit/local.h"
 #include "kvfit/llamacpp_cpu.h"
+#include "kvfit/llamacpp_extras.h"
 #include "kvfit/mlx.h"
 #include "kvfit/model.h"
 #include "kvfit/ollama.h"

@@ -34,6 +34,9 @@ struct launch_command {
     std::string fit;                        ///< --fit value as given ("on", "off"); empty when absent
     /// Flags kvfit does not model, each with the value that followed it ("--foo 3"); passed through untouched.
     std::vector<std::string> not_modelled;
+    /// --lora FILE[,FILE] and --lora-scaled FILE:S[,...] as given (read by the caller into settings.lora with
+    /// read_lora / read_lora_scaled, llamacpp_extras.h); --cache-ram and --ctx-checkpoints go to settings.
+    std::vector<std::string> lora, lora_scaled;
 };
 
 /// Parse a command line. llama-server, llama-cli (and other llama-* tools) are llama.cpp; `vllm serve` is vLLM
@@ -97,6 +100,11 @@ struct llamacpp_log {
     std::vector<log_buffer> compute_buffers_4dp;  ///< "~llama_context: X compute buffer size is N.NNNN MiB" (real runs)
     std::vector<log_kv_cache> kv_caches;
     std::optional<log_recurrent> recurrent;
+    // projector and adapters (issue 14: clip.cpp, llama-adapter.cpp; kept apart from the text model's buffers)
+    std::optional<log_buffer> mmproj_weights;     ///< clip "load_hparams: model size: X MiB" (device "clip")
+    std::vector<log_buffer> clip_compute_buffers; ///< clip "reserve_compute_meta: X compute buffer size = N MiB"
+    std::vector<log_buffer> lora_buffers;         ///< "llama_adapter_lora_init_impl: X LoRA buffer size = N MiB"
+    std::optional<bool> clip_flash_attn;          ///< clip "warmup: flash attention is enabled|disabled" (clip.cpp:3742)
     /// Value of a llama_context key, or nullptr.
     const log_value * value(std::string_view key) const;
 };
@@ -138,8 +146,10 @@ struct explanation {
     llamacpp_release release = llamacpp_release_default; ///< whose rules the plan applied
 };
 
-/// Plan the run the log describes and compare every size and context line (see llamacpp_log).
-explanation explain_log(const llamacpp_log & log, const model_desc & m);
+/// Plan the run the log describes and compare every size and context line (see llamacpp_log). `extras` (optional)
+/// gives the projector and adapters the run loaded (settings.mmproj, mmproj_offload, lora: `kvfit explain --mmproj
+/// FILE --lora FILE`): their lines are compared too; without them a log's projector / LoRA lines become notes.
+explanation explain_log(const llamacpp_log & log, const model_desc & m, const llamacpp_settings * extras = nullptr);
 
 /// The explanation as text: one line per row, "=" when equal, "DIFFERS" with the difference otherwise.
 std::string render_explanation(const model_desc & m, const explanation & e);

@@ -10,6 +10,7 @@
 
 #include "kvfit/ggml_type.h"
 #include "kvfit/llamacpp_cpu.h"
+#include "kvfit/llamacpp_extras.h"
 #include "kvfit/model.h"
 #include "kvfit/runtime.h"
 
@@ -66,6 +67,13 @@ struct llamacpp_settings {
     bool swa_full = false;         ///< --swa-full: window layers get the full context
     mla_layout mla = mla_layout::k_only; ///< MLA cache layout (k_and_v reproduces the older release)
     llamacpp_release release = llamacpp_release_default; ///< --llamacpp-version: whose rules are applied
+    // --- projector, adapters, host RAM (issue 14 items 3, 4, 6: llamacpp_extras.h, mmproj.cpp, lora.cpp, host_ram.cpp)
+    std::optional<mmproj_desc> mmproj; ///< --mmproj FILE (-mm): the projector read from its header
+    bool mmproj_offload = true;        ///< false with --no-mmproj-offload: projector weights and compute in host RAM
+    std::vector<lora_adapter> lora;    ///< --lora FILE / --lora-scaled FILE:S, in the order given
+    int64_t cache_ram_mib = llamacpp_default_cache_ram_mib; ///< --cache-ram MiB: prompt cache limit (-1 none, 0 off)
+    uint32_t ctx_checkpoints = llamacpp_default_ctx_checkpoints; ///< --ctx-checkpoints N per slot
+    uint64_t ram_bytes = 0;            ///< --ram SIZE (or detected): host RAM for the host verdict; 0 = unknown
 };
 
 /// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):
@@ -116,7 +124,11 @@ struct buffer_set {
     uint64_t state_bytes = 0;   ///< recurrent state
     uint64_t output_bytes = 0;  ///< logits/embeddings output buffer (host)
     uint64_t compute_bytes = 0; ///< scheduler compute buffer
-    uint64_t total() const { return weights_bytes + kv_bytes + state_bytes + output_bytes + compute_bytes; }
+    uint64_t projector_bytes = 0; ///< --mmproj: projector weights + clip compute buffer (llamacpp_extras.h)
+    uint64_t adapter_bytes = 0;   ///< --lora / --lora-scaled: adapter tensors with their base weights (llamacpp_extras.h)
+    uint64_t total() const {
+        return weights_bytes + kv_bytes + state_bytes + output_bytes + compute_bytes + projector_bytes + adapter_bytes;
+    }
     /// Add another set field by field (per-device totals into the plan's total).
     buffer_set & operator+=(const buffer_set & o);
 };

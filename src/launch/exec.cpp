@@ -112,6 +112,15 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         else if (flag == "--repack") p.repack = true;
         else if (flag == "--no-host") p.no_host = true;
         else if (is_one_of(flag, {"-fit", "--fit"})) c.fit = take();
+        // LoRA adapters and host RAM (issue 14: llamacpp_extras.h)
+        else if (flag == "--lora") c.lora.push_back(take());
+        else if (flag == "--lora-scaled") c.lora_scaled.push_back(take());
+        else if (is_one_of(flag, {"-cram", "--cache-ram"})) {
+            const std::string v = take();
+            s.cache_ram_mib = v == "-1" ? -1 : int64_t(parse_flag_count(flag, v, 0, 1ull << 31));
+        } else if (is_one_of(flag, {"-ctxcp", "--ctx-checkpoints", "--swa-checkpoints"})) {
+            s.ctx_checkpoints = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        }
         else if (harmless_with_value(flag)) take();
         else if (harmless_flag(flag)) {
         } else if (flag.size() > 1 && flag[0] == '-') {

@@ -36,6 +36,10 @@ struct log_patterns {
     const std::regex rs_size{R"(^llama_memory_recurrent: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+) seqs.*\), R \(\w+\):\s+)" + num + R"( MiB, S \(\w+\):\s+)" + num + " MiB"};
     const std::regex compute{R"(^\w+:\s+(\S+) compute buffer size =\s+)" + num + " MiB"};
     const std::regex compute_4dp{R"(^~?\w+:\s+(\S+) compute buffer size is\s+([0-9]+\.[0-9]+) MiB)"};
+    // clip.cpp load_hparams / reserve_compute_meta (alloc_compute_meta), llama-adapter.cpp llama_adapter_lora_init_impl
+    const std::regex clip_size{R"(^load_hparams: model size:\s+)" + num + " MiB"};
+    const std::regex clip_compute{R"(^\w+_compute_meta:\s+(\S+) compute buffer size =\s+)" + num + " MiB"};
+    const std::regex lora_buffer{R"(^llama_adapter_lora_init\w*:\s+(\S+) LoRA buffer size =\s+)" + num + " MiB"};
     // llama-server prefixes: "0.00.123.456 I ", "srv  load_model: ", "[1712345678] "
     const std::regex prefix{R"(^(?:\d+\.\d+\.\d+\.\d+ [IWEDT] |\[\d+\] ))"};
 };
@@ -69,7 +73,8 @@ constexpr size_t k_max_pattern_line = 1024;
 bool may_match(std::string_view line) {
     static constexpr std::string_view words[] = {"llama_model_loader: loaded meta data", "llama_context:", "offloaded ",
                                                  "model buffer size", "llama_kv_cache", "llama_memory_recurrent",
-                                                 "compute buffer size"};
+                                                 "compute buffer size", "load_hparams: model size", "LoRA buffer size",
+                                                 "warmup: flash attention is"};
     for (const std::string_view w : words) {
         if (line.find(w) != std::string_view::npos) return true;
     }
@@ -148,7 +153,11 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
         else if (match("llama_memory_recurrent: size =", rx().rs_size)) {
             log.recurrent = log_recurrent{line_no, to_d(m[1]), to_d(m[5]), to_d(m[6]), to_u(m[2]), uint32_t(to_u(m[3])),
                                           uint32_t(to_u(m[4]))};
-        } else if (match("compute buffer size =", rx().compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
+        } else if (match("_compute_meta:", rx().clip_compute)) log.clip_compute_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("load_hparams: model size", rx().clip_size)) log.mmproj_weights = log_buffer{line_no, "clip", to_d(m[1])};
+        else if (line.rfind("warmup: flash attention is ", 0) == 0) log.clip_flash_attn = line.find("enabled") != std::string::npos;
+        else if (match("LoRA buffer size", rx().lora_buffer)) log.lora_buffers.push_back({line_no, m[1], to_d(m[2])});
+        else if (match("compute buffer size =", rx().compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("compute buffer size is", rx().compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
         else known = before;
     }
@@ -318,13 +327,63 @@ void explain_buffers(explanation & e, const llamacpp_log & log, const log_settin
     }
 }
 
+// The projector's and adapters' lines (clip.cpp, llama-adapter.cpp) beside the plan's, when the files were given.
+void explain_extras(explanation & e, const llamacpp_log & log, const llamacpp_plan & plan) {
+    const llamacpp_settings & s = plan.settings;
+    const bool clip = log.mmproj_weights || !log.clip_compute_buffers.empty();
+    if (clip && !s.mmproj) {
+        e.notes.push_back(fmt::format("the log loads a projector ({} MiB of weights, {} MiB of clip compute): pass --mmproj FILE "
+                                      "to compare it", log.mmproj_weights ? fmt::format("{:.2f}", log.mmproj_weights->mib) : "?",
+                                      log.clip_compute_buffers.empty() ? "?" : fmt::format("{:.2f}", log.clip_compute_buffers[0].mib)));
+    } else if (clip) {
+        // the warmup's reserve with the log's flash attention (clip follows -fa: clip.cpp:3706-3737)
+        const bool fa = log.clip_flash_attn.value_or(s.flash_attn != flash_attn_mode::off);
+        const mmproj_compute c = llamacpp_mmproj_compute(*s.mmproj, fa);
+        if (log.mmproj_weights) {
+            add(e, log.mmproj_weights->line_no, "projector weights (clip model size)", mib2(log.mmproj_weights->mib),
+                mib2(s.mmproj->weights_bytes));
+        }
+        if (!log.clip_compute_buffers.empty()) {
+            // clip's scheduler prints one line per backend; the CPU build has one (the GPU/CPU split is not modelled)
+            const log_buffer & b = log.clip_compute_buffers.front();
+            add(e, b.line_no, "projector compute buffer " + b.device, mib2(b.mib), mib2(c.bytes),
+                c.modelled ? "" : "estimate: " + c.why);
+        }
+    }
+    if (!log.lora_buffers.empty() && s.lora.empty()) {
+        e.notes.push_back(fmt::format("the log loads LoRA adapters ({} buffers): pass --lora FILE to compare them",
+                                      log.lora_buffers.size()));
+    } else if (!log.lora_buffers.empty()) {
+        // one buffer per adapter and buffer type, in load order (llama-adapter.cpp:380-392)
+        if (log.lora_buffers.size() == s.lora.size()) {
+            for (size_t k = 0; k < s.lora.size(); ++k) {
+                const log_buffer & b = log.lora_buffers[k];
+                add(e, b.line_no, "LoRA buffer " + b.device, mib2(b.mib), mib2(s.lora[k].bytes()), s.lora[k].path);
+            }
+        } else {
+            double logged = 0;
+            uint64_t planned = 0;
+            for (const auto & b : log.lora_buffers) logged += b.mib;
+            for (const auto & a : s.lora) planned += a.bytes();
+            add(e, log.lora_buffers.front().line_no, "LoRA buffers (all devices)", mib2(logged), mib2(planned),
+                "the sum of every adapter's buffers");
+        }
+    }
+}
+
 } // namespace
 
-explanation explain_log(const llamacpp_log & log, const model_desc & m) {
-    const log_settings ls = settings_from_log(log, m);
+explanation explain_log(const llamacpp_log & log, const model_desc & m, const llamacpp_settings * extras) {
+    log_settings ls = settings_from_log(log, m);
+    if (extras) {
+        ls.settings.mmproj = extras->mmproj;
+        ls.settings.mmproj_offload = extras->mmproj_offload;
+        ls.settings.lora = extras->lora;
+    }
     explanation e;
     e.notes = ls.notes;
     const llamacpp_plan plan = plan_llamacpp(m, ls.settings, ls.placement, ls.gpus, 0);
+    explain_extras(e, log, plan);
     if (log.offloaded) {
         add(e, log.offloaded_line, "offloaded layers", fmt::format("{}/{}", *log.offloaded, *log.offload_total),
             fmt::format("{}/{}", plan.n_gpu_layers, m.n_layer + m.n_layer_mtp + 1), "-ngl counts the output layer");

@@ -68,6 +68,13 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
                             std::any_of(std::begin(k_common), std::end(k_common), [&](const auto & c) { return key == c.first; });
         if (common || std::find(extra_fields.begin(), extra_fields.end(), key) != extra_fields.end()) continue;
         if (const flag_spec * f = find_flag(rt, key)) {
+            // llama.cpp's --mmproj / --lora name files: the server reads no paths (issue 14, llamacpp_extras.h)
+            if (rt.name == "llama.cpp" && (key == "mmproj" || key == "lora" || key == "lora_scaled")) {
+                throw error(fmt::format("request: field '{}' names a file and the server reads no paths (use the CLI)", key));
+            }
+            if (rt.name == "llama.cpp" && key == "ram" && value.is_string() && value.get<std::string>() == "auto") {
+                throw error("request: field 'ram' auto would read the server's own RAM: give a size");
+            }
             if (f->type == flag_type::boolean) {
                 if (bool_field(key, value)) q.flags.set(key, "true");
             } else if (f->type == flag_type::list) {

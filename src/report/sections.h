@@ -28,6 +28,10 @@ inline bool has_gpu(const runtime_plan & p) {
 /// "12 layers: 8 full attention, 24 recurrent (gated_deltanet)".
 std::string layer_summary(const model_desc & m);
 
+/// The projector, LoRA adapter and host RAM lines of a llama.cpp plan, from detail.projector, detail.adapters and
+/// detail.host_ram (text_extras.cpp); nothing when the plan has none of them.
+std::string render_llamacpp_extras(const plan_result & r);
+
 /// The text of a vLLM, SGLang or Ollama plan (text_serving.cpp).
 std::string render_serving_text(const plan_result & r);
 

@@ -244,6 +244,7 @@ std::string render_llamacpp_text(const plan_result & r) {
                            flag(c, "assumed") ? "; --cpu-features names the CPU" : "", bufs,
                            flag(c, "mmap") ? " (mmap: the moved weights also stay in the mapped range)" : "");
     }
+    out += detail::render_llamacpp_extras(r); // --mmproj, --lora, host RAM (text_extras.cpp)
     if (!r.target.gpus.empty()) render_fit(out, r);
     out += "\nUnits: GiB = 2^30 bytes, MiB = 2^20 bytes, KiB = 2^10 bytes.\n";
     return out;
@@ -256,6 +257,7 @@ std::string_view buffer_label(std::string_view name) {
         {"kv", "KV cache"},           {"state", "recurrent state"},  {"compute", "compute buffer"},
         {"output", "output buffer"},  {"activation", "activation peak"}, {"non_torch", "non-torch memory"},
         {"cuda_graph", "CUDA graphs"}, {"kv_pool", "KV cache pool"},  {"mamba_pool", "mamba state pool"},
+        {"projector", "mmproj projector"}, {"adapters", "LoRA adapters"},
     };
     for (const auto & [n, label] : labels) {
         if (n == name) return label;

@@ -89,6 +89,14 @@ const std::vector<flag_spec> & llamacpp_flags() {
         {"--load-mode", "-lm", "auto, none, mmap, mlock, mmap+mlock or dio (none and dio: no mmap)", t::text},
         {"--no-repack", "-nr", "no CPU extra buffer types (AMX, CPU_REPACK)", t::boolean},
         {"--no-host", "", "with GPUs: no host buffer type, so host-resident weights may go to AMX / CPU_REPACK", t::boolean},
+        // projector, LoRA adapters, host RAM (issue 14: llamacpp_extras.h; mmproj.cpp, lora.cpp, host_ram.cpp)
+        {"--mmproj", "-mm", "multimodal projector GGUF: its weights and clip compute buffer on the first GPU", t::text},
+        {"--no-mmproj-offload", "", "keep the projector (weights and compute) in host RAM", t::boolean},
+        {"--lora", "", "LoRA adapter GGUF (or PEFT safetensors), with its base weights' devices (repeatable, FILE,FILE)", t::list},
+        {"--lora-scaled", "", "LoRA adapter FILE:SCALE (repeatable, comma-separated)", t::list},
+        {"--cache-ram", "-cram", "llama-server prompt cache limit in MiB, host RAM (default 8192; -1 no limit; 0 off)", t::text},
+        {"--ctx-checkpoints", "-ctxcp", "context checkpoints per slot, host RAM (default 32; recurrent and SWA models)", t::count},
+        {"--ram", "", "host RAM for the host verdict: SIZE, or auto (this machine's MemTotal; --gpu auto detects it)", t::text},
     };
     return v;
 }
@@ -117,6 +125,10 @@ const char * flash_attn_name(flash_attn_mode m) {
 }
 
 } // namespace
+
+// --mmproj, --no-mmproj-offload, --lora, --lora-scaled, --cache-ram, --ctx-checkpoints, --ram (host_ram.cpp)
+void parse_extras_flags(const flag_values & f, llamacpp_settings & s);
+void extras_flag_values(const llamacpp_settings & s, flag_values & f);
 
 flash_attn_mode parse_flash_attn_flag(std::string_view flag, std::string_view v) {
     if (v == "on" || v == "enabled" || v == "true" || v == "1") return flash_attn_mode::on;
@@ -166,6 +178,7 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     p.repack = !f.boolean("no_repack");
     p.no_host = f.boolean("no_host");
     if (given(f, "margin")) in.margin_bytes = parse_size(f.text("margin"));
+    parse_extras_flags(f, s);
     return in;
 }
 
@@ -197,6 +210,7 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     if (!p.mmap) f.set("no_mmap", "true");
     if (!p.repack) f.set("no_repack", "true");
     if (p.no_host) f.set("no_host", "true");
+    extras_flag_values(s, f);
     return f;
 }
 

@@ -195,6 +195,8 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     host_runs_layers |= dev[n_layer_all] < 0;
     if (host_runs_layers) host.used.compute_bytes = compute;
 
+    llamacpp_place_extras(m, plan); // --mmproj, --lora (llamacpp_extras.h)
+
     plan.n_gpu_layers = 0;
     for (int d : dev) plan.n_gpu_layers += d >= 0;
     for (const auto & d : plan.devices) plan.total += d.used;

@@ -258,6 +258,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
                                       mib(p.host_weights.amx_bytes + p.host_weights.repack_bytes)));
     }
     r.detail = std::move(d);
+    llamacpp_extras_report(m, p, r); // --mmproj, --lora, host RAM (host_ram.cpp)
     return r;
 }
 
@@ -297,6 +298,10 @@ std::string llama_server_command(const model_desc & m, const llamacpp_settings &
     if (!p.mmap) cmd += " --load-mode none"; // both releases (5b4ebc5's --no-mmap is deprecated, v0.5.0 has none)
     if (!p.repack) cmd += " --no-repack";
     if (p.no_host) cmd += " --no-host";
+    if (s.mmproj) cmd += " --mmproj " + s.mmproj->path + (s.mmproj_offload ? "" : " --no-mmproj-offload");
+    for (const auto & a : s.lora) cmd += a.scale == 1.0 ? " --lora " + a.path : fmt::format(" --lora-scaled {}:{}", a.path, a.scale);
+    if (s.cache_ram_mib != llamacpp_default_cache_ram_mib) cmd += fmt::format(" --cache-ram {}", s.cache_ram_mib);
+    if (s.ctx_checkpoints != llamacpp_default_ctx_checkpoints) cmd += fmt::format(" --ctx-checkpoints {}", s.ctx_checkpoints);
     cmd += " --fit off"; // the plan fixes every setting; llama.cpp's own --fit would otherwise change them
     return cmd;
 }

@@ -120,6 +120,8 @@ buffer_set & buffer_set::operator+=(const buffer_set & o) {
     state_bytes += o.state_bytes;
     output_bytes += o.output_bytes;
     compute_bytes += o.compute_bytes;
+    projector_bytes += o.projector_bytes;
+    adapter_bytes += o.adapter_bytes;
     return *this;
 }
 

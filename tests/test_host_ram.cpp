@@ -1,0 +1,155 @@
+// Host RAM (--ram, --cache-ram, --ctx-checkpoints, --no-mmap): checkpoint sizes against llama.cpp's own
+// llama_state_seq_get_size_ext(..., PARTIAL_ONLY) (tests/conformance/measured/spec-ckpt.{5b4ebc5,v0.5.0}.jsonl), the
+// host RAM lines and verdict, and their text and JSON (docs/rules/llamacpp-host-ram.md).
+#include "kvfit/error.h"
+#include "kvfit/llamacpp.h"
+#include "kvfit/report.h"
+#include "kvfit/sources.h"
+#include "support/run_cli.h"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using json = nlohmann::json;
+
+kvfit::model_desc model(const char * name) {
+    kvfit::warnings warn;
+    return kvfit::load_model(name, warn);
+}
+
+kvfit::llamacpp_plan plan(const kvfit::model_desc & m, kvfit::flag_values f, std::vector<kvfit::device_spec> gpus = {}) {
+    if (!f.has("ctx_size")) f.set("ctx_size", "8192");
+    const kvfit::llamacpp_inputs in = kvfit::parse_llamacpp_flags(f);
+    kvfit::llamacpp_settings s = in.settings;
+    s.n_ctx = in.contexts.front();
+    return kvfit::plan_llamacpp(m, s, in.placement, gpus, in.margin_bytes);
+}
+
+const kvfit::host_ram_usage::line * line_of(const kvfit::host_ram_usage & h, const std::string & name) {
+    for (const auto & l : h.lines) {
+        if (l.name == name) return &l;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+// The measured partial states: the largest checkpoint of a hybrid (the recurrent part only, whatever the tokens, n_seq
+// and n_rs_seq), of a sliding-window model (its window cells: 300 tokens decoded >= n_swa 128), none of a plain cache.
+TEST(host_ram, checkpoint_bytes_as_measured) {
+    std::map<std::string, uint64_t> largest;
+    for (const char * release : {"v0.5.0", "5b4ebc5"}) {
+        std::ifstream in(fmt::format("{}/tests/conformance/measured/spec-ckpt.{}.jsonl", KVFIT_SOURCE_DIR, release));
+        for (std::string text; std::getline(in, text);) {
+            const json j = json::parse(text);
+            if (j["kind"] != "context") continue;
+            uint64_t & v = largest[j["model"].get<std::string>()];
+            v = std::max(v, j["state_seq_partial"].get<uint64_t>());
+        }
+    }
+    ASSERT_EQ(largest.size(), 3u);
+    EXPECT_EQ(kvfit::llamacpp_checkpoint_bytes(model("Qwen3.5-9B"), plan(model("Qwen3.5-9B"), {})),
+              largest["qwen35-9b_v512.gguf"]); // 52,691,548
+    EXPECT_EQ(kvfit::llamacpp_checkpoint_bytes(model("gpt-oss-20b"), plan(model("gpt-oss-20b"), {})),
+              largest["gpt-oss-20b_v512.gguf"]); // 3,147,576
+    // Llama-3.1-8B: a plain llama_kv_cache can roll back, the server makes no checkpoints (its partial state is the
+    // whole sequence, 2,098,136 B at 16 tokens)
+    EXPECT_EQ(kvfit::llamacpp_checkpoint_bytes(model("Meta-Llama-3.1-8B"), plan(model("Meta-Llama-3.1-8B"), {})), 0u);
+    // --swa-full: the window cache can roll back too
+    kvfit::flag_values full;
+    full.set("swa_full", "true");
+    EXPECT_EQ(kvfit::llamacpp_checkpoint_bytes(model("gpt-oss-20b"), plan(model("gpt-oss-20b"), full)), 0u);
+    // Qwen3.5-27B, 48 GDN layers (docs/rules/llamacpp-spec.md section 6): 28 + 24 x 48 + 156,893,184
+    EXPECT_EQ(kvfit::llamacpp_checkpoint_bytes(model("Qwen3.5-27B"), plan(model("Qwen3.5-27B"), {})), 156894364u);
+}
+
+// The lines and the verdict: prompt cache at its --cache-ram limit, n_seq x --ctx-checkpoints checkpoints, the host's
+// buffers, mapped weights as page cache (allocated with --no-mmap), against --ram.
+TEST(host_ram, lines_and_verdict) {
+    kvfit::model_desc m = model("Qwen3.5-9B");
+    kvfit::apply_weight_format(m, "q4_k_m"); // CPU only: every weight in host RAM
+    kvfit::flag_values f;
+    f.set("ram", "16GiB");
+    f.set("parallel", "2");
+    const kvfit::llamacpp_plan p = plan(m, f);
+    const kvfit::host_ram_usage h = kvfit::llamacpp_host_ram(m, p);
+    EXPECT_TRUE(h.known);
+    EXPECT_EQ(h.capacity_bytes, 16ull << 30);
+    ASSERT_NE(line_of(h, "prompt_cache"), nullptr);
+    EXPECT_EQ(line_of(h, "prompt_cache")->bytes, 8192ull << 20); // llama-server's default --cache-ram
+    ASSERT_NE(line_of(h, "checkpoints"), nullptr);
+    EXPECT_EQ(line_of(h, "checkpoints")->bytes, 2ull * 32 * 52691548); // 2 slots x 32 x the measured checkpoint
+    ASSERT_NE(line_of(h, "page_cache"), nullptr);
+    EXPECT_TRUE(line_of(h, "page_cache")->reclaimable);
+    EXPECT_EQ(line_of(h, "page_cache")->bytes, p.devices.back().used.weights_bytes);
+    uint64_t sum = 0;
+    for (const auto & l : h.lines) sum += l.bytes;
+    EXPECT_EQ(h.total_bytes, sum);
+    EXPECT_EQ(h.fits, h.total_bytes <= (16ull << 30));
+    // less RAM: over; --cache-ram 0 and --ctx-checkpoints 0 drop their lines
+    f.set("ram", "8GiB");
+    EXPECT_FALSE(kvfit::llamacpp_host_ram(m, plan(m, f)).fits);
+    f.set("cache_ram", "0");
+    f.set("ctx_checkpoints", "0");
+    const kvfit::host_ram_usage small = kvfit::llamacpp_host_ram(m, plan(m, f));
+    EXPECT_EQ(line_of(small, "prompt_cache"), nullptr);
+    EXPECT_EQ(line_of(small, "checkpoints"), nullptr);
+    EXPECT_EQ(small.total_bytes + (8192ull << 20) + 2ull * 32 * 52691548, h.total_bytes);
+    // --no-mmap: the weights are allocated (anonymous memory), not page cache
+    f.set("no_mmap", "true");
+    const kvfit::host_ram_usage nm = kvfit::llamacpp_host_ram(m, plan(m, f));
+    EXPECT_EQ(line_of(nm, "page_cache"), nullptr);
+    ASSERT_NE(line_of(nm, "weights"), nullptr);
+    // -1: no limit, the verdict cannot be yes
+    f.set("cache_ram", "-1");
+    f.set("ram", "1TiB");
+    const kvfit::host_ram_usage unb = kvfit::llamacpp_host_ram(m, plan(m, f));
+    EXPECT_TRUE(unb.unbounded);
+    EXPECT_FALSE(unb.fits);
+    f.set("cache_ram", "-2");
+    EXPECT_THROW(plan(m, f), kvfit::error);
+}
+
+// With a GPU the CPU compute and output buffers are pinned (CUDA_Host); the text and JSON carry the host verdict.
+TEST(host_ram, text_and_json) {
+    const kvfit::model_desc m = model("Qwen3.5-9B");
+    kvfit::flag_values f;
+    f.set("ctx_size", "8192");
+    f.set("ram", "4GiB");
+    const std::vector<kvfit::device_spec> gpu = {{"RTX 4090", 24ull << 30}};
+    const kvfit::llamacpp_plan p = plan(m, f, gpu);
+    const kvfit::host_ram_usage h = kvfit::llamacpp_host_ram(m, p);
+    EXPECT_EQ(h.pinned_bytes, p.devices.back().used.output_bytes + p.devices.back().used.compute_bytes);
+    const kvfit::runtime_plan r = kvfit::llamacpp_runtime_plan(m, p);
+    ASSERT_TRUE(r.detail.contains("host_ram"));
+    EXPECT_EQ(r.detail["host_ram"]["total_bytes"].get<uint64_t>(), h.total_bytes);
+    EXPECT_FALSE(r.detail["host_ram"]["fits"].get<bool>()); // 8 GiB of prompt cache in 4 GiB
+    EXPECT_EQ(r.detail["host_ram"]["checkpoint_bytes"].get<uint64_t>(), 52691548u);
+    bool warned = false;
+    for (const auto & w : r.warnings) warned |= w.find("host RAM:") == 0;
+    EXPECT_TRUE(warned);
+    // without any host flag the plan's detail stays as before (goldens)
+    kvfit::flag_values plain;
+    plain.set("ctx_size", "8192");
+    EXPECT_FALSE(kvfit::llamacpp_runtime_plan(m, plan(m, plain, gpu)).detail.contains("host_ram"));
+}
+
+// The text report: a "Host RAM" section with its lines and verdict beside the GPU fit; JSON detail.host_ram.
+TEST(host_ram, cli_text_and_json) {
+    const auto t = kvfit::test::run_kvfit("Qwen3.5-9B -c 8192 --gpu 24GiB --ram 4GiB --ctx-checkpoints 8");
+    EXPECT_NE(t.out.find("Host RAM (4.00 GiB given): "), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find(": OVER"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("prompt_cache"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("1 slot x 8 context checkpoints x 52,691,548 B"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("warning: host RAM:"), std::string::npos) << t.out;
+    const auto j = kvfit::test::run_kvfit("Qwen3.5-9B -c 8192 --ram 64GiB --json");
+    ASSERT_EQ(j.status, 0) << j.err;
+    const json d = json::parse(j.out);
+    const json & h = d.contains("plans") ? d["plans"][0]["detail"]["host_ram"] : d["detail"]["host_ram"];
+    EXPECT_TRUE(h["fits"].get<bool>()) << h;
+    EXPECT_EQ(h["cache_ram_mib"].get<int64_t>(), 8192);
+}
