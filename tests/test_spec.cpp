@@ -186,8 +186,44 @@ TEST(spec, mtp_context_qwen35_rows_both_releases) {
     const auto m27 = load(write_qwen35("qwen35-27b-mtp", q35_27b, 512, 1, false));
     for (const auto & [rel_name, rel] : releases) {
         const std::string file = std::string("spec-mtp.") + rel_name + ".jsonl";
-        check_mtp_rows(file, "qwen35-9b-mtp.gguf", m9, rel, 0.085, false);
-        check_mtp_rows(file, "qwen35-27b-mtp.gguf", m27, rel, 0.085, false);
+        check_mtp_rows(file, "qwen35-9b-mtp.gguf", m9, rel, 0.085, true);
+        check_mtp_rows(file, "qwen35-27b-mtp.gguf", m27, rel, 0.085, true);
+    }
+}
+
+TEST(spec, mtp_kv_and_state_of_other_families_from_their_configs) {
+    // The measured GGUFs of tests/conformance/spec_models.mjs are built from these configs (../shared/configs): the MTP
+    // context's KV (a plain cache of the NextN layers; one 576-wide latent without the indexer on MLA; three full layers
+    // for Step-3.7-Flash) and the target's recurrent state x (1 + n_rs_seq), against the breakdown bytes
+    struct row { const char * config, * gguf; };
+    const row rows[] = {{"Qwen__Qwen3.5-35B-A3B.json", "qwen35moe-35b_v512.gguf"},
+                        {"nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-FP8.json", "nemotron3-super-120b_v512.gguf"},
+                        {"deepseek-ai__DeepSeek-V3.2.json", "deepseek-v3.2_v512.gguf"},
+                        {"zai-org__GLM-5.json", "glm-5_v512.gguf"},
+                        {"stepfun-ai__Step-3.7-Flash.json", "step35-3.7-flash-mtp_v512.gguf"}};
+    const auto lines = measured("spec-mtp.v0.5.0.jsonl");
+    for (const auto & r : rows) {
+        kvfit::warnings warn;
+        const auto m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/" + r.config, warn);
+        int n = 0;
+        for (const auto & l : lines) {
+            if (l["model"] != r.gguf) continue;
+            const std::string id = l["req"]["id"];
+            kvfit::llamacpp_settings s = settings_of(l["req"], kvfit::llamacpp_release::v0_5_0);
+            if (id.rfind("mtp", 0) == 0) {
+                s.type_k = s.type_v = kvfit::ggml_type::f16;
+                const auto c = kvfit::llamacpp_context_size(m, s);
+                EXPECT_EQ(kvfit::llamacpp_mtp_buffers(m, s, c).kv_bytes, breakdown(l, "context")) << r.config << " " << id;
+                ++n;
+            } else if (l["parsed"].contains("rs") && !l["parsed"]["rs"].is_null()) {
+                s.spec.mtp = true;
+                s.spec.n_max = l["req"]["n_rs_seq"];
+                const auto c = kvfit::llamacpp_context_size(m, s);
+                EXPECT_NEAR(double(kvfit::llamacpp_recurrent(m, c).bytes()) / MiB, l["parsed"]["rs"]["size_MiB"].get<double>(), 0.006)
+                    << r.config << " " << id;
+            }
+        }
+        EXPECT_GE(n, 4) << r.config;
     }
 }
 

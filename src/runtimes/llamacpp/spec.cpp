@@ -127,8 +127,8 @@ mtp_buffers llamacpp_mtp_buffers(const model_desc & m, const llamacpp_settings &
     //   I + max(3F + 2E + (M <= 2E ? M : 0)   (the FFN stage; a small mask stays below it, a large one is reused),
     //           2F + M)                        (the attention stage over the whole mask)
     // Exact on Qwen3.5/3.6-27B -ub 1024 at 4096, 184,320, 190,464 and 262,144 (264,278,048 ... 679,514,144 B: K6) and on
-    // Qwen3.5-9B -ub 512 at 4096 and 32768; elsewhere on the measured Qwen3.5 rows within 8 % (-6 % Qwen3.5-27B -ub 512
-    // at 32768, +3.7 % Qwen3.5-9B at 65536, +8 % / -7 % with 2 sequences). Other graphs (MoE, MLA, windows, flash
+    // Qwen3.5-9B -ub 512 at 4096 and 32768; elsewhere on the measured Qwen3.5 rows within 8.3 % (-6.2 % Qwen3.5-27B -ub 512
+    // at 32768, +3.7 % Qwen3.5-9B at 65536, +8.3 % / -6.8 % with 2 sequences). Other graphs (MoE, MLA, windows, flash
     // attention off): the target's compute buffer at the same sizes, an upper bound.
     const uint64_t n_seq = std::max<uint32_t>(1, c.n_seq);
     const uint64_t T = (uint64_t(c.n_ubatch) + n_seq - 1) / n_seq * n_seq;
