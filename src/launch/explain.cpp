@@ -304,7 +304,8 @@ void explain_buffers(explanation & e, const llamacpp_log & log, const log_settin
     const auto in_draft = [&](size_t line) { return log.draft_context_line && line >= log.draft_context_line; };
     for (const auto & b : log.output_buffers) {
         if (in_draft(b.line_no)) continue; // the draft / MTP context's, host memory: not planned (n_vocab x n_seq x 4 B)
-        add(e, b.line_no, "output buffer " + b.device, mib2(b.mib), mib2(plan.devices.back().used.output_bytes),
+        const auto & host = plan.devices.back();
+        add(e, b.line_no, "output buffer " + b.device, mib2(b.mib), mib2(host.used.output_bytes - host.spec.output_bytes),
             "n_vocab x n_seq x 4 B");
     }
     for (const auto & b : log.kv_buffers) {

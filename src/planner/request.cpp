@@ -68,6 +68,10 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
                             std::any_of(std::begin(k_common), std::end(k_common), [&](const auto & c) { return key == c.first; });
         if (common || std::find(extra_fields.begin(), extra_fields.end(), key) != extra_fields.end()) continue;
         if (const flag_spec * f = find_flag(rt, key)) {
+            // -md names a file on the machine that plans: a request (the HTTP API) must not make the server read one
+            if (key == "spec_draft_model") {
+                throw error("request: spec_draft_model (-md) reads a local file: only the command line takes it");
+            }
             if (f->type == flag_type::boolean) {
                 if (bool_field(key, value)) q.flags.set(key, "true");
             } else if (f->type == flag_type::list) {

@@ -278,7 +278,8 @@ std::string_view buffer_label(std::string_view name) {
         {"output", "output buffer"},  {"activation", "activation peak"}, {"non_torch", "non-torch memory"},
         {"cuda_graph", "CUDA graphs"}, {"kv_pool", "KV cache pool"},  {"mamba_pool", "mamba state pool"},
         // speculative decoding (llama.cpp spec.cpp)
-        {"mtp_weights", "MTP weights"}, {"mtp_kv", "MTP KV cache"},   {"mtp_compute", "MTP compute buffer"},
+        {"mtp_weights", "MTP weights"}, {"mtp_kv", "MTP KV cache"},   {"mtp_output", "MTP output buffer"},
+        {"mtp_compute", "MTP compute buffer"},
         {"draft_weights", "draft weights"}, {"draft_kv", "draft KV cache"}, {"draft_state", "draft recurrent state"},
         {"draft_output", "draft output buffer"}, {"draft_compute", "draft compute buffer"},
     };

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <mutex>
 #include <fmt/format.h>
 #include <regex>
 
@@ -130,6 +132,28 @@ const char * flash_attn_name(flash_attn_mode m) {
     return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
 }
 
+// -md FILE read like -m. The planner's searches parse the flags once per candidate, so the last file read is kept
+// (by path, size and modification time) instead of read again each time.
+std::shared_ptr<const model_desc> load_draft(const std::string & path) {
+    static std::mutex mu;
+    static std::string last_key;
+    static std::shared_ptr<const model_desc> last;
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    const auto time = std::filesystem::last_write_time(path, ec);
+    const std::string key = ec ? "" : fmt::format("{}\n{}\n{}", path, size, time.time_since_epoch().count());
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!key.empty() && key == last_key) return last;
+    }
+    warnings warn; // the draft's own warnings (assumed formats) are not the plan's
+    auto m = std::make_shared<const model_desc>(load_model(path, warn));
+    std::lock_guard<std::mutex> lock(mu);
+    last_key = key;
+    last = m;
+    return m;
+}
+
 // Speculative decoding flags (spec.cpp). -cd/--ctx-size-draft is in neither release's common/arg.cpp (the draft
 // context takes llama_n_ctx(ctx_tgt), common/speculative.cpp:2550): llama-server refuses it, so does kvfit.
 void parse_spec_flags(const flag_values & f, llamacpp_settings & s) {
@@ -155,8 +179,7 @@ void parse_spec_flags(const flag_values & f, llamacpp_settings & s) {
     }
     if (given(f, "spec_draft_model")) {
         sp.draft_path = f.text("spec_draft_model");
-        warnings warn; // the draft's own warnings (assumed formats) are not the plan's
-        sp.draft = std::make_shared<const model_desc>(load_model(sp.draft_path, warn));
+        sp.draft = load_draft(sp.draft_path);
     }
 }
 

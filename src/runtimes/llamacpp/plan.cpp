@@ -130,7 +130,7 @@ uint64_t weights_bytes_that_fit(const model_desc & m, const llamacpp_plan & p) {
 }
 
 // Speculative decoding's buffers on one device (llamacpp_plan::spec_usage, spec.cpp): "mtp_weights", "mtp_kv",
-// "mtp_compute" for the MTP context, "draft_weights", "draft_kv", "draft_state", "draft_output", "draft_compute" for a
+// "mtp_output", "mtp_compute" for the MTP context, "draft_weights", "draft_kv", "draft_state", "draft_output", "draft_compute" for a
 // draft model; only those with bytes.
 void add_spec_buffers(device_plan & dp, const llamacpp_plan & p, const buffer_set & sp) {
     const bool mtp = p.spec.mtp;

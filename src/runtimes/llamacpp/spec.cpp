@@ -174,6 +174,9 @@ void llamacpp_add_spec(const model_desc & m, const std::vector<device_spec> & gp
         add.weights_bytes = m.weights.mtp.bytes;
         add.kv_bytes = b.kv_bytes;
         add.compute_bytes = b.compute_bytes;
+        // its own output buffer in host memory, n_vocab x n_seq x 4 B (output_reserve, llama-context.cpp:2107-2128;
+        // measured 0.95 MiB for Qwen3.6-27B, spec-k6 "raw")
+        add.output_bytes = llamacpp_output_bytes(m, dc);
         // --no-kv-offload keeps the MTP cache in host memory with the others
         device_usage & d = p.devices[nextn_dev];
         device_usage & host = p.devices.back();
@@ -181,6 +184,7 @@ void llamacpp_add_spec(const model_desc & m, const std::vector<device_spec> & gp
         device_usage & kvd = p.placement.no_kv_offload ? host : d;
         kvd.used.kv_bytes += add.kv_bytes, kvd.spec.kv_bytes += add.kv_bytes;
         d.used.compute_bytes += add.compute_bytes, d.spec.compute_bytes += add.compute_bytes;
+        host.used.output_bytes += add.output_bytes, host.spec.output_bytes += add.output_bytes;
         u.bytes += add;
     }
     if (sp.draft) {
