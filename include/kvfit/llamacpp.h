@@ -356,6 +356,8 @@ struct llamacpp_plan {
 /// host's weights grow by what the extra buffers add over the plain buffer (with mmap, each moved weight inside the
 /// mapped range once more; AMX packing). Extra buffers apply without GPUs, or with --no-host, and not with
 /// --no-repack (llama-model.cpp make_cpu_buft_list: the GPU's host buffer type comes first).
+/// With speculative decoding (settings.spec) the draft / MTP context's buffers are added on their devices
+/// (llamacpp_add_spec), so fits() and every search include them.
 /// Throws kvfit::error for invalid settings (see llamacpp_context_size) or a -ts of the wrong length.
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                             const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes);
@@ -440,7 +442,8 @@ struct llamacpp_inputs {
     uint64_t margin_bytes = default_margin_bytes; ///< --margin
 };
 
-/// The llama.cpp flags of the registry (llamacpp_flags()), by JSON name, parsed with the CLI's one-line messages:
+/// The llama.cpp flags of the registry (llamacpp_flags()), by JSON name, parsed with the CLI's one-line messages
+/// (-md FILE is read here with load_model, the last file kept for the planner's repeated calls):
 /// "-c 0: must be at least 1", "-ctk 'q9_9': unknown cache type (allowed: f32, ...)", "-fa 'maybe': expected on,
 /// off or auto", "-ts '3,x': expected non-negative proportions like 3,1", "-ot 'x=CUDA0': only the CPU target is
 /// modelled". Flags not given keep llama-server's defaults (llamacpp_settings).
@@ -452,7 +455,8 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
 
 /// The llama.cpp flags: -c, -ctk, -ctv, -fa, -ub, -b, -np, --kv-unified, --swa-full, --mla-kv, --llamacpp-version,
 /// --margin, -ngl, --no-kv-offload, -ts, -ot, --cpu-moe, --n-cpu-moe, --cpu-features, --mmap, --no-mmap, --load-mode,
-/// --no-repack, --no-host.
+/// --no-repack, --no-host; speculative decoding (spec.cpp): --spec-type, --spec-draft-n-max, -md, -ngld, -ctkd, -ctvd,
+/// -devd, --spec-draft-ctx, and -cd (refused: "-cd 4096: not a flag of llama.cpp v0.5.0 or 5b4ebc5 ...").
 const std::vector<flag_spec> & llamacpp_flags();
 
 // ============================================================================================================
@@ -466,7 +470,8 @@ const std::vector<flag_spec> & llamacpp_flags();
 runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p);
 
 /// The llama-server command that realises a plan of these settings at `n_ctx`: -m, -c, -np, --kv-unified, -ngl,
-/// -fa, -ctk, -ctv, -ub, -b, --swa-full, -ts, --cpu-moe, --n-cpu-moe, --no-kv-offload, then --fit off (the plan fixes
+/// -fa, -ctk, -ctv, -ub, -b, --swa-full, -ts, --cpu-moe, --n-cpu-moe, --no-kv-offload, the speculative-decoding flags
+/// (--spec-type draft-mtp, -md, --spec-draft-n-max, -ngld, -ctkd, -ctvd, -devd) when set, then --fit off (the plan fixes
 /// every setting). The model is the GGUF path planned, or "<name>.gguf" for a catalog model, a config.json or an hf:
 /// repository (llama-server loads a GGUF, never a config.json).
 std::string llama_server_command(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
