@@ -65,14 +65,27 @@ struct candidate {
     double decode_tokens_per_s = 0;
 };
 
+// -md FILE: the draft model, read like -m (spec.cpp plans its weights, KV and compute); loaded once per command.
+void attach_draft(launch_command & c, const std::shared_ptr<const model_desc> & loaded = nullptr) {
+    if (c.settings.spec.draft_path.empty()) return;
+    if (loaded) {
+        c.settings.spec.draft = loaded;
+        return;
+    }
+    warnings warn;
+    c.settings.spec.draft = std::make_shared<const model_desc>(load_model(c.settings.spec.draft_path, warn));
+    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: -md {}: {}\n", c.settings.spec.draft_path, kvfit::printable(w, false));
+}
+
 // Plan a variant of the command; fills the candidate's speed and returns whether it fits.
 bool try_variant(const model_desc & m, const launch_command & base, const std::vector<device_spec> & gpus, uint64_t margin,
-                 const speed_settings & ss, candidate & out) {
+                 const speed_settings & ss, candidate & out, const std::shared_ptr<const model_desc> & draft) {
     launch_command v = parse_launch_command(out.argv);
     // the projector and adapters read once from their files (run_exec) stay with every variant
     v.settings.mmproj = base.settings.mmproj;
     v.settings.mmproj_offload = base.settings.mmproj_offload;
     v.settings.lora = base.settings.lora;
+    attach_draft(v, draft);
     const llamacpp_plan plan = plan_llamacpp(m, v.settings, v.placement, gpus, margin);
     out.decode_tokens_per_s = estimate_speed(m, plan, ss).decode_tokens_per_s;
     return plan.fits();
@@ -84,7 +97,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
                                         uint64_t margin, const speed_settings & ss) {
     std::vector<candidate> out;
     auto consider = [&](candidate cand) {
-        if (try_variant(m, c, gpus, margin, ss, cand)) out.push_back(std::move(cand));
+        if (try_variant(m, c, gpus, margin, ss, cand, c.settings.spec.draft)) out.push_back(std::move(cand));
     };
     const llamacpp_settings & s = c.settings;
     if (!ggml_is_quantized(s.type_k) || !ggml_is_quantized(s.type_v)) {
@@ -99,7 +112,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
     if (m.n_expert > 0 && !c.placement.cpu_moe) { // the fewest expert blocks on the CPU that fit (search.h)
         const auto n = smallest_fitting(std::max<uint32_t>(1, c.placement.n_cpu_moe + 1), m.n_layer, 1, [&](uint64_t k) {
             candidate cand = moe_variant(k);
-            return try_variant(m, c, gpus, margin, ss, cand);
+            return try_variant(m, c, gpus, margin, ss, cand, c.settings.spec.draft);
         });
         if (n) consider(moe_variant(*n));
     }
@@ -114,7 +127,7 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
     };
     const auto ngl = largest_fitting(0, n_total - 1, 1, [&](uint64_t k) { // the most layers that fit (search.h)
         candidate cand = ngl_variant(k);
-        return try_variant(m, c, gpus, margin, ss, cand);
+        return try_variant(m, c, gpus, margin, ss, cand, c.settings.spec.draft);
     });
     if (ngl) consider(ngl_variant(*ngl));
     return out;
@@ -126,6 +139,7 @@ std::vector<device_spec> exec_gpus(const std::string & spec) {
 
 int run_exec(const exec_options & o) {
     launch_command c = parse_launch_command(o.command);
+    attach_draft(c);
     if (o.gpu == "auto") c.placement.cpu = detect_host_cpu(); // this machine: its libggml-cpu variant (llamacpp_cpu.h)
     if (o.gpu == "auto") c.settings.ram_bytes = detect_host_ram_bytes(); // and its RAM, for the host verdict
     if (c.runtime == launch_runtime::vllm) {
@@ -140,7 +154,8 @@ int run_exec(const exec_options & o) {
                                       : fmt::format("exec: -hf {}: remote models not supported yet (download it and pass -m PATH)", c.hf_repo));
     }
     std::vector<device_spec> gpus = exec_gpus(o.gpu);
-    const uint64_t margin = o.margin.empty() ? default_margin_bytes : parse_size(o.margin);
+    // --margin, else the command's own --fit-target (llama.cpp's --fit keeps that much free), else llama.cpp's default
+    const uint64_t margin = !o.margin.empty() ? parse_size(o.margin) : c.fit_target_bytes ? c.fit_target_bytes : default_margin_bytes;
     const speed_settings ss = speed_settings_from(o.cpu_bandwidth);
     warnings warn;
     const model_desc m = load_model(c.model_path, warn);

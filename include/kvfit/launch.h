@@ -32,11 +32,17 @@ struct launch_command {
     placement_settings placement;           ///< -ngl (absent: all layers), -ts, -ot, --cpu-moe, --n-cpu-moe, -nkvo
     bool no_mmap = false;                   ///< --no-mmap (no effect on GPU memory; noted)
     std::string fit;                        ///< --fit value as given ("on", "off"); empty when absent
+    // settings.spec: --spec-type draft-mtp, --spec-draft-n-max, -md (path only: the caller loads it into
+    // settings.spec.draft), -ngld, -ctkd, -ctvd, -devd; -cd is refused (not a flag of either release)
     /// Flags kvfit does not model, each with the value that followed it ("--foo 3"); passed through untouched.
     std::vector<std::string> not_modelled;
     /// --lora FILE[,FILE] and --lora-scaled FILE:S[,...] as given (read by the caller into settings.lora with
     /// read_lora / read_lora_scaled, llamacpp_extras.h); --cache-ram and --ctx-checkpoints go to settings.
     std::vector<std::string> lora, lora_scaled;
+    /// -fitt/--fit-target MiB[,MiB...]: the free memory llama.cpp's --fit keeps per device (common/arg.cpp:2892), the
+    /// largest value when several are given, bytes; 0 when absent. `kvfit exec` plans with it as the margin unless
+    /// --margin is given.
+    uint64_t fit_target_bytes = 0;
 };
 
 /// Parse a command line. llama-server, llama-cli (and other llama-* tools) are llama.cpp; `vllm serve` is vLLM
@@ -105,7 +111,10 @@ struct llamacpp_log {
     std::vector<log_buffer> clip_compute_buffers; ///< clip "reserve_compute_meta: X compute buffer size = N MiB"
     std::vector<log_buffer> lora_buffers;         ///< "llama_adapter_lora_init_impl: X LoRA buffer size = N MiB"
     std::optional<bool> clip_flash_attn;          ///< clip "warmup: flash attention is enabled|disabled" (clip.cpp:3742)
-    /// Value of a llama_context key, or nullptr.
+    /// Line of the second "llama_context: n_ctx" (the draft / MTP context of speculative decoding, created after the
+    /// target's: common_speculative_init_result); 0 when the log creates one context. Lines from it on are the draft's.
+    size_t draft_context_line = 0;
+    /// Value of a llama_context key (the first, i.e. the target context's), or nullptr.
     const log_value * value(std::string_view key) const;
 };
 
@@ -124,7 +133,9 @@ struct log_settings {
 };
 
 /// Reconstruct n_ctx, n_seq, unified, n_batch, n_ubatch, flash attention, cache types, swa_full, -ngl and
-/// --no-kv-offload from a parsed log. Throws kvfit::error "log: no 'llama_context: n_ctx' line" when the log
+/// --no-kv-offload from a parsed log; speculative decoding from the target's "n_rs_seq = N" (N > 0: draft-mtp with
+/// --spec-draft-n-max N, common.h need_n_rs_seq) or, with a second context on a model with NextN layers, draft-mtp
+/// with N = n_outputs_max / n_seq - 1 (server_output_limits); the MTP context's KV types from its cache line. Throws kvfit::error "log: no 'llama_context: n_ctx' line" when the log
 /// stops before a context was created.
 log_settings settings_from_log(const llamacpp_log & log, const model_desc & m);
 

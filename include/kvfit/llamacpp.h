@@ -15,6 +15,7 @@
 #include "kvfit/runtime.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,36 @@ enum class flash_attn_mode : uint8_t { automatic, on, off };
 /// (kv_lora_rank + n_rot values, V = 0 bytes); before that change it kept K (576) and V (512) per layer.
 enum class mla_layout : uint8_t { k_only, k_and_v };
 
+/// Which context the draft / MTP context of speculative decoding is sized at (docs/rules/llamacpp-spec.md, "How the
+/// fit sizes the MTP context (K6), tied to builds"):
+/// - target: the target's n_ctx (`cparams.n_ctx = llama_n_ctx(ctx_tgt)`, common/speculative.cpp:2550), per stream the
+///   target's n_ctx_seq, measured again at every n_ctx the fit tries (common_fit_extra_model, common/fit.cpp:205-263).
+///   llama.cpp 5b4ebc5 and v0.5.0 (both releases kvfit reproduces) do this.
+/// - n_ctx_train: llama.cpp build 9893 (d75936111, July 2026, issue #25408): the MTP context measured once at
+///   n_ctx = 0 -> n_ctx_train (llama-context.cpp `n_ctx = params.n_ctx == 0 ? n_ctx_train`) and created there.
+enum class spec_draft_ctx : uint8_t { target, n_ctx_train };
+
+/// Speculative decoding of llama-server (src/runtimes/llamacpp/spec.cpp; docs/rules/llamacpp-spec.md sections 1-2).
+/// Flags as llama.cpp v0.5.0 common/arg.cpp spells them: --spec-type draft-mtp, --spec-draft-n-max, -md, -ngld,
+/// -ctkd, -ctvd, -devd.
+struct llamacpp_spec {
+    bool mtp = false;          ///< --spec-type draft-mtp: an MTP draft context on the model's NextN block(s)
+    uint32_t n_max = 3;        ///< --spec-draft-n-max N, draft tokens (common.h:326 default 3)
+    std::string draft_path;    ///< -md/--spec-draft-model FILE: a separate draft model ("" none)
+    /// The draft model read from draft_path like the main model (a GGUF: its own weights, KV, state, compute);
+    /// set by parse_llamacpp_flags, or by the caller (`kvfit exec`) after parse_launch_command.
+    std::shared_ptr<const model_desc> draft;
+    int32_t draft_n_gpu_layers = -1; ///< -ngld: draft layers on the GPU; negative (auto, all: llama.cpp -1/-2) = all
+    ggml_type type_k = ggml_type::f16; ///< -ctkd: K type of the draft / MTP cache (default f16 whatever -ctk is)
+    ggml_type type_v = ggml_type::f16; ///< -ctvd: V type of the draft / MTP cache
+    /// -devd: GPU indices the draft model runs on (CUDA0 -> 0, ...); empty = the target's GPUs; {-1} alone = none
+    /// ("none": the draft stays in host memory).
+    std::vector<int32_t> draft_devices;
+    spec_draft_ctx draft_ctx = spec_draft_ctx::target; ///< --spec-draft-ctx target|train (train: build 9893's rule)
+    /// True when a draft or MTP context is created.
+    bool active() const { return mtp || !draft_path.empty() || draft != nullptr; }
+};
+
 /// llama.cpp context settings, spelled as llama-server's flags. Defaults are llama-server's
 /// (common/common.h: n_batch 2048, n_ubatch 512, n_parallel 1, cache types f16, flash attention auto).
 struct llamacpp_settings {
@@ -74,6 +105,12 @@ struct llamacpp_settings {
     int64_t cache_ram_mib = llamacpp_default_cache_ram_mib; ///< --cache-ram MiB: prompt cache limit (-1 none, 0 off)
     uint32_t ctx_checkpoints = llamacpp_default_ctx_checkpoints; ///< --ctx-checkpoints N per slot
     uint64_t ram_bytes = 0;            ///< --ram SIZE (or detected): host RAM for the host verdict; 0 = unknown
+    /// Outputs the context reserves logits for (llama_context_params::n_outputs_max): 0 = n_batch, llama_context's
+    /// default (llama-context.cpp:250) and the addon's, which the conformance suite measures. With speculative
+    /// decoding kvfit plans llama-server's n_parallel x (1 + n_max) (server-context.cpp:41-53,
+    /// common/speculative.cpp:2606-2615) whatever this says.
+    uint32_t n_outputs_max = 0;
+    llamacpp_spec spec;            ///< speculative decoding (MTP, draft model): spec.cpp
 };
 
 /// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):
@@ -88,6 +125,12 @@ struct llamacpp_context {
     uint32_t n_batch = 0;      ///< logical batch, tokens
     uint32_t n_ubatch = 0;     ///< physical batch, tokens
     bool flash_attn = true;    ///< resolved flash attention
+    /// Extra recurrent-state snapshots per sequence (cparams.n_rs_seq): --spec-draft-n-max with MTP on an architecture
+    /// that can roll its recurrent state back (llm_arch_supports_rs_rollback, llama-arch.cpp:1112-1127; others clamp it
+    /// to 0, llama-context.cpp:105-110); the state keeps max(1, n_seq) x (1 + n_rs_seq) rows
+    /// (llama-memory-recurrent.cpp:101).
+    uint32_t n_rs_seq = 0;
+    uint32_t n_outputs_max = 0; ///< outputs reserved (llama-context.cpp:250): n_batch unless the settings say fewer
 };
 
 /// One KV cache as llama.cpp logs it: "llama_kv_cache: size = ... MiB (cells, layers, streams)".
@@ -269,6 +312,10 @@ struct device_usage {
     buffer_set used;             ///< bytes per buffer kind
     /// Bytes left after the margin: capacity - margin - used.total(); negative when it overflows.
     int64_t free_bytes() const;
+    /// The part of `used` that belongs to speculative decoding: the MTP context (its KV in kv_bytes, its compute in
+    /// compute_bytes, the NextN weights llama-server loads with draft-mtp in weights_bytes) and a draft model's
+    /// weights, KV, state and compute (spec.cpp). Reported as their own buffers.
+    buffer_set spec;
     /// True when used.total() + margin <= capacity (always true for the host).
     bool fits() const;
 };
@@ -298,6 +345,16 @@ struct llamacpp_plan {
     /// True when the CPU extra buffer types are in play: repack on, and no GPU (or --no-host).
     bool extra_buffers_used = false;
     bool fits() const;                   ///< every GPU within capacity - margin
+    /// Speculative decoding (spec.cpp), when settings.spec.active(): the draft / MTP context's sizes and buffers.
+    struct spec_usage {
+        bool mtp = false;              ///< an MTP context on the model's NextN layers
+        bool draft = false;            ///< a separate draft model
+        llamacpp_context ctx;          ///< the draft / MTP context (n_ctx the target's, or n_ctx_train: spec_draft_ctx)
+        uint32_t n_layer_kv = 0;       ///< MTP: NextN layers that keep KV
+        buffer_set bytes;              ///< all devices: weights (draft model / NextN block), kv, state, compute
+        bool compute_estimate = false; ///< the MTP compute buffer is an estimate (spec.cpp says how)
+        std::string why;               ///< what an estimate or an unmodelled part is ("" when exact)
+    } spec;
 };
 
 /// Plan a setting on the given GPUs (empty = CPU only: everything in host memory).
@@ -311,6 +368,8 @@ struct llamacpp_plan {
 /// host's weights grow by what the extra buffers add over the plain buffer (with mmap, each moved weight inside the
 /// mapped range once more; AMX packing). Extra buffers apply without GPUs, or with --no-host, and not with
 /// --no-repack (llama-model.cpp make_cpu_buft_list: the GPU's host buffer type comes first).
+/// With speculative decoding (settings.spec) the draft / MTP context's buffers are added on their devices
+/// (llamacpp_add_spec), so fits() and every search include them.
 /// Throws kvfit::error for invalid settings (see llamacpp_context_size) or a -ts of the wrong length.
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                             const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes);
@@ -320,6 +379,50 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
 /// Monotone search over the KV size; the compute buffer is re-evaluated at each candidate.
 uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,
                            const std::vector<device_spec> & gpus, uint64_t margin_bytes, uint64_t limit = 0);
+
+// ============================================================================================================
+// Speculative decoding (src/runtimes/llamacpp/spec.cpp; docs/rules/llamacpp-spec.md)
+// ============================================================================================================
+
+/// Bytes of the MTP draft context llama-server creates with `--spec-type draft-mtp` (common_speculative_init_result,
+/// common/speculative.cpp:2531-2590): a second llama_context on the same model (no weights of its own) whose KV holds
+/// only the NextN layer(s) (create_memory filter il >= n_layer, llama-model.cpp:2539-2546, 2677-2683), n_ctx_seq
+/// cells per stream at the -ctkd/-ctvd types (f16 default), one 576-wide latent on MLA models (deepseek32/glm-dsa,
+/// llama-model.cpp:2322-2344, no indexer); no recurrent state. Example: Qwen3.5-27B's MTP layer at 190,464 tokens,
+/// f16: 190464 x 4 x 256 x 2 x 2 = 780,140,544 B (measured, tests/conformance/measured/spec-k6.v0.5.0.jsonl).
+/// The compute buffer: see llamacpp_mtp_compute_bytes. Throws kvfit::error "--spec-type draft-mtp: the model has no
+/// NextN (MTP) layers" (llama_init_from_model refuses it, llama-context.cpp:3822-3826).
+struct mtp_buffers {
+    uint32_t n_layer_kv = 0;   ///< NextN layers that keep KV
+    uint64_t kv_bytes = 0;     ///< their KV over all streams
+    uint64_t compute_bytes = 0;///< the MTP graph's compute buffer (an estimate: `estimate`, `why`)
+    bool estimate = true;
+    std::string why;
+};
+mtp_buffers llamacpp_mtp_buffers(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
+
+/// The draft / MTP context's sizes (common/speculative.cpp:2531-2590): the target's n_ctx (total, so the same n_ctx_seq
+/// per stream), n_seq, n_batch, n_ubatch and flash attention, n_rs_seq 0, n_outputs_max = n_parallel (:2500), the
+/// -ctkd/-ctvd types; n_ctx_train instead with spec_draft_ctx::n_ctx_train (build 9893). `dm` is the model the
+/// context runs on (the target for MTP, the draft model).
+llamacpp_settings llamacpp_draft_settings(const model_desc & dm, const llamacpp_settings & target,
+                                          const llamacpp_context & target_ctx);
+
+/// Add the speculative-decoding buffers of p.settings.spec to plan `p` (called by plan_llamacpp): the MTP context's
+/// KV and compute and the NextN weights (load_mtp, common.cpp:1713) on the device of the NextN block (the output
+/// device with every layer offloaded, llama-model.cpp load_tensors); a draft model planned as its own llama_model on
+/// its -devd GPUs with -ngld (common_base_params_to_speculative, speculative.cpp:2466-2520) and its buffers added
+/// per device. Each device's `spec` records the share.
+void llamacpp_add_spec(const model_desc & m, const std::vector<device_spec> & gpus, llamacpp_plan & p);
+
+/// `--spec-type` value: a comma-separated list of llama.cpp's types; returns true when draft-mtp is in it. Types that
+/// need no memory of their own (none, ngram-*) give false; a draft model's types (draft-simple, draft-eagle3, ...)
+/// are valid with -md. Throws kvfit::error "--spec-type 'x': unknown type (allowed: ...)".
+bool parse_spec_type(std::string_view value);
+
+/// -devd "CUDA0,CUDA1" / "none" -> GPU indices (the trailing number of each device name); none -> {-1}. Throws
+/// kvfit::error "-devd 'x': expected device names such as CUDA0,CUDA1 or none".
+std::vector<int32_t> parse_draft_devices(std::string_view value);
 
 // ============================================================================================================
 // Flags (src/runtimes/llamacpp/flags.cpp): spelled and checked as llama.cpp common/arg.cpp does. Every function
@@ -351,7 +454,8 @@ struct llamacpp_inputs {
     uint64_t margin_bytes = default_margin_bytes; ///< --margin
 };
 
-/// The llama.cpp flags of the registry (llamacpp_flags()), by JSON name, parsed with the CLI's one-line messages:
+/// The llama.cpp flags of the registry (llamacpp_flags()), by JSON name, parsed with the CLI's one-line messages
+/// (-md FILE is read here with load_model, the last file kept for the planner's repeated calls):
 /// "-c 0: must be at least 1", "-ctk 'q9_9': unknown cache type (allowed: f32, ...)", "-fa 'maybe': expected on,
 /// off or auto", "-ts '3,x': expected non-negative proportions like 3,1", "-ot 'x=CUDA0': only the CPU target is
 /// modelled". Flags not given keep llama-server's defaults (llamacpp_settings).
@@ -363,7 +467,8 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
 
 /// The llama.cpp flags: -c, -ctk, -ctv, -fa, -ub, -b, -np, --kv-unified, --swa-full, --mla-kv, --llamacpp-version,
 /// --margin, -ngl, --no-kv-offload, -ts, -ot, --cpu-moe, --n-cpu-moe, --cpu-features, --mmap, --no-mmap, --load-mode,
-/// --no-repack, --no-host.
+/// --no-repack, --no-host; speculative decoding (spec.cpp): --spec-type, --spec-draft-n-max, -md, -ngld, -ctkd, -ctvd,
+/// -devd, --spec-draft-ctx, and -cd (refused: "-cd 4096: not a flag of llama.cpp v0.5.0 or 5b4ebc5 ...").
 const std::vector<flag_spec> & llamacpp_flags();
 
 // ============================================================================================================
@@ -377,7 +482,8 @@ const std::vector<flag_spec> & llamacpp_flags();
 runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p);
 
 /// The llama-server command that realises a plan of these settings at `n_ctx`: -m, -c, -np, --kv-unified, -ngl,
-/// -fa, -ctk, -ctv, -ub, -b, --swa-full, -ts, --cpu-moe, --n-cpu-moe, --no-kv-offload, then --fit off (the plan fixes
+/// -fa, -ctk, -ctv, -ub, -b, --swa-full, -ts, --cpu-moe, --n-cpu-moe, --no-kv-offload, the speculative-decoding flags
+/// (--spec-type draft-mtp, -md, --spec-draft-n-max, -ngld, -ctkd, -ctvd, -devd) when set, then --fit off (the plan fixes
 /// every setting). The model is the GGUF path planned, or "<name>.gguf" for a catalog model, a config.json or an hf:
 /// repository (llama-server loads a GGUF, never a config.json).
 std::string llama_server_command(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,

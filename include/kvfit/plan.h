@@ -87,7 +87,8 @@ uint64_t largest_context(const runtime_info & rt, const model_desc & m, const fl
 ///   "request: field 'max_model_len' is a vLLM flag, not one of llama.cpp's (set \"runtime\": \"vllm\")",
 ///   "request: field 'kv_unified': expected true or false, got string",
 ///   "request: field 'gpu': expected a string or a number, got object",
-///   "request: field 'ctx_size': 65 values exceed the limit 64".
+///   "request: field 'ctx_size': 65 values exceed the limit 64",
+///   "request: spec_draft_model (-md) reads a local file: only the command line takes it".
 plan_request plan_request_from_json(const nlohmann::json & body, const std::vector<std::string> & extra_fields = {});
 
 } // namespace kvfit

@@ -41,7 +41,7 @@ bool harmless_with_value(const std::string & f) {
     return is_one_of(f, {"--host", "--port", "-t", "--threads", "-tb", "--threads-batch", "--temp", "-a", "--alias",
                          "--api-key", "--chat-template", "--chat-template-file", "-n", "--n-predict", "-p", "--prompt",
                          "-s", "--seed", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "-sys",
-                         "--system-prompt", "--log-file", "-md", "--model-draft", "--reasoning-format", "-mg",
+                         "--system-prompt", "--log-file", "--reasoning-format", "-mg",
                          "--main-gpu", "-sm", "--split-mode", "--timeout", "--threads-http", "-to"});
 }
 
@@ -120,6 +120,30 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
             s.cache_ram_mib = v == "-1" ? -1 : int64_t(parse_flag_count(flag, v, 0, 1ull << 31));
         } else if (is_one_of(flag, {"-ctxcp", "--ctx-checkpoints", "--swa-checkpoints"})) {
             s.ctx_checkpoints = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        }
+        else if (is_one_of(flag, {"-fitt", "--fit-target"})) { // MiB per device, "," or "/" separated, one broadcast
+            const std::string v = take();
+            size_t start = 0;
+            while (start <= v.size()) {
+                const size_t end = std::min(v.find_first_of(",/", start), v.size());
+                c.fit_target_bytes = std::max<uint64_t>(c.fit_target_bytes, parse_flag_count(flag, v.substr(start, end - start), 0, 1u << 24) << 20);
+                start = end + 1;
+            }
+        }
+        // speculative decoding (src/runtimes/llamacpp/spec.cpp), spelled as v0.5.0's common/arg.cpp:4086-4260
+        else if (flag == "--spec-type") s.spec.mtp = parse_spec_type(take());
+        else if (flag == "--spec-draft-n-max") s.spec.n_max = uint32_t(parse_flag_count(flag, take(), 0, 1024));
+        else if (is_one_of(flag, {"-md", "--spec-draft-model", "--model-draft"})) s.spec.draft_path = take();
+        else if (is_one_of(flag, {"-ngld", "--spec-draft-ngl", "--gpu-layers-draft", "--n-gpu-layers-draft"})) {
+            const std::string v = take();
+            s.spec.draft_n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_flag_count(flag, v, 0, 100000));
+        } else if (is_one_of(flag, {"-ctkd", "--spec-draft-type-k", "--cache-type-k-draft"})) s.spec.type_k = parse_cache_type_flag(flag, take());
+        else if (is_one_of(flag, {"-ctvd", "--spec-draft-type-v", "--cache-type-v-draft"})) s.spec.type_v = parse_cache_type_flag(flag, take());
+        else if (is_one_of(flag, {"-devd", "--spec-draft-device", "--device-draft"})) s.spec.draft_devices = parse_draft_devices(take());
+        else if (is_one_of(flag, {"-cd", "--ctx-size-draft"})) {
+            // in neither release's common/arg.cpp: llama-server exits on it (the draft follows -c, speculative.cpp:2550)
+            throw error(fmt::format("exec: {} {}: not a flag of llama.cpp v0.5.0 or 5b4ebc5 (the draft context follows "
+                                    "-c); remove it", flag, take()));
         }
         else if (harmless_with_value(flag)) take();
         else if (harmless_flag(flag)) {

@@ -25,7 +25,7 @@ constexpr double mib = 1048576.0;
 // and every other command would pay for it).
 struct log_patterns {
     const std::string num = R"(([0-9]+(?:\.[0-9]+)?))";
-    const std::regex context{R"(^llama_context: (n_ctx|n_ctx_seq|n_batch|n_ubatch|n_seq_max|flash_attn|kv_unified)\s+=\s+(\S+)\s*$)"};
+    const std::regex context{R"(^llama_context: (n_ctx|n_ctx_seq|n_batch|n_ubatch|n_seq_max|flash_attn|kv_unified|n_rs_seq|n_outputs_max)\s+=\s+(\S+)\s*$)"};
     const std::regex offloaded{R"(offloaded (\d+)/(\d+) layers to GPU)"};
     const std::regex model_buffer{R"(^load_tensors:\s+(\S+) model buffer size =\s+)" + num + " MiB"};
     const std::regex output{R"(^llama_context:\s+(\S+)\s+output buffer size =\s+)" + num + " MiB"};
@@ -134,7 +134,10 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
         };
         const size_t before = known++;
         if (auto path = loaded_model_path(line)) log.model_path = std::move(*path);
-        else if (match("llama_context: ", rx().context)) log.context.push_back({m[1], {line_no, m[2]}});
+        else if (match("llama_context: ", rx().context)) {
+            if (m[1] == "n_ctx" && log.value("n_ctx") && log.draft_context_line == 0) log.draft_context_line = line_no;
+            log.context.push_back({m[1], {line_no, m[2]}});
+        }
         else if (match("offloaded ", rx().offloaded, false)) {
             log.offloaded = uint32_t(to_u(m[1]));
             log.offload_total = uint32_t(to_u(m[2]));
@@ -184,6 +187,32 @@ log_settings settings_from_log(const llamacpp_log & log, const model_desc & m) {
                        ggml_type::iq4_nl, ggml_type::q5_0, ggml_type::q5_1}) {
             if (ggml_traits(t).name == log.kv_caches.front().type_k) s.type_k = t;
             if (ggml_traits(t).name == log.kv_caches.front().type_v) s.type_v = t;
+        }
+    }
+    // speculative decoding (spec.cpp): the target's n_rs_seq is --spec-draft-n-max with draft-mtp (need_n_rs_seq,
+    // common.h:394-400); a second context on a model with NextN layers is the MTP context, N from the target's outputs
+    // (n_parallel x (1 + N), server_output_limits)
+    const log_value * rs_seq = log.value("n_rs_seq");
+    if (rs_seq && to_u(rs_seq->text) > 0) {
+        s.spec.mtp = true;
+        s.spec.n_max = uint32_t(to_u(rs_seq->text));
+        r.notes.push_back(fmt::format("n_rs_seq {}: --spec-type draft-mtp --spec-draft-n-max {}", s.spec.n_max, s.spec.n_max));
+    } else if (log.draft_context_line && (m.n_layer_mtp > 0 || m.n_layer_mtp_apart > 0)) {
+        s.spec.mtp = true;
+        if (const auto * v = log.value("n_outputs_max"); v && to_u(v->text) >= s.n_seq) {
+            s.spec.n_max = uint32_t(to_u(v->text) / std::max<uint32_t>(1, s.n_seq) - 1);
+        }
+        r.notes.push_back(fmt::format("a second context on a model with NextN layers: --spec-type draft-mtp "
+                                      "--spec-draft-n-max {}", s.spec.n_max));
+    }
+    if (s.spec.mtp) {
+        for (const auto & k : log.kv_caches) {
+            if (k.line_no < log.draft_context_line) continue;
+            for (auto t : {ggml_type::f32, ggml_type::f16, ggml_type::bf16, ggml_type::q8_0, ggml_type::q4_0}) {
+                if (ggml_traits(t).name == k.type_k) s.spec.type_k = t;
+                if (ggml_traits(t).name == k.type_v) s.spec.type_v = t;
+            }
+            break;
         }
     }
     // A window cache as large as the full one means --swa-full.
@@ -264,6 +293,12 @@ void explain_context(explanation & e, const llamacpp_log & log, const llamacpp_p
         const auto it = kv.find(key);
         if (it == kv.end()) continue;
         std::string mine = it->second;
+        if (log.draft_context_line && v.line_no >= log.draft_context_line) { // the draft / MTP context's own line
+            if (key != "n_ctx" && key != "n_ctx_seq") continue;
+            mine = std::to_string(key == "n_ctx" ? plan.spec.ctx.n_ctx : plan.spec.ctx.n_ctx_seq);
+            add(e, v.line_no, "draft context " + key, v.text, mine);
+            continue;
+        }
         if (key == "flash_attn" && v.text == "auto") mine = "auto"; // printed before the auto check resolves it
         add(e, v.line_no, key, v.text, mine);
     }
@@ -284,17 +319,31 @@ void explain_buffers(explanation & e, const llamacpp_log & log, const log_settin
         add(e, model_line[d], fmt::format("model buffer {}", dev.is_host ? "host" : ls.log_devices[d]), mib2(total),
             mib2(dev.used.weights_bytes), dev.is_host ? "token embedding, CPU layers and any expert overrides" : "");
     }
+    const auto in_draft = [&](size_t line) { return log.draft_context_line && line >= log.draft_context_line; };
     for (const auto & b : log.output_buffers) {
-        add(e, b.line_no, "output buffer " + b.device, mib2(b.mib), mib2(plan.devices.back().used.output_bytes),
+        if (in_draft(b.line_no)) continue; // the draft / MTP context's, host memory: not planned (n_vocab x n_seq x 4 B)
+        const auto & host = plan.devices.back();
+        add(e, b.line_no, "output buffer " + b.device, mib2(b.mib), mib2(host.used.output_bytes - host.spec.output_bytes),
             "n_vocab x n_seq x 4 B");
     }
     for (const auto & b : log.kv_buffers) {
+        if (in_draft(b.line_no)) {
+            const auto & dev = plan.devices[device_index(ls, plan, b.device)];
+            add(e, b.line_no, "draft KV buffer " + b.device, mib2(b.mib), mib2(dev.spec.kv_bytes));
+            continue;
+        }
         const size_t cache = log.kv_caches.size() > 1 ? size_t(std::max(0, b.cache)) : 0;
         add(e, b.line_no, fmt::format("KV buffer {} (cache {})", b.device, cache), mib2(b.mib),
             mib2(kv_bytes_on(m, plan, cache, device_index(ls, plan, b.device))));
     }
     for (size_t i = 0; i < log.kv_caches.size(); ++i) {
         const log_kv_cache & k = log.kv_caches[i];
+        if (in_draft(k.line_no)) {
+            const std::string lg = fmt::format("{} ({} cells, {} layers)", mib2(k.mib), k.cells, k.n_layer);
+            add(e, k.line_no, "draft KV cache", lg, fmt::format("{} ({} cells, {} layers)", mib2(plan.spec.bytes.kv_bytes),
+                                                              plan.spec.ctx.n_ctx_seq, plan.spec.n_layer_kv));
+            continue;
+        }
         const std::string lg = fmt::format("{} ({} cells, {} layers, {}/{} seqs), K ({}): {}, V ({}): {}", mib2(k.mib),
                                            k.cells, k.n_layer, k.seqs_used, k.seqs, k.type_k, mib2(k.k_mib), k.type_v, mib2(k.v_mib));
         std::string mine = "no such cache in the plan";
@@ -317,11 +366,17 @@ void explain_buffers(explanation & e, const llamacpp_log & log, const log_settin
             fmt::format("llama.cpp prints {} layers (all blocks); {} hold state", r.n_layer, plan.rs.n_layer));
     }
     for (const auto & b : log.compute_buffers) {
-        add(e, b.line_no, "compute buffer " + b.device, mib2(b.mib),
-            mib2(plan.devices[device_index(ls, plan, b.device)].used.compute_bytes));
+        const auto & dev = plan.devices[device_index(ls, plan, b.device)];
+        if (in_draft(b.line_no)) {
+            add(e, b.line_no, "draft compute buffer " + b.device, mib2(b.mib), mib2(dev.spec.compute_bytes),
+                plan.spec.compute_estimate ? "estimate" : "");
+            continue;
+        }
+        add(e, b.line_no, "compute buffer " + b.device, mib2(b.mib), mib2(dev.used.compute_bytes - dev.spec.compute_bytes));
     }
     for (const auto & b : log.compute_buffers_4dp) {
-        const uint64_t bytes = plan.devices[device_index(ls, plan, b.device)].used.compute_bytes;
+        const auto & dev = plan.devices[device_index(ls, plan, b.device)];
+        const uint64_t bytes = dev.used.compute_bytes - dev.spec.compute_bytes;
         add(e, b.line_no, "compute buffer " + b.device + " (at dispose)", fmt::format("{:.4f} MiB", b.mib),
             fmt::format("{:.4f} MiB", double(bytes) / mib));
     }

@@ -75,6 +75,10 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
             if (rt.name == "llama.cpp" && key == "ram" && value.is_string() && value.get<std::string>() == "auto") {
                 throw error("request: field 'ram' auto would read the server's own RAM: give a size");
             }
+            // -md names a file on the machine that plans: a request (the HTTP API) must not make the server read one
+            if (key == "spec_draft_model") {
+                throw error("request: spec_draft_model (-md) reads a local file: only the command line takes it");
+            }
             if (f->type == flag_type::boolean) {
                 if (bool_field(key, value)) q.flags.set(key, "true");
             } else if (f->type == flag_type::list) {

@@ -99,6 +99,26 @@ const alternative * find_alternative(const runtime_plan & p, std::string_view kn
     return nullptr;
 }
 
+// Speculative decoding (detail.spec, src/runtimes/llamacpp/spec.cpp): the draft / MTP context's sizes and buffers, and
+// where each device holds them (its mtp_* / draft_* buffers, inside the device's total above).
+void render_spec(std::string & out, const runtime_plan & p) {
+    const auto & j = p.detail["spec"];
+    const bool mtp = str(j, "type").find("draft-mtp") != std::string::npos;
+    out += fmt::format("  speculative decoding {} (n_max {}): draft context n_ctx {} ({} cells per stream, {} K / {} V), "
+                       "{} outputs reserved{}\n", str(j, "type"), u64(j, "n_max"), with_commas(u64(j, "n_ctx")),
+                       with_commas(u64(j, "n_ctx_seq")), str(j, "cache_type_k"), str(j, "cache_type_v"),
+                       u64(j, "n_outputs_max"),
+                       mtp && u64(j, "n_rs_seq") ? fmt::format(", recurrent state x {} (rollback snapshots)", 1 + u64(j, "n_rs_seq")) : "");
+    for (const auto & dev : p.devices) {
+        std::string parts;
+        for (const auto & b : dev.buffers) {
+            if (b.name.rfind("mtp_", 0) != 0 && b.name.rfind("draft_", 0) != 0) continue;
+            parts += fmt::format("{}{} {}{}", parts.empty() ? "" : ", ", b.name, human_bytes(b.bytes), b.estimate ? " (estimate)" : "");
+        }
+        if (!parts.empty()) out += fmt::format("    on {}: {} (in its total)\n", dev.name, parts);
+    }
+}
+
 void render_fit(std::string & out, const plan_result & r) {
     const runtime_plan & p = r.plan;
     const model_desc & m = r.model;
@@ -126,6 +146,7 @@ void render_fit(std::string & out, const plan_result & r) {
                            dev.is_host ? "" : (dev.fits() ? "  fits" : fmt::format("  OVER by {} (capacity minus margin)",
                                                                                   human_bytes(uint64_t(-dev.free_bytes())))));
     }
+    if (d.contains("spec")) render_spec(out, p);
     const uint32_t n_all = m.n_layer + m.n_layer_mtp + 1;
     out += fmt::format("  offloaded {}/{} layers to the GPU (-ngl counts the output layer)\n", u64(d, "n_gpu_layers"), n_all);
     const std::string type_k = str(s, "cache_type_k"), type_v = str(s, "cache_type_v");
@@ -258,6 +279,11 @@ std::string_view buffer_label(std::string_view name) {
         {"output", "output buffer"},  {"activation", "activation peak"}, {"non_torch", "non-torch memory"},
         {"cuda_graph", "CUDA graphs"}, {"kv_pool", "KV cache pool"},  {"mamba_pool", "mamba state pool"},
         {"projector", "mmproj projector"}, {"adapters", "LoRA adapters"},
+        // speculative decoding (llama.cpp spec.cpp)
+        {"mtp_weights", "MTP weights"}, {"mtp_kv", "MTP KV cache"},   {"mtp_output", "MTP output buffer"},
+        {"mtp_compute", "MTP compute buffer"},
+        {"draft_weights", "draft weights"}, {"draft_kv", "draft KV cache"}, {"draft_state", "draft recurrent state"},
+        {"draft_output", "draft output buffer"}, {"draft_compute", "draft compute buffer"},
     };
     for (const auto & [n, label] : labels) {
         if (n == name) return label;

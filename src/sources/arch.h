@@ -53,6 +53,10 @@ struct param_flags {
     bool mtp_probs_b = false;   ///< each NextN/MTP block's ffn_exp_probs_b.bias is created without the MTP flags
                                 ///< (TENSOR_NOT_REQUIRED only, never TENSOR_SKIP), so it is loaded while the block
                                 ///< is not: deepseek32.cpp:121, glm-dsa.cpp:155 (both releases; measured +1024 B)
+    // context facts (speculative decoding, docs/rules/llamacpp-spec.md)
+    bool rs_rollback = false;   ///< the recurrent state keeps n_rs_seq extra snapshots per sequence for draft rollback:
+                                ///< llm_arch_supports_rs_rollback (llama-arch.cpp:1112-1127, both releases: qwen35,
+                                ///< qwen35moe, qwen4exp, deepseek4, nemotron_h(_moe), lfm2(moe), kimi-k3, bailingmoe3)
 };
 
 /// How a GGUF's layer kinds are laid out when its keys alone do not say (llama.cpp load_arch_hparams).

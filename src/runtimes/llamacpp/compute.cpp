@@ -81,7 +81,9 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     g.n_seq = std::max<uint32_t>(1, c.n_seq);
     g.n_stream = c.n_stream;
     g.fa = c.flash_attn;
-    g.n_outputs = std::min(c.n_ubatch, c.n_batch);
+    // n_outputs_pp = min(n_tokens, n_outputs_max) (llama-context.cpp:672); n_outputs_max = n_batch unless llama-server's
+    // speculative limits (or the settings) ask fewer
+    g.n_outputs = std::min({c.n_ubatch, c.n_batch, c.n_outputs_max ? c.n_outputs_max : c.n_batch});
     // graph_reserve rounds n_tokens up to a multiple of n_seqs (ubatch_reserve(n_tokens / n_seqs, n_seqs))
     g.n_tokens = (uint64_t(c.n_ubatch) + g.n_seq - 1) / g.n_seq * g.n_seq;
     g.n_kv = c.n_ctx_seq;

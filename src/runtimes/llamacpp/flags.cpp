@@ -3,10 +3,13 @@
 #include "kvfit/llamacpp.h"
 
 #include "kvfit/error.h"
+#include "kvfit/sources.h"
 #include "kvfit/units.h"
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <mutex>
 #include <fmt/format.h>
 #include <regex>
 
@@ -97,6 +100,19 @@ const std::vector<flag_spec> & llamacpp_flags() {
         {"--cache-ram", "-cram", "llama-server prompt cache limit in MiB, host RAM (default 8192; -1 no limit; 0 off)", t::text},
         {"--ctx-checkpoints", "-ctxcp", "context checkpoints per slot, host RAM (default 32; recurrent and SWA models)", t::count},
         {"--ram", "", "host RAM for the host verdict: SIZE, or auto (this machine's MemTotal; --gpu auto detects it)", t::text},
+        // speculative decoding (src/runtimes/llamacpp/spec.cpp, docs/rules/llamacpp-spec.md): llama.cpp's spelling
+        {"--spec-type", "", "speculative decoding: draft-mtp (an MTP context on the model's NextN block), draft-simple "
+                            "(with -md), none", t::text},
+        {"--spec-draft-n-max", "", "draft tokens per step (default 3): outputs reserved, recurrent snapshots with MTP",
+         t::count},
+        {"--spec-draft-model", "-md", "draft model (GGUF, read like -m): its weights, KV, state and compute", t::text},
+        {"--spec-draft-ngl", "-ngld", "draft layers on the GPU (default all)", t::text},
+        {"--spec-draft-type-k", "-ctkd", "K cache type of the draft / MTP context (default f16)", t::text},
+        {"--spec-draft-type-v", "-ctvd", "V cache type of the draft / MTP context (default f16)", t::text},
+        {"--spec-draft-device", "-devd", "GPUs of the draft model: CUDA0,CUDA1 (index in --gpu) or none (host)", t::text},
+        {"--ctx-size-draft", "-cd", "not a llama.cpp v0.5.0 / 5b4ebc5 flag (the draft follows -c): refused", t::text},
+        {"--spec-draft-ctx", "", "context the draft / MTP context is sized at: target (v0.5.0, 5b4ebc5: the fitted "
+                                 "n_ctx) or train (llama.cpp build 9893: n_ctx_train)", t::text},
     };
     return v;
 }
@@ -122,6 +138,57 @@ bool given(const flag_values & f, std::string_view name) { return !f.text(name).
 
 const char * flash_attn_name(flash_attn_mode m) {
     return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
+}
+
+// -md FILE read like -m. The planner's searches parse the flags once per candidate, so the last file read is kept
+// (by path, size and modification time) instead of read again each time.
+std::shared_ptr<const model_desc> load_draft(const std::string & path) {
+    static std::mutex mu;
+    static std::string last_key;
+    static std::shared_ptr<const model_desc> last;
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    const auto time = std::filesystem::last_write_time(path, ec);
+    const std::string key = ec ? "" : fmt::format("{}\n{}\n{}", path, size, time.time_since_epoch().count());
+    {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!key.empty() && key == last_key) return last;
+    }
+    warnings warn; // the draft's own warnings (assumed formats) are not the plan's
+    auto m = std::make_shared<const model_desc>(load_model(path, warn));
+    std::lock_guard<std::mutex> lock(mu);
+    last_key = key;
+    last = m;
+    return m;
+}
+
+// Speculative decoding flags (spec.cpp). -cd/--ctx-size-draft is in neither release's common/arg.cpp (the draft
+// context takes llama_n_ctx(ctx_tgt), common/speculative.cpp:2550): llama-server refuses it, so does kvfit.
+void parse_spec_flags(const flag_values & f, llamacpp_settings & s) {
+    llamacpp_spec & sp = s.spec;
+    if (given(f, "ctx_size_draft")) {
+        throw error(fmt::format("-cd {}: not a flag of llama.cpp v0.5.0 or 5b4ebc5 (the draft context follows the target's "
+                                "-c: common/speculative.cpp:2550)", f.text("ctx_size_draft")));
+    }
+    if (given(f, "spec_type")) sp.mtp = parse_spec_type(f.text("spec_type"));
+    if (given(f, "spec_draft_n_max")) sp.n_max = uint32_t(parse_flag_count("--spec-draft-n-max", f.text("spec_draft_n_max"), 0, 1024));
+    if (given(f, "spec_draft_type_k")) sp.type_k = parse_cache_type_flag("-ctkd", f.text("spec_draft_type_k"));
+    if (given(f, "spec_draft_type_v")) sp.type_v = parse_cache_type_flag("-ctvd", f.text("spec_draft_type_v"));
+    if (given(f, "spec_draft_ngl")) {
+        const std::string v = f.text("spec_draft_ngl");
+        sp.draft_n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_flag_count("-ngld", v, 0, 100000));
+    }
+    if (given(f, "spec_draft_device")) sp.draft_devices = parse_draft_devices(f.text("spec_draft_device"));
+    if (given(f, "spec_draft_ctx")) {
+        const std::string v = f.text("spec_draft_ctx");
+        if (v == "target") sp.draft_ctx = spec_draft_ctx::target;
+        else if (v == "train") sp.draft_ctx = spec_draft_ctx::n_ctx_train;
+        else throw error(fmt::format("--spec-draft-ctx '{}': expected target or train", v));
+    }
+    if (given(f, "spec_draft_model")) {
+        sp.draft_path = f.text("spec_draft_model");
+        sp.draft = load_draft(sp.draft_path);
+    }
 }
 
 } // namespace
@@ -179,6 +246,7 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     p.no_host = f.boolean("no_host");
     if (given(f, "margin")) in.margin_bytes = parse_size(f.text("margin"));
     parse_extras_flags(f, s);
+    parse_spec_flags(f, s);
     return in;
 }
 
@@ -211,6 +279,20 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     if (!p.repack) f.set("no_repack", "true");
     if (p.no_host) f.set("no_host", "true");
     extras_flag_values(s, f);
+    // speculative decoding (spec.cpp)
+    const llamacpp_spec & sp = s.spec;
+    if (sp.mtp) f.set("spec_type", "draft-mtp");
+    if (sp.active()) f.set("spec_draft_n_max", std::to_string(sp.n_max));
+    if (!sp.draft_path.empty()) f.set("spec_draft_model", sp.draft_path);
+    if (sp.draft_n_gpu_layers >= 0) f.set("spec_draft_ngl", std::to_string(sp.draft_n_gpu_layers));
+    if (sp.type_k != ggml_type::f16) f.set("spec_draft_type_k", std::string(ggml_traits(sp.type_k).name));
+    if (sp.type_v != ggml_type::f16) f.set("spec_draft_type_v", std::string(ggml_traits(sp.type_v).name));
+    if (!sp.draft_devices.empty()) {
+        std::string d;
+        for (int32_t i : sp.draft_devices) d += i < 0 ? std::string("none") : fmt::format("{}GPU{}", d.empty() ? "" : ",", i);
+        f.set("spec_draft_device", d);
+    }
+    if (sp.draft_ctx == spec_draft_ctx::n_ctx_train) f.set("spec_draft_ctx", "train");
     return f;
 }
 

@@ -78,6 +78,7 @@ json settings_json(const llamacpp_inputs & in) {
     j["mmap"] = p.mmap;
     j["repack"] = p.repack;
     j["no_host"] = p.no_host;
+    if (s.spec.active()) j["spec_type"] = s.spec.mtp ? "draft-mtp" : "draft-simple"; // only with speculative decoding
     return j;
 }
 
@@ -126,6 +127,50 @@ uint64_t weights_bytes_that_fit(const model_desc & m, const llamacpp_plan & p) {
         if (!d.is_host) room += d.free_bytes() + int64_t(d.used.weights_bytes);
     }
     return room > 0 ? uint64_t(room) + m.weights.token_embd.bytes : 0;
+}
+
+// Speculative decoding's buffers on one device (llamacpp_plan::spec_usage, spec.cpp): "mtp_weights", "mtp_kv",
+// "mtp_output", "mtp_compute" for the MTP context, "draft_weights", "draft_kv", "draft_state", "draft_output", "draft_compute" for a
+// draft model; only those with bytes.
+void add_spec_buffers(device_plan & dp, const llamacpp_plan & p, const buffer_set & sp) {
+    const bool mtp = p.spec.mtp;
+    // with both, the MTP context's KV / compute and the draft's share a device's figures: named after the draft
+    const char * pre = p.spec.draft ? "draft_" : "mtp_";
+    const std::string w = std::string(pre) + "weights", kv = std::string(pre) + "kv", st = std::string(pre) + "state",
+                      out = std::string(pre) + "output", comp = std::string(pre) + "compute";
+    auto add = [&](const std::string & name, uint64_t bytes, bool estimate, std::string what) {
+        if (bytes > 0) dp.buffers.push_back({name, bytes, estimate, std::move(what)});
+    };
+    add(w, sp.weights_bytes, false, mtp && !p.spec.draft ? "the NextN (MTP) block, loaded with draft-mtp" : "the draft model");
+    add(kv, sp.kv_bytes, false, fmt::format("{} cells per stream", with_commas(p.spec.ctx.n_ctx_seq)));
+    add(st, sp.state_bytes, false, "");
+    add(out, sp.output_bytes, false, "");
+    add(comp, sp.compute_bytes, p.spec.compute_estimate && mtp, mtp ? "the MTP graph (estimate)" : "");
+}
+
+json spec_json(const llamacpp_plan & p) {
+    const auto & u = p.spec;
+    const llamacpp_spec & sp = p.settings.spec;
+    json j;
+    j["type"] = u.mtp && u.draft ? "draft-mtp+draft-simple" : u.mtp ? "draft-mtp" : "draft-simple";
+    j["n_max"] = sp.n_max;
+    j["draft_ctx"] = sp.draft_ctx == spec_draft_ctx::target ? "target" : "n_ctx_train";
+    j["draft_model"] = sp.draft_path;
+    j["cache_type_k"] = ggml_traits(sp.type_k).name;
+    j["cache_type_v"] = ggml_traits(sp.type_v).name;
+    j["n_ctx"] = u.ctx.n_ctx;
+    j["n_ctx_seq"] = u.ctx.n_ctx_seq;
+    j["n_outputs_max"] = p.ctx.n_outputs_max;
+    j["n_rs_seq"] = p.ctx.n_rs_seq;
+    j["n_layer_kv"] = u.n_layer_kv;
+    j["weights_bytes"] = u.bytes.weights_bytes;
+    j["kv_bytes"] = u.bytes.kv_bytes;
+    j["state_bytes"] = u.bytes.state_bytes;
+    j["output_bytes"] = u.bytes.output_bytes;
+    j["compute_bytes"] = u.bytes.compute_bytes;
+    j["compute_estimate"] = u.compute_estimate && u.mtp;
+    j["total_bytes"] = u.bytes.total();
+    return j;
 }
 
 runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
@@ -214,10 +259,14 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         const buffer_set & u = d.used;
         device_plan dp{d.name, d.is_host, d.capacity_bytes, d.margin_bytes, {}, d.n_layers};
         // in llama.cpp's order: weights at load, KV and state at context creation, then output and compute
-        dp.buffers = {make_buffer("weights", u.weights_bytes, !m.weights.exact), make_buffer("kv", u.kv_bytes),
-                      make_buffer("state", u.state_bytes), make_buffer("output", u.output_bytes),
-                      make_buffer("compute", u.compute_bytes, !llamacpp_compute_unmodelled(m, s).empty())};
+        // the target's own buffers; speculative decoding's share (d.spec, spec.cpp) follows as its own buffers
+        const buffer_set & sp = d.spec;
+        dp.buffers = {make_buffer("weights", u.weights_bytes - sp.weights_bytes, !m.weights.exact),
+                      make_buffer("kv", u.kv_bytes - sp.kv_bytes), make_buffer("state", u.state_bytes - sp.state_bytes),
+                      make_buffer("output", u.output_bytes - sp.output_bytes),
+                      make_buffer("compute", u.compute_bytes - sp.compute_bytes, !llamacpp_compute_unmodelled(m, s).empty())};
         if (d.is_host) dp.buffers[0].what = host_weights_what(p);
+        add_spec_buffers(dp, p, sp);
         r.devices.push_back(std::move(dp));
         if (d.has_output) output_device = uint32_t(i);
     }
@@ -250,6 +299,10 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     d["recurrent"] = {{"n_layer", p.rs.n_layer}, {"n_seq", p.rs.n_seq}, {"r_bytes", p.rs.r_bytes},
                       {"s_bytes", p.rs.s_bytes}, {"comp_bytes", p.rs.comp_bytes}};
     d["cpu_backend"] = cpu_backend_json(m, p);
+    if (s.spec.active()) {
+        d["spec"] = spec_json(p);
+        if (!p.spec.why.empty()) r.warnings.push_back("speculative decoding: " + p.spec.why + "; keep a margin");
+    }
     if (p.host_weights_exact && p.extra_buffers_used && p.placement.cpu.source.rfind("assumed", 0) == 0 &&
         p.host_weights.amx_tensors + p.host_weights.repack_tensors > 0) {
         r.notes.push_back(fmt::format("CPU assumed: {} (libggml-cpu-{}); its extra buffers hold {} of the host's weights: "
@@ -302,6 +355,19 @@ std::string llama_server_command(const model_desc & m, const llamacpp_settings &
     for (const auto & a : s.lora) cmd += a.scale == 1.0 ? " --lora " + a.path : fmt::format(" --lora-scaled {}:{}", a.path, a.scale);
     if (s.cache_ram_mib != llamacpp_default_cache_ram_mib) cmd += fmt::format(" --cache-ram {}", s.cache_ram_mib);
     if (s.ctx_checkpoints != llamacpp_default_ctx_checkpoints) cmd += fmt::format(" --ctx-checkpoints {}", s.ctx_checkpoints);
+    // speculative decoding (spec.cpp), as v0.5.0's common/arg.cpp spells it
+    const llamacpp_spec & sp = s.spec;
+    if (sp.mtp) cmd += " --spec-type draft-mtp";
+    if (!sp.draft_path.empty()) cmd += fmt::format(" -md {}", sp.draft_path);
+    if (sp.active() && sp.n_max != 3) cmd += fmt::format(" --spec-draft-n-max {}", sp.n_max);
+    if (sp.draft_n_gpu_layers >= 0) cmd += fmt::format(" -ngld {}", sp.draft_n_gpu_layers);
+    if (sp.type_k != ggml_type::f16) cmd += fmt::format(" -ctkd {}", ggml_traits(sp.type_k).name);
+    if (sp.type_v != ggml_type::f16) cmd += fmt::format(" -ctvd {}", ggml_traits(sp.type_v).name);
+    if (!sp.draft_devices.empty()) {
+        std::string d;
+        for (int32_t i : sp.draft_devices) d += i < 0 ? std::string("none") : fmt::format("{}CUDA{}", d.empty() ? "" : ",", i);
+        cmd += " -devd " + d;
+    }
     cmd += " --fit off"; // the plan fixes every setting; llama.cpp's own --fit would otherwise change them
     return cmd;
 }

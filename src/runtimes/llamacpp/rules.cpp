@@ -3,6 +3,7 @@
 // (the conformance suite, tests/conformance/); a rule that differs between them names its release.
 #include "kvfit/llamacpp.h"
 #include "kvfit/error.h"
+#include "sources/arch.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -183,6 +184,19 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
     }
     c.n_batch = static_cast<uint32_t>(std::min<uint64_t>(c.n_ctx, s.n_batch));
     c.n_ubatch = std::min(c.n_batch, s.n_ubatch);
+    // speculative decoding (docs/rules/llamacpp-spec.md): llama-server reserves n_parallel x (1 + n_max) outputs
+    // (server_output_limits, server-context.cpp:41-53; common_speculative_get_output_limits, speculative.cpp:2606-2615,
+    // capped at n_batch), and with MTP the target keeps n_max extra recurrent snapshots (need_n_rs_seq, common.h:394-400)
+    // on the architectures that roll their state back (llm_arch_supports_rs_rollback; clamped to 0 elsewhere,
+    // llama-context.cpp:105-110)
+    uint64_t outputs = s.n_outputs_max;
+    if (s.spec.active()) outputs = uint64_t(s.n_seq) * (1 + s.spec.n_max);
+    // llama-context.cpp:250: n_outputs_max 0 -> n_batch
+    c.n_outputs_max = outputs == 0 ? c.n_batch : uint32_t(std::min<uint64_t>(outputs, c.n_batch));
+    if (s.spec.mtp) {
+        const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
+        if (row && row->flags.rs_rollback) c.n_rs_seq = s.spec.n_max;
+    }
     return c;
 }
 
@@ -336,7 +350,8 @@ layer_state state_of(const model_desc & m, const llamacpp_context & c, uint32_t 
     layer_state st;
     // llama_memory_recurrent (src/llama-memory-recurrent.cpp): per recurrent layer one r tensor of
     // n_embd_r * mem_size and one s tensor of n_embd_s * mem_size, f32, mem_size = max(1, n_seq_max)
-    const uint64_t rows = std::max<uint32_t>(1, c.n_seq);
+    // rows = mem_size * (1 + n_rs_seq) (llama-memory-recurrent.cpp:101: speculative rollback snapshots)
+    const uint64_t rows = uint64_t(std::max<uint32_t>(1, c.n_seq)) * (1 + c.n_rs_seq);
     for (const auto & cache : m.caches.at(il)) {
         if (cache.kind == cache_kind::conv_state) st.r += rows * cache.width_k() * 4;
         if (cache.kind == cache_kind::ssm_state) st.s += rows * cache.width_k() * 4;
