@@ -42,7 +42,7 @@ bool harmless_with_value(const std::string & f) {
                          "--api-key", "--chat-template", "--chat-template-file", "-n", "--n-predict", "-p", "--prompt",
                          "-s", "--seed", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "-sys",
                          "--system-prompt", "--log-file", "-md", "--model-draft", "--reasoning-format", "-mg",
-                         "--main-gpu", "-sm", "--split-mode", "--timeout", "--threads-http", "-to"});
+                         "--main-gpu", "--timeout", "--threads-http", "-to"});
 }
 
 bool harmless_flag(const std::string & f) {
@@ -112,6 +112,13 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         else if (flag == "--repack") p.repack = true;
         else if (flag == "--no-host") p.no_host = true;
         else if (is_one_of(flag, {"-fit", "--fit"})) c.fit = take();
+        // the backend's terms (compute_cuda.cpp): op offload stages CPU-resident experts on CUDA0 (C4); the split
+        // mode decides pipeline parallelism (C3): layer (the default) is planned, row / tensor / none are not
+        else if (flag == "--no-op-offload") s.op_offload = false;
+        else if (is_one_of(flag, {"-sm", "--split-mode"})) {
+            const std::string v = take();
+            if (v != "layer") c.not_modelled.push_back(flag + " " + v + " (only -sm layer, the default, is modelled)");
+        }
         else if (harmless_with_value(flag)) take();
         else if (harmless_flag(flag)) {
         } else if (flag.size() > 1 && flag[0] == '-') {

@@ -298,9 +298,20 @@ void explain_buffers(explanation & e, const llamacpp_log & log, const log_settin
             fmt::format("{}, R (f32): {}, S (f32): {}", mib2(plan.rs.bytes()), mib2(plan.rs.r_bytes), mib2(plan.rs.s_bytes)),
             fmt::format("llama.cpp prints {} layers (all blocks); {} hold state", r.n_layer, plan.rs.n_layer));
     }
+    // the backend's terms on a GPU's compute buffer (compute_cuda.cpp): estimates, named in the row's note
+    auto terms_note = [&](size_t dev) {
+        std::string note;
+        for (const auto & t : plan.backend_terms) {
+            if (t.device != dev || !t.applied || t.buffer != "compute" || t.added_bytes == 0) continue;
+            note += fmt::format("{}{} {} + {} (estimate from ggml source)", note.empty() ? "" : "; ",
+                                gpu_backend_name(plan.backend.backend), t.name, mib2(t.added_bytes));
+        }
+        return note;
+    };
     for (const auto & b : log.compute_buffers) {
-        add(e, b.line_no, "compute buffer " + b.device, mib2(b.mib),
-            mib2(plan.devices[device_index(ls, plan, b.device)].used.compute_bytes));
+        const size_t dev = device_index(ls, plan, b.device);
+        add(e, b.line_no, "compute buffer " + b.device, mib2(b.mib), mib2(plan.devices[dev].used.compute_bytes),
+            terms_note(dev));
     }
     for (const auto & b : log.compute_buffers_4dp) {
         const uint64_t bytes = plan.devices[device_index(ls, plan, b.device)].used.compute_bytes;

@@ -89,6 +89,11 @@ const std::vector<flag_spec> & llamacpp_flags() {
         {"--load-mode", "-lm", "auto, none, mmap, mlock, mmap+mlock or dio (none and dio: no mmap)", t::text},
         {"--no-repack", "-nr", "no CPU extra buffer types (AMX, CPU_REPACK)", t::boolean},
         {"--no-host", "", "with GPUs: no host buffer type, so host-resident weights may go to AMX / CPU_REPACK", t::boolean},
+        // the backend and its compute terms (compute_cuda.cpp, docs/rules/llamacpp-cuda.md)
+        {"--backend", "", "ggml backend of the GPUs: cuda, rocm, vulkan, metal or cpu (default: from the GPU names; "
+                          "cuda assumed for --gpu SIZE)", t::text},
+        {"--no-op-offload", "", "keep the ops of CPU-resident weights on the CPU (no CUDA staging of CPU experts at "
+                                "n_ubatch >= 32)", t::boolean},
     };
     return v;
 }
@@ -166,6 +171,9 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     p.repack = !f.boolean("no_repack");
     p.no_host = f.boolean("no_host");
     if (given(f, "margin")) in.margin_bytes = parse_size(f.text("margin"));
+    // the backend (compute_cuda.cpp)
+    if (given(f, "backend")) s.backend = parse_gpu_backend(f.text("backend"));
+    s.op_offload = !f.boolean("no_op_offload");
     return in;
 }
 
@@ -197,6 +205,8 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     if (!p.mmap) f.set("no_mmap", "true");
     if (!p.repack) f.set("no_repack", "true");
     if (p.no_host) f.set("no_host", "true");
+    if (s.backend) f.set("backend", gpu_backend_name(*s.backend));
+    if (!s.op_offload) f.set("no_op_offload", "true");
     return f;
 }
 
