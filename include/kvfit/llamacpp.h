@@ -83,6 +83,10 @@ struct llamacpp_spec {
     /// True when a draft or MTP context is created.
     bool active() const { return mtp || !draft_path.empty() || draft != nullptr; }
 };
+/// The ggml backend the GPUs run (`--backend`; compute_cuda.cpp): compute buffers differ by backend. cpu is the
+/// CPU build (no GPU); the GPU backends are ggml-cuda (NVIDIA), ggml-cuda built with HIP (rocm: AMD), ggml-vulkan
+/// and ggml-metal (Apple).
+enum class gpu_backend : uint8_t { cpu, cuda, rocm, vulkan, metal };
 
 /// llama.cpp context settings, spelled as llama-server's flags. Defaults are llama-server's
 /// (common/common.h: n_batch 2048, n_ubatch 512, n_parallel 1, cache types f16, flash attention auto).
@@ -111,6 +115,9 @@ struct llamacpp_settings {
     /// common/speculative.cpp:2606-2615) whatever this says.
     uint32_t n_outputs_max = 0;
     llamacpp_spec spec;            ///< speculative decoding (MTP, draft model): spec.cpp
+    // --- the backend (compute_cuda.cpp; issue 14 items 1 and 5) ---
+    std::optional<gpu_backend> backend; ///< --backend; empty = inferred from the GPUs (llamacpp_backend_of)
+    bool op_offload = true;             ///< false with --no-op-offload (cparams.op_offload, common/common.cpp:1747)
 };
 
 /// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):
@@ -267,6 +274,67 @@ uint64_t kv_bytes_per_token_if_all_full(const model_desc & m, ggml_type type_k, 
 
 
 // ============================================================================================================
+// The backend and its compute terms (src/runtimes/llamacpp/compute_cuda.cpp; docs/rules/llamacpp-cuda.md)
+// ============================================================================================================
+
+struct llamacpp_plan;
+
+/// "cuda", "rocm", "vulkan", "metal", "cpu".
+const char * gpu_backend_name(gpu_backend b);
+
+/// The `--backend` value: cuda, rocm (also hip), vulkan, metal or cpu, case-insensitive.
+/// Throws kvfit::error "--backend 'x': expected cuda, rocm, vulkan, metal or cpu".
+gpu_backend parse_gpu_backend(std::string_view text);
+
+/// The backend a plan is made for, and where it came from.
+struct backend_choice {
+    gpu_backend backend = gpu_backend::cpu;
+    /// How it was chosen, one line: "--backend", "RTX 4090 is an NVIDIA GPU", "no GPU",
+    /// "assumed: --gpu gave sizes only (pass --backend to choose)".
+    std::string source;
+    bool assumed = false; ///< no GPU named one and --backend was not given (sized GPUs): cuda assumed
+};
+
+/// The backend for these GPUs: `given` (--backend) when set; else from each GPU: its vendor (device_spec::vendor, from
+/// data/gpus.csv or the detection tool, or a CUDA compute capability: NVIDIA -> cuda, AMD -> rocm, Apple -> metal),
+/// a driver or log name by its words ("NVIDIA", "GeForce",
+/// "Tesla", "Quadro" -> cuda; "AMD", "Radeon", "Instinct" -> rocm; "Apple" -> metal) or its ggml device prefix
+/// ("CUDA0", "ROCm0", "Vulkan0", "Metal", "MTL0": `kvfit explain`); no GPU -> cpu; GPUs named by size only ->
+/// cuda, assumed (backend_choice::assumed). Throws kvfit::error for --backend cpu with GPUs ("--backend cpu: a CPU
+/// build offloads nothing; drop --gpu"), a GPU backend without GPUs ("--backend cuda needs a GPU (--gpu)"), GPUs of
+/// two vendors without --backend, and a backend the named GPU cannot run ("--backend metal: RTX 4090 is an NVIDIA
+/// GPU (cuda or vulkan)").
+backend_choice llamacpp_backend_of(const std::vector<device_spec> & gpus, std::optional<gpu_backend> given);
+
+/// One backend-dependent term of a plan, named after the ggml tensor it stands for (docs/rules/llamacpp-cuda.md).
+/// The figures are estimates read from ggml's sources and public logs: no CUDA runtime runs in kvfit's tests.
+struct backend_term {
+    std::string name;          ///< "flash_attn_ext_f16_kv" (C2), "pp_input_copies" (C3), "op_offload_staging" (C4),
+                               ///< "quantized_row_padding" (C5)
+    uint32_t device = 0;       ///< index into llamacpp_plan::devices (a GPU)
+    std::string buffer;        ///< the buffer it enlarges: "compute" (C2-C4) or "weights" (C5)
+    uint64_t tensor_bytes = 0; ///< the tensor(s) it stands for (the f16 K/V scratch, the copies, the staged weights)
+    uint64_t added_bytes = 0;  ///< what the buffer grows by on that device (a scratch can fit under the CPU graph's peak)
+    bool applied = true;       ///< false: a CUDA term on another GPU backend, not added (the plan warns instead)
+    std::string what;          ///< one line: the tensor and the rule's source file
+};
+
+/// The f16 copies of a quantized K/V that CUDA's flash-attention kernel needs (C2, K7): for layer `il` with an
+/// attention cache, when flash attention is on and type_k (type_v) is not f16, pad128 + n_kv x n_stream x
+/// n_embd_k_gqa x 2 B (and the same for V unless V is a view of K, as in MLA): ggml_cuda_flash_attn_ext_get_alloc_size
+/// (ggml/src/ggml-cuda/fattn.cu:719-756, fattn-common.cuh:53-85), MMA_F16/TILE kernels for the n_ubatch-token reserve
+/// graph. n_kv is the layer's cache cells per stream (the window cache for window layers). 0 otherwise.
+/// Qwen3.5-4B (4 x 256), 262,144 cells, q8_0: 2 x (128 + 262144 x 1024 x 2) = 1,073,742,080 B (K7's 1.0 GiB).
+uint64_t llamacpp_cuda_fa_f16_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                    uint32_t il);
+
+/// Fill plan.backend and plan.backend_terms and add the applied terms to the GPUs' buffers (called by plan_llamacpp
+/// once the CPU-graph compute buffer is placed): C2 and C4 raise a GPU's compute buffer to the larger of the CPU
+/// graph's peak and the node stage holding the term, C3 adds its copies, C5 pads the GPU's quantized weights. C3
+/// applies to every GPU backend (ggml-backend.cpp, async + events on CUDA/HIP, Vulkan, Metal); C2, C4, C5 to cuda only.
+void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, const std::vector<device_spec> & gpus);
+
+// ============================================================================================================
 // Placement on devices (src/runtimes/llamacpp/placement.cpp)
 // ============================================================================================================
 
@@ -355,6 +423,9 @@ struct llamacpp_plan {
         bool compute_estimate = false; ///< the MTP compute buffer is an estimate (spec.cpp says how)
         std::string why;               ///< what an estimate or an unmodelled part is ("" when exact)
     } spec;
+    // --- the backend (compute_cuda.cpp) ---
+    backend_choice backend;                  ///< the backend planned and why
+    std::vector<backend_term> backend_terms; ///< its terms on the GPUs (applied or only warned about)
 };
 
 /// Plan a setting on the given GPUs (empty = CPU only: everything in host memory).
@@ -467,8 +538,9 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
 
 /// The llama.cpp flags: -c, -ctk, -ctv, -fa, -ub, -b, -np, --kv-unified, --swa-full, --mla-kv, --llamacpp-version,
 /// --margin, -ngl, --no-kv-offload, -ts, -ot, --cpu-moe, --n-cpu-moe, --cpu-features, --mmap, --no-mmap, --load-mode,
-/// --no-repack, --no-host; speculative decoding (spec.cpp): --spec-type, --spec-draft-n-max, -md, -ngld, -ctkd, -ctvd,
-/// -devd, --spec-draft-ctx, and -cd (refused: "-cd 4096: not a flag of llama.cpp v0.5.0 or 5b4ebc5 ...").
+/// --no-repack, --no-host, --backend, --no-op-offload; speculative decoding (spec.cpp): --spec-type, --spec-draft-n-max,
+/// -md, -ngld, -ctkd, -ctvd, -devd, --spec-draft-ctx, and -cd (refused: "-cd 4096: not a flag of llama.cpp v0.5.0 or
+/// 5b4ebc5 ...").
 const std::vector<flag_spec> & llamacpp_flags();
 
 // ============================================================================================================

@@ -28,6 +28,9 @@ struct device_spec {
     std::string name;              ///< display name ("GPU0", "RTX 4060", "24GiB")
     uint64_t memory_bytes = 0;     ///< usable memory (total or free), bytes
     double compute_capability = 0; ///< CUDA compute capability from the GPU table (8.6 for an RTX 3090); 0 = unknown
+    /// "NVIDIA", "AMD", "Apple" from the GPU table (or the detection tool); "" = unknown. llama.cpp's backend is
+    /// inferred from it (llamacpp_backend_of).
+    std::string vendor{};
 };
 
 /// The devices of one node a plan is made for: GPUs in order; none = CPU only.

@@ -42,7 +42,7 @@ bool harmless_with_value(const std::string & f) {
                          "--api-key", "--chat-template", "--chat-template-file", "-n", "--n-predict", "-p", "--prompt",
                          "-s", "--seed", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "-sys",
                          "--system-prompt", "--log-file", "--reasoning-format", "-mg",
-                         "--main-gpu", "-sm", "--split-mode", "--timeout", "--threads-http", "-to"});
+                         "--main-gpu", "--timeout", "--threads-http", "-to"});
 }
 
 bool harmless_flag(const std::string & f) {
@@ -144,6 +144,13 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
             // in neither release's common/arg.cpp: llama-server exits on it (the draft follows -c, speculative.cpp:2550)
             throw error(fmt::format("exec: {} {}: not a flag of llama.cpp v0.5.0 or 5b4ebc5 (the draft context follows "
                                     "-c); remove it", flag, take()));
+        }
+        // the backend's terms (compute_cuda.cpp): op offload stages CPU-resident experts on CUDA0 (C4); the split
+        // mode decides pipeline parallelism (C3): layer (the default) is planned, row / tensor / none are not
+        else if (flag == "--no-op-offload") s.op_offload = false;
+        else if (is_one_of(flag, {"-sm", "--split-mode"})) {
+            const std::string v = take();
+            if (v != "layer") c.not_modelled.push_back(flag + " " + v + " (only -sm layer, the default, is modelled)");
         }
         else if (harmless_with_value(flag)) take();
         else if (harmless_flag(flag)) {

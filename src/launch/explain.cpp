@@ -365,14 +365,26 @@ void explain_buffers(explanation & e, const llamacpp_log & log, const log_settin
             fmt::format("{}, R (f32): {}, S (f32): {}", mib2(plan.rs.bytes()), mib2(plan.rs.r_bytes), mib2(plan.rs.s_bytes)),
             fmt::format("llama.cpp prints {} layers (all blocks); {} hold state", r.n_layer, plan.rs.n_layer));
     }
+    // the backend's terms on a GPU's compute buffer (compute_cuda.cpp): estimates, named in the row's note
+    auto terms_note = [&](size_t dev) {
+        std::string note;
+        for (const auto & t : plan.backend_terms) {
+            if (t.device != dev || !t.applied || t.buffer != "compute" || t.added_bytes == 0) continue;
+            note += fmt::format("{}{} {} + {} (estimate from ggml source)", note.empty() ? "" : "; ",
+                                gpu_backend_name(plan.backend.backend), t.name, mib2(t.added_bytes));
+        }
+        return note;
+    };
     for (const auto & b : log.compute_buffers) {
-        const auto & dev = plan.devices[device_index(ls, plan, b.device)];
+        const size_t dev = device_index(ls, plan, b.device);
+        const auto & dv = plan.devices[dev];
         if (in_draft(b.line_no)) {
-            add(e, b.line_no, "draft compute buffer " + b.device, mib2(b.mib), mib2(dev.spec.compute_bytes),
+            add(e, b.line_no, "draft compute buffer " + b.device, mib2(b.mib), mib2(dv.spec.compute_bytes),
                 plan.spec.compute_estimate ? "estimate" : "");
             continue;
         }
-        add(e, b.line_no, "compute buffer " + b.device, mib2(b.mib), mib2(dev.used.compute_bytes - dev.spec.compute_bytes));
+        add(e, b.line_no, "compute buffer " + b.device, mib2(b.mib), mib2(dv.used.compute_bytes - dv.spec.compute_bytes),
+            terms_note(dev));
     }
     for (const auto & b : log.compute_buffers_4dp) {
         const auto & dev = plan.devices[device_index(ls, plan, b.device)];

@@ -218,7 +218,10 @@ std::vector<device_spec> devices_from_detection(const gpu_detection & d) {
     std::vector<device_spec> out;
     for (const auto & g : d.gpus) {
         const gpu_info * known = find_gpu(g.name);
-        out.push_back({known ? known->name : g.name, g.free_bytes});
+        // the vendor (llama.cpp's backend is inferred from it): the table's, else the tool's (NVML and nvidia-smi
+        // see NVIDIA GPUs, rocm-smi AMD ones)
+        const std::string vendor = known ? known->vendor : d.method == "rocm-smi" ? "AMD" : d.method == "none" ? "" : "NVIDIA";
+        out.push_back({known ? known->name : g.name, g.free_bytes, known ? known->compute_capability : 0, vendor});
     }
     return out;
 }

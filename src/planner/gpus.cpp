@@ -269,7 +269,7 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
             throw error(fmt::format("gpu '{}': more than {} devices", text, k_max_devices));
         }
         if (const gpu_info * g = find_gpu(rest)) {
-            for (uint64_t i = 0; i < count; ++i) out.push_back({g->name, g->memory_bytes});
+            for (uint64_t i = 0; i < count; ++i) out.push_back({g->name, g->memory_bytes, g->compute_capability, g->vendor});
             continue;
         }
         const std::string_view name = rest; // clang 14 cannot capture a structured binding

@@ -136,7 +136,7 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
     machine mc;
     if (!q.gpu.empty()) mc.gpus = parse_gpus ? parse_gpus(q.gpu) : parse_gpu_list(q.gpu);
     for (auto & g : mc.gpus) {
-        if (const gpu_info * info = find_gpu(g.name)) g.compute_capability = info->compute_capability;
+        if (const gpu_info * info = find_gpu(g.name)) g.compute_capability = info->compute_capability, g.vendor = info->vendor;
     }
     warnings warn;
     model_desc m = load(warn);

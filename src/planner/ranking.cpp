@@ -264,7 +264,7 @@ std::vector<rank_row> rank_models(const std::vector<rank_candidate> & candidates
     }
     machine mc = mc_in;
     for (auto & g : mc.gpus) {
-        if (const gpu_info * info = find_gpu(g.name)) g.compute_capability = info->compute_capability;
+        if (const gpu_info * info = find_gpu(g.name)) g.compute_capability = info->compute_capability, g.vendor = info->vendor;
     }
     const uint64_t asked = rank_target_context(s);
     rank_settings s2 = s;

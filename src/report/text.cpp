@@ -135,6 +135,22 @@ void render_fit(std::string & out, const plan_result & r) {
                        flag(d, "requested_from_model") ? " (no -c: llama-server's default is the model's training context)" : "",
                        with_commas(u64(d, "n_ctx")), with_commas(u64(d, "n_ctx_seq")), n_seq, n_seq == 1 ? "" : "s",
                        u64(d, "n_ubatch"), flag(d, "flash_attn") ? "on" : "off");
+    // the backend planned and its terms (compute_cuda.cpp): one line
+    if (d.contains("backend")) {
+        const auto & b = d["backend"];
+        std::string terms;
+        for (const auto & t : b["terms"]) {
+            if (!flag(t, "applied") || u64(t, "added_bytes") == 0) continue;
+            const uint64_t dev = u64(t, "device");
+            const uint64_t tensor = u64(t, "tensor_bytes"), added = u64(t, "added_bytes");
+            terms += fmt::format("{}{} {} + {} {}{}", terms.empty() ? "" : ", ", dev < p.devices.size() ? p.devices[dev].name : "GPU",
+                                 str(t, "buffer"), str(t, "name"), human_bytes(tensor),
+                                 added == tensor ? "" : fmt::format(" (the buffer grows {})", human_bytes(added)));
+        }
+        out += fmt::format("  backend: {} ({}){}\n", str(b, "name"), str(b, "source"),
+                           terms.empty() ? "" : fmt::format("; terms beyond the CPU graph (estimates from ggml's source "
+                                                            "and public logs, no {} run): {}", str(b, "name"), terms));
+    }
     out += fmt::format("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "device", "weights", "KV cache",
                        "state", "output", "compute", "total", "capacity");
     for (const auto & dev : p.devices) {

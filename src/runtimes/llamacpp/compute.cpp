@@ -142,8 +142,9 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     // src/llama-kv-cache.cpp): the widest V of the model, whichever cache (mimo2: full 4 x 128, window 8 x 128)
     // The K rotation of each cache is sized by that cache's layers' head_dim_k (kv_attn_rot n_embd_head_all: gemma4
     // base 512, swa 256; attn_inp_k_rot 512 x 512 and 256 x 256, measured)
-    if (any_kv) g.inputs += cache_inputs(g, g.n_kv, std::max(v_gqa_full, v_gqa_swa), head_k_full ? head_k_full : head_k, any_mla && !any_plain);
-    if (windowed) g.inputs += cache_inputs(g, g.n_kv_swa, std::max(v_gqa_swa, v_gqa_full), head_k_swa ? head_k_swa : head_k, false);
+    if (any_kv) g.inputs_kv = cache_inputs(g, g.n_kv, std::max(v_gqa_full, v_gqa_swa), head_k_full ? head_k_full : head_k, any_mla && !any_plain);
+    if (windowed) g.inputs_swa = cache_inputs(g, g.n_kv_swa, std::max(v_gqa_swa, v_gqa_full), head_k_swa ? head_k_swa : head_k, false);
+    g.inputs += g.inputs_kv + g.inputs_swa;
     return g;
 }
 

@@ -41,6 +41,8 @@ struct compute_graph {
     uint64_t inputs = 0; ///< I: all inputs, allocated before the first node
     uint64_t out_ids = 0;///< inp_out_ids i32 [n_outputs]
     uint64_t s_copy = 0; ///< inp_s_copy i32 [n_seq] of recurrent layers (0 without)
+    uint64_t inputs_kv = 0;  ///< the part of I that the full/MLA cache's inputs take (k_idxs, v_idxs, rotations, mask)
+    uint64_t inputs_swa = 0; ///< the part of I that the window cache's inputs take (0 without window layers)
 
     /// H = I - tok - E: the inputs freed during the last attention layer (mask, indices, positions). They leave a
     /// hole right above inp_embd that the last layer and the output stage reuse.

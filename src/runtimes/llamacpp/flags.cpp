@@ -113,6 +113,11 @@ const std::vector<flag_spec> & llamacpp_flags() {
         {"--ctx-size-draft", "-cd", "not a llama.cpp v0.5.0 / 5b4ebc5 flag (the draft follows -c): refused", t::text},
         {"--spec-draft-ctx", "", "context the draft / MTP context is sized at: target (v0.5.0, 5b4ebc5: the fitted "
                                  "n_ctx) or train (llama.cpp build 9893: n_ctx_train)", t::text},
+        // the backend and its compute terms (compute_cuda.cpp, docs/rules/llamacpp-cuda.md)
+        {"--backend", "", "ggml backend of the GPUs: cuda, rocm, vulkan, metal or cpu (default: from the GPU names; "
+                          "cuda assumed for --gpu SIZE)", t::text},
+        {"--no-op-offload", "", "keep the ops of CPU-resident weights on the CPU (no CUDA staging of CPU experts at "
+                                "n_ubatch >= 32)", t::boolean},
     };
     return v;
 }
@@ -247,6 +252,9 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     if (given(f, "margin")) in.margin_bytes = parse_size(f.text("margin"));
     parse_extras_flags(f, s);
     parse_spec_flags(f, s);
+    // the backend (compute_cuda.cpp)
+    if (given(f, "backend")) s.backend = parse_gpu_backend(f.text("backend"));
+    s.op_offload = !f.boolean("no_op_offload");
     return in;
 }
 
@@ -293,6 +301,8 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
         f.set("spec_draft_device", d);
     }
     if (sp.draft_ctx == spec_draft_ctx::n_ctx_train) f.set("spec_draft_ctx", "train");
+    if (s.backend) f.set("backend", gpu_backend_name(*s.backend));
+    if (!s.op_offload) f.set("no_op_offload", "true");
     return f;
 }
 

@@ -199,6 +199,8 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
 
     plan.n_gpu_layers = 0;
     for (int d : dev) plan.n_gpu_layers += d >= 0;
+    // the backend (--backend, or from the GPUs) and its terms on the GPUs' buffers (compute_cuda.cpp)
+    llamacpp_apply_backend_terms(plan, m, gpus);
     for (const auto & d : plan.devices) plan.total += d.used;
     // speculative decoding: the MTP context or the draft model, on their devices (spec.cpp)
     llamacpp_add_spec(m, gpus, plan);

@@ -79,6 +79,8 @@ json settings_json(const llamacpp_inputs & in) {
     j["repack"] = p.repack;
     j["no_host"] = p.no_host;
     if (s.spec.active()) j["spec_type"] = s.spec.mtp ? "draft-mtp" : "draft-simple"; // only with speculative decoding
+    j["backend"] = s.backend ? gpu_backend_name(*s.backend) : "auto"; // as given; detail.backend: the one planned
+    j["no_op_offload"] = !s.op_offload;
     return j;
 }
 
@@ -117,6 +119,51 @@ std::string host_weights_what(const llamacpp_plan & p) {
     if (w.amx_tensors) out += fmt::format(" + AMX {}", mib(w.amx_bytes));
     if (w.repack_tensors) out += fmt::format(" + CPU_REPACK {}", mib(w.repack_bytes));
     return out + fmt::format(" (libggml-cpu-{}, {})", p.placement.cpu.variant, p.placement.cpu.source);
+}
+
+// The backend's terms on GPU `dev` (compute_cuda.cpp) beside the buffers they enlarge: the buffer becomes an estimate
+// and says what it holds beyond the CPU graph ("+ flash_attn_ext_f16_kv 1024.00 MiB (CUDA estimate from ggml source)").
+void backend_terms_what(const llamacpp_plan & p, uint32_t dev, device_plan & dp) {
+    for (const auto & t : p.backend_terms) {
+        if (t.device != dev || !t.applied || t.added_bytes == 0) continue;
+        for (auto & b : dp.buffers) {
+            if (b.name != t.buffer) continue;
+            b.estimate = true;
+            b.what += fmt::format("{}+ {} {}", b.what.empty() ? "" : "; ", t.name, mib(t.added_bytes));
+        }
+    }
+    for (auto & b : dp.buffers) {
+        if (b.estimate && b.what.find("+ ") != std::string::npos && b.what.find("estimate from") == std::string::npos) {
+            b.what += fmt::format(" ({} estimate from ggml's source and public logs; no {} run)", gpu_backend_name(p.backend.backend),
+                                  gpu_backend_name(p.backend.backend));
+        }
+    }
+}
+
+// detail.backend: the backend planned, why, and its terms; warnings for the CUDA terms another GPU backend does not
+// get, a note when the backend is assumed (docs/json.md).
+json backend_json(const llamacpp_plan & p, std::vector<std::string> & warnings, std::vector<std::string> & notes) {
+    json j;
+    j["name"] = gpu_backend_name(p.backend.backend);
+    j["source"] = p.backend.source;
+    j["assumed"] = p.backend.assumed;
+    json terms = json::array();
+    std::string skipped;
+    for (const auto & t : p.backend_terms) {
+        terms.push_back({{"name", t.name}, {"device", t.device}, {"buffer", t.buffer}, {"tensor_bytes", t.tensor_bytes},
+                         {"added_bytes", t.added_bytes}, {"applied", t.applied}, {"estimate", true}, {"what", t.what}});
+        if (!t.applied && t.added_bytes > 0) {
+            skipped += fmt::format("{}{} (CUDA: +{} on {})", skipped.empty() ? "" : ", ", t.name, mib(t.added_bytes),
+                                   p.devices[t.device].name);
+        }
+    }
+    j["terms"] = terms;
+    if (!skipped.empty()) {
+        warnings.push_back(fmt::format("backend {}: compute is planned with the CPU graph; not modelled for it: {}; keep "
+                                       "a margin", gpu_backend_name(p.backend.backend), skipped));
+    }
+    if (p.backend.assumed) notes.push_back("backend " + std::string(gpu_backend_name(p.backend.backend)) + " " + p.backend.source);
+    return j;
 }
 
 // The largest weight size that fits the GPUs at this plan's context: every GPU's room after the margin plus its
@@ -267,6 +314,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
                       make_buffer("compute", u.compute_bytes - sp.compute_bytes, !llamacpp_compute_unmodelled(m, s).empty())};
         if (d.is_host) dp.buffers[0].what = host_weights_what(p);
         add_spec_buffers(dp, p, sp);
+        backend_terms_what(p, uint32_t(i), dp); // the backend's terms on this GPU (compute_cuda.cpp)
         r.devices.push_back(std::move(dp));
         if (d.has_output) output_device = uint32_t(i);
     }
@@ -303,6 +351,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         d["spec"] = spec_json(p);
         if (!p.spec.why.empty()) r.warnings.push_back("speculative decoding: " + p.spec.why + "; keep a margin");
     }
+    d["backend"] = backend_json(p, r.warnings, r.notes);
     if (p.host_weights_exact && p.extra_buffers_used && p.placement.cpu.source.rfind("assumed", 0) == 0 &&
         p.host_weights.amx_tensors + p.host_weights.repack_tensors > 0) {
         r.notes.push_back(fmt::format("CPU assumed: {} (libggml-cpu-{}); its extra buffers hold {} of the host's weights: "
@@ -368,6 +417,7 @@ std::string llama_server_command(const model_desc & m, const llamacpp_settings &
         for (int32_t i : sp.draft_devices) d += i < 0 ? std::string("none") : fmt::format("{}CUDA{}", d.empty() ? "" : ",", i);
         cmd += " -devd " + d;
     }
+    if (!s.op_offload) cmd += " --no-op-offload";
     cmd += " --fit off"; // the plan fixes every setting; llama.cpp's own --fit would otherwise change them
     return cmd;
 }
