@@ -15,7 +15,9 @@ using kvfit::test::read_text;
 kvfit::model_desc load(const kvfit::catalog_entry & e) {
     kvfit::warnings warn;
     auto m = kvfit::model_from_catalog(e, warn);
-    if (!e.gguf_keys) EXPECT_TRUE(warn.empty()) << e.name << ": " << (warn.empty() ? "" : warn.front());
+    if (!e.gguf_keys) {
+        EXPECT_TRUE(warn.empty()) << e.name << ": " << (warn.empty() ? "" : warn.front());
+    }
     return m;
 }
 
@@ -76,7 +78,9 @@ TEST(catalog, qwen3_8_flash_next_from_gguf_keys) {
 TEST(catalog, every_entry_loads) {
     for (const auto & e : kvfit::catalog()) {
         const auto m = load(e);
-        if (!e.gguf_keys) EXPECT_GT(m.n_params(), 0u) << e.name; // GGUF keys without tensors: unknown
+        if (!e.gguf_keys) { // GGUF keys without tensors: unknown
+            EXPECT_GT(m.n_params(), 0u) << e.name;
+        }
     }
 }
 

@@ -127,9 +127,9 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
             throw error(fmt::format("--margin {} B is not less than {}'s {} B of memory", margin_bytes, g.name,
                                     g.memory_bytes));
         }
-        plan.devices.push_back({g.name, false, g.memory_bytes, margin_bytes, 0, false, {}});
+        plan.devices.push_back({g.name, false, g.memory_bytes, margin_bytes, 0, false, {}, {}});
     }
-    plan.devices.push_back({"host", true, 0, 0, 0, false, {}});
+    plan.devices.push_back({"host", true, 0, 0, 0, false, {}, {}});
     device_usage & host = plan.devices.back();
 
     std::vector<double> split = p.tensor_split;

@@ -110,6 +110,7 @@ std::vector<mlx_layer_cache> mlx_layer_caches(const mlx_run & r, uint64_t tokens
                 e.k_bytes_per_cell = c.width_k() * a;
                 break;
             case cache_kind::compressed:
+            case cache_kind::ple_state: // no mlx-lm rule: refused (mlx_fixed_refusals)
                 continue;
             }
             out.push_back(e);

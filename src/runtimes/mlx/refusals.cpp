@@ -38,6 +38,10 @@ std::vector<std::string> mlx_fixed_refusals(const model_desc & m, const mlx_sett
     }
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         for (const auto & c : m.caches[il]) {
+            if (c.kind == cache_kind::ple_state) {
+                out.push_back(fmt::format("mlx: no mlx-lm rule for the per-layer-embedding state (ple_state, layer {})", il));
+                return out;
+            }
             if (c.kind == cache_kind::compressed || (c.kind == cache_kind::indexer && c.ratio != 1)) {
                 out.push_back(fmt::format("mlx: no mlx-lm rule for {} caches of ratio {} (layer {})",
                                           cache_kind_name(c.kind), c.ratio, il));
