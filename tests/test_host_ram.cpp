@@ -153,3 +153,31 @@ TEST(host_ram, cli_text_and_json) {
     EXPECT_TRUE(h["fits"].get<bool>()) << h;
     EXPECT_EQ(h["cache_ram_mib"].get<int64_t>(), 8192);
 }
+
+// The host buffers llama.cpp allocates at start (not the prompt cache or checkpoints, which grow to their limits, nor
+// the page cache) decide the verdict: Llama-3.1-8B at 131,072 tokens on the CPU keeps 16 GiB of f16 KV (131,072 B
+// per token x 131,072) on the host, which 8 GiB cannot hold: exit 3, and 64 GiB can: exit 0.
+TEST(host_ram, allocated_host_buffers_decide_the_verdict) {
+    const auto over = kvfit::test::run_kvfit("Meta-Llama-3.1-8B -c 131072 --ram 8GiB --json");
+    EXPECT_EQ(over.status, 3) << over.err;
+    const json d = json::parse(over.out);
+    const json & h = d.contains("plans") ? d["plans"][0]["detail"]["host_ram"] : d["detail"]["host_ram"];
+    EXPECT_FALSE(h["starts"].get<bool>()) << h;
+    EXPECT_GE(h["allocated_bytes"].get<uint64_t>(), 131072ull * 131072ull) << h;
+    EXPECT_NE(over.out.find("it does not fit in host RAM"), std::string::npos) << over.out;
+    const auto ok = kvfit::test::run_kvfit("Meta-Llama-3.1-8B -c 131072 --ram 64GiB");
+    EXPECT_EQ(ok.status, 0) << ok.err << ok.out;
+    // prompt cache and checkpoints at their limits over the RAM: a warning, not a refusal
+    const auto limits = kvfit::test::run_kvfit("Meta-Llama-3.1-8B -c 8192 --gpu 24GiB --ram 8GiB");
+    EXPECT_EQ(limits.status, 0) << limits.err;
+    EXPECT_NE(limits.out.find("with the prompt cache and checkpoints at their limits"), std::string::npos) << limits.out;
+}
+
+// --weights-size 0 is refused, and --weights beside --weights-size is named as ignored.
+TEST(host_ram, weight_size_zero_is_refused) {
+    const auto zero = kvfit::test::run_kvfit("Meta-Llama-3.1-8B --weights-size 0 --gpu 8GiB");
+    EXPECT_EQ(zero.status, 2);
+    EXPECT_NE(zero.err.find("weights size '0': must be more than 0 bytes"), std::string::npos) << zero.err;
+    const auto both = kvfit::test::run_kvfit("Meta-Llama-3.1-8B --weights f16 --weights-size 5GB -c 8192 --gpu 24GiB");
+    EXPECT_NE(both.out.find("weights f16 ignored: the weights size 5GB is planned"), std::string::npos) << both.out;
+}

@@ -154,6 +154,13 @@ struct host_ram_usage {
     uint64_t capacity_bytes = 0;    ///< --ram (or detected); 0 = unknown
     bool known = false;             ///< capacity given
     bool fits = true;               ///< total <= capacity (true when unknown)
+    /// The lines allocated when llama.cpp starts: neither an upper bound that grows while serving (prompt cache,
+    /// checkpoints) nor reclaimable page cache (KV, state, output and compute buffers on the host, --no-mmap weights,
+    /// a host projector, host adapters). Bytes.
+    uint64_t allocated_bytes = 0;
+    /// allocated_bytes <= capacity (true when unknown): false means the launch itself cannot get its host buffers,
+    /// which makes the plan not fit (exit 3) and bounds every search (plan.cpp fits).
+    bool starts = true;
     bool unbounded = false;         ///< --cache-ram -1: no limit on the prompt cache
 };
 

@@ -101,11 +101,20 @@ void find_alternatives(runtime_plan & out, const runtime_info & rt, const model_
 
 void apply_request_weights(model_desc & m, const plan_request & q, const runtime_info & rt, warnings & warn) {
     if (!q.weights_size.empty()) {
-        apply_weight_size(m, parse_size(q.weights_size));
+        const uint64_t bytes = parse_size(q.weights_size);
+        if (bytes == 0) throw error(fmt::format("weights size '{}': must be more than 0 bytes", q.weights_size));
+        apply_weight_size(m, bytes);
+        if (!q.weights.empty()) warn.push_back(fmt::format("weights {} ignored: the weights size {} is planned", q.weights, q.weights_size));
     } else if (!q.weights.empty()) {
         apply_weight_format(m, q.weights, true);
     } else if (!m.weights.exact) {
         rt.default_weights(m, warn);
+    }
+    // A model whose source states neither a parameter count nor weight bytes would be planned without weights: say so
+    // in every output (and --strict refuses), never a silent "fits".
+    if (m.n_layer > 0 && m.weights.total_bytes() == 0) {
+        warn.push_back(fmt::format("{}: no parameter count and no weight bytes in its source: 0 B of weights planned, so "
+                                   "the verdict counts no weights (give its GGUF or safetensors)", m.name));
     }
 }
 

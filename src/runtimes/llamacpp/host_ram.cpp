@@ -21,6 +21,7 @@ using json = nlohmann::ordered_json;
 namespace {
 
 std::string mib(uint64_t bytes) { return fmt::format("{:.2f} MiB", double(bytes) / 1048576.0); }
+std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / 1073741824.0); }
 
 // Comma-separated items of a repeatable flag (common/arg.cpp parse_csv_row for --lora and --lora-scaled).
 std::vector<std::string> csv_items(const std::vector<std::string> & values) {
@@ -132,6 +133,7 @@ host_ram_usage llamacpp_host_ram(const model_desc & m, const llamacpp_plan & p) 
         if (bytes == 0) return;
         h.lines.push_back({std::move(name), bytes, bound, reclaimable, std::move(what)});
         h.total_bytes += bytes;
+        if (!bound && !reclaimable) h.allocated_bytes += bytes;
     };
     // 3.4: with a GPU the CPU backend's compute buffer and the output buffer are pinned (CUDA_Host,
     // llama-context.cpp:407-418, 2184); KV and state kept on the CPU are plain CPU buffers
@@ -165,6 +167,7 @@ host_ram_usage llamacpp_host_ram(const model_desc & m, const llamacpp_plan & p) 
     h.capacity_bytes = s.ram_bytes;
     h.known = s.ram_bytes > 0;
     h.fits = !h.known || (h.total_bytes <= h.capacity_bytes && !h.unbounded);
+    h.starts = !h.known || h.allocated_bytes <= h.capacity_bytes;
     return h;
 }
 
@@ -222,7 +225,7 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
         lines.push_back({{"name", l.name}, {"bytes", l.bytes}, {"bound", l.bound}, {"reclaimable", l.reclaimable}, {"what", l.what}});
     }
     r.detail["host_ram"] = {{"capacity_bytes", h.capacity_bytes}, {"known", h.known}, {"fits", h.fits},
-                            {"total_bytes", h.total_bytes}, {"pinned_bytes", h.pinned_bytes},
+                            {"starts", h.starts}, {"allocated_bytes", h.allocated_bytes}, {"total_bytes", h.total_bytes}, {"pinned_bytes", h.pinned_bytes},
                             {"prompt_cache_unbounded", h.unbounded}, {"cache_ram_mib", s.cache_ram_mib},
                             {"ctx_checkpoints", s.ctx_checkpoints}, {"checkpoint_bytes", llamacpp_checkpoint_bytes(m, p)},
                             {"lines", lines}};
@@ -230,10 +233,17 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
         r.warnings.push_back("--cache-ram -1: llama-server's prompt cache has no limit in host RAM; the host verdict is "
                              "uncertain");
     }
-    if (h.known && h.total_bytes > h.capacity_bytes) {
+    if (!h.starts) {
+        r.fits = false; // the host buffers llama.cpp allocates at start do not fit: the launch fails (exit 3)
+        r.warnings.push_back(fmt::format("host RAM: {} allocated when llama-server starts (KV cache, state, output and "
+                                         "compute buffers on the host{}) but {} given (--ram): it does not fit in host "
+                                         "RAM; a smaller -c, a quantized cache (-ctk/-ctv q8_0) or more layers on a GPU",
+                                         gib(h.allocated_bytes), p.placement.mmap ? "" : ", weights read in",
+                                         gib(h.capacity_bytes)));
+    } else if (h.known && h.total_bytes > h.capacity_bytes) {
         r.warnings.push_back(fmt::format("host RAM: {} needed (with the prompt cache and checkpoints at their limits) but "
                                          "{} given (--ram): lower --cache-ram or --ctx-checkpoints, or -np",
-                                         mib(h.total_bytes), mib(h.capacity_bytes)));
+                                         gib(h.total_bytes), gib(h.capacity_bytes)));
     }
 }
 

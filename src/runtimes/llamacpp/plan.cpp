@@ -263,7 +263,9 @@ bool fits(const model_desc & m, const flag_values & f, const machine & mc) {
     const llamacpp_inputs in = parse_llamacpp_flags(f);
     llamacpp_settings at = in.settings;
     at.n_ctx = in.contexts.empty() ? m.n_ctx_train : *std::max_element(in.contexts.begin(), in.contexts.end());
-    return plan_llamacpp(m, at, in.placement, mc.gpus, in.margin_bytes).fits();
+    const llamacpp_plan p = plan_llamacpp(m, at, in.placement, mc.gpus, in.margin_bytes);
+    // with host RAM known (--ram, --gpu auto), the host buffers allocated at start must fit it too (host_ram.cpp)
+    return p.fits() && (at.ram_bytes == 0 || llamacpp_host_ram(m, p).starts);
 }
 
 void check_flags(const flag_values & f) { (void)parse_llamacpp_flags(f); }
