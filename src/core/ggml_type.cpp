@@ -48,6 +48,16 @@ constexpr std::array k_traits = {
     ggml_type_traits{ggml_type::mxfp4,   "mxfp4",   32,  17},  // e8m0 scale + qs[16]
 };
 
+// k_traits indexed by type id (ids 0..39; -1 where ggml has no type): ggml_traits() is asked once per layer and
+// cache of every plan, so a lookup, not a scan.
+constexpr uint32_t k_max_id = 40;
+constexpr std::array<int8_t, k_max_id> k_index = [] {
+    std::array<int8_t, k_max_id> a{};
+    for (auto & v : a) v = -1;
+    for (size_t i = 0; i < k_traits.size(); ++i) a[static_cast<uint32_t>(k_traits[i].type)] = static_cast<int8_t>(i);
+    return a;
+}();
+
 std::string lower(std::string_view s) {
     std::string out(s);
     std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -57,16 +67,13 @@ std::string lower(std::string_view s) {
 } // namespace
 
 std::optional<ggml_type_traits> ggml_traits(uint32_t id) {
-    for (const auto & t : k_traits) {
-        if (static_cast<uint32_t>(t.type) == id) return t;
-    }
-    return std::nullopt;
+    if (id >= k_max_id || k_index[id] < 0) return std::nullopt;
+    return k_traits[static_cast<size_t>(k_index[id])];
 }
 
 const ggml_type_traits & ggml_traits(ggml_type type) {
-    for (const auto & t : k_traits) {
-        if (t.type == type) return t;
-    }
+    const auto id = static_cast<uint32_t>(type);
+    if (id < k_max_id && k_index[id] >= 0) return k_traits[static_cast<size_t>(k_index[id])];
     throw error(fmt::format("ggml: type id {} has no traits", static_cast<uint32_t>(type))); // unreachable for enum values
 }
 

@@ -67,11 +67,7 @@ uint64_t cache_inputs(const compute_graph & g, uint64_t cells, uint64_t n_embd_v
 
 /// Cells per stream of the window cache as llama_kv_cache_iswa sizes it (with the unrounded n_ubatch).
 uint64_t window_cells(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
-    if (s.swa_full) return c.n_ctx_seq;
-    for (const auto & cache : llamacpp_kv_caches(m, s, c)) {
-        if (cache.name == "swa") return cache.cells_per_stream;
-    }
-    return c.n_ctx_seq;
+    return s.swa_full ? c.n_ctx_seq : window_cells_per_stream(m, s, c);
 }
 
 } // namespace
@@ -93,28 +89,34 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     // cache decides the rotation (llama.cpp tests hparams.n_embd_head_k(), one value for the model).
     bool windowed = false, any_kv = false, any_plain = false, any_mla = false;
     uint64_t q_width = 0, scores = 0, v_gqa_full = 0, v_gqa_swa = 0, head_k = 0, head_v = 0, head_k_full = 0, head_k_swa = 0;
+    // each layer's kind read once (the queries scan its caches): has_kv, is_swa, kind_of() == mla, n_embd_v_gqa;
+    // the scores' widest layer per cache (cells x n_head: the cells are one figure per cache)
+    uint64_t n_head_full = 0, n_head_swa = 0;
+    bool any_recurrent = false;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_cache * a = m.attention_cache(il);
+        any_recurrent |= a == nullptr && m.is_recurrent(il); // kind_of(il) == recurrent
         if (!m.has_kv(il)) continue;
+        const bool swa = a != nullptr && (a->kind == cache_kind::window || a->kind == cache_kind::chunked);
+        const bool mla = a != nullptr && a->kind == cache_kind::latent;
+        uint64_t & n_head = swa ? n_head_swa : n_head_full;
+        n_head = std::max<uint64_t>(n_head, m.n_head[il]);
         any_kv = true;
-        windowed |= m.is_swa(il);
-        any_mla |= m.kind_of(il) == layer_kind::mla;
-        if (m.kind_of(il) != layer_kind::mla && !any_plain) {
+        windowed |= swa;
+        any_mla |= mla;
+        if (!mla && !any_plain) {
             any_plain = true;
             head_k = m.head_dim_k[il];
             head_v = m.head_dim_v[il];
         }
-        if (!m.is_swa(il) && m.kind_of(il) != layer_kind::mla && head_k_full == 0) head_k_full = m.head_dim_k[il];
-        if (m.is_swa(il) && head_k_swa == 0) head_k_swa = m.head_dim_k[il];
+        if (!swa && !mla && head_k_full == 0) head_k_full = m.head_dim_k[il];
+        if (swa && head_k_swa == 0) head_k_swa = m.head_dim_k[il];
         q_width = std::max<uint64_t>(q_width, uint64_t(m.n_head[il]) * m.head_dim_k[il]);
-        uint64_t & v_gqa = m.is_swa(il) ? v_gqa_swa : v_gqa_full;
-        v_gqa = std::max<uint64_t>(v_gqa, m.n_embd_v_gqa(il));
+        uint64_t & v_gqa = swa ? v_gqa_swa : v_gqa_full;
+        v_gqa = std::max<uint64_t>(v_gqa, a ? a->width_v() : 0);
     }
     g.n_kv_swa = windowed ? window_cells(m, s, c) : 0;
-    for (uint32_t il = 0; il < m.n_layer; ++il) {
-        if (!m.has_kv(il)) continue;
-        const uint64_t cells = m.is_swa(il) ? g.n_kv_swa : g.n_kv;
-        scores = std::max<uint64_t>(scores, cells * m.n_head[il]);
-    }
+    scores = std::max<uint64_t>(g.n_kv * n_head_full, g.n_kv_swa * n_head_swa);
     g.rot_k = any_plain && ggml_is_quantized(s.type_k) && head_k % 64 == 0;
     g.rot_v = any_plain && ggml_is_quantized(s.type_v) && head_v % 64 == 0;
 
@@ -135,7 +137,7 @@ compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s
     // [T * n_pos_per_embd] (rope, absent in attention-free graphs), inp_out_ids i32 [n_outputs], inp_s_copy i32
     // [n_seq] (llm_graph_input_rs), then each KV cache's inputs.
     g.out_ids = pad32(4 * g.n_outputs);
-    g.s_copy = m.count(layer_kind::recurrent) > 0 ? pad32(4 * uint64_t(g.n_seq)) : 0;
+    g.s_copy = any_recurrent ? pad32(4 * uint64_t(g.n_seq)) : 0;
     const uint64_t pos = any_kv ? pad32(4 * T * m.n_pos_per_embd) : 0;
     g.inputs = g.tok + g.Ein + pos + g.out_ids + g.s_copy;
     // v_idxs without FA holds T * hparams.n_embd_v_gqa_max() indices in every cache (llama_kv_cache::build_input_v_idxs,
@@ -242,9 +244,17 @@ std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_set
 
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
     const detail::compute_graph g = detail::compute_graph_of(m, s, c);
-    if (m.count(layer_kind::mla) > 0) {
+    // the layer kinds counted in one pass (model_desc::count scans every layer)
+    uint32_t n_mla = 0, n_recurrent = 0, n_windowed = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_kind k = m.kind_of(il);
+        n_mla += k == layer_kind::mla;
+        n_recurrent += k == layer_kind::recurrent;
+        n_windowed += k == layer_kind::swa || k == layer_kind::chunked;
+    }
+    if (n_mla > 0) {
         // compressed queries + routed experts, no recurrent layers: compute_mla.cpp (with or without a DSA indexer)
-        if (m.q_lora_rank > 0 && detail::any_moe(m) && m.count(layer_kind::recurrent) == 0) {
+        if (m.q_lora_rank > 0 && detail::any_moe(m) && n_recurrent == 0) {
             return m.indexer_top_k > 0 ? detail::stages_mla_dsa(m, g) : detail::stages_mla_lora_moe(m, g);
         }
         if (m.rec_kind == recurrent_kind::kda && detail::any_moe(m)) return detail::stages_mla_kda(m, g);
@@ -253,9 +263,8 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
     // an indexer beside plain attention (MSA, llama_kv_cache_msa): compute_mla.cpp
     if (detail::msa_indexer(m) && detail::any_moe(m)) return detail::stages_msa(m, g);
     // a widened input embedding (deepstack) on an attention-only decoder: compute_hybrid.cpp
-    if (m.n_embd_inp > m.n_embd && m.count(layer_kind::recurrent) == 0 &&
-        m.count(layer_kind::swa) + m.count(layer_kind::chunked) == 0) return detail::stages_deepstack(m, g);
-    if (m.count(layer_kind::recurrent) > 0) {
+    if (m.n_embd_inp > m.n_embd && n_recurrent == 0 && n_windowed == 0) return detail::stages_deepstack(m, g);
+    if (n_recurrent > 0) {
         switch (m.rec_kind) {
         case recurrent_kind::gated_deltanet: return detail::stages_gated_deltanet(m, g);
         case recurrent_kind::short_conv:     return detail::stages_short_conv(m, g);
@@ -263,7 +272,7 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
         default:                             return detail::stages_ssm(m, g);
         }
     }
-    if (m.count(layer_kind::swa) + m.count(layer_kind::chunked) > 0) {
+    if (n_windowed > 0) {
         if (detail::windowed_mixed_layers(m)) return detail::stages_windowed_mixed(m, g); // compute_swa.cpp
         return detail::stages_windowed(m, g);
     }

@@ -52,6 +52,15 @@ struct compute_graph {
 /// The tensors of the reserve graph for model m under settings s and context c (see compute_graph).
 compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
 
+/// llamacpp_kv_caches() and, when `by_layer` is given, each layer's KV bytes (n_layer + n_layer_mtp entries, the
+/// bytes its caches add to their groups: llamacpp_kv_bytes_by_layer()) from the same pass. Throws as llamacpp_kv_caches.
+std::vector<kv_cache_buffer> kv_caches_by_layer(const model_desc & m, const llamacpp_settings & s,
+                                                const llamacpp_context & c, std::vector<uint64_t> * by_layer);
+
+/// Cells per stream of the window cache ("swa": window and chunked layers) as llamacpp_kv_caches() sizes it, without
+/// building the caches; c.n_ctx_seq when the model has no window layer (rules.cpp, llama_kv_cache_iswa).
+uint64_t window_cells_per_stream(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
+
 /// Output stage: inp_embd, `n_e` live [n_embd, T] tensors (the last l_out, result_norm) and the logits.
 /// The n_e tensors drop into the freed input hole H while they fit (best fit); the logits go on top.
 /// Example n_e 2, H >= 2E: tok + E + 2E + L; H < E: tok + E + H + 2E + L.

@@ -4,6 +4,7 @@
 
 #include "kvfit/error.h"
 #include "kvfit/search.h"
+#include "runtimes/llamacpp/compute.h"
 
 #include <algorithm>
 #include <regex>
@@ -112,7 +113,8 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     plan.settings = s;
     plan.placement = p;
     plan.ctx = llamacpp_context_size(m, s);
-    plan.kv = llamacpp_kv_caches(m, s, plan.ctx);
+    std::vector<uint64_t> kv_bytes; // per layer (llamacpp_kv_bytes_by_layer), from the same pass
+    plan.kv = detail::kv_caches_by_layer(m, s, plan.ctx, &kv_bytes);
     plan.rs = llamacpp_recurrent(m, plan.ctx);
 
     if (!p.tensor_split.empty() && p.tensor_split.size() != gpus.size()) {
@@ -144,7 +146,8 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     // with mmap and every tensor on the CPU, the mapped range also holds the skipped tensors between loaded ones
     // (model_weights::mmap_hole_bytes); with GPUs the CPU range covers the host tensors only: not modelled there
     if (p.mmap && gpus.empty()) host.used.weights_bytes += m.weights.mmap_hole_bytes;
-    const std::vector<uint64_t> kv_bytes = llamacpp_kv_bytes_by_layer(m, s, plan.ctx);
+    // no recurrent state, no compressor state: every layer's state is 0 B (llamacpp_state_layer_bytes)
+    const bool any_state = plan.rs.r_bytes + plan.rs.s_bytes + plan.rs.p_bytes + plan.rs.comp_bytes > 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         device_usage & d = at(dev[il]);
         const weight_group & w = m.weights.layers.at(il);
@@ -161,7 +164,7 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
         d.n_layers += 1;
         device_usage & cache_dev = p.no_kv_offload ? host : d;
         cache_dev.used.kv_bytes += kv_bytes[il];
-        cache_dev.used.state_bytes += llamacpp_state_layer_bytes(m, plan.ctx, il);
+        if (any_state) cache_dev.used.state_bytes += llamacpp_state_layer_bytes(m, plan.ctx, il);
     }
     for (uint32_t il = m.n_layer; il < n_layer_all; ++il) { // MTP blocks: only DeepSeek-V4 gives them a cache
         (p.no_kv_offload ? host : at(dev[il])).used.kv_bytes += kv_bytes[il];

@@ -3,6 +3,7 @@
 // (the conformance suite, tests/conformance/); a rule that differs between them names its release.
 #include "kvfit/llamacpp.h"
 #include "kvfit/error.h"
+#include "runtimes/llamacpp/compute.h"
 #include "sources/arch.h"
 
 #include <algorithm>
@@ -135,7 +136,7 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
         throw error(fmt::format("llama.cpp: type_v {} needs flash attention (quantized V cache requires -fa on)",
                                 ggml_traits(s.type_v).name));
     }
-    if ((m.count(layer_kind::mla) > 0 || has_compressed(m)) && s.type_k != s.type_v) {
+    if (s.type_k != s.type_v && (m.count(layer_kind::mla) > 0 || has_compressed(m))) {
         // llama_init_from_model (src/llama-context.cpp:3776): is_mla() || LLM_ARCH_DEEPSEEK4 -> "model does not support
         // different K and V cache types" (both keep K-only caches)
         throw error(fmt::format("llama.cpp: a model with K-only caches (MLA, DeepSeek-V4) does not support different K "
@@ -234,14 +235,17 @@ void add_cache(kv_cache_buffer & cache, const model_desc & m, const kv_shape & k
 // Which llama.cpp cache object holds `c`: "base" (full and MLA layers; the one cache of a model without windows),
 // "swa" (window and chunked layers: llama_kv_cache_iswa), "indexer" (the DSA / MSA / hybrid-idx indexer's own
 // llama_kv_cache), "csa" and "hca" (DeepSeek-V4's compressed caches of ratio 4 and 128), "lid" (its ratio-4 indexer).
-const char * cache_group(const layer_cache & c) {
-    if (c.kind == cache_kind::window || c.kind == cache_kind::chunked) return "swa";
-    if (c.kind == cache_kind::indexer) return c.ratio > 1 ? "lid" : "indexer";
-    if (c.kind == cache_kind::compressed) return c.ratio == 4 ? "csa" : "hca";
-    return "base";
-}
-
+// The groups in the order llama.cpp logs them; cache_group() is an index into it.
 constexpr const char * k_cache_groups[] = {"base", "swa", "indexer", "csa", "hca", "lid"};
+constexpr size_t k_n_cache_groups = sizeof(k_cache_groups) / sizeof(k_cache_groups[0]);
+constexpr size_t k_group_swa = 1;
+
+size_t cache_group(const layer_cache & c) {
+    if (c.kind == cache_kind::window || c.kind == cache_kind::chunked) return k_group_swa;
+    if (c.kind == cache_kind::indexer) return c.ratio > 1 ? 5 : 2;
+    if (c.kind == cache_kind::compressed) return c.ratio == 4 ? 3 : 4;
+    return 0;
+}
 
 // The window cache llama_kv_cache_dsv4 gives an MTP block: every block of the file is a window layer
 // (deepseek4.cpp:67-74) and its raw cache has no MTP filter (hparams_raw.n_layer_nextn = 0, :1246).
@@ -255,29 +259,66 @@ const layer_cache * mtp_window_cache(const model_desc & m, uint32_t il) {
 
 } // namespace
 
-std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
-                                                const llamacpp_context & c) {
+namespace detail {
+
+std::vector<kv_cache_buffer> kv_caches_by_layer(const model_desc & m, const llamacpp_settings & s,
+                                                const llamacpp_context & c, std::vector<uint64_t> * by_layer) {
     check_modelled(m);
     const kv_shape k = kv_shape_of(m, s.release);
     const bool dsv4 = has_compressed(m);
-    std::vector<kv_cache_buffer> out;
-    for (const char * name : k_cache_groups) {
-        kv_cache_buffer buf{name, 0, c.n_stream, 0, 0, 0};
-        for (uint32_t il = 0; il < m.n_layer + m.n_layer_mtp; ++il) {
-            if (il >= m.n_layer) {
-                const layer_cache * w = mtp_window_cache(m, il);
-                if (w && name == std::string_view("swa")) add_cache(buf, m, k, il, *w, s, c, dsv4);
-                continue;
-            }
-            for (const auto & cache : m.caches[il]) {
-                // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
-                if (!cache.is_state() && cache_group(cache) == std::string_view(name)) add_cache(buf, m, k, il, cache, s, c, dsv4);
-            }
+    // one pass over the layers, each cache added to its group (layers in order within a group, as llama.cpp adds them)
+    std::vector<kv_cache_buffer> groups;
+    groups.reserve(k_n_cache_groups);
+    for (const char * name : k_cache_groups) groups.push_back(kv_cache_buffer{name, 0, c.n_stream, 0, 0, 0});
+    if (by_layer) by_layer->assign(m.n_layer + m.n_layer_mtp, 0);
+    // a layer's bytes: what its caches add to their groups
+    auto add = [&](kv_cache_buffer & g, uint32_t il, const layer_cache & cache) {
+        const uint64_t before = g.bytes();
+        add_cache(g, m, k, il, cache, s, c, dsv4);
+        if (by_layer) (*by_layer)[il] += g.bytes() - before;
+    };
+    for (uint32_t il = 0; il < m.n_layer + m.n_layer_mtp; ++il) {
+        if (il >= m.n_layer) {
+            if (const layer_cache * w = mtp_window_cache(m, il)) add(groups[k_group_swa], il, *w);
+            continue;
         }
-        if (buf.n_layer > 0) out.push_back(buf);
+        for (const auto & cache : m.caches[il]) {
+            // --swa-full keeps the two caches of llama_kv_cache_iswa and gives the window one n_ctx_seq cells
+            if (!cache.is_state()) add(groups[cache_group(cache)], il, cache);
+        }
+    }
+    std::vector<kv_cache_buffer> out;
+    for (auto & g : groups) {
+        if (g.n_layer > 0) out.push_back(std::move(g));
     }
     return out;
 }
+
+} // namespace detail
+
+std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llamacpp_settings & s,
+                                                const llamacpp_context & c) {
+    return detail::kv_caches_by_layer(m, s, c, nullptr);
+}
+
+namespace detail {
+
+uint64_t window_cells_per_stream(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
+    // the last cache llamacpp_kv_caches() adds to "swa" sets its cells: the MTP blocks' window (DeepSeek-V4), else
+    // the last window or chunked layer
+    const bool dsv4 = has_compressed(m);
+    for (uint32_t il = m.n_layer + m.n_layer_mtp; il-- > m.n_layer;) {
+        if (const layer_cache * w = mtp_window_cache(m, il)) return cells_per_stream(*w, s, c, dsv4);
+    }
+    for (uint32_t il = m.n_layer; il-- > 0;) {
+        for (auto it = m.caches[il].rbegin(); it != m.caches[il].rend(); ++it) {
+            if (!it->is_state() && cache_group(*it) == k_group_swa) return cells_per_stream(*it, s, c, dsv4);
+        }
+    }
+    return c.n_ctx_seq;
+}
+
+} // namespace detail
 
 namespace {
 
