@@ -185,7 +185,7 @@ int main(int argc, char ** argv) {
         else words.push_back(a.substr(0, 2)); // -c8192, -c=8192: CLI11 reads one letter after a single dash
     }
     kvfit::cli::add_runtime_flags(app, o.flags, help ? nullptr : &words);
-    kvfit::cli::name_value_types(app);
+    if (help) kvfit::cli::name_value_types(app); // the typed names are help's only
     if (const auto done = kvfit::cli::handle_help_and_version(argc, argv, [&] { fmt::print("{}", app.help()); })) return *done;
     try {
         kvfit::cli::refuse_repeated_options(app, argc, argv, canonical_flag);

@@ -166,6 +166,28 @@ TEST(gpus, parse_gpu_list) {
     EXPECT_EQ(kvfit::parse_gpu_list("64xL4").size(), 64u);
 }
 
+// parse_gpu_list reads a number with a unit ("24GiB") as a size without the table: no row may be spelled so, or --gpu
+// would stop finding it. Every name and alias of the table still finds its own row through parse_gpu_list.
+TEST(gpus, every_table_name_and_alias_is_found_by_parse_gpu_list) {
+    size_t n = 0;
+    for (const auto & g : kvfit::gpu_table()) {
+        std::vector<std::string> names = g.aliases;
+        names.push_back(g.name);
+        for (const auto & name : names) {
+            if (name.find(',') != std::string::npos) continue; // a comma separates devices in --gpu
+            const auto d = kvfit::parse_gpu_list(name);
+            ASSERT_EQ(d.size(), 1u) << name;
+            EXPECT_EQ(d[0].name, g.name) << name;
+            EXPECT_EQ(d[0].memory_bytes, g.memory_bytes) << name;
+            ++n;
+        }
+    }
+    EXPECT_GT(n, kvfit::gpu_table().size());
+    // sizes with a unit are sizes; a bare number is a name first
+    EXPECT_EQ(kvfit::parse_gpu_list("80GB")[0].memory_bytes, 80000000000u);
+    EXPECT_EQ(kvfit::parse_gpu_list("4090")[0].name, "RTX 4090");
+}
+
 TEST(gpus, parse_gpu_list_errors) {
     struct bad { const char * text; const char * msg; };
     const bad cases[] = {

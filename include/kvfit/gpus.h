@@ -61,7 +61,8 @@ std::vector<std::string> closest_gpu_names(std::string_view name, size_t n);
 ///   "2xH100"           -> { "H100 SXM", 80 GiB } x 2
 ///   "8x H100 SXM"      -> { "H100 SXM", 80 GiB } x 8
 ///   "RTX 4090,24GiB"   -> { "RTX 4090", 24 GiB }, { "GPU1", 24 GiB }
-/// A name is tried first, so "4090" is the RTX 4090 and not 4090 bytes. Sized devices are named "GPU<i>"
+/// A number with a unit ("24GiB") is a size; anything else is tried as a name first, so "4090" is the RTX 4090 and
+/// not 4090 bytes (no name or alias of the table is a number with a unit: tests/test_gpus.cpp). Sized devices are named "GPU<i>"
 /// (i = position in the result) as the planner names them.
 /// Throws kvfit::error for an empty item, a count outside 1..64, more than 64 devices in all, a zero or
 /// malformed size, or an unknown name:

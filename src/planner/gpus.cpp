@@ -253,6 +253,20 @@ std::pair<uint64_t, std::string_view> split_count(std::string_view item, const s
     return {count, rest};
 }
 
+// A number with a unit parse_size() reads: "24GiB", "80GB", "512MiB" (not "4090": no unit).
+bool size_with_unit(std::string_view text) {
+    if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text.front())) || text.front() == '.') ||
+        !std::isalpha(static_cast<unsigned char>(text.back()))) {
+        return false;
+    }
+    try {
+        (void)parse_size(text);
+        return true;
+    } catch (const error &) {
+        return false;
+    }
+}
+
 } // namespace
 
 std::vector<device_spec> parse_gpu_list(std::string_view text) {
@@ -267,6 +281,14 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
         const auto [count, rest] = split_count(item, where);
         if (out.size() + count > k_max_devices) {
             throw error(fmt::format("gpu '{}': more than {} devices", text, k_max_devices));
+        }
+        // a number with a unit ("24GiB", "80GB") is a size, never a table name (test_gpus checks every name and alias):
+        // the table is not parsed for it
+        if (size_with_unit(rest)) {
+            const uint64_t bytes = parse_size(rest);
+            if (bytes == 0) throw error::at(where, "device memory must be positive");
+            for (uint64_t i = 0; i < count; ++i) out.push_back({fmt::format("GPU{}", out.size()), bytes});
+            continue;
         }
         if (const gpu_info * g = find_gpu(rest)) {
             for (uint64_t i = 0; i < count; ++i) out.push_back({g->name, g->memory_bytes, g->compute_capability, g->vendor});

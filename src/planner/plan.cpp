@@ -145,10 +145,16 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
     machine mc;
     if (!q.gpu.empty()) mc.gpus = parse_gpus ? parse_gpus(q.gpu) : parse_gpu_list(q.gpu);
     for (auto & g : mc.gpus) {
+        // a table row already carries its vendor; a device given by size is named "GPU<i>" by parse_gpu_list and is
+        // no table row: only other names (a detected GPU, a parse_gpus of the caller's) are looked up
+        const bool sized = g.name.size() > 3 && g.name.starts_with("GPU") &&
+                           g.name.find_first_not_of("0123456789", 3) == std::string::npos;
+        if (!g.vendor.empty() || sized) continue;
         if (const gpu_info * info = find_gpu(g.name)) g.compute_capability = info->compute_capability, g.vendor = info->vendor;
     }
     warnings warn;
     model_desc m = load(warn);
+    if (rt.adapt_model) rt.adapt_model(m, warn);
     apply_request_weights(m, q, rt, warn);
     detail::serving_model_warnings(rt.name, m, warn); // caches and layouts without a source (issue 13)
     if (q.strict && !warn.empty()) { // a launcher that must not guess: each assumption is a refusal

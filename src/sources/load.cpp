@@ -58,7 +58,10 @@ std::string suggestions(std::string_view spec) {
 
 model_desc load_model(std::string_view spec, warnings & warn) {
     if (spec.empty()) throw error("model: empty name (a catalog name, config.json, model directory or .gguf)");
-    if (const catalog_entry * e = find_catalog(spec)) return model_from_catalog(*e, warn);
+    // a file's name is not looked up in the catalog (no catalog name or id ends in .gguf / .json): the catalog is
+    // parsed only when the model may be in it
+    const bool file_name = detail::iends_with(spec, ".gguf") || detail::iends_with(spec, ".json");
+    if (const catalog_entry * e = file_name ? nullptr : find_catalog(spec)) return model_from_catalog(*e, warn);
     if (spec.starts_with("hf:")) return model_from_hf(spec, remote_options_from_env(), warn);
     if (spec.starts_with("ollama:")) return model_from_ollama(spec, local_roots_from_env(), warn);
     const fs::path path{std::string(spec)};

@@ -85,8 +85,11 @@ std::vector<weight_tensor> host_tensors(const model_desc & m, const placement_se
         else if (t.layer == weight_tensor::output) host = dev[n_layer_all] < 0;
         else if (uint32_t(t.layer) < m.n_layer) {
             const uint32_t il = uint32_t(t.layer);
-            const bool expert = t.name.find("_exps") != std::string::npos;
-            host = dev[il] < 0 || (expert ? experts_on_cpu(p, il) : block_on_cpu(p, il));
+            // an offloaded block keeps a tensor on the host only under --cpu-moe, --n-cpu-moe or -ot (the tests of
+            // experts_on_cpu / block_on_cpu): without them its name is not looked at
+            const bool moved = p.cpu_moe || il < p.n_cpu_moe || !p.override_tensor_cpu.empty();
+            host = dev[il] < 0 ||
+                   (moved && (t.name.find("_exps") != std::string::npos ? experts_on_cpu(p, il) : block_on_cpu(p, il)));
         }
         if (host) out.push_back(t);
     }
