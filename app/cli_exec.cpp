@@ -73,7 +73,9 @@ void attach_draft(launch_command & c, const std::shared_ptr<const model_desc> & 
         return;
     }
     warnings warn;
-    c.settings.spec.draft = std::make_shared<const model_desc>(load_model(c.settings.spec.draft_path, warn));
+    model_desc draft = load_model(c.settings.spec.draft_path, warn);
+    llamacpp_adapt_model(draft, warn);
+    c.settings.spec.draft = std::make_shared<const model_desc>(std::move(draft));
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: -md {}: {}\n", c.settings.spec.draft_path, kvfit::printable(w, false));
 }
 
@@ -158,7 +160,9 @@ int run_exec(const exec_options & o) {
     const uint64_t margin = !o.margin.empty() ? parse_size(o.margin) : c.fit_target_bytes ? c.fit_target_bytes : default_margin_bytes;
     const speed_settings ss = speed_settings_from(o.cpu_bandwidth);
     warnings warn;
-    const model_desc m = load_model(c.model_path, warn);
+    model_desc loaded_model = load_model(c.model_path, warn);
+    llamacpp_adapt_model(loaded_model, warn); // the model as llama.cpp builds it (a window it does not read is full)
+    const model_desc & m = loaded_model;
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
     // --mmproj, --lora, --lora-scaled: read from their headers and planned (llamacpp_extras.h)
     if (!c.mmproj_path.empty()) {
@@ -242,7 +246,9 @@ int run_explain(const std::string & log_path, const std::string & model_spec, co
         spec = log.model_path;
     }
     warnings warn;
-    const model_desc m = load_model(spec, warn);
+    model_desc loaded_model = load_model(spec, warn);
+    llamacpp_adapt_model(loaded_model, warn);
+    const model_desc & m = loaded_model;
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
     llamacpp_settings extras;
     if (!files.mmproj.empty()) extras.mmproj = read_mmproj(files.mmproj);

@@ -327,6 +327,7 @@ std::string fit_params_output(int argc, char ** argv) {
     const std::vector<device_spec> gpus = gpus_from_option(a.gpu);
     warnings warn;
     model_desc m = load_model(a.model, warn);
+    llamacpp_adapt_model(m, warn); // the model as llama.cpp builds it (a window it does not read is full)
     plan_request q;
     q.weights = a.weights;
     q.weights_size = a.weights_size;

@@ -176,6 +176,26 @@ TEST(hf_config, sliding_window_rules) {
     EXPECT_EQ(mistral.n_swa, 4096u);
 }
 
+// Qwen3-Next without full_attention_interval: Qwen3NextConfig's default 4 places the layers (as transformers and vLLM
+// read the file), with a warning naming the key; never 48 full-attention layers.
+TEST(hf_config, qwen3_next_interval_default_is_planned_and_warned) {
+    std::string text = shared_config("Qwen__Qwen3-Next-80B-A3B-Thinking.json");
+    const std::string key = "\"full_attention_interval\"";
+    const size_t at = text.find(key);
+    ASSERT_NE(at, std::string::npos);
+    const size_t end = text.find_first_of(",}", at);
+    text.replace(at, end - at, "\"full_attention_interval_removed\": 0");
+    kvfit::warnings warn;
+    const auto m = kvfit::model_from_hf_config(text, "qwen3-next.json", warn);
+    const auto stated = load_shared("Qwen__Qwen3-Next-80B-A3B-Thinking.json");
+    EXPECT_EQ(m.count(kvfit::layer_kind::full), 12u);
+    EXPECT_EQ(m.count(kvfit::layer_kind::recurrent), 36u);
+    EXPECT_EQ(m.count(kvfit::layer_kind::full), stated.count(kvfit::layer_kind::full));
+    bool named = false;
+    for (const auto & w : warn) named |= w.find("full_attention_interval absent: the configuration's default 4") != std::string::npos;
+    EXPECT_TRUE(named);
+}
+
 TEST(hf_config, unknown_model_type_falls_back_with_warning) {
     kvfit::warnings warn;
     const auto m = kvfit::model_from_hf_config(
@@ -293,6 +313,19 @@ const bad_row k_bad[] = {
         "intermediate_size":8,"kv_lora_rank":16,"qk_rope_head_dim":8,"qk_nope_head_dim":8,"v_head_dim":8,
         "q_lora_rank":16,"index_head_dim":8,"index_n_heads":2,"indexer_types":["full","sometimes"]})",
      "bad.json: model_type 'glm_moe_dsa': indexer_types[1] 'sometimes': a layer kind kvfit does not know"},
+    // keys that change memory with nothing that places them: refused by name, never planned as plain attention
+    {"mla_without_latent", nullptr,
+     R"({"architectures":["DeepseekV3ForCausalLM"],"model_type":"deepseek_v3","num_hidden_layers":2,"hidden_size":64,
+        "num_attention_heads":4,"num_key_value_heads":4,"vocab_size":10,"intermediate_size":8,"qk_rope_head_dim":8,
+        "qk_nope_head_dim":8,"v_head_dim":8,"q_lora_rank":16})",
+     "bad.json: model_type 'deepseek_v3': qk_rope_head_dim / qk_nope_head_dim (MLA) without kv_lora_rank: the latent "
+     "width of the cache is not stated"},
+    {"linear_keys_unplaced", nullptr,
+     R"({"model_type":"brand_new","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
+        "intermediate_size":8,"linear_num_value_heads":4,"linear_num_key_heads":2,"linear_key_head_dim":16,
+        "linear_value_head_dim":16,"linear_conv_kernel_dim":4})",
+     "bad.json: model_type 'brand_new': linear_num_value_heads / linear_conv_kernel_dim without layer_types or "
+     "full_attention_interval: which layers are linear attention is not stated"},
     {"layer_types_long",      nullptr,
      R"({"model_type":"qwen3_5_text","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"layer_types":["full_attention","full_attention","full_attention"]})",

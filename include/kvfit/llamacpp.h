@@ -183,6 +183,16 @@ struct buffer_set {
     buffer_set & operator+=(const buffer_set & o);
 };
 
+/// The model as llama.cpp builds it from the GGUF its converter writes. Where the architecture reads no sliding window
+/// (the arch row's no_window: llama.cpp's models/llama.cpp, qwen2.cpp, qwen2moe.cpp, qwen3.cpp, qwen3moe.cpp and
+/// mistral3.cpp load no LLM_KV_ATTENTION_SLIDING_WINDOW in v0.5.0 or 5b4ebc5, and conversion/llama.py / qwen.py write
+/// none for them), the window and chunked caches a config.json states become full caches (n_swa 0), and `warnings`
+/// gets one line naming the window and the architecture. Any other model is unchanged. Example: Mistral-7B-v0.1
+/// (sliding_window 4096 on every layer in Hugging Face's terms): 32 full layers, 131,072 B per token in f16 (4 GiB
+/// at 32,768), as its GGUF plans, not the window's 0.56 GiB. Used by every llama.cpp and Ollama plan
+/// (runtime_info::adapt_model), `kvfit exec`, `fit-params` and `explain`.
+void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings);
+
 /// Context sizing exactly as llama.cpp does. Throws kvfit::error for n_seq 0, n_ubatch 0, an n_ctx over
 /// 2^32 tokens, a quantized V cache without flash attention ("type_v q8_0 needs flash attention",
 /// llama_context refuses the same), different K and V types on an MLA model (llama_init_from_model refuses

@@ -220,6 +220,10 @@ struct runtime_info {
     /// Gives weight bytes to a model whose file has none and for which neither --weights nor --weights-size was
     /// given (llama.cpp and Ollama: q4_k_m; vLLM, SGLang: the checkpoint's dtype), with a warning saying so.
     void (*default_weights)(model_desc & m, std::vector<std::string> & warnings) = nullptr;
+    /// The model as this runtime builds it from its source, before any plan (nullptr: unchanged). llama.cpp and
+    /// Ollama: llamacpp_adapt_model (a sliding window the architecture does not read is full attention, with a
+    /// warning). Called by make_plan and the ranking after the model is loaded.
+    void (*adapt_model)(model_desc & m, std::vector<std::string> & warnings) = nullptr;
     /// The plan. Parses its flags itself; throws kvfit::error for settings the runtime rejects outright.
     runtime_plan (*plan)(const model_desc & m, const flag_values & f, const machine & mc) = nullptr;
     /// plan(m, f, mc).fits without the figures only reports read (detail, launch, notes): what the planner's

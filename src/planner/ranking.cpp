@@ -43,6 +43,7 @@ std::vector<std::string> formats_for(const model_desc & m, const runtime_info & 
 // The model in format `f` ("" exact, "=" the runtime's default), with the warnings that choice adds.
 model_desc with_format(const model_desc & m, const std::string & f, const runtime_info & rt, warnings & warn) {
     model_desc out = m;
+    if (rt.adapt_model) rt.adapt_model(out, warn);
     if (f == "=") rt.default_weights(out, warn);
     else if (!f.empty()) apply_weight_format(out, f, true);
     return out;

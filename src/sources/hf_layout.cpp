@@ -392,7 +392,7 @@ kvfit::error refuse(const hf_keys & cfg, const hf_build & b, std::string_view wh
     return error::at(cfg.where, fmt::format("{}: {}", b.names, what));
 }
 
-void lay_out(const hf_keys & cfg, hf_build & b, warnings &) {
+void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
     model_desc & m = b.m;
     b.mix.assign(m.n_layer, mixer::attention);
     b.attn.assign(m.n_layer, cache_kind::full);
@@ -414,11 +414,34 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings &) {
 
     if (cfg.has("compress_ratios")) {
         dsv4(cfg, b);
-    } else if (!listed && cfg.has("full_attention_interval")) {
-        const uint64_t n = cfg.uint("full_attention_interval", m.n_layer);
+    } else if (!listed && (cfg.has("full_attention_interval") || (b.row && b.row->layout == gguf_layout::interval))) {
+        // absent, the configuration class's default places the layers (Qwen3NextConfig full_attention_interval=4,
+        // as transformers and vLLM read the file; the row's period), and the output says so
+        const bool stated = cfg.has("full_attention_interval");
+        const uint64_t n = stated ? cfg.uint("full_attention_interval", m.n_layer) : b.row->period;
+        if (!stated) {
+            warn.push_back(fmt::format("{}: {}full_attention_interval absent: the configuration's default {} is planned "
+                                       "(every {}th layer full attention, the others linear attention)", cfg.where,
+                                       cfg.prefix, n, n));
+        }
         for (uint32_t il = 0; il < m.n_layer; ++il) {
             if (!interval_attention(il, uint32_t(n))) set_mixer(b, il, linear_mixer(cfg, b, fmt::format("{}full_attention_interval {}", cfg.prefix, n)));
         }
+    }
+    // linear-attention (Gated DeltaNet) keys with nothing that places those layers: never planned as all attention
+    if (!listed && !cfg.has("compress_ratios") &&
+        std::find(b.mix.begin(), b.mix.end(), mixer::gated_deltanet) == b.mix.end() &&
+        (cfg.has("linear_num_value_heads") || cfg.has("linear_conv_kernel_dim"))) {
+        throw refuse(cfg, b, fmt::format("{}linear_num_value_heads / linear_conv_kernel_dim without layer_types or "
+                                         "full_attention_interval: which layers are linear attention is not stated",
+                                         cfg.prefix));
+    }
+    // MLA head keys without the latent: the cache width is not stated (DeepseekV3Config would fill kv_lora_rank 512,
+    // llama.cpp's converter fails on it): refused by name, never planned as plain attention
+    if (!cfg.has("kv_lora_rank") && !cfg.has("compress_ratios") &&
+        (cfg.has("qk_rope_head_dim") || cfg.has("qk_nope_head_dim"))) {
+        throw refuse(cfg, b, fmt::format("{}qk_rope_head_dim / qk_nope_head_dim (MLA) without kv_lora_rank: the latent "
+                                         "width of the cache is not stated", cfg.prefix));
     }
     if (listed) windows_of_list(cfg, b);
     else if (!cfg.has("compress_ratios")) windows_without_list(cfg, b);

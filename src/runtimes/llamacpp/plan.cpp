@@ -432,6 +432,7 @@ runtime_info llamacpp_runtime() {
     r.flags = llamacpp_flags;
     r.check_flags = check_flags;
     r.default_weights = default_weights;
+    r.adapt_model = llamacpp_adapt_model;
     r.plan = plan;
     r.fits = fits;
     r.context = {"context", "ctx_size", "-c", false, context_range, {}};

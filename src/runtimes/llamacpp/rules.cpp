@@ -301,6 +301,26 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
     return detail::kv_caches_by_layer(m, s, c, nullptr);
 }
 
+void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings) {
+    const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
+    if (row == nullptr || !row->flags.no_window) return;
+    uint32_t n = 0;
+    for (auto & layer : m.caches) {
+        for (auto & c : layer) {
+            if (c.kind != cache_kind::window && c.kind != cache_kind::chunked) continue;
+            c.kind = cache_kind::full;
+            c.window = 0;
+            ++n;
+        }
+    }
+    if (n == 0) return;
+    warnings.push_back(fmt::format("sliding window: llama.cpp's {} architecture reads no sliding window (models/{}.cpp), so "
+                                   "the {} window layer{} of {} ({} tokens) are planned as full attention, as llama.cpp "
+                                   "allocates them; vLLM and SGLang use the window", m.gguf_architecture,
+                                   m.gguf_architecture, n, n == 1 ? "" : "s", m.name, m.n_swa));
+    m.n_swa = 0;
+}
+
 namespace detail {
 
 uint64_t window_cells_per_stream(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {

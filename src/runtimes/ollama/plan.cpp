@@ -148,6 +148,7 @@ runtime_info ollama_runtime() {
     r.flags = ollama_flags;
     r.check_flags = check_flags;
     r.default_weights = default_weights;
+    r.adapt_model = llamacpp_adapt_model; // Ollama runs llama.cpp's architectures
     r.plan = plan;
     // Ollama (llama-server's --fit) moves layers itself, so the planner turns no knob
     r.context = {"context", "num_ctx", "--num-ctx", false, num_ctx_range, {}};
