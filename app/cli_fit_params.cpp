@@ -335,6 +335,10 @@ std::string fit_params_output(int argc, char ** argv) {
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
     llamacpp_settings s = in.settings;
     s.n_ctx = in.contexts.empty() ? 0 : in.contexts.back();
+    // llama-fit-params measures with common_context_params_to_llama(params), common_params' n_outputs_max 0 -> n_batch
+    // (tools/fit-params/fit-params.cpp:31, common/common.cpp:1724, llama-context.cpp:250), not llama-server's rule
+    s.server_outputs = false;
+    s.n_outputs_max = 0;
     if (a.print) {
         fmt::print(stderr, "llama_fit_params: printing estimated memory in MiB to stdout (device, model, context, compute) ...\n");
         return print_lines(measure(m, s, in.placement, gpus));

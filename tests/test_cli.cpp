@@ -59,7 +59,9 @@ TEST(cli, q8_0_cache_costs_34_64_of_f16) {
 }
 
 // The seeds' point: an 8 GB card holding ~6.6 GB of 4-bit weights has room for a conversation of roughly
-// 32K tokens with an f16 cache, roughly 8K if every layer were full attention, and q8_0 nearly doubles it.
+// 44K tokens with an f16 cache (32K when the compute buffer held logits for n_ubatch rows, the addon's n_outputs_max;
+// llama-server reserves n_parallel: server_output_limits), roughly 12K if every layer were full attention, and q8_0
+// gives about 1.5x (the CUDA f16 K/V scratch of a quantized cache takes part of the gain).
 TEST(cli, seeds_point_on_an_8gib_gpu) {
     const auto r = run_kvfit("Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB --json");
     ASSERT_TRUE(r.status == 0 || r.status == 3) << r.err;
@@ -71,11 +73,11 @@ TEST(cli, seeds_point_on_an_8gib_gpu) {
         else if (row["cache_type"] == "f16") f16 = n;
         else if (row["cache_type"] == "q8_0") q8 = n;
     }
-    EXPECT_GE(f16, 24576u);
-    EXPECT_LE(f16, 40960u);
-    EXPECT_GE(full, 6144u);
-    EXPECT_LE(full, 10240u);
-    EXPECT_GT(double(q8) / double(f16), 1.7);
+    EXPECT_GE(f16, 36864u);
+    EXPECT_LE(f16, 49152u);
+    EXPECT_GE(full, 8192u);
+    EXPECT_LE(full, 14336u);
+    EXPECT_GT(double(q8) / double(f16), 1.4);
     EXPECT_LT(double(q8) / double(f16), 2.0);
     EXPECT_EQ(f16 % 256, 0u);
     EXPECT_EQ(j["gpus"][0]["memory_bytes"], 8ull << 30);
@@ -154,7 +156,7 @@ TEST(cli, check_names_the_buffer_that_overflows) {
     const auto bad = kvfit::test::run_kvfit("Qwen3.5-9B --weights-size 6.6GB --gpu 8GiB -c 65536 --check");
     EXPECT_EQ(bad.status, 3);
     EXPECT_NE(bad.out.find("GPU0: the KV cache (2.00 GiB) overflows it"), std::string::npos) << bad.out;
-    EXPECT_NE(bad.out.find("fits instead: -c 32768 -ctk f16 -ctv f16"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("fits instead: -c 44544 -ctk f16 -ctv f16"), std::string::npos) << bad.out;
     const auto good = kvfit::test::run_kvfit("Qwen3.5-9B --weights-size 6.6GB --gpu \"RTX 4060\" -c 16384 --check");
     EXPECT_EQ(good.status, 0);
     EXPECT_EQ(good.out.rfind("OK: Qwen3.5-9B at n_ctx 16,384", 0), 0u) << good.out;

@@ -158,7 +158,23 @@ TEST(cuda_terms, k7_quantized_kv_adds_the_f16_copy_to_the_cuda_compute_buffer) {
     const uint64_t cpu_f16 = kvfit::llamacpp_compute_bytes(m, s, f16.ctx);
     EXPECT_EQ(f16.devices[0].used.compute_bytes, cpu_f16);
 
+    // the case's f16 figure is llama-server's: it reserves logits for n_parallel = 1 output (server_output_limits,
+    // server-context.cpp:41-53; n_outputs_pp, llama-context.cpp:672), so the peak is the attention stage, not the
+    // 485 MiB of logits for 512 rows that libllama's n_batch reserves (the figure above)
+    kvfit::llamacpp_settings srv = s;
+    srv.server_outputs = true;
+    const auto f16_srv = kvfit::plan_llamacpp(m, srv, p, rtx5090);
+    EXPECT_EQ(f16_srv.ctx.n_outputs_max, 1u);
+    std::printf("K7 f16, llama-server outputs: CUDA0 compute %llu B = %.3f GiB (n_batch outputs: %.3f GiB)\n",
+                (unsigned long long)f16_srv.devices[0].used.compute_bytes, double(f16_srv.devices[0].used.compute_bytes) / GiB,
+                double(cpu_f16) / GiB);
+    EXPECT_NEAR(double(f16_srv.devices[0].used.compute_bytes) / GiB, 0.31, 0.01); // the case's log, 2 decimals
+
     s.type_k = s.type_v = ggml_type::q8_0;
+    srv.type_k = srv.type_v = ggml_type::q8_0;
+    const auto q8_srv = kvfit::plan_llamacpp(m, srv, p, rtx5090);
+    std::printf("K7 q8_0, llama-server outputs: CUDA0 compute %.3f GiB\n", double(q8_srv.devices[0].used.compute_bytes) / GiB);
+    EXPECT_NEAR(double(q8_srv.devices[0].used.compute_bytes) / GiB, 1.30, 0.01);
     const auto q8 = kvfit::plan_llamacpp(m, s, p, rtx5090);
     EXPECT_EQ(kvfit::llamacpp_cuda_fa_f16_bytes(m, s, q8.ctx, 3), 1073741824u); // the first full layer: 1.00 GiB
     EXPECT_EQ(kvfit::llamacpp_cuda_fa_f16_bytes(m, s, q8.ctx, 0), 0u);          // a Gated DeltaNet layer: none

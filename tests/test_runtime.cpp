@@ -70,6 +70,7 @@ TEST(runtime, llamacpp_plan_is_plan_llamacpp) {
     kvfit::llamacpp_settings s;
     s.n_ctx = 65536;
     s.n_seq = 2;
+    s.server_outputs = true; // the flags' default: llama-server's n_outputs_max (server_output_limits)
     const kvfit::llamacpp_plan q = kvfit::plan_llamacpp(m, s, {}, mc.gpus);
     ASSERT_EQ(p.devices.size(), q.devices.size());
     for (size_t i = 0; i < q.devices.size(); ++i) {

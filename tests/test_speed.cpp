@@ -159,6 +159,7 @@ TEST(speed, cliff_qwen35_9b_q4_k_m_on_8gib) {
     const auto gpus = kvfit::parse_gpu_list("RTX 4060");
     ASSERT_EQ(gpus[0].memory_bytes, 8ull << 30);
     kvfit::llamacpp_settings s;
+    s.server_outputs = true; // as the CLI plans it (docs/speed.md's table): llama-server's n_outputs_max
     kvfit::speed_settings ss;
     s.n_ctx = 32768;
     const auto c32 = kvfit::make_spill_cliff(m, s, {}, gpus, kvfit::default_margin_bytes, ss);

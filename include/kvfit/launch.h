@@ -135,7 +135,9 @@ struct log_settings {
 /// Reconstruct n_ctx, n_seq, unified, n_batch, n_ubatch, flash attention, cache types, swa_full, -ngl and
 /// --no-kv-offload from a parsed log; speculative decoding from the target's "n_rs_seq = N" (N > 0: draft-mtp with
 /// --spec-draft-n-max N, common.h need_n_rs_seq) or, with a second context on a model with NextN layers, draft-mtp
-/// with N = n_outputs_max / n_seq - 1 (server_output_limits); the MTP context's KV types from its cache line. Throws kvfit::error "log: no 'llama_context: n_ctx' line" when the log
+/// with N = n_outputs_max / n_seq - 1 (server_output_limits); the MTP context's KV types from its cache line; the
+/// target's n_outputs_max as logged (n_parallel under llama-server, n_batch under the addon; no line: n_batch).
+/// Throws kvfit::error "log: no 'llama_context: n_ctx' line" when the log
 /// stops before a context was created.
 log_settings settings_from_log(const llamacpp_log & log, const model_desc & m);
 

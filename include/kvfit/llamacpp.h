@@ -109,11 +109,21 @@ struct llamacpp_settings {
     int64_t cache_ram_mib = llamacpp_default_cache_ram_mib; ///< --cache-ram MiB: prompt cache limit (-1 none, 0 off)
     uint32_t ctx_checkpoints = llamacpp_default_ctx_checkpoints; ///< --ctx-checkpoints N per slot
     uint64_t ram_bytes = 0;            ///< --ram SIZE (or detected): host RAM for the host verdict; 0 = unknown
-    /// Outputs the context reserves logits for (llama_context_params::n_outputs_max): 0 = n_batch, llama_context's
-    /// default (llama-context.cpp:250) and the addon's, which the conformance suite measures. With speculative
-    /// decoding kvfit plans llama-server's n_parallel x (1 + n_max) (server-context.cpp:41-53,
-    /// common/speculative.cpp:2606-2615) whatever this says.
+    /// Outputs the context reserves logits for (llama_context_params::n_outputs_max) when server_outputs is false:
+    /// 0 = n_batch, libllama's default (llama-context.cpp:250) and what the node-llama-cpp addon, llama-fit-params
+    /// (tools/fit-params/fit-params.cpp: common_context_params_to_llama of common_params' 0) and llama-completion use,
+    /// which the conformance suite measures; N = that many (`--n-outputs-max N`). With speculative decoding kvfit plans
+    /// llama-server's n_parallel x (1 + n_max) (server-context.cpp:41-53, common/speculative.cpp:2606-2615) whatever
+    /// this says.
     uint32_t n_outputs_max = 0;
+    /// llama-server's rule (`--n-outputs-max server`, the default of every plan made from the llama.cpp flags, `kvfit
+    /// exec` of llama-server / llama-cli, and Ollama's launch): load_model sets n_outputs_max = server_output_limits(
+    /// params).total = min(-b, n_parallel x (1 + n_max)), at least 1, n_max = common_speculative_n_max (0 without
+    /// speculative decoding; server-context.cpp:41-53, 1014-1016, common/speculative.cpp:2335-2360, 2606-2615; both
+    /// v0.5.0 and 5b4ebc5). The pp graph then reserves logits for min(n_ubatch, that) rows (n_outputs_pp,
+    /// llama-context.cpp:672), not n_ubatch: n_vocab x 4 B x (n_ubatch - n_parallel) less compute. False (the struct's
+    /// default, for callers measuring libllama directly): n_outputs_max above.
+    bool server_outputs = false;
     llamacpp_spec spec;            ///< speculative decoding (MTP, draft model): spec.cpp
     // --- the backend (compute_cuda.cpp; issue 14 items 1 and 5) ---
     std::optional<gpu_backend> backend; ///< --backend; empty = inferred from the GPUs (llamacpp_backend_of)
@@ -539,7 +549,8 @@ struct llamacpp_inputs {
 /// (-md FILE is read here with load_model, the last file kept for the planner's repeated calls):
 /// "-c 0: must be at least 1", "-ctk 'q9_9': unknown cache type (allowed: f32, ...)", "-fa 'maybe': expected on,
 /// off or auto", "-ts '3,x': expected non-negative proportions like 3,1", "-ot 'x=CUDA0': only the CPU target is
-/// modelled". Flags not given keep llama-server's defaults (llamacpp_settings).
+/// modelled", "--n-outputs-max 'x': expected server, batch or a positive integer". Flags not given keep
+/// llama-server's defaults (llamacpp_settings), server_outputs included (true unless --n-outputs-max batch|N).
 llamacpp_inputs parse_llamacpp_flags(const flag_values & f);
 
 /// The inverse: flag values that parse_llamacpp_flags turns back into these settings (`kvfit exec` plans the

@@ -62,6 +62,10 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
     if (c.runtime != launch_runtime::llamacpp) return c;
 
     c.placement.n_gpu_layers = -1; // planning default: every layer on the GPU (llama.cpp's -ngl default is "auto")
+    // n_outputs_max: llama-server (and llama-cli, which runs llama-server in a thread: tools/cli/cli-server.h) sets
+    // server_output_limits (server-context.cpp:41-53, 1014-1016); llama-completion / main and the other tools keep
+    // common_params' 0 -> n_batch (common/common.h:457, llama-context.cpp:250)
+    c.settings.server_outputs = prog == "llama-server" || prog == "server" || prog == "llama-cli";
     for (size_t i = 1; i < argv.size(); ++i) {
         std::string flag = argv[i], value;
         bool inline_value = false;
@@ -151,6 +155,17 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         else if (is_one_of(flag, {"-sm", "--split-mode"})) {
             const std::string v = take();
             if (v != "layer") c.not_modelled.push_back(flag + " " + v + " (only -sm layer, the default, is modelled)");
+        }
+        // embeddings: llama-server reserves n_batch outputs (server_output_limits, server-context.cpp:42-45); the
+        // pooled graph itself is not modelled
+        else if (is_one_of(flag, {"--embedding", "--embeddings", "--pooling"})) {
+            const std::string v = flag == "--pooling" ? take() : "";
+            if (flag != "--pooling" || v != "none") {
+                c.settings.server_outputs = false;
+                c.settings.n_outputs_max = 0;
+                c.not_modelled.push_back(flag + (v.empty() ? "" : " " + v) + " (embeddings: n_batch outputs are planned, "
+                                         "the pooled graph is not modelled)");
+            }
         }
         else if (harmless_with_value(flag)) take();
         else if (harmless_flag(flag)) {

@@ -189,6 +189,10 @@ log_settings settings_from_log(const llamacpp_log & log, const model_desc & m) {
             if (ggml_traits(t).name == log.kv_caches.front().type_v) s.type_v = t;
         }
     }
+    // the outputs the target reserved, as logged (llama-context.cpp:318 "n_outputs_max = N"): llama-server's
+    // n_parallel x (1 + N) (server_output_limits, server-context.cpp:41-53), libllama's / the addon's n_batch, or what
+    // the program set. A log without the line (builds before n_outputs_max) reserved n_batch outputs (0).
+    if (const auto * v = log.value("n_outputs_max")) s.n_outputs_max = uint32_t(to_u(v->text));
     // speculative decoding (spec.cpp): the target's n_rs_seq is --spec-draft-n-max with draft-mtp (need_n_rs_seq,
     // common.h:394-400); a second context on a model with NextN layers is the MTP context, N from the target's outputs
     // (n_parallel x (1 + N), server_output_limits)

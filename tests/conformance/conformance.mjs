@@ -51,9 +51,12 @@ const settingsOf = (c) => `c${c.n_ctx} np${c.n_seq} fa${c.flash_attn ? 1 : 0} ${
 /// kvfit's prediction for a case: {pred} or {rc, error}. mode "alloc": a real load with mmap (node-llama-cpp's
 /// default); "no_alloc": llama.cpp sizes each buffer type's tensors once, as a load without mmap allocates them, so
 /// kvfit is told --no-mmap (docs/rules/llamacpp-cpu-repack.md, "What the model memory breakdown counts").
+/// --n-outputs-max batch: the addon keeps libllama's n_outputs_max = n_batch (llama-context.cpp:250), where kvfit's
+/// default is llama-server's n_parallel (server_output_limits).
 function predict(gguf, c, mode) {
     const argv = [gguf, "-c", String(c.n_ctx), "-np", String(c.n_seq), "-ctk", c.type_k, "-ctv", c.type_v,
         "-fa", c.flash_attn ? "on" : "off", "-ub", String(c.n_ubatch), "-b", String(c.n_ubatch), ...(c.swa_full ? ["--swa-full"] : []),
+        "--n-outputs-max", "batch",
         ...(passRules ? ["--llamacpp-version", release] : []), "--cpu-features", cpuFeatures,
         ...(mode === "no_alloc" ? ["--no-mmap"] : []), "--json"];
     const r = spawnSync(kvfit, argv, { encoding: "utf8" });

@@ -5,6 +5,7 @@
 //
 //   node measure_spec.mjs [--release v0.5.0|5b4ebc5] [--models DIR] [--only GROUP,...] [--gguf-write PATH]
 //   groups: mtp (MTP contexts of every MTP architecture), k6 (Qwen3.6-27B K6 command), draft (a -md draft model),
+//           outputs (plain llama-server contexts: n_outputs_max = n_parallel),
 //           lora (adapters), ckpt (checkpoints after decoding, allocated)
 //
 // Each JSON line: {group, model, release, req (what was asked), ok, n_ctx, n_ctx_seq, breakdown (llama's memory
@@ -15,7 +16,7 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseContextLog } from "./measure.mjs";
-import { specOfModel } from "./suite.mjs";
+import { specOfModel, ALL_MODELS } from "./suite.mjs";
 import { SPEC_MODELS, specOfSpec, qwenvlMmproj, gemma3Mmproj, MMPROJ_SHAPES } from "./spec_models.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -154,6 +155,34 @@ const groups = {
             const res = runProbeWithLoras(file, argv, set, [{ id: "ctx_lora", n_ctx: 1024, n_batch: 512, n_ubatch: 512, lora_apply: 1, decode: 8, threads: 2 },
                 { id: "ctx_nolora", n_ctx: 1024, n_batch: 512, n_ubatch: 512, decode: 8, threads: 2 }]);
             for (const r of res) lines.push({ group: "lora", release, model: path.basename(file), set: set.map((s) => path.basename(s)), ...r });
+        }
+    },
+    // llama-server without speculative decoding: load_model sets n_outputs_max = server_output_limits(params).total =
+    // min(n_batch, n_parallel x (1 + 0)) (server-context.cpp:41-53, 1014-1016; speculative.cpp:2606-2615), so the pp
+    // graph reserves logits for n_parallel rows (llama-context.cpp:672 n_outputs_pp), not the addon's n_batch. Plain
+    // target contexts of the suite's architectures (header-only GGUFs of tests/data/gguf_synthetic, real vocabulary)
+    // at -np 1 and -np 4 with n_outputs_max = n_parallel ("srv_*"), and one with libllama's default ("lib_*").
+    outputs(lines) {
+        const ids = ["llama31-8b", "qwen35-9b", "gpt-oss-20b", "gemma3-12b", "deepseek-v2-lite", "mamba2-2.7b",
+            "nemotron-h-56b", "granite-4.0-h-small", "qwen3next-80b", "deepseek-v3.2", "glm-5", "kimi-k2.5",
+            "mistral-small-4", "minimax-m3", "kimi-linear-48b", "qwen35moe-35b", "qwen3vlmoe-30b", "gpt-oss-120b",
+            "gemma4-26b-a4b", "gemma4-kvshared12", "mimo2-v2-flash", "step35-3.7-flash", "minimax-m2.5",
+            "nemotron3-super-120b", "deepseek-v4-flash", "qwen38-flash-next", "lfm2-1.2b"];
+        const only = process.env.OUTPUTS_IDS ? process.env.OUTPUTS_IDS.split(",") : ids;
+        for (const id of only.filter((x) => ALL_MODELS[x]?.releases.includes(release))) {
+            const nv = ALL_MODELS[id]?.n_vocab;
+            let file;
+            try { file = gguf(id, nv); } catch (e) { lines.push({ group: "outputs", model: id, release, ok: false, error: String(e.message).slice(0, 300) }); continue; }
+            const base = { n_ctx: 4096, n_batch: 2048, n_ubatch: 512, threads: 1 };
+            const ctxs = [
+                { ...base, id: "srv_s1_faon", n_seq: 1, fa: "on", n_outputs_max: 1, n_outputs_max_per_seq: 1 },
+                { ...base, id: "srv_s4_faon", n_seq: 4, fa: "on", n_outputs_max: 4, n_outputs_max_per_seq: 1 },
+                { ...base, id: "srv_s1_faoff", n_seq: 1, fa: "off", n_outputs_max: 1, n_outputs_max_per_seq: 1 },
+                { ...base, id: "srv_s4_q8_faon", n_seq: 4, fa: "on", type_k: "q8_0", type_v: "q8_0", n_outputs_max: 4, n_outputs_max_per_seq: 1 },
+                { ...base, id: "lib_s1_faon", n_seq: 1, fa: "on" },
+            ];
+            try { measure("outputs", file, { no_alloc: 1, mmap: 0 }, ctxs, lines, { model_id: `${id}_v${nv}` }); }
+            catch (e) { lines.push({ group: "outputs", model: id, release, ok: false, error: String(e.stderr ?? e.message).slice(-600) }); }
         }
     },
     // context checkpoints: llama_state_seq_get_size_ext(PARTIAL_ONLY) after decoding, allocated

@@ -21,7 +21,11 @@ uint64_t stages_dense(const model_desc & m, const compute_graph & g) {
     const bool absorbed = H >= E || H + 2 * E >= ffn_largest(m, g) + g.out_ids;
     // (routed experts with only V rotated, FA: the last layer's experts run on n_outputs rows, last_layer_rows_moe)
     const bool last_rows = g.fa && any_moe(m) && g.rot_v && !g.rot_k;
-    const uint64_t last = absorbed || last_rows ? 0 : I + 3 * E + ffn;
+    // With few outputs (llama-server's n_parallel: server_output_limits) the last layer's FFN runs on n_outputs rows
+    // after inp_out_ids and stays under layer 0's (measured: llama31-8b q8_0, 4 sequences, 4 outputs, FA on,
+    // tests/conformance/measured/spec-outputs.*.jsonl: 114,389,024 B = I + 2E + ffn)
+    const bool few_outputs = 2 * uint64_t(g.n_outputs) <= g.n_tokens;
+    const uint64_t last = absorbed || last_rows || few_outputs ? 0 : I + 3 * E + ffn;
     if (g.fa) {
         // layer 0 FFN: l_out, attn_norm and the Q-matmul slot holding attn_out under ffn_gate/up/swiglu; with a
         // rotated K the rotated Q reuses an E-sized block when Q == E

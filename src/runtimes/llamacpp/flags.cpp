@@ -118,6 +118,10 @@ const std::vector<flag_spec> & llamacpp_flags() {
                           "cuda assumed for --gpu SIZE)", t::text},
         {"--no-op-offload", "", "keep the ops of CPU-resident weights on the CPU (no CUDA staging of CPU experts at "
                                 "n_ubatch >= 32)", t::boolean},
+        // llama-server's n_outputs_max (server-context.cpp:41-53) versus libllama's default (llama-context.cpp:250)
+        {"--n-outputs-max", "", "outputs the compute graph reserves logits for: server (default: llama-server's "
+                                "n_parallel x (1 + draft tokens), at most -b), batch (libllama's default n_batch: "
+                                "node-llama-cpp, llama-fit-params, llama-completion) or a count", t::text},
     };
     return v;
 }
@@ -255,6 +259,19 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     // the backend (compute_cuda.cpp)
     if (given(f, "backend")) s.backend = parse_gpu_backend(f.text("backend"));
     s.op_offload = !f.boolean("no_op_offload");
+    // n_outputs_max: llama-server's rule unless told (rules.cpp llamacpp_context_size)
+    s.server_outputs = true;
+    if (given(f, "n_outputs_max")) {
+        const std::string v = f.text("n_outputs_max");
+        if (v == "batch") s.server_outputs = false;
+        else if (v != "server") {
+            if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) {
+                throw error(fmt::format("--n-outputs-max '{}': expected server, batch or a positive integer", v));
+            }
+            s.server_outputs = false;
+            s.n_outputs_max = uint32_t(parse_flag_count("--n-outputs-max", v, 1, 1u << 20));
+        }
+    }
     return in;
 }
 
@@ -303,6 +320,7 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     if (sp.draft_ctx == spec_draft_ctx::n_ctx_train) f.set("spec_draft_ctx", "train");
     if (s.backend) f.set("backend", gpu_backend_name(*s.backend));
     if (!s.op_offload) f.set("no_op_offload", "true");
+    if (!s.server_outputs) f.set("n_outputs_max", s.n_outputs_max ? std::to_string(s.n_outputs_max) : std::string("batch"));
     return f;
 }
 

@@ -81,6 +81,7 @@ json settings_json(const llamacpp_inputs & in) {
     if (s.spec.active()) j["spec_type"] = s.spec.mtp ? "draft-mtp" : "draft-simple"; // only with speculative decoding
     j["backend"] = s.backend ? gpu_backend_name(*s.backend) : "auto"; // as given; detail.backend: the one planned
     j["no_op_offload"] = !s.op_offload;
+    j["n_outputs_max"] = s.server_outputs ? std::string("server") : s.n_outputs_max ? std::to_string(s.n_outputs_max) : std::string("batch");
     return j;
 }
 
@@ -339,6 +340,9 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     d["n_stream"] = p.ctx.n_stream;
     d["n_batch"] = p.ctx.n_batch;
     d["n_ubatch"] = p.ctx.n_ubatch;
+    // outputs the graph reserves logits for (llama-context.cpp:250, 672): llama-server's n_parallel x (1 + n_max)
+    // (server_output_limits, server-context.cpp:41-53) by default, n_batch with --n-outputs-max batch
+    d["n_outputs_max"] = p.ctx.n_outputs_max;
     d["flash_attn"] = p.ctx.flash_attn;
     d["n_gpu_layers"] = p.n_gpu_layers;
     d["output_device"] = output_device;

@@ -190,8 +190,11 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
     // capped at n_batch), and with MTP the target keeps n_max extra recurrent snapshots (need_n_rs_seq, common.h:394-400)
     // on the architectures that roll their state back (llm_arch_supports_rs_rollback; clamped to 0 elsewhere,
     // llama-context.cpp:105-110)
+    // Without speculative decoding llama-server reserves n_parallel outputs (server_outputs: server_output_limits with
+    // n_max 0, at least 1, at most -b; server-context.cpp:41-53, 1014-1016); libllama's own default is n_batch.
     uint64_t outputs = s.n_outputs_max;
     if (s.spec.active()) outputs = uint64_t(s.n_seq) * (1 + s.spec.n_max);
+    else if (s.server_outputs) outputs = std::max<uint64_t>(1, std::min<uint64_t>(s.n_batch, s.n_seq));
     // llama-context.cpp:250: n_outputs_max 0 -> n_batch
     c.n_outputs_max = outputs == 0 ? c.n_batch : uint32_t(std::min<uint64_t>(outputs, c.n_batch));
     if (s.spec.mtp) {

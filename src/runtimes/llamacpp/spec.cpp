@@ -97,6 +97,7 @@ llamacpp_settings llamacpp_draft_settings(const model_desc & dm, const llamacpp_
     d.type_k = t.spec.type_k;
     d.type_v = t.spec.type_v;
     d.n_outputs_max = t.n_seq;
+    d.server_outputs = false; // set explicitly above, not by llama-server's rule for the target
     d.spec = {}; // n_rs_seq = 0 (:2554): no snapshots, no draft of its own
     return d;
 }

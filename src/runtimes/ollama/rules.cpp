@@ -97,6 +97,11 @@ ollama_plan plan_ollama(const model_desc & m, const ollama_settings & s, const s
     p.llama.n_seq = p.num_parallel;
     p.llama.type_k = p.llama.type_v = p.cache_type;
     p.llama.flash_attn = p.flash_attn;
+    // Ollama launches llama-server (RULES §6: llm/llama_server.go since PR #16031), whose load_model reserves
+    // n_parallel outputs (server_output_limits, server-context.cpp:41-53, 1014-1016). An embedding model needs
+    // llama-server's --embeddings (its /embedding handler refuses otherwise, server-context.cpp:5393), and with it
+    // llama-server reserves n_batch outputs (server-context.cpp:42-45).
+    p.llama.server_outputs = !s.embedding;
 
     // --fit target: llama-server's 1024 MiB; with an offloaded projector ceil((mmproj + 1 GiB) / MiB) MiB,
     // added to an LLAMA_ARG_FIT_TARGET Ollama was given in extraEnvs (mmprojOffloadHeadroom = 1 << 30).
