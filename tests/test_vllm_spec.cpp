@@ -255,6 +255,15 @@ TEST(vllm_spec, bad_config) {
     vllm_settings t = with_spec(R"({"method":"mtp","num_speculative_tokens":3})");
     t.kv_cache_memory_bytes = 10 * GiB;
     EXPECT_NO_THROW((void)kvfit::plan_vllm(q, t, {"H100", 80 * GiB})) << "3 tokens from 1 layer: 3 % 1 == 0";
+    vllm_settings e = with_spec(R"({"method":"eagle3","model":"x","num_speculative_tokens":3})");
+    e.speculative.draft = std::make_shared<const kvfit::model_desc>(catalog_model("Meta-Llama-3.1-8B"));
+    e.kv_cache_memory_bytes = 10 * GiB;
+    try {
+        (void)kvfit::plan_vllm(catalog_model("DeepSeek-V3"), e, {"H100", 80 * GiB});
+        ADD_FAILURE() << "eagle3 on deepseek_v3";
+    } catch (const kvfit::error & x) {
+        EXPECT_NE(std::string(x.what()).find("Eagle3 is only supported for"), std::string::npos) << x.what();
+    }
     vllm_settings d = with_spec(R"({"method":"draft_model","model":"x","num_speculative_tokens":3})");
     d.kv_cache_memory_bytes = 10 * GiB;
     EXPECT_THROW((void)kvfit::plan_vllm(q, d, {"H100", 80 * GiB}), kvfit::error) << "no draft config read";

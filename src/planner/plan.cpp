@@ -1,7 +1,6 @@
 // The planner (include/kvfit/plan.h): a request -> the runtime's plan, and the searches over the runtime's knobs that
 // answer "what would fit instead". It knows no runtime's rules: only runtime_info (runtime.h) and search.h.
 #include "kvfit/plan.h"
-#include "kvfit/vllm.h"
 
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
@@ -152,16 +151,21 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
     model_desc m = load(warn);
     apply_request_weights(m, q, rt, warn);
     detail::serving_model_warnings(rt.name, m, warn); // caches and layouts without a source (issue 13)
-    if (q.strict && rt.name == "vllm" && q.flags.has("speculative_config")) { // keys and methods it does not model
-        const vllm_speculative sp = parse_speculative_config(q.flags.text("speculative_config"));
-        warn.insert(warn.end(), sp.warnings.begin(), sp.warnings.end());
-    }
     if (q.strict && !warn.empty()) { // a launcher that must not guess: each assumption is a refusal
         std::string all;
         for (const auto & w : warn) all += (all.empty() ? "" : "; ") + w;
         throw error(fmt::format("strict: {} warning{} refused: {}", warn.size(), warn.size() == 1 ? "" : "s", all));
     }
-    return plan_model(rt, std::move(m), warn, q.flags, std::move(mc));
+    plan_result r = plan_model(rt, std::move(m), warn, q.flags, std::move(mc));
+    if (q.strict) { // what vLLM's --speculative-config plan leaves out or estimates (src/runtimes/vllm/spec.cpp)
+        std::string all;
+        size_t n = 0;
+        for (const auto & w : r.plan.warnings) {
+            if (w.rfind("--speculative-config", 0) == 0) all += (all.empty() ? "" : "; ") + w, ++n;
+        }
+        if (n > 0) throw error(fmt::format("strict: {} warning{} refused: {}", n, n == 1 ? "" : "s", all));
+    }
+    return r;
 }
 
 } // namespace kvfit

@@ -409,7 +409,7 @@ std::shared_ptr<const model_desc> load_draft(const vllm_speculative & sp, const 
         std::vector<std::string> ignored;
         detail::serving_default_weights(d, ignored);
     }
-    for (const auto & x : w) warn.push_back("draft model: " + x);
+    for (const auto & x : w) warn.push_back("--speculative-config draft model: " + x);
     return std::make_shared<const model_desc>(std::move(d));
 }
 

@@ -12,7 +12,8 @@
 //   again, no new layers); ngram / ngram_gpu / suffix load no model; suffix defaults num_speculative_tokens to
 //   suffix_decoding_max_tree_depth (24); a "model" without a method is eagle when its name holds "eagle-", eagle3 when
 //   it holds "eagle3", mtp when its config is an MTP type, else NotImplementedError; 'tensor_parallel_size' is refused;
-//   draft_tensor_parallel_size is 1 or the target's.
+//   draft_tensor_parallel_size is 1 or the target's; eagle3 needs a target model type holding llama, qwen, minicpm,
+//   gpt_oss, hunyuan_vl, hunyuan_v1_dense or afmoe (_verify_args).
 // - vllm/model_executor/layers/mamba/abstract.py @00b08dc4 MambaBase.get_kv_cache_spec: num_speculative_blocks =
 //   vllm_config.num_speculative_tokens (any method); vllm/v1/kv_cache_interface.py @bc8282e6 MambaSpec
 //   .max_memory_usage_bytes: (1 + num_speculative_blocks) pages (mode none), (2 + ...) (align), cdiv(len, B) (all).
@@ -219,6 +220,17 @@ void vllm_resolve_speculative(const model_desc & m, vllm_settings & s, std::vect
                                         sp.num_speculative_tokens, n_predict, n_predict == 1 ? "" : "s"));
         }
     }
+    if (sp.method == "eagle3") { // SpeculativeConfig._verify_args: eagle3_target_supported, a substring of the model type
+        static const char * ok[] = {"llama", "qwen", "minicpm", "gpt_oss", "hunyuan_vl", "hunyuan_v1_dense", "afmoe"};
+        const bool supported = std::any_of(std::begin(ok), std::end(ok), [&](const char * t) {
+            return m.architecture.find(t) != std::string::npos;
+        });
+        if (!supported && !m.architecture.empty()) {
+            throw error(fmt::format("vllm: ValueError: Eagle3 is only supported for ['llama', 'qwen', 'minicpm', 'gpt_oss', "
+                                    "'hunyuan_vl', 'hunyuan_v1_dense', 'afmoe'] models. Got "
+                                    "self.target_model_config.hf_text_config.model_type='{}'", m.architecture));
+        }
+    }
     if ((sp.method == "eagle" || sp.method == "eagle3" || sp.method == "draft_model") && !sp.draft) {
         throw error(fmt::format("vllm: --speculative-config method {}: the draft checkpoint's config was not read", sp.method));
     }
@@ -243,6 +255,13 @@ model_desc vllm_with_draft_layers(const model_desc & m, const vllm_settings & s,
         if (m.count(layer_kind::recurrent) > 0) sp.mamba_conv_rows_added = c.num_speculative_tokens;
     }
     if (m.count(layer_kind::recurrent) > 0) sp.mamba_blocks_added = c.num_speculative_tokens;
+    if (m.rec_kind == recurrent_kind::mamba2 && m.count(layer_kind::recurrent) > 0) {
+        // gated_delta_net's rows are checked by the Qwen3.6-27B log (block 1600); for mamba2 the read builds differ:
+        // NemotronH get_mamba_state_shape_from_config passes num_spec, an older MambaMixer2.get_state_shape does not
+        warnings.push_back(fmt::format("--speculative-config: the mamba2 conv state is planned with {} more rows "
+                                       "(num_spec, as builds that pass it); builds whose MambaMixer2 passes none hold "
+                                       "fewer: an estimate", c.num_speculative_tokens));
+    }
     bool compressed = false;
     for (const auto & layer : m.caches) {
         for (const auto & cc : layer) compressed |= cc.kind == cache_kind::compressed;
