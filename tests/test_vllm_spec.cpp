@@ -2,6 +2,7 @@
 // drafter's KV layers on real configs (DeepSeek-V3, DeepSeek-V3.2, GLM-5, Llama-3.1-8B as a draft model), the
 // model-less methods, and the JSON vLLM refuses.
 #include "kvfit/error.h"
+#include "kvfit/plan.h"
 #include "kvfit/sources.h"
 #include "kvfit/vllm.h"
 #include "support/files.h"
@@ -327,6 +328,20 @@ TEST(vllm_spec, eagle3_head_from_a_local_config) {
     EXPECT_GE(w, 800ull << 20) << w;
     EXPECT_LE(w, 820ull << 20) << w;
     EXPECT_EQ(d["speculative"]["draft_weights_estimate"], true);
+}
+
+// POST /v1/plan: speculative_config as an object or its text; a draft "model" (a file or a download) is refused.
+TEST(vllm_spec, request_body) {
+    const auto q = kvfit::plan_request_from_json(nlohmann::json::parse(
+        R"({"model":"Qwen3.5-27B","runtime":"vllm","speculative_config":{"method":"mtp","num_speculative_tokens":2}})"));
+    EXPECT_EQ(kvfit::parse_speculative_config(q.flags.text("speculative_config")).num_speculative_tokens, 2u);
+    try {
+        (void)kvfit::plan_request_from_json(nlohmann::json::parse(
+            R"({"model":"Meta-Llama-3.1-8B","runtime":"vllm","speculative_config":{"method":"eagle3","model":"/etc/x","num_speculative_tokens":2}})"));
+        ADD_FAILURE() << "a draft path in a request";
+    } catch (const kvfit::error & e) {
+        EXPECT_NE(std::string(e.what()).find("only the command line takes it"), std::string::npos) << e.what();
+    }
 }
 
 } // namespace
