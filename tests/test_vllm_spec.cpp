@@ -344,4 +344,27 @@ TEST(vllm_spec, request_body) {
     }
 }
 
+// vLLM's own grouping example (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size: "gpt-oss +
+// eagle, 12 SWA + 13 full" -> group size 13): gpt-oss-20b (12 sliding + 12 full layers of 8 KV heads x 64) with a
+// one-layer EAGLE3 head of the model's full-attention shape (gpt-oss-20b's config cut to that layer: a derived draft,
+// not a published head). The head's layer joins the full group: 13 + 13, one padding layer on the sliding side.
+TEST(vllm_spec, gpt_oss_eagle_groups_as_vllm_comments) {
+    const kvfit::model_desc m = catalog_model("gpt-oss-20b");
+    std::string text = kvfit::test::read_text(std::string(KVFIT_SHARED_DIR) + "/configs/openai__gpt-oss-20b.json");
+    nlohmann::json cfg = nlohmann::json::parse(text);
+    cfg["num_hidden_layers"] = 1;
+    cfg["layer_types"] = nlohmann::json::array({"full_attention"});
+    kvfit::warnings w;
+    auto head = std::make_shared<const kvfit::model_desc>(kvfit::model_from_hf_config(cfg.dump(), "eagle3-head.json", w));
+    vllm_settings s = with_spec(R"({"method":"eagle3","model":"head","num_speculative_tokens":3})");
+    s.speculative.draft = head;
+    s.max_model_len = 32768;
+    s.kv_cache_memory_bytes = 8 * GiB;
+    const auto p = kvfit::plan_vllm(m, s, {"H100", 80 * GiB}, 9.0);
+    EXPECT_EQ(p.speculative.draft_kv_layers, 1u);
+    EXPECT_EQ(p.group_size, 13u);
+    EXPECT_EQ(p.padding_layers, 1u);
+    EXPECT_TRUE(has_note(p, "Add 1 padding layers, may waste at most 8.33% KV cache memory"));
+}
+
 } // namespace
