@@ -92,6 +92,7 @@ TEST(vllm_spec, qwen36_27b_mtp3_fp8_log_v0_20) {
     EXPECT_EQ(p.per_request_blocks, 97u);
     EXPECT_EQ(fmt::format("{:.2f}", p.max_concurrency), "1.30");
     EXPECT_EQ(p.kv_cache_tokens_v2025, 49600u) << "0.20.0 prints (126 // 4) x 1600";
+    EXPECT_EQ(p.speculative.max_cudagraph_capture_size, 16u) << "logged 'max_cudagraph_capture_size': 16 = 2 x (1 + 3) x 2";
     // Without the speculative blocks the same pool would print 1.43x: the log shows they are held.
     EXPECT_EQ(fmt::format("{:.2f}", 126.0 / 88), "1.43");
 }

@@ -148,6 +148,9 @@ struct vllm_spec_plan {
     bool weights_estimate = true;           ///< the weights are a kvfit estimate (no published log checks them)
     uint64_t mamba_conv_rows_added = 0;     ///< conv-state rows each mamba layer gains (num_speculative_tokens, GDN/Mamba2/KDA)
     uint64_t mamba_blocks_added = 0;        ///< num_speculative_blocks: blocks each request holds more per mamba group
+    /// CUDA graphs' largest capture size, min(max_num_seqs x (1 + num_speculative_tokens) x 2, 512, MNBT)
+    /// (vllm/config/vllm.py _set_cudagraph_sizes); filled with or without speculation
+    uint64_t max_cudagraph_capture_size = 0;
 };
 
 /// The vLLM plan: what the engine prints at startup, and whether it starts.

@@ -305,7 +305,8 @@ json detail_json(const vllm_choice & c) {
                             {"draft_kv_rule", "vllm"}, {"draft_weights_bytes", sp.draft_weights_bytes},
                             {"draft_weights_estimate", sp.weights_estimate},
                             {"mamba_conv_rows_added", sp.mamba_conv_rows_added},
-                            {"mamba_blocks_added", sp.mamba_blocks_added}};
+                            {"mamba_blocks_added", sp.mamba_blocks_added},
+                            {"max_cudagraph_capture_size", sp.max_cudagraph_capture_size}};
     }
     j["per_rank"] = json::array();
     for (const auto & k : p.ranks) {

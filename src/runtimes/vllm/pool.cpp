@@ -433,11 +433,11 @@ void check_startup(vllm_plan & p, bool over) {
         }
         // The profiling false positive (vllm-frontier.md §7.2): profile_cudagraph_memory builds a dummy KV config of
         // num_gpu_blocks_override = max_cudagraph_capture_size blocks (vllm/v1/worker/gpu_model_runner.py; one block per
-        // sequence only since PR #48483, merged 2026-07-13), and max_cudagraph_capture_size = min(max_num_seqs x 2, 512,
-        // max_num_batched_tokens) without speculative decoding (vllm/config/vllm.py _set_cudagraph_sizes). Builds whose
+        // sequence only since PR #48483, merged 2026-07-13), and max_cudagraph_capture_size = min(max_num_seqs x
+        // (1 + num_speculative_tokens) x 2, 512, max_num_batched_tokens) (vllm/config/vllm.py _set_cudagraph_sizes). Builds whose
         // profiling path runs the check above without PR #38270's is_profiling guard stop with vLLM's own message.
-        const uint64_t capture = std::min<uint64_t>({uint64_t(s.max_num_seqs) * 2, 512, s.max_num_batched_tokens});
-        if (checked && s.speculative.method.empty() && uint64_t(s.max_num_seqs) > capture && p.errors.empty()) {
+        const uint64_t capture = p.speculative.max_cudagraph_capture_size;
+        if (checked && uint64_t(s.max_num_seqs) > capture && p.errors.empty()) {
             p.warnings.push_back(fmt::format(
                 "vLLM builds before PR #48483 (2026-07-13) whose CUDA-graph memory profiling runs the Mamba check (no "
                 "is_profiling guard) stop while profiling, on a dummy KV cache of max_cudagraph_capture_size = {1} blocks: "
@@ -486,6 +486,12 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
         if (lay.layer_page[il] && lay.block_size) p.speculative.draft_kv_bytes_per_token += lay.layer_page[il] / lay.block_size;
     }
     p.speculative.draft_weights_bytes = draft_weights(m, p.settings, cc);
+    // vllm/config/vllm.py _set_cudagraph_sizes: min(max_num_seqs x decode_query_len x 2, 512, max_num_batched_tokens),
+    // decode_query_len = 1 + num_speculative_tokens (vllm #32324 quotes it; the Qwen3.6-27B MTP-3 log shows 16 for
+    // max_num_seqs 2)
+    p.speculative.max_cudagraph_capture_size = std::min<uint64_t>(
+        {uint64_t(p.settings.max_num_seqs) * (1 + p.settings.speculative.num_speculative_tokens) * 2, 512,
+         p.settings.max_num_batched_tokens});
     p.speculative.weights_estimate = !p.settings.speculative.method.empty();
     note_speculative(p);
     take_layout(p, lay);
