@@ -209,7 +209,8 @@ uint64_t stage_weights(const model_desc & m, uint32_t tp, uint32_t pp_rank, uint
 //   _maybe_share_embeddings / _maybe_share_lm_head: "Detected MTP model. Sharing target model ... weights").
 // - eagle / eagle3: the head's decoder layers + fc (2E or 3E x E); embedding shared (absent or identical in published
 //   heads); eagle3 keeps its own LM head (n_vocab x E / tp, "Detected EAGLE model with distinct lm_head weights").
-// - draft_model: the whole draft model, embedding and LM head included.
+// - draft_model: the whole draft model, embedding and LM head included (draft_model.py @01dd981d load_model: get_model of
+//   the draft config, nothing shared).
 uint64_t draft_weights(const model_desc & m, const vllm_settings & s, double cc) {
     const vllm_speculative & c = s.speculative;
     if (c.method == "mtp") {

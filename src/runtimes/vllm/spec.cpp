@@ -20,7 +20,10 @@
 // - vllm/model_executor/layers/mamba/mamba_utils.py @02d71083: the conv state of mamba2, gated_delta_net and kda has
 //   conv_kernel - 1 + num_spec rows; mamba1 and short_conv have none more.
 // - The drafter's attention layers are attention layers of the same vllm_config: get_kv_cache_spec returns them with
-//   the model's, in the same groups and pool (kv_cache_utils.py's own example: "gpt-oss + eagle, 12 SWA + 13 full").
+//   the model's, in the same groups and pool (kv_cache_utils.py's own example: "gpt-oss + eagle, 12 SWA + 13 full";
+//   vllm/v1/spec_decode/draft_model.py @01dd981d DraftModelProposer.load_model loads the whole draft with get_model into
+//   the same forward context, its attn_layer_names = the Attention layers of vllm_config minus the target's, and shares
+//   no embedding or head).
 //   Checked by two vLLM 0.20.0 logs with MTP on Qwen3.5-9B and Qwen3.6-27B ("Add 3 padding layers": 17 or 9 attention
 //   layers against 48 or 24 GDN layers).
 // - vllm/v1/spec_decode/llm_base_proposer.py (_maybe_share_embeddings, _maybe_share_lm_head): an MTP drafter uses the
