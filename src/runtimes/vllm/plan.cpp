@@ -8,6 +8,7 @@
 #include "runtimes/common/launch.h"
 #include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
+#include "runtimes/vllm/layout.h"
 
 #include <algorithm>
 #include <cctype>
@@ -161,6 +162,12 @@ vllm_choice choose(const model_desc & m, const flag_values & f, const machine & 
     for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
     vllm_settings s = parse_vllm_flags(f);
     if (!sp.method.empty() || !sp.model.empty()) s.speculative = sp;
+    { // the speculative config's own refusals first: the placement search below drops candidates that throw
+        vllm_settings probe = s;
+        probe.speculative.draft_tensor_parallel_size = 0; // checked per placement (it depends on the TP)
+        std::vector<std::string> ignored;
+        detail::vllm_resolve_speculative(m, probe, ignored);
+    }
     const bool placed = f.has("tensor_parallel_size") || f.has("pipeline_parallel_size") || f.has("data_parallel_size");
     if (placed || c.per_node * c.nodes == 1) {
         const uint32_t world = s.tp * s.pp * s.dp;
