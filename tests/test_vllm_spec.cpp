@@ -266,6 +266,16 @@ TEST(vllm_spec, bad_config) {
     } catch (const kvfit::error & x) {
         EXPECT_NE(std::string(x.what()).find("Eagle3 is only supported for"), std::string::npos) << x.what();
     }
+    // MTP keys on a model type vLLM's hf_config_override does not map (MiniMax-M2.5: use_mtp, num_mtp_modules 3): planned,
+    // with a named warning (--strict refuses it)
+    vllm_settings mm = with_spec(R"({"method":"mtp","num_speculative_tokens":3})");
+    mm.tp = 8;
+    mm.kv_cache_memory_bytes = 10 * GiB;
+    const auto pm = kvfit::plan_vllm(catalog_model("MiniMax-M2.5"), mm, {"H200", 141 * GiB});
+    EXPECT_EQ(pm.speculative.draft_kv_layers, 3u);
+    EXPECT_TRUE(std::any_of(pm.warnings.begin(), pm.warnings.end(), [](const std::string & x) {
+        return x.find("is not among them") != std::string::npos;
+    }));
     vllm_settings d = with_spec(R"({"method":"draft_model","model":"x","num_speculative_tokens":3})");
     d.kv_cache_memory_bytes = 10 * GiB;
     EXPECT_THROW((void)kvfit::plan_vllm(q, d, {"H100", 80 * GiB}), kvfit::error) << "no draft config read";

@@ -271,6 +271,21 @@ model_desc vllm_with_draft_layers(const model_desc & m, const vllm_settings & s,
     }
     if (c.method == "mtp") {
         sp.draft_layers = m.n_layer_mtp_apart;
+        // SpeculativeConfig.hf_config_override @f19b16d9 turns these model types (or MiMo's / GLM-4's architectures) into
+        // MTP drafters; another type keeps its own architecture as the draft, which vLLM may refuse or load otherwise
+        static const char * mapped[] = {"deepseek_v3", "deepseek_v32", "deepseek_mtp", "glm_moe_dsa", "pangu_ultra_moe",
+                                        "mimo", "glm4_moe", "glm_ocr", "ernie4_5_moe", "ernie_mtp", "qwen3_next",
+                                        "exaone_moe", "qwen3_5", "longcat_flash", "step3p5"};
+        const bool known = std::any_of(std::begin(mapped), std::end(mapped), [&](const char * t) {
+            return m.architecture.find(t) != std::string::npos;
+        });
+        if (!known) {
+            warnings.push_back(fmt::format(
+                "--speculative-config mtp: vLLM's SpeculativeConfig.hf_config_override (vllm/config/speculative.py) maps "
+                "only DeepSeek-V3/V3.2, GLM-4.x/5, MiMo, ERNIE-4.5, Qwen3-Next, Qwen3.5/3.6, EXAONE-MoE, LongCat-Flash, "
+                "Step-3.5 and Pangu to an MTP drafter; model type '{}' is not among them (a newer build may map it): "
+                "the drafter is planned from the config's MTP keys", m.architecture));
+        }
         const int64_t t = mtp_template(m);
         if (compressed || t < 0) {
             warnings.push_back("--speculative-config mtp: the MTP layers' KV on this attention layout (compressed / "
