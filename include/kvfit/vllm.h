@@ -10,6 +10,7 @@
 #include "kvfit/runtime.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,32 @@ enum class mamba_cache_mode : uint8_t { automatic, none, align, all };
 
 /// "auto", "none", "align", "all".
 const char * mamba_cache_mode_name(mamba_cache_mode m);
+
+/// --speculative-config, as vLLM resolves it (vllm/config/speculative.py SpeculativeConfig @f19b16d9, __post_init__ and
+/// _verify_args). What it costs in memory: docs/rules/vllm-speculative.md.
+struct vllm_speculative {
+    /// After vLLM's normalisation: "mtp" (the MTP model types deepseek_mtp, qwen3_5_mtp, ... are deprecated names of
+    /// it), "eagle", "eagle3", "draft_model", "ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", or a method
+    /// kvfit does not know (kept as written, warned); "" = no speculative decoding.
+    std::string method;
+    std::string model;                        ///< "model": the draft checkpoint (EAGLE head, draft model); "" otherwise
+    uint32_t num_speculative_tokens = 0;      ///< after vLLM's defaults (suffix: 24; a draft config's n_predict)
+    uint32_t draft_tensor_parallel_size = 0;  ///< "draft_tensor_parallel_size": 1 or the target's TP; 0 = the target's
+    std::string json;                         ///< the value as given, for the launch command
+    std::vector<std::string> warnings;        ///< keys and methods kvfit does not model, named (parse_speculative_config)
+    /// The draft checkpoint's description (eagle, eagle3, draft_model): its layers' KV specs join the pool and its
+    /// weights the model's. Loaded by the runtime entry (plan.cpp) through load_model; null for mtp / ngram / suffix.
+    std::shared_ptr<const model_desc> draft;
+    /// An EAGLE3 head's "draft_vocab_size" (its own LM head's rows) when its config.json is read locally; 0 = the draft's
+    /// vocab_size.
+    uint32_t draft_vocab_size = 0;
+};
+
+/// Parses a --speculative-config value with nlohmann/json. Throws kvfit::error with one line for text that is not a
+/// JSON object ("--speculative-config: not valid JSON: ..."), for a key of the wrong type, for what vLLM's
+/// SpeculativeConfig rejects before loading anything (tensor_parallel_size, num_speculative_tokens <= 0, a "model"
+/// without a method it detects). Keys and methods kvfit does not model are named in `warnings`.
+vllm_speculative parse_speculative_config(const std::string & json_text);
 
 /// vLLM engine arguments, spelled as `vllm serve` spells them (vllm/engine/arg_utils.py), plus the three
 /// budget terms kvfit cannot derive from the model (RULES §2.1 item 4, §8.1). Zero means "vLLM's default".
@@ -65,6 +92,7 @@ struct vllm_settings {
     std::optional<uint64_t> non_torch_bytes;  ///< NCCL, cuBLAS workspaces, CUDA context growth
     std::optional<uint64_t> cudagraph_bytes;  ///< profile_cudagraph_memory(); v2026 with graphs only
     uint32_t concurrency = 1;             ///< kvfit's requirement: full-length requests served at once, all replicas
+    vllm_speculative speculative;         ///< --speculative-config; method "" = none
 };
 
 /// The --kv-cache-dtype choices: auto, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla, fp8_per_token_head,
@@ -104,7 +132,25 @@ struct vllm_rank {
     uint64_t cudagraph_bytes = 0;   ///< input or default
     int64_t available_kv_bytes = 0; ///< "Available KV cache memory"; negative when nothing is left
     uint32_t n_tensors = 0;         ///< KV tensors on this worker (group_size projected onto the stage)
+    uint32_t n_draft_layers = 0;    ///< the drafter's KV layers this worker holds (the last stage holds the drafter)
+    uint64_t draft_weights_bytes = 0; ///< the drafter's weights on one GPU of this stage (within weights_bytes)
     uint64_t num_blocks = 0;        ///< blocks this worker could hold
+};
+
+/// What speculative decoding adds to the plan (docs/rules/vllm-speculative.md). Per rank, bytes.
+struct vllm_spec_plan {
+    std::string method;                     ///< vllm_speculative::method; "" = none
+    uint32_t num_speculative_tokens = 0;
+    uint32_t draft_layers = 0;              ///< decoder layers the drafter runs (MTP: n_predict; EAGLE: its layers)
+    uint32_t draft_kv_layers = 0;           ///< of them, layers whose KV specs join the pool (same blocks as the model's)
+    uint64_t draft_kv_bytes_per_token = 0;  ///< their page of one token per rank, summed (block 1)
+    uint64_t draft_weights_bytes = 0;       ///< the drafter's weights on one GPU of the stage holding it
+    bool weights_estimate = true;           ///< the weights are a kvfit estimate (no published log checks them)
+    uint64_t mamba_conv_rows_added = 0;     ///< conv-state rows each mamba layer gains (num_speculative_tokens, GDN/Mamba2/KDA)
+    uint64_t mamba_blocks_added = 0;        ///< num_speculative_blocks: blocks each request holds more per mamba group
+    /// CUDA graphs' largest capture size, min(max_num_seqs x (1 + num_speculative_tokens) x 2, 512, MNBT)
+    /// (vllm/config/vllm.py _set_cudagraph_sizes); filled with or without speculation
+    uint64_t max_cudagraph_capture_size = 0;
 };
 
 /// The vLLM plan: what the engine prints at startup, and whether it starts.
@@ -136,6 +182,7 @@ struct vllm_plan {
     uint64_t kv_cache_tokens_v2025 = 0; ///< the same line up to v0.20: (num_blocks // groups) x min block size
     uint64_t need_bytes = 0;        ///< KV one request of max_model_len needs per worker
     uint64_t max_model_len_fit = 0; ///< largest length whose need fits (search.h over [1, n_ctx_train], as vLLM bisects)
+    vllm_spec_plan speculative;     ///< --speculative-config's part (method "" = none)
     std::vector<std::string> errors;   ///< vLLM's startup errors, verbatim; empty = starts
     std::vector<std::string> warnings; ///< vLLM's warnings and kvfit's
     std::vector<std::string> notes;    ///< defaults taken, inputs assumed

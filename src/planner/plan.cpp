@@ -162,7 +162,16 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
         for (const auto & w : warn) all += (all.empty() ? "" : "; ") + w;
         throw error(fmt::format("strict: {} warning{} refused: {}", warn.size(), warn.size() == 1 ? "" : "s", all));
     }
-    return plan_model(rt, std::move(m), warn, q.flags, std::move(mc));
+    plan_result r = plan_model(rt, std::move(m), warn, q.flags, std::move(mc));
+    if (q.strict) { // what vLLM's --speculative-config plan leaves out or estimates (src/runtimes/vllm/spec.cpp)
+        std::string all;
+        size_t n = 0;
+        for (const auto & w : r.plan.warnings) {
+            if (w.rfind("--speculative-config", 0) == 0) all += (all.empty() ? "" : "; ") + w, ++n;
+        }
+        if (n > 0) throw error(fmt::format("strict: {} warning{} refused: {}", n, n == 1 ? "" : "s", all));
+    }
+    return r;
 }
 
 } // namespace kvfit

@@ -3,6 +3,7 @@
 #include "kvfit/plan.h"
 
 #include "kvfit/error.h"
+#include "kvfit/vllm.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -78,6 +79,17 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
             // -md names a file on the machine that plans: a request (the HTTP API) must not make the server read one
             if (key == "spec_draft_model") {
                 throw error("request: spec_draft_model (-md) reads a local file: only the command line takes it");
+            }
+            // vLLM's --speculative-config: a JSON object or its text; a draft "model" is a file or a download, which a
+            // request must not make the server read (as spec_draft_model above)
+            if (rt.name == "vllm" && key == "speculative_config") {
+                const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+                if (!parse_speculative_config(text).model.empty()) {
+                    throw error("request: speculative_config \"model\" names a draft checkpoint to read (a file or a "
+                                "download): only the command line takes it");
+                }
+                q.flags.set(key, text);
+                continue;
             }
             if (f->type == flag_type::boolean) {
                 if (bool_field(key, value)) q.flags.set(key, "true");

@@ -45,6 +45,13 @@ void vllm_specs(std::string & out, const model_desc & m, const ojson & d) {
                        with_commas(u64(d, "page_bytes")), groups.size(), groups.size() == 1 ? "" : "s", u64(d, "group_size"),
                        kinds, u64(d, "padding_layers"));
     out += fmt::format("  one block over all KV tensors: {} B\n", with_commas(u64(d, "block_bytes")));
+    if (d.contains("speculative")) { // --speculative-config (docs/rules/vllm-speculative.md)
+        const ojson & sp = d.at("speculative");
+        out += fmt::format("  speculative ({}, {} draft token{}): {} drafter KV layer{} in the pool, {} B per token per rank "
+                           "(vLLM rule)\n", str(sp, "method"), u64(sp, "num_speculative_tokens"),
+                           u64(sp, "num_speculative_tokens") == 1 ? "" : "s", u64(sp, "draft_kv_layers"),
+                           u64(sp, "draft_kv_layers") == 1 ? "" : "s", with_commas(u64(sp, "draft_kv_bytes_per_token")));
+    }
 }
 
 void vllm_budget(std::string & out, const ojson & d) {
@@ -61,6 +68,9 @@ void vllm_budget(std::string & out, const ojson & d) {
             out += fmt::format("  total {} x gpu_memory_utilization {} = {} requested\n", gib(int64_t(u64(k, "total_bytes"))),
                                dbl(s, "gpu_memory_utilization"), gib(int64_t(u64(k, "requested_bytes"))));
             out += fmt::format("  - weights          {:>10}  (\"Model loading took\")\n", gib(int64_t(u64(k, "weights_bytes"))));
+            if (k.contains("draft_weights_bytes") && u64(k, "draft_weights_bytes")) {
+                out += fmt::format("    of which drafter {:>10}  (estimate)\n", gib(int64_t(u64(k, "draft_weights_bytes"))));
+            }
             out += fmt::format("  - activation peak  {:>10}\n", gib(int64_t(u64(k, "activation_bytes"))));
             out += fmt::format("  - non-torch        {:>10}\n", gib(int64_t(u64(k, "non_torch_bytes"))));
             if (str(s, "vllm_rules") == "2026" && !flag(s, "enforce_eager")) {

@@ -68,6 +68,14 @@ void mamba_state_bytes(const model_desc & m, const vllm_settings & s, uint64_t &
                                ? torch_dtype_bytes(s.mamba_ssm_cache_dtype, conv_s, "--mamba-ssm-cache-dtype")
                                : torch_dtype_bytes(m.ssm_dtype, conv_s, "mamba_ssm_dtype");
     recurrent_state_bytes(m, s.tp, conv_s, ssm_s, conv, ssm);
+    // Speculative decoding: mamba2, gated_delta_net and kda conv states hold conv_kernel - 1 + num_spec rows
+    // (mamba_utils.py @02d71083 MambaStateShapeCalculator, num_spec = num_speculative_tokens); mamba1 and short_conv
+    // none more. Checked: Qwen3.6-27B, MTP 3, fp8 KV, vLLM 0.20.0 logs block 1600 and "Padding mamba page size by 0.25%"
+    // (docs/rules/vllm-speculative.md §3).
+    const uint64_t n_spec = s.speculative.num_speculative_tokens, k1 = m.ssm_d_conv > 0 ? m.ssm_d_conv - 1 : 0;
+    const bool grows = m.rec_kind == recurrent_kind::gated_deltanet || m.rec_kind == recurrent_kind::mamba2 ||
+                       m.rec_kind == recurrent_kind::kda;
+    if (n_spec > 0 && grows && k1 > 0) conv = conv / k1 * (k1 + n_spec);
 }
 
 const char * spec_kind(layer_kind k) {
@@ -290,8 +298,11 @@ void vllm_fill_per_request(vllm_layout & lay, const vllm_settings & s, uint64_t 
         } else if (grp.kind == "chunked") {
             grp.per_request_blocks = cdiv(std::min(w + mnbt, len), b);
         } else if (grp.kind == "mamba") {
+            // MambaSpec.max_memory_usage_bytes (kv_cache_interface.py @bc8282e6): num_speculative_blocks =
+            // num_speculative_tokens more pages under none and align (mamba/abstract.py @00b08dc4)
+            const uint64_t spec = s.speculative.num_speculative_tokens;
             grp.per_request_blocks = s.mamba_mode == mamba_cache_mode::all   ? cdiv(len, b)
-                                     : s.mamba_mode == mamba_cache_mode::align ? 2 : 1;
+                                     : s.mamba_mode == mamba_cache_mode::align ? 2 + spec : 1 + spec;
         } else { // full attention and MLA: max_model_len spread over dcp ranks
             grp.per_request_blocks = cdiv(s.dcp > 1 ? cdiv(len, s.dcp) : len, b);
         }

@@ -40,4 +40,16 @@ void vllm_fill_per_request(vllm_layout & lay, const vllm_settings & s, uint64_t 
 /// stage's pages when uniform_type. `n_tensors` receives the tensor count.
 uint64_t vllm_stage_block_bytes(const vllm_layout & lay, uint32_t first, uint32_t n, uint32_t & n_tensors);
 
+/// Completes --speculative-config against the target (spec.cpp): a "model" without a method becomes mtp when the draft's
+/// config has MTP layers (else vLLM's NotImplementedError), MTP's n_predict default and divisibility, the draft TP
+/// (1 or the target's), the draft model's vocabulary. Throws kvfit::error with vLLM's message.
+void vllm_resolve_speculative(const model_desc & m, vllm_settings & s, std::vector<std::string> & notes);
+
+/// The model as vLLM's KV-cache specs see it with the drafter (spec.cpp): the target's layers, then the drafter's
+/// attention layers (MTP: n_predict copies of the target's last full / latent attention layer, states dropped; EAGLE
+/// and draft models: the draft checkpoint's attention layers). Fills `sp` (method, layers, mamba terms); warns for what
+/// it leaves out (compressed layouts, recurrent drafts).
+model_desc vllm_with_draft_layers(const model_desc & m, const vllm_settings & s, vllm_spec_plan & sp,
+                                  std::vector<std::string> & warnings);
+
 } // namespace kvfit::detail

@@ -8,10 +8,13 @@
 #include "runtimes/common/launch.h"
 #include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
+#include "runtimes/vllm/layout.h"
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 
 namespace kvfit {
 
@@ -79,6 +82,8 @@ const std::vector<flag_spec> & vllm_flags() {
         {"--non-torch-memory", "", "input: non-torch memory per GPU (default 0.35/0.5 GiB)", t::size},
         {"--cudagraph-memory", "", "input: CUDA-graph estimate per GPU (default 0.5/1 GiB)", t::size},
         {"--concurrency", "", "full-length requests that must fit at once (default 1)", t::count},
+        {"--speculative-config", "-sc", "JSON: {\"method\":\"mtp\",\"num_speculative_tokens\":2}, eagle/eagle3/draft_model with "
+         "\"model\", ngram, suffix", t::text},
     };
     return v;
 }
@@ -133,6 +138,7 @@ vllm_settings parse_vllm_flags(const flag_values & f) {
     if (!text("non_torch_memory").empty()) s.non_torch_bytes = parse_size(text("non_torch_memory"));
     if (!text("cudagraph_memory").empty()) s.cudagraph_bytes = parse_size(text("cudagraph_memory"));
     s.concurrency = count("--concurrency", text("concurrency"), 1);
+    if (f.has("speculative_config")) s.speculative = parse_speculative_config(text("speculative_config"));
     return s;
 }
 
@@ -147,14 +153,21 @@ struct vllm_choice {
     uint32_t per_node = 1, nodes = 1;
 };
 
-vllm_choice choose(const model_desc & m, const flag_values & f, const machine & mc) {
+vllm_choice choose(const model_desc & m, const flag_values & f, const machine & mc, const vllm_speculative & sp) {
     if (mc.gpus.empty()) throw error("vllm: no GPUs given (the devices it runs on)");
     vllm_choice c;
     c.per_node = uint32_t(mc.gpus.size());
     c.nodes = count("--nodes", f.text("nodes"), 1, 1024);
     device_spec gpu = mc.gpus[0];
     for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
-    const vllm_settings s = parse_vllm_flags(f);
+    vllm_settings s = parse_vllm_flags(f);
+    if (!sp.method.empty() || !sp.model.empty()) s.speculative = sp;
+    { // the speculative config's own refusals first: the placement search below drops candidates that throw
+        vllm_settings probe = s;
+        probe.speculative.draft_tensor_parallel_size = 0; // checked per placement (it depends on the TP)
+        std::vector<std::string> ignored;
+        detail::vllm_resolve_speculative(m, probe, ignored);
+    }
     const bool placed = f.has("tensor_parallel_size") || f.has("pipeline_parallel_size") || f.has("data_parallel_size");
     if (placed || c.per_node * c.nodes == 1) {
         const uint32_t world = s.tp * s.pp * s.dp;
@@ -209,6 +222,7 @@ std::string vllm_command(const std::string & model_ref, const vllm_plan & p, con
         if (s.mamba_cache_dtype != "auto") cmd += " --mamba-cache-dtype " + s.mamba_cache_dtype;
     }
     if (s.enforce_eager) cmd += " --enforce-eager";
+    if (!s.speculative.json.empty()) cmd += " --speculative-config '" + s.speculative.json + "'";
     if (s.tp > 1) cmd += fmt::format(" -tp {}", s.tp);
     if (s.pp > 1) cmd += fmt::format(" -pp {}", s.pp);
     if (s.dcp > 1) cmd += fmt::format(" -dcp {}", s.dcp);
@@ -290,6 +304,17 @@ json detail_json(const vllm_choice & c) {
         j["groups"].push_back({{"kind", g.kind}, {"n_layer", g.n_layer}, {"n_padding", g.n_padding},
                                {"block_size", g.block_size}, {"per_request_blocks", g.per_request_blocks}});
     }
+    if (!p.speculative.method.empty()) {
+        const vllm_spec_plan & sp = p.speculative;
+        j["speculative"] = {{"method", sp.method}, {"model", s.speculative.model},
+                            {"num_speculative_tokens", sp.num_speculative_tokens}, {"draft_layers", sp.draft_layers},
+                            {"draft_kv_layers", sp.draft_kv_layers}, {"draft_kv_bytes_per_token", sp.draft_kv_bytes_per_token},
+                            {"draft_kv_rule", "vllm"}, {"draft_weights_bytes", sp.draft_weights_bytes},
+                            {"draft_weights_estimate", sp.weights_estimate},
+                            {"mamba_conv_rows_added", sp.mamba_conv_rows_added},
+                            {"mamba_blocks_added", sp.mamba_blocks_added},
+                            {"max_cudagraph_capture_size", sp.max_cudagraph_capture_size}};
+    }
     j["per_rank"] = json::array();
     for (const auto & k : p.ranks) {
         j["per_rank"].push_back({{"pp_rank", k.pp_rank}, {"first_layer", k.first_layer}, {"n_layer", k.n_layer},
@@ -298,6 +323,10 @@ json detail_json(const vllm_choice & c) {
                                  {"non_torch_bytes", k.non_torch_bytes}, {"cudagraph_bytes", k.cudagraph_bytes},
                                  {"available_kv_bytes", k.available_kv_bytes}, {"n_tensors", k.n_tensors},
                                  {"num_blocks", k.num_blocks}});
+        if (!p.speculative.method.empty()) { // additive: only with --speculative-config
+            j["per_rank"].back()["draft_weights_bytes"] = k.draft_weights_bytes;
+            j["per_rank"].back()["n_draft_layers"] = k.n_draft_layers;
+        }
     }
     j["placements"] = json::array();
     for (const auto & pl : c.placements) {
@@ -369,10 +398,53 @@ model_desc with_quantization(const model_desc & m_in, const std::string & q, std
     return m;
 }
 
+// The draft checkpoint of --speculative-config "model" (eagle, eagle3, draft_model, or a method left to detect), read
+// through kvfit's model loading (a local config.json or folder, a catalog name, hf:org/name; offline: local only), in
+// the target's dtype (vllm/config/speculative.py @f19b16d9: ModelConfig(dtype=target_model_config.dtype)).
+std::shared_ptr<const model_desc> load_draft(const vllm_speculative & sp, const model_desc & m, std::vector<std::string> & warn) {
+    if (sp.model.empty() || sp.method == "mtp" || sp.method == "ngram" || sp.method == "ngram_gpu" || sp.method == "suffix") {
+        return nullptr;
+    }
+    warnings w;
+    model_desc d;
+    try {
+        d = load_model(sp.model, w);
+    } catch (const error & e) {
+        throw error(fmt::format("--speculative-config model '{}': cannot read the draft model's config: {}", sp.model, e.what()));
+    }
+    d.dtype = m.dtype;
+    if (!d.weights.exact) {
+        std::vector<std::string> ignored;
+        detail::serving_default_weights(d, ignored);
+    }
+    for (const auto & x : w) warn.push_back("--speculative-config draft model: " + x);
+    return std::make_shared<const model_desc>(std::move(d));
+}
+
+// An EAGLE3 head's draft_vocab_size from a local config (the path itself when it is a .json, else its config.json).
+uint32_t local_draft_vocab(const std::string & path) {
+    for (const std::string & file : {path, path + "/config.json"}) {
+        std::ifstream in(file);
+        if (!in || std::filesystem::is_directory(file)) continue;
+        const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        if (j.is_object() && j.contains("draft_vocab_size") && j["draft_vocab_size"].is_number_unsigned()) {
+            return uint32_t(std::min<uint64_t>(j["draft_vocab_size"].get<uint64_t>(), 1u << 24));
+        }
+        return 0;
+    }
+    return 0;
+}
+
 runtime_plan plan(const model_desc & m_in, const flag_values & f, const machine & mc) {
     std::vector<std::string> quant_warn;
     const model_desc m = with_quantization(m_in, f.text("quantization"), quant_warn);
-    vllm_choice c = choose(m, f, mc);
+    vllm_speculative sp;
+    if (f.has("speculative_config")) {
+        sp = parse_speculative_config(f.text("speculative_config"));
+        sp.draft = load_draft(sp, m, quant_warn);
+        if (sp.draft) sp.draft_vocab_size = local_draft_vocab(sp.model);
+    }
+    vllm_choice c = choose(m, f, mc, sp);
     c.plan.warnings.insert(c.plan.warnings.begin(), quant_warn.begin(), quant_warn.end());
     const vllm_plan & p = c.plan;
     runtime_plan r;

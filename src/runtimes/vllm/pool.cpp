@@ -201,6 +201,41 @@ uint64_t stage_weights(const model_desc & m, uint32_t tp, uint32_t pp_rank, uint
     return b / tp;
 }
 
+// The drafter's weights on one GPU of the stage holding it (docs/rules/vllm-speculative.md §2), in the format the target
+// is sized in ("quantization" defaults to the target's, vllm/config/speculative.py @f19b16d9). An estimate: only the
+// MTP figure is checked, against one log (Qwen3.5-9B, "Model loading took" 17.66 -> 18.12 GiB).
+// - mtp: n_predict x (the target's last decoder block, the MTP layer's shape + fc / eh_proj 2E x E + 3 norms of E,
+//   counted whole on every rank); embedding and LM head shared with the target (llm_base_proposer.py
+//   _maybe_share_embeddings / _maybe_share_lm_head: "Detected MTP model. Sharing target model ... weights").
+// - eagle / eagle3: the head's decoder layers + fc (2E or 3E x E); embedding shared (absent or identical in published
+//   heads); eagle3 keeps its own LM head (n_vocab x E / tp, "Detected EAGLE model with distinct lm_head weights").
+// - draft_model: the whole draft model, embedding and LM head included (draft_model.py @01dd981d load_model: get_model of
+//   the draft config, nothing shared).
+uint64_t draft_weights(const model_desc & m, const vllm_settings & s, double cc) {
+    const vllm_speculative & c = s.speculative;
+    if (c.method == "mtp") {
+        if (m.n_layer_mtp_apart == 0 || m.n_layer == 0) return 0;
+        const uint64_t sb = detail::torch_dtype_bytes(m.dtype, 2, "dtype");
+        const uint64_t block = stage_weights(m, s.tp, 1, 3, m.n_layer - 1, 1, cc);
+        return uint64_t(m.n_layer_mtp_apart) * (block + (2ull * m.n_embd * m.n_embd + 3ull * m.n_embd) * sb);
+    }
+    if (!c.draft || !(c.method == "eagle" || c.method == "eagle3" || c.method == "draft_model")) return 0;
+    const model_desc & d = *c.draft;
+    if (d.n_layer == 0) return 0;
+    const uint32_t dtp = c.draft_tensor_parallel_size ? c.draft_tensor_parallel_size : s.tp;
+    if (c.method == "draft_model") return stage_weights(d, dtp, 0, 1, 0, d.n_layer, cc);
+    const uint64_t sb = detail::torch_dtype_bytes(d.dtype, 2, "dtype");
+    uint64_t b = stage_weights(d, dtp, 1, 3, 0, d.n_layer, cc) + (c.method == "eagle3" ? 3ull : 2ull) * d.n_embd * d.n_embd * sb;
+    if (c.method == "eagle3") {
+        // llama_eagle3.py: the first layer's q/k/v read [embeds, hidden] (2E wide), and the head's own lm_head has
+        // draft_vocab_size rows (32000 in the published Llama-3.1 heads)
+        const uint64_t qkv = uint64_t(d.n_head.at(0)) * d.head_dim_k.at(0) + 2ull * d.n_head_kv.at(0) * d.head_dim_k.at(0);
+        b += qkv * d.n_embd * sb / dtp;
+        b += uint64_t(c.draft_vocab_size ? c.draft_vocab_size : d.n_vocab) * d.n_embd * sb / dtp;
+    }
+    return b;
+}
+
 // Warnings vLLM (or its kernels) would give for a KV dtype the GPU cannot run (RULES §4).
 void warn_dtype(vllm_plan & p, double cc) {
     const vllm_settings & s = p.settings;
@@ -253,6 +288,11 @@ void budget_ranks(vllm_plan & p, const model_desc & m, const detail::vllm_layout
         k.total_bytes = gpu.memory_bytes;
         k.requested_bytes = uint64_t(std::ceil(static_cast<long double>(gpu.memory_bytes) * s.gpu_memory_utilization));
         k.weights_bytes = stage_weights(m, s.tp, r, s.pp, k.first_layer, k.n_layer, p.compute_capability);
+        if (r == s.pp - 1) { // the drafter runs after the target's last layer, on the last stage
+            k.n_draft_layers = p.speculative.draft_kv_layers;
+            k.draft_weights_bytes = p.speculative.draft_weights_bytes;
+            k.weights_bytes += k.draft_weights_bytes;
+        }
         k.activation_bytes = s.activation_bytes.value_or(
             vllm_default_activation_bytes(m, s.max_num_batched_tokens, s.tp, k.first_layer, k.n_layer));
         k.non_torch_bytes = s.non_torch_bytes.value_or(vllm_default_non_torch_bytes(world));
@@ -260,10 +300,36 @@ void budget_ranks(vllm_plan & p, const model_desc & m, const detail::vllm_layout
         k.available_kv_bytes = s.kv_cache_memory_bytes
             ? int64_t(s.kv_cache_memory_bytes)
             : int64_t(k.requested_bytes) - int64_t(k.weights_bytes + k.activation_bytes + k.non_torch_bytes + k.cudagraph_bytes);
-        const uint64_t bb = detail::vllm_stage_block_bytes(lay, k.first_layer, k.n_layer, k.n_tensors);
+        const uint64_t bb = detail::vllm_stage_block_bytes(lay, k.first_layer, k.n_layer + k.n_draft_layers, k.n_tensors);
         k.num_blocks = k.available_kv_bytes > 0 && bb > 0 ? uint64_t(k.available_kv_bytes) / bb : 0;
         p.ranks.push_back(k);
     }
+}
+
+// The speculative part in words: what is a vLLM rule checked against a log, what is an estimate.
+void note_speculative(vllm_plan & p) {
+    const vllm_spec_plan & sp = p.speculative;
+    if (sp.method.empty()) return;
+    std::string line = fmt::format("speculative decoding ({}, {} draft token{}):", sp.method, sp.num_speculative_tokens,
+                                   sp.num_speculative_tokens == 1 ? "" : "s");
+    if (sp.draft_kv_layers > 0) {
+        line += fmt::format(" the drafter's {} attention layer{} the KV pool, {} B per token per GPU (vLLM rule: "
+                            "its layers' KV specs share the model's blocks)", sp.draft_kv_layers,
+                            sp.draft_kv_layers == 1 ? " joins" : "s join", sp.draft_kv_bytes_per_token);
+    } else {
+        line += " no drafter model, no draft weights or KV";
+    }
+    if (sp.draft_weights_bytes > 0) {
+        line += fmt::format("; drafter weights {} GiB per GPU (estimate, in \"Model loading took\")", gib(double(sp.draft_weights_bytes)));
+    }
+    if (sp.mamba_blocks_added > 0) {
+        line += fmt::format("; each mamba group holds {} more block{} per request (num_speculative_blocks)", sp.mamba_blocks_added,
+                            sp.mamba_blocks_added == 1 ? "" : "s");
+    }
+    if (sp.mamba_conv_rows_added > 0) line += fmt::format(", and each conv state {} more rows", sp.mamba_conv_rows_added);
+    p.notes.push_back(line);
+    p.notes.push_back("speculative decoding: the activation and CUDA-graph inputs do not include the drafter's dummy run "
+                      "and graphs (kvfit estimates; give --activation-memory / --cudagraph-memory from a log)");
 }
 
 // Says which budget inputs were given and which are kvfit's defaults.
@@ -299,7 +365,7 @@ bool fit_length(vllm_plan & p, const model_desc & m, detail::vllm_layout & lay) 
         need_out = 0;
         for (const auto & k : p.ranks) {
             uint32_t t = 0;
-            const uint64_t need = detail::vllm_stage_block_bytes(lay, k.first_layer, k.n_layer, t) * blocks;
+            const uint64_t need = detail::vllm_stage_block_bytes(lay, k.first_layer, k.n_layer + k.n_draft_layers, t) * blocks;
             need_out = std::max(need_out, need);
             over |= k.available_kv_bytes <= 0 || int64_t(need) > k.available_kv_bytes;
         }
@@ -368,10 +434,10 @@ void check_startup(vllm_plan & p, bool over) {
         }
         // The profiling false positive (vllm-frontier.md §7.2): profile_cudagraph_memory builds a dummy KV config of
         // num_gpu_blocks_override = max_cudagraph_capture_size blocks (vllm/v1/worker/gpu_model_runner.py; one block per
-        // sequence only since PR #48483, merged 2026-07-13), and max_cudagraph_capture_size = min(max_num_seqs x 2, 512,
-        // max_num_batched_tokens) without speculative decoding (vllm/config/vllm.py _set_cudagraph_sizes). Builds whose
+        // sequence only since PR #48483, merged 2026-07-13), and max_cudagraph_capture_size = min(max_num_seqs x
+        // (1 + num_speculative_tokens) x 2, 512, max_num_batched_tokens) (vllm/config/vllm.py _set_cudagraph_sizes). Builds whose
         // profiling path runs the check above without PR #38270's is_profiling guard stop with vLLM's own message.
-        const uint64_t capture = std::min<uint64_t>({uint64_t(s.max_num_seqs) * 2, 512, s.max_num_batched_tokens});
+        const uint64_t capture = p.speculative.max_cudagraph_capture_size;
         if (checked && uint64_t(s.max_num_seqs) > capture && p.errors.empty()) {
             p.warnings.push_back(fmt::format(
                 "vLLM builds before PR #48483 (2026-07-13) whose CUDA-graph memory profiling runs the Mamba check (no "
@@ -410,10 +476,25 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
     p.device_name = gpu.name;
     p.compute_capability = cc;
     p.settings = resolve(m, s_in, gpu, p);
-    check_input(m, p.settings);
+    detail::vllm_resolve_speculative(m, p.settings, p.notes);
+    const model_desc ma = detail::vllm_with_draft_layers(m, p.settings, p.speculative, p.warnings);
+    p.warnings.insert(p.warnings.end(), p.settings.speculative.warnings.begin(), p.settings.speculative.warnings.end());
+    check_input(ma, p.settings);
     p.hybrid = is_hybrid(m);
     warn_dtype(p, cc);
-    detail::vllm_layout lay = detail::vllm_kv_layout(m, p.settings);
+    detail::vllm_layout lay = detail::vllm_kv_layout(ma, p.settings);
+    for (uint32_t il = m.n_layer; il < ma.n_layer; ++il) {
+        if (lay.layer_page[il] && lay.block_size) p.speculative.draft_kv_bytes_per_token += lay.layer_page[il] / lay.block_size;
+    }
+    p.speculative.draft_weights_bytes = draft_weights(m, p.settings, cc);
+    // vllm/config/vllm.py _set_cudagraph_sizes: min(max_num_seqs x decode_query_len x 2, 512, max_num_batched_tokens),
+    // decode_query_len = 1 + num_speculative_tokens (vllm #32324 quotes it; the Qwen3.6-27B MTP-3 log shows 16 for
+    // max_num_seqs 2)
+    p.speculative.max_cudagraph_capture_size = std::min<uint64_t>(
+        {uint64_t(p.settings.max_num_seqs) * (1 + p.settings.speculative.num_speculative_tokens) * 2, 512,
+         p.settings.max_num_batched_tokens});
+    p.speculative.weights_estimate = !p.settings.speculative.method.empty();
+    note_speculative(p);
     take_layout(p, lay);
     budget_ranks(p, m, lay, gpu);
     note_inputs(p);
@@ -424,7 +505,7 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
         p.available_kv_bytes = std::min(p.available_kv_bytes, k.available_kv_bytes);
     }
     uint32_t tensors_all = 0;
-    p.block_bytes = detail::vllm_stage_block_bytes(lay, 0, m.n_layer, tensors_all);
+    p.block_bytes = detail::vllm_stage_block_bytes(lay, 0, ma.n_layer, tensors_all);
     check_startup(p, fit_length(p, m, lay));
     return p;
 }
