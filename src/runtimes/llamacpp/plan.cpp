@@ -246,7 +246,8 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     for (auto it = r.detail.begin(); it != r.detail.end(); ++it) d[it.key()] = it.value();
     const bool fa = flash_attn_on(s); // V rows are padded without flash attention
     const model_desc full = all_full_attention_variant(m);
-    d["kv_bytes_per_token_if_all_full_attention"] = kv_bytes_per_token_if_all_full(m, s.type_k, s.type_v, s.mla, fa, s.release);
+    // kv_bytes_per_token_if_all_full(m, ...), from the variant already built
+    d["kv_bytes_per_token_if_all_full_attention"] = kv_bytes_per_token(full, s.type_k, s.type_v, s.mla, fa, s.release);
     d["kv_bytes_per_token_f16"] = kv_bytes_per_token(m, ggml_type::f16, ggml_type::f16, s.mla, fa, s.release);
     d["kv_bytes_per_token_q8_0"] = kv_bytes_per_token(m, ggml_type::q8_0, ggml_type::q8_0, s.mla, fa, s.release);
     d["contexts"] = json::array();
