@@ -12,6 +12,7 @@
 #include "kvfit/ollama.h"
 #include "kvfit/runtime.h"
 #include "kvfit/sources.h"
+#include "support/spec_rows.h"
 
 #include <filesystem>
 #include <fstream>
@@ -43,22 +44,11 @@ const kvfit::model_desc & model_of(const std::string & tag) {
 }
 
 std::vector<json> rows_of(const std::string & release) {
-    std::ifstream in(std::string(KVFIT_SOURCE_DIR) + "/tests/conformance/measured/spec-outputs." + release + ".jsonl");
-    std::vector<json> out;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty()) continue;
-        json j = json::parse(line);
-        if (j.value("kind", "") == "context" && j.value("ok", false)) out.push_back(std::move(j));
-    }
-    return out;
+    return kvfit::test::spec_contexts("spec-outputs." + release + ".jsonl");
 }
 
-uint64_t breakdown(const json & row, const char * what) {
-    uint64_t n = 0;
-    for (const auto & b : row["breakdown"]) n += b[what].get<uint64_t>();
-    return n;
-}
+// the probe's measured contexts and their breakdown bytes (support/spec_rows.h)
+using kvfit::test::breakdown_bytes;
 
 // "llama_context: n_outputs_max         = N" of the row's log (llama-context.cpp:318)
 uint32_t logged_outputs(const json & row) {
@@ -72,14 +62,7 @@ uint32_t logged_outputs(const json & row) {
 }
 
 kvfit::llamacpp_settings settings_of(const json & q, kvfit::llamacpp_release rel) {
-    kvfit::llamacpp_settings s;
-    s.n_ctx = q["n_ctx"];
-    s.n_seq = q.value("n_seq", 1);
-    s.n_batch = q.value("n_batch", 2048);
-    s.n_ubatch = q.value("n_ubatch", 512);
-    s.flash_attn = q.value("fa", "on") == "off" ? kvfit::flash_attn_mode::off : kvfit::flash_attn_mode::on;
-    s.type_k = s.type_v = kvfit::parse_cache_type_flag("-ctk", q.value("type_k", "f16"));
-    s.release = rel;
+    kvfit::llamacpp_settings s = kvfit::test::spec_settings(q, rel);
     // "srv_*": llama-server's rule; "lib_*": libllama's default (n_outputs_max 0 -> n_batch)
     s.server_outputs = q["id"].get<std::string>().rfind("srv", 0) == 0;
     return s;
@@ -116,8 +99,8 @@ TEST(outputs, llama_server_plain_contexts_replay_both_releases) {
             EXPECT_EQ(c.n_outputs_max, logged_outputs(r)) << rel_name << " " << tag << " " << id;
             uint64_t kv = 0;
             for (const auto & k : kvfit::llamacpp_kv_caches(m, s, c)) kv += k.bytes();
-            EXPECT_EQ(kv + kvfit::llamacpp_recurrent(m, c).bytes(), breakdown(r, "context")) << rel_name << " " << tag << " " << id;
-            const uint64_t got = kvfit::llamacpp_compute_bytes(m, s, c), want = breakdown(r, "compute");
+            EXPECT_EQ(kv + kvfit::llamacpp_recurrent(m, c).bytes(), breakdown_bytes(r, "context")) << rel_name << " " << tag << " " << id;
+            const uint64_t got = kvfit::llamacpp_compute_bytes(m, s, c), want = breakdown_bytes(r, "compute");
             const double pct = 100.0 * (double(got) - double(want)) / double(want);
             if (!kvfit::llamacpp_compute_unmodelled(m, s).empty()) {
                 // hyper-connection decoders (DeepSeek-V4-Flash, Qwen3.8-Flash-Next): the graph is not modelled and the

@@ -12,6 +12,7 @@
 #include "kvfit/runtime.h"
 #include "kvfit/sources.h"
 #include "support/run_cli.h"
+#include "support/spec_rows.h"
 
 #include <filesystem>
 #include <fstream>
@@ -82,24 +83,9 @@ kvfit::model_desc load(const std::string & path) {
     return kvfit::model_from_gguf(path, warn);
 }
 
-// The measured lines of one spec-*.jsonl, by request id (and model file).
-std::vector<json> measured(const std::string & file) {
-    std::ifstream in(std::string(KVFIT_SOURCE_DIR) + "/tests/conformance/measured/" + file);
-    std::vector<json> out;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty()) continue;
-        json j = json::parse(line);
-        if (j.value("kind", "") == "context" && j.value("ok", false)) out.push_back(std::move(j));
-    }
-    return out;
-}
-
-uint64_t breakdown(const json & row, const char * what) {
-    uint64_t n = 0;
-    for (const auto & b : row["breakdown"]) n += b[what].get<uint64_t>();
-    return n;
-}
+// the probe's measured contexts and their breakdown bytes (support/spec_rows.h)
+using kvfit::test::breakdown_bytes;
+using kvfit::test::spec_contexts;
 
 uint64_t kv_bytes_of(const json & row) {
     double mib = 0;
@@ -107,18 +93,7 @@ uint64_t kv_bytes_of(const json & row) {
     return uint64_t(mib * double(MiB) + 0.5);
 }
 
-kvfit::llamacpp_settings settings_of(const json & req, kvfit::llamacpp_release rel) {
-    kvfit::llamacpp_settings s;
-    s.n_ctx = req["n_ctx"];
-    s.n_seq = req.value("n_seq", 1);
-    s.n_batch = req.value("n_batch", 2048);
-    s.n_ubatch = req.value("n_ubatch", 512);
-    s.flash_attn = req.value("fa", "on") == "off" ? kvfit::flash_attn_mode::off : kvfit::flash_attn_mode::on;
-    const std::string tk = req.value("type_k", "f16");
-    s.type_k = s.type_v = kvfit::parse_cache_type_flag("-ctk", tk);
-    s.release = rel;
-    return s;
-}
+using kvfit::test::spec_settings;
 
 const std::pair<const char *, kvfit::llamacpp_release> releases[] = {{"v0.5.0", kvfit::llamacpp_release::v0_5_0},
                                                                      {"5b4ebc5", kvfit::llamacpp_release::b5b4ebc5}};
@@ -128,7 +103,7 @@ const std::pair<const char *, kvfit::llamacpp_release> releases[] = {{"v0.5.0", 
 // outputs; the MTP context's KV (exact) and compute (estimate, within `tol`).
 void check_mtp_rows(const std::string & file, const std::string & gguf, const kvfit::model_desc & m,
                     kvfit::llamacpp_release rel, double tol, bool target_compute_exact) {
-    const auto rows = measured(file);
+    const auto rows = spec_contexts(file);
     std::map<std::string, const json *> tgt;
     for (const auto & r : rows) {
         if (r["model"] == gguf && r["req"]["id"].get<std::string>().rfind("tgt", 0) == 0) tgt[r["req"]["id"].get<std::string>().substr(3)] = &r;
@@ -140,7 +115,7 @@ void check_mtp_rows(const std::string & file, const std::string & gguf, const kv
         const auto it = tgt.find(id.substr(3));
         ASSERT_NE(it, tgt.end()) << id;
         const json & t = *it->second;
-        kvfit::llamacpp_settings s = settings_of(t["req"], rel);
+        kvfit::llamacpp_settings s = spec_settings(t["req"], rel);
         s.spec.mtp = true;
         s.spec.n_max = t["req"]["n_rs_seq"];
         const auto c = kvfit::llamacpp_context_size(m, s);
@@ -149,9 +124,9 @@ void check_mtp_rows(const std::string & file, const std::string & gguf, const kv
         // breakdown "context" = KV + recurrent state (exact bytes)
         uint64_t kv = 0;
         for (const auto & k : kvfit::llamacpp_kv_caches(m, s, c)) kv += k.bytes();
-        EXPECT_EQ(kv + kvfit::llamacpp_recurrent(m, c).bytes(), breakdown(t, "context")) << file << " " << id;
+        EXPECT_EQ(kv + kvfit::llamacpp_recurrent(m, c).bytes(), breakdown_bytes(t, "context")) << file << " " << id;
         if (target_compute_exact) {
-            EXPECT_EQ(kvfit::llamacpp_compute_bytes(m, s, c), breakdown(t, "compute")) << file << " " << id;
+            EXPECT_EQ(kvfit::llamacpp_compute_bytes(m, s, c), breakdown_bytes(t, "compute")) << file << " " << id;
         }
         // the MTP context: f16 (-ctkd default) whatever -ctk is, the target's n_ctx, n_parallel outputs
         const kvfit::llamacpp_settings ds = kvfit::llamacpp_draft_settings(m, s, c);
@@ -161,9 +136,9 @@ void check_mtp_rows(const std::string & file, const std::string & gguf, const kv
         EXPECT_EQ(dc.n_outputs_max, r["req"]["n_outputs_max"].get<uint32_t>()) << id;
         EXPECT_EQ(dc.n_rs_seq, 0u);
         const auto b = kvfit::llamacpp_mtp_buffers(m, ds, dc);
-        EXPECT_EQ(b.kv_bytes, breakdown(r, "context")) << file << " " << id;
+        EXPECT_EQ(b.kv_bytes, breakdown_bytes(r, "context")) << file << " " << id;
         EXPECT_EQ(b.kv_bytes, kv_bytes_of(r)) << file << " " << id;
-        const double got = double(b.compute_bytes), want = double(breakdown(r, "compute"));
+        const double got = double(b.compute_bytes), want = double(breakdown_bytes(r, "compute"));
         EXPECT_NEAR(got / want, 1.0, tol) << file << " " << id << ": MTP compute " << got << " vs measured " << want;
         ++n_mtp;
     }
@@ -201,7 +176,7 @@ TEST(spec, mtp_kv_and_state_of_other_families_from_their_configs) {
                         {"deepseek-ai__DeepSeek-V3.2.json", "deepseek-v3.2_v512.gguf"},
                         {"zai-org__GLM-5.json", "glm-5_v512.gguf"},
                         {"stepfun-ai__Step-3.7-Flash.json", "step35-3.7-flash-mtp_v512.gguf"}};
-    const auto lines = measured("spec-mtp.v0.5.0.jsonl");
+    const auto lines = spec_contexts("spec-mtp.v0.5.0.jsonl");
     for (const auto & r : rows) {
         kvfit::warnings warn;
         const auto m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/" + r.config, warn);
@@ -209,11 +184,11 @@ TEST(spec, mtp_kv_and_state_of_other_families_from_their_configs) {
         for (const auto & l : lines) {
             if (l["model"] != r.gguf) continue;
             const std::string id = l["req"]["id"];
-            kvfit::llamacpp_settings s = settings_of(l["req"], kvfit::llamacpp_release::v0_5_0);
+            kvfit::llamacpp_settings s = spec_settings(l["req"], kvfit::llamacpp_release::v0_5_0);
             if (id.rfind("mtp", 0) == 0) {
                 s.type_k = s.type_v = kvfit::ggml_type::f16;
                 const auto c = kvfit::llamacpp_context_size(m, s);
-                EXPECT_EQ(kvfit::llamacpp_mtp_buffers(m, s, c).kv_bytes, breakdown(l, "context")) << r.config << " " << id;
+                EXPECT_EQ(kvfit::llamacpp_mtp_buffers(m, s, c).kv_bytes, breakdown_bytes(l, "context")) << r.config << " " << id;
                 ++n;
             } else if (l["parsed"].contains("rs") && !l["parsed"]["rs"].is_null()) {
                 s.spec.mtp = true;
@@ -241,10 +216,10 @@ TEST(spec, draft_model_context_rows_both_releases) {
     const auto dm = load(write_qwen35("qwen35-9b_v248320", q35_9b, 248320, 0, false));
     for (const auto & [rel_name, rel] : releases) {
         int n = 0;
-        for (const auto & r : measured(std::string("spec-draft.") + rel_name + ".jsonl")) {
+        for (const auto & r : spec_contexts(std::string("spec-draft.") + rel_name + ".jsonl")) {
             const json & q = r["req"];
             const bool draft = q["id"].get<std::string>().rfind("draft", 0) == 0;
-            kvfit::llamacpp_settings t = settings_of(q, rel);
+            kvfit::llamacpp_settings t = spec_settings(q, rel);
             t.type_k = t.type_v = kvfit::ggml_type::f16; // the target's own types do not matter to the draft
             t.spec.draft_path = "draft.gguf";
             t.spec.type_k = t.spec.type_v = kvfit::parse_cache_type_flag("-ctkd", q["type_k"].get<std::string>());
@@ -254,8 +229,8 @@ TEST(spec, draft_model_context_rows_both_releases) {
             const auto dc = kvfit::llamacpp_context_size(dm, ds);
             uint64_t kv = 0;
             for (const auto & k : kvfit::llamacpp_kv_caches(dm, ds, dc)) kv += k.bytes();
-            EXPECT_EQ(kv + kvfit::llamacpp_recurrent(dm, dc).bytes(), breakdown(r, "context")) << q["id"];
-            EXPECT_EQ(kvfit::llamacpp_compute_bytes(dm, ds, dc), breakdown(r, "compute")) << q["id"];
+            EXPECT_EQ(kv + kvfit::llamacpp_recurrent(dm, dc).bytes(), breakdown_bytes(r, "context")) << q["id"];
+            EXPECT_EQ(kvfit::llamacpp_compute_bytes(dm, ds, dc), breakdown_bytes(r, "compute")) << q["id"];
             ++n;
         }
         EXPECT_EQ(n, 4) << rel_name;
@@ -415,7 +390,7 @@ TEST(spec, explain_reads_an_mtp_log) {
     // the probe's log lines of the K6 target and MTP contexts at 190,464 (spec-k6.v0.5.0.jsonl "raw"), as llama-server
     // prints them one after the other; the no_alloc probe's "KV buffer size = 0.00 MiB" lines are left out
     std::string text;
-    for (const auto & r : measured("spec-k6.v0.5.0.jsonl")) {
+    for (const auto & r : spec_contexts("spec-k6.v0.5.0.jsonl")) {
         if (r["req"]["id"] != "tgt_190464" && r["req"]["id"] != "mtp_190464") continue;
         for (const auto & l : r["raw"]) {
             const std::string line = l;

@@ -15,10 +15,7 @@ using kvfit::vllm_settings;
 
 constexpr uint64_t GiB = 1ull << 30;
 
-kvfit::model_desc catalog_model(const char * name) {
-    kvfit::warnings w;
-    return kvfit::load_model(name, w);
-}
+using kvfit::test::catalog_model;
 
 kvfit::model_desc fixture(const char * file) {
     kvfit::warnings w;

@@ -20,10 +20,7 @@ using kvfit::vllm_settings;
 
 constexpr uint64_t GiB = 1ull << 30;
 
-kvfit::model_desc catalog_model(const char * name) {
-    kvfit::warnings w;
-    return kvfit::load_model(name, w);
-}
+using kvfit::test::catalog_model;
 
 // A model sized as vLLM sizes an unquantized checkpoint (the runtime's default_weights).
 kvfit::model_desc sized(const char * name) {

@@ -1,4 +1,5 @@
 #include "support/files.h"
+#include "kvfit/sources.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,11 @@ std::string read_text(const std::string & path) {
 
 std::string shared_config(const std::string & file) {
     return read_text(std::string(KVFIT_SHARED_DIR) + "/configs/" + file);
+}
+
+kvfit::model_desc catalog_model(const std::string & name) {
+    kvfit::warnings w;
+    return kvfit::load_model(name, w);
 }
 
 } // namespace kvfit::test

@@ -1,5 +1,7 @@
 #pragma once
 // File helpers for tests: whole-file reads of repo fixtures and of ../shared.
+#include "kvfit/model.h"
+
 #include <string>
 
 namespace kvfit::test {
@@ -9,6 +11,9 @@ std::string read_text(const std::string & path);
 
 /// The text of ../shared/configs/<file> (KVFIT_SHARED_DIR).
 std::string shared_config(const std::string & file);
+
+/// A model by catalog name or path, as the CLI loads it (kvfit::load_model), its warnings dropped.
+kvfit::model_desc catalog_model(const std::string & name);
 
 /// Every config.json under ../shared/configs (file names), in the order of SOURCES.md.
 inline constexpr const char * k_shared_configs[] = {
