@@ -214,6 +214,8 @@ TEST(cuda_terms, k10_op_offload_stages_cpu_experts_from_n_ubatch_32) {
     EXPECT_EQ(small.devices[0].used.compute_bytes, kvfit::llamacpp_compute_bytes(m, s, small.ctx));
     EXPECT_NEAR(double(small.devices[0].used.compute_bytes) / 1e6, 42.0, 0.5); // the case's 42 MB (42,181,088 B)
 
+    // llama-server's outputs (4 slots: n_outputs_max 4, server-context.cpp:41-53), as the case ran it
+    s.server_outputs = true;
     for (uint32_t ub : {32u, 64u}) {
         s.n_batch = 2048;
         s.n_ubatch = ub;
