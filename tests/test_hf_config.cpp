@@ -326,6 +326,12 @@ const bad_row k_bad[] = {
         "linear_value_head_dim":16,"linear_conv_kernel_dim":4})",
      "bad.json: model_type 'brand_new': linear_num_value_heads / linear_conv_kernel_dim without layer_types or "
      "full_attention_interval: which layers are linear attention is not stated"},
+    {"falcon_h1_parallel_mamba", nullptr,
+     R"({"architectures":["FalconH1ForCausalLM"],"model_type":"falcon_h1","num_hidden_layers":2,"hidden_size":64,
+        "num_attention_heads":4,"num_key_value_heads":2,"vocab_size":10,"intermediate_size":8,"mamba_d_ssm":128,
+        "mamba_d_state":16,"mamba_n_heads":8,"mamba_d_conv":4,"mamba_n_groups":1})",
+     "bad.json: model_type 'falcon_h1': mamba_d_ssm (a Mamba state) but no layer is placed as Mamba: kvfit does not "
+     "model this layout from config.json (plan the model's GGUF)"},
     {"layer_types_long",      nullptr,
      R"({"model_type":"qwen3_5_text","num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,
         "intermediate_size":8,"layer_types":["full_attention","full_attention","full_attention"]})",

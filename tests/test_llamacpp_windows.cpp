@@ -4,7 +4,9 @@
 // sliding_window 4096): conversion/llama.py registers MistralForCausalLM as LlamaModel and writes no
 // sliding_window; models/llama.cpp loads none, so llama.cpp allocates 32 full layers.
 #include "kvfit/gguf_writer.h"
+#include "kvfit/error.h"
 #include "kvfit/llamacpp.h"
+#include "kvfit/plan.h"
 #include "kvfit/runtime.h"
 #include "kvfit/sources.h"
 
@@ -87,6 +89,30 @@ TEST(llamacpp_windows, every_llama_cpp_plan_adapts_the_model) {
     EXPECT_NE(kvfit::find_runtime("llama.cpp").adapt_model, nullptr);
     EXPECT_NE(kvfit::find_runtime("ollama").adapt_model, nullptr);
     EXPECT_EQ(kvfit::find_runtime("vllm").adapt_model, nullptr);
+}
+
+// A model whose source states neither a parameter count nor weight bytes gets no verdict for GPUs (exit 2 in the
+// CLI): a "fits" that counts no weights would start a launch that cannot fit. Without GPUs the KV figures stay.
+TEST(llamacpp_windows, no_verdict_without_weights) {
+    kvfit::warnings warn;
+    kvfit::model_desc m = kvfit::model_from_hf_config(k_mistral_v01, "mistral-7b-v0.1.json", warn);
+    // no parameter count, no bytes (as a catalog entry without either)
+    for (auto & l : m.weights.layers) l = {};
+    m.weights.token_embd = m.weights.output = m.weights.other = {};
+    m.weights.tensors.clear();
+    m.weights.exact = false;
+    m.name = "no-weights";
+    kvfit::plan_request q;
+    q.gpu = "8GiB";
+    try {
+        (void)kvfit::make_plan(q, [&](kvfit::warnings &) { return m; });
+        FAIL() << "no error";
+    } catch (const kvfit::error & e) {
+        EXPECT_STREQ(e.what(), "no-weights: no parameter count and no weight bytes in its source, so no verdict for the "
+                               "GPUs (plan its GGUF or safetensors)");
+    }
+    q.gpu.clear();
+    EXPECT_NO_THROW((void)kvfit::make_plan(q, [&](kvfit::warnings &) { return m; }));
 }
 
 } // namespace

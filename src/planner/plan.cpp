@@ -112,7 +112,7 @@ void apply_request_weights(model_desc & m, const plan_request & q, const runtime
     }
     // A model whose source states neither a parameter count nor weight bytes would be planned without weights: say so
     // in every output (and --strict refuses), never a silent "fits".
-    if (m.n_layer > 0 && m.weights.total_bytes() == 0) {
+    if (m.n_layer > 0 && m.weights.total_bytes() == 0 && m.n_params() == 0) {
         warn.push_back(fmt::format("{}: no parameter count and no weight bytes in its source: 0 B of weights planned, so "
                                    "the verdict counts no weights (give its GGUF or safetensors)", m.name));
     }
@@ -156,6 +156,11 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
     model_desc m = load(warn);
     if (rt.adapt_model) rt.adapt_model(m, warn);
     apply_request_weights(m, q, rt, warn);
+    // no weights known: a verdict would count none, so none is given (the KV figures without --gpu stay)
+    if (!mc.gpus.empty() && m.n_layer > 0 && m.weights.total_bytes() == 0 && m.n_params() == 0) {
+        throw error(fmt::format("{}: no parameter count and no weight bytes in its source, so no verdict for the GPUs "
+                                "(plan its GGUF or safetensors)", m.name));
+    }
     detail::serving_model_warnings(rt.name, m, warn); // caches and layouts without a source (issue 13)
     if (q.strict && !warn.empty()) { // a launcher that must not guess: each assumption is a refusal
         std::string all;

@@ -454,6 +454,16 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
     for (uint64_t il = m.n_layer - n_shared; il < m.n_layer; ++il) b.kv_shared[il] = 1;
 
     const auto uses = [&](mixer x) { return std::find(b.mix.begin(), b.mix.end(), x) != b.mix.end(); };
+    // Mamba shape keys with no Mamba layer placed (Falcon-H1's parallel attention + Mamba2 in every layer, an SSM layer
+    // list kvfit does not read): refused by name, never planned as attention alone with the state dropped
+    if (!uses(mixer::mamba2) && !uses(mixer::gated_deltanet) && !uses(mixer::kda)) {
+        for (const char * k : {"mamba_d_ssm", "mamba_d_state", "mamba_n_heads", "mamba_num_heads", "mamba_d_conv",
+                               "mamba_expand", "mamba_n_groups"}) {
+            if (!cfg.has(k)) continue;
+            throw refuse(cfg, b, fmt::format("{}{} (a Mamba state) but no layer is placed as Mamba: kvfit does not model "
+                                             "this layout from config.json (plan the model's GGUF)", cfg.prefix, k));
+        }
+    }
     if (uses(mixer::gated_deltanet)) read_gated_deltanet(cfg, b);
     if (uses(mixer::mamba2)) read_mamba2(cfg, b);
     if (uses(mixer::gated_deltanet) + uses(mixer::mamba2) + uses(mixer::kda) > 1) {
