@@ -63,13 +63,88 @@ TEST(llamacpp_windows, mistral_config_window_is_full_attention_as_its_gguf) {
     EXPECT_EQ(m.count(kvfit::layer_kind::full), 32u);
     EXPECT_EQ(m.n_swa, 0u);
     ASSERT_EQ(warn.size(), 1u);
-    EXPECT_NE(warn[0].find("llama.cpp's llama architecture reads no sliding window (models/llama.cpp)"), std::string::npos)
+    EXPECT_NE(warn[0].find("llama.cpp's llama architecture uses no sliding window (models/llama.cpp)"), std::string::npos)
         << warn[0];
     EXPECT_NE(warn[0].find("32 window layers"), std::string::npos) << warn[0];
     // 32 layers x 8 KV heads x 128 x (K + V) x 2 B x 32,768 cells = 4 GiB, as the GGUF plans; the window gave 0.56 GiB
     EXPECT_EQ(total_kv(m, 32768), 4294967296ull);
     EXPECT_EQ(total_kv(mistral_gguf(), 32768), 4294967296ull);
     EXPECT_LT(window_kv, 4294967296ull / 7);
+}
+
+// google/gemma-2-9b's config.json states sliding_window but no layer_types (transformers' Gemma2Config makes every
+// other layer slide); llama.cpp's gemma2 does the same (set_swa_pattern(2)): the config plans as the GGUF does.
+constexpr const char * k_gemma2_9b = R"({"architectures":["Gemma2ForCausalLM"],"attn_logit_softcapping":50.0,
+  "final_logit_softcapping":30.0,"head_dim":256,"hidden_act":"gelu_pytorch_tanh","hidden_size":3584,
+  "intermediate_size":14336,"max_position_embeddings":8192,"model_type":"gemma2","num_attention_heads":16,
+  "num_hidden_layers":42,"num_key_value_heads":8,"query_pre_attn_scalar":256,"rms_norm_eps":1e-06,
+  "rope_theta":10000.0,"sliding_window":4096,"sliding_window_size":4096,"torch_dtype":"float32","vocab_size":256000})";
+
+TEST(llamacpp_windows, gemma2_config_slides_every_other_layer_as_its_gguf) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(k_gemma2_9b, "gemma-2-9b.json", warn);
+    EXPECT_EQ(m.count(kvfit::layer_kind::swa), 21u);
+    EXPECT_EQ(m.count(kvfit::layer_kind::full), 21u);
+    EXPECT_EQ(m.n_swa, 4096u);
+    bool named = false;
+    for (const auto & w : warn) named |= w.find("sliding_window_pattern absent: Gemma2Config") != std::string::npos;
+    EXPECT_TRUE(named);
+    using kvfit::gguf_wvalue;
+    kvfit::gguf_writer w;
+    w.add("general.architecture", gguf_wvalue::string("gemma2"));
+    w.add("gemma2.block_count", gguf_wvalue::u32(42));
+    w.add("gemma2.context_length", gguf_wvalue::u32(8192));
+    w.add("gemma2.embedding_length", gguf_wvalue::u32(3584));
+    w.add("gemma2.feed_forward_length", gguf_wvalue::u32(14336));
+    w.add("gemma2.attention.head_count", gguf_wvalue::u32(16));
+    w.add("gemma2.attention.head_count_kv", gguf_wvalue::u32(8));
+    w.add("gemma2.attention.key_length", gguf_wvalue::u32(256));
+    w.add("gemma2.attention.value_length", gguf_wvalue::u32(256));
+    w.add("gemma2.attention.sliding_window", gguf_wvalue::u32(4096));
+    w.add("gemma2.vocab_size", gguf_wvalue::u32(256000));
+    const auto dir = std::filesystem::temp_directory_path() / ("kvfit-gemma2-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / "gemma-2-9b.gguf").string();
+    w.write(path, kvfit::gguf_data::header_only);
+    kvfit::warnings gw;
+    const kvfit::model_desc g = kvfit::model_from_gguf(path, gw);
+    std::filesystem::remove_all(dir);
+    // 21 full layers x 8,192 cells + 21 window layers x pad256(4,096 + 512) cells, 8,192 B per cell per layer
+    EXPECT_EQ(total_kv(m, 8192), 21ull * 8192 * 8192 + 21ull * 4608 * 8192);
+    EXPECT_EQ(total_kv(m, 8192), total_kv(g, 8192));
+}
+
+// google/gemma-3-27b-it's text_config states neither vocab_size, sliding_window_pattern nor max_position_embeddings:
+// Gemma3TextConfig's defaults (262,208; 6; 131,072) are planned, each named.
+TEST(llamacpp_windows, gemma3_text_config_defaults_are_planned_and_named) {
+    constexpr const char * cfg = R"({"architectures":["Gemma3ForConditionalGeneration"],"model_type":"gemma3",
+      "text_config":{"head_dim":128,"hidden_size":5376,"intermediate_size":21504,"model_type":"gemma3_text",
+        "num_attention_heads":32,"num_hidden_layers":62,"num_key_value_heads":16,"query_pre_attn_scalar":168,
+        "sliding_window":1024,"rope_scaling":{"factor":8.0,"rope_type":"linear"}}})";
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg, "gemma-3-27b-it.json", warn);
+    EXPECT_EQ(m.n_vocab, 262208u);
+    EXPECT_EQ(m.n_ctx_train, 131072u);
+    EXPECT_EQ(m.count(kvfit::layer_kind::full), 10u); // il 5, 11, ..., 59
+    EXPECT_EQ(m.count(kvfit::layer_kind::swa), 52u);
+    size_t named = 0;
+    for (const auto & w : warn) named += w.find("absent: Gemma3TextConfig's default") != std::string::npos;
+    EXPECT_EQ(named, 3u);
+}
+
+// microsoft/Phi-3-mini-128k-instruct: sliding_window 262144 on every layer in Hugging Face's terms; llama.cpp's phi3
+// turns it off ("Phi SWA is currently disabled", models/phi3.cpp): 32 full layers, 393,216 B per token in f16.
+TEST(llamacpp_windows, phi3_window_is_off_in_llama_cpp) {
+    constexpr const char * cfg = R"({"architectures":["Phi3ForCausalLM"],"model_type":"phi3","hidden_size":3072,
+      "intermediate_size":8192,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":32,
+      "vocab_size":32064,"max_position_embeddings":131072,"original_max_position_embeddings":4096,
+      "sliding_window":262144,"rms_norm_eps":1e-05,"tie_word_embeddings":false})";
+    kvfit::warnings warn;
+    kvfit::model_desc m = kvfit::model_from_hf_config(cfg, "phi-3-mini-128k.json", warn);
+    EXPECT_EQ(m.count(kvfit::layer_kind::swa), 32u);
+    kvfit::llamacpp_adapt_model(m, warn);
+    EXPECT_EQ(m.count(kvfit::layer_kind::full), 32u);
+    EXPECT_EQ(total_kv(m, 4096), 393216ull * 4096);
 }
 
 TEST(llamacpp_windows, architectures_that_read_a_window_keep_it) {

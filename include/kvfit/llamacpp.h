@@ -193,7 +193,7 @@ struct buffer_set {
     buffer_set & operator+=(const buffer_set & o);
 };
 
-/// The model as llama.cpp builds it from the GGUF its converter writes. Where the architecture reads no sliding window
+/// The model as llama.cpp builds it from the GGUF its converter writes. Where the architecture uses no sliding window
 /// (the arch row's no_window: llama.cpp's models/llama.cpp, qwen2.cpp, qwen2moe.cpp, qwen3.cpp, qwen3moe.cpp and
 /// mistral3.cpp load no LLM_KV_ATTENTION_SLIDING_WINDOW in v0.5.0 or 5b4ebc5, and conversion/llama.py / qwen.py write
 /// none for them), the window and chunked caches a config.json states become full caches (n_swa 0), and `warnings`

@@ -44,9 +44,10 @@ struct param_flags {
     // config.json quirks of `sliding_window` / `attention_chunk_size` when no per-layer list says more
     bool swa_all = false;       ///< Mistral/Mixtral: a non-null sliding_window slides every layer
     bool swa_if_used = false;   ///< Qwen2/Qwen3: only with use_sliding_window, on layers il >= max_window_layers
-    /// llama.cpp's architecture reads no sliding window (its models/<arch>.cpp loads no LLM_KV_ATTENTION_SLIDING_WINDOW
-    /// and its converter writes none: llama, qwen2, qwen2moe, qwen3, qwen3moe, mistral3 in both releases), so a window
-    /// a config.json states is full attention under llama.cpp (llamacpp_adapt_model); vLLM and SGLang read it
+    /// llama.cpp's architecture uses no sliding window (its models/<arch>.cpp loads no LLM_KV_ATTENTION_SLIDING_WINDOW and
+    /// its converter writes none: llama, qwen2, qwen2moe, qwen3, qwen3moe, mistral3; phi3 reads it and turns it off,
+    /// "Phi SWA is currently disabled"; both releases), so a window a config.json states is full attention under
+    /// llama.cpp (llamacpp_adapt_model); vLLM and SGLang use it
     bool no_window = false;
     bool chunk_nope = false;    ///< Llama 4: chunked attention on RoPE layers, NoPE every no_rope_layer_interval
     bool chunk_alias = false;   ///< attention_chunk_size repeats the sliding window (MiMo-V2): no chunked layer

@@ -190,6 +190,54 @@ hf_keys language_config(const hf_keys & root) {
     return root;
 }
 
+// Keys a published config.json leaves to its configuration class's default, which transformers (and so vLLM and
+// SGLang) fill in when it loads the file: google/gemma-3-*'s text_config states neither vocab_size nor
+// sliding_window_pattern (Gemma3TextConfig: vocab_size=262208, sliding_window_pattern=6; llama.cpp's gemma3 keeps
+// set_swa_pattern(6)). Keyed by the language config's model_type; each default taken is named in a warning.
+struct class_default {
+    const char * model_type;
+    const char * key;
+    uint64_t value;
+    const char * config_class;
+};
+constexpr class_default k_class_defaults[] = {
+    {"gemma3_text", "vocab_size", 262208, "Gemma3TextConfig"},
+    {"gemma3_text", "sliding_window_pattern", 6, "Gemma3TextConfig"},
+    {"gemma3_text", "max_position_embeddings", 131072, "Gemma3TextConfig"},
+    {"gemma2", "sliding_window_pattern", 2, "Gemma2Config (layer_types: every other layer slides)"},
+};
+
+// The language config's object inside `root` (the path language_config() took: "" or "text_config." ...).
+nlohmann::json * object_at(nlohmann::json & root, const std::string & prefix) {
+    nlohmann::json * at = &root;
+    size_t start = 0;
+    while (start < prefix.size()) {
+        const size_t dot = prefix.find('.', start);
+        const std::string key = prefix.substr(start, dot - start);
+        if (!at->is_object() || !at->contains(key)) return nullptr;
+        at = &(*at)[key];
+        start = dot == std::string::npos ? prefix.size() : dot + 1;
+    }
+    return at->is_object() ? at : nullptr;
+}
+
+void apply_class_defaults(nlohmann::json & root, const std::string & prefix, const std::string & model_type,
+                          const std::string & where, warnings & warn) {
+    nlohmann::json * cfg = object_at(root, prefix);
+    if (cfg == nullptr) return;
+    for (const auto & d : k_class_defaults) {
+        if (model_type != d.model_type) continue;
+        const auto it = cfg->find(d.key);
+        if (it != cfg->end() && !it->is_null()) continue;
+        if (std::string_view(d.key) == "sliding_window_pattern" && (cfg->contains("layer_types") || !cfg->contains("sliding_window"))) {
+            continue; // a layer list places the windows, or there is no window
+        }
+        (*cfg)[d.key] = d.value;
+        warn.push_back(fmt::format("{}: {}{} absent: {}'s default {} is planned", where, prefix, d.key, d.config_class,
+                                   d.value));
+    }
+}
+
 // architectures classes (language config first, then the wrapper) and model_types: the names a row may list.
 std::vector<std::string> names_of(const hf_keys & cfg, const hf_keys & root) {
     std::vector<std::string> out;
@@ -320,8 +368,14 @@ std::string gguf_arch_of(const detail::arch_row * row, const model_desc & m) {
 
 model_desc model_from_hf_config(std::string_view json_text, std::string_view where, warnings & warn) {
     const std::string where_s(where);
-    const nlohmann::json root_json = detail::parse(json_text, where);
+    nlohmann::json root_json = detail::parse(json_text, where);
     if (!root_json.is_object()) throw error::at(where, "expected a JSON object, got " + detail::type_of(root_json));
+    {
+        const hf_keys probe = language_config(hf_keys{root_json, where_s, ""});
+        if (probe.obj.is_object() && probe.obj.contains("model_type") && probe.obj["model_type"].is_string()) {
+            apply_class_defaults(root_json, probe.prefix, probe.obj["model_type"].get<std::string>(), where_s, warn);
+        }
+    }
     const hf_keys root{root_json, where_s, ""};
     const hf_keys cfg = language_config(root);
 

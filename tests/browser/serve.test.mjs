@@ -47,7 +47,9 @@ try {
   });
   const f16 = number(await page.textContent('#max-ctx'));
   console.log(`largest context, f16 cache: ${f16}`);
-  assert.ok(f16 >= 24576 && f16 <= 40960, `f16: ${f16}`);
+  // the seeds' scale (tens of thousands of tokens); llama-server reserves logits for its slots only (n_outputs_max =
+  // -np, docs/llamacpp.md "Outputs"), which leaves 44,544 at this build
+  assert.ok(f16 >= 24576 && f16 <= 49152, `f16: ${f16}`);
   assert.equal(number(await page.textContent('#max-f16 td:nth-child(2)')), f16);
   assert.match(await page.textContent('#command'), /^llama-server -m Qwen3\.5-9B\.gguf /);
 
@@ -64,7 +66,9 @@ try {
   await settle(() => page.selectOption('#cache-type', 'q8_0'));
   const q8 = number(await page.textContent('#max-ctx'));
   console.log(`largest context, q8_0 cache: ${q8}`);
-  assert.ok(q8 > f16 * 1.7 && q8 < f16 * 2, `q8_0 ${q8} vs f16 ${f16}`);
+  // an 8-bit cache takes 34/64 of the f16 bytes, but CUDA's flash attention converts one layer's quantized K and V to
+  // f16 in the compute buffer (case K7), so less than twice the tokens fit
+  assert.ok(q8 > f16 * 1.3 && q8 < f16 * 2, `q8_0 ${q8} vs f16 ${f16}`);
   assert.equal(q8, maxContext('q8_0'));
   assert.match(await page.textContent('#command'), /-ctk q8_0 -ctv q8_0/);
   assert.equal(await page.locator('#chart canvas').count() > 0, true, 'the chart is drawn');

@@ -317,7 +317,7 @@ void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings) {
         }
     }
     if (n == 0) return;
-    warnings.push_back(fmt::format("sliding window: llama.cpp's {} architecture reads no sliding window (models/{}.cpp), so "
+    warnings.push_back(fmt::format("sliding window: llama.cpp's {} architecture uses no sliding window (models/{}.cpp), so "
                                    "the {} window layer{} of {} ({} tokens) are planned as full attention, as llama.cpp "
                                    "allocates them; vLLM and SGLang use the window", m.gguf_architecture,
                                    m.gguf_architecture, n, n == 1 ? "" : "s", m.name, m.n_swa));
