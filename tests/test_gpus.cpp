@@ -201,6 +201,7 @@ TEST(gpus, parse_gpu_list_errors) {
         {"H100,,H100", "gpu 'H100,,H100': empty entry"},
         {"", "gpu '': empty entry"},
         {"0GiB", "gpu '0GiB': device memory must be positive"},
+        {"-8GiB", "gpu '-8GiB': device memory must be positive"},
     };
     for (const auto & c : cases) {
         SCOPED_TRACE(c.text);

@@ -196,6 +196,31 @@ TEST(hf_config, qwen3_next_interval_default_is_planned_and_warned) {
     EXPECT_TRUE(named);
 }
 
+// Granite 3 and OLMo 2 are llama.cpp architectures (models/granite.cpp, models/olmo2.cpp): planned with no "unknown
+// architecture" warning. ibm-granite/granite-3.1-8b-instruct: 40 layers x 8 KV heads x 128; allenai/OLMo-2-1124-7B:
+// 32 layers x 32 KV heads x 128.
+TEST(hf_config, granite_and_olmo2_are_known_architectures) {
+    struct row { const char * text; const char * arch; uint64_t kv_per_token; };
+    const row rows[] = {
+        {R"({"architectures":["GraniteForCausalLM"],"model_type":"granite","hidden_size":4096,"intermediate_size":12800,
+            "num_hidden_layers":40,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":49155,
+            "max_position_embeddings":131072,"tie_word_embeddings":true,"attention_multiplier":0.0078125,
+            "embedding_multiplier":12.0,"logits_scaling":16.0,"residual_multiplier":0.22})", "granite", 40ull * 8 * 128 * 4},
+        {R"({"architectures":["Olmo2ForCausalLM"],"model_type":"olmo2","hidden_size":4096,"intermediate_size":11008,
+            "num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":32,"vocab_size":100352,
+            "max_position_embeddings":4096,"rms_norm_eps":1e-06})", "olmo2", 32ull * 32 * 128 * 4},
+    };
+    for (const auto & r : rows) {
+        kvfit::warnings warn;
+        const auto m = kvfit::model_from_hf_config(r.text, "config.json", warn);
+        EXPECT_EQ(m.gguf_architecture, r.arch);
+        for (const auto & w : warn) EXPECT_EQ(w.find("unknown architecture"), std::string::npos) << w;
+        uint64_t kv = 0;
+        for (uint32_t il = 0; il < m.n_layer; ++il) kv += 2ull * m.n_embd_k_gqa(il) * 2; // f16 K and V, plain attention
+        EXPECT_EQ(kv, r.kv_per_token) << r.arch;
+    }
+}
+
 TEST(hf_config, unknown_model_type_falls_back_with_warning) {
     kvfit::warnings warn;
     const auto m = kvfit::model_from_hf_config(

@@ -369,6 +369,15 @@ TEST(mlx_refusals, generate_one_sequence_and_unknown_caches) {
     EXPECT_EQ(plan(small_model(kvfit::cache_kind::compressed), {}).refusals,
               std::vector<std::string>{"mlx: no mlx-lm rule for compressed caches of ratio 4 (layer 0)"});
     EXPECT_THROW(kvfit::plan_mlx(small_model(), {}, {}), kvfit::error);
+    // an NVIDIA GPU is no device for MLX (Apple silicon's unified memory); a size stands for a Mac's memory
+    try {
+        kvfit::plan_mlx(small_model(), {}, kvfit::parse_gpu_list("H100"));
+        FAIL() << "no error";
+    } catch (const kvfit::error & e) {
+        EXPECT_STREQ(e.what(), "mlx: H100 SXM is an NVIDIA GPU; MLX runs on Apple silicon (give a Mac, e.g. --gpu \"M3 "
+                               "Max 64GB\", or a memory size)");
+    }
+    EXPECT_NO_THROW(kvfit::plan_mlx(small_model(), {}, kvfit::parse_gpu_list("64GiB")));
 }
 
 TEST(mlx_refusals, head_dim_not_divisible_by_kv_group_size) {

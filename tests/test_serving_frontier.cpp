@@ -345,6 +345,10 @@ TEST(sglang_frontier, dsa_cell_and_pool_k8) {
     EXPECT_EQ(k8.max_total_num_tokens, 975424u);
     EXPECT_EQ(k8.kv_pool_bytes, 46889757184u);
     EXPECT_TRUE(has(k8.notes, "KV Cache is allocated. #tokens: 975424, KV size: 43.67 GB"));
+    // the pool SGLang allocates is larger than the budget it counted the tokens from: said, not silent
+    EXPECT_TRUE(has(k8.warnings, "SGLang sizes this DSA pool by cell_size (43188 B per token) but allocates 48068 B per "
+                                 "token (the indexer keys and scales) and 64 more rows: the pool takes 4.44 GiB more than "
+                                 "the 39.23 GiB it was sized from"));
     const auto hopper = kvfit::plan_sglang(m, s, {"H200", 143771 * MiB, 9.0});
     EXPECT_EQ(hopper.kv_dtype, "bfloat16");
     EXPECT_EQ(hopper.cell_bytes, 78324u);

@@ -296,6 +296,10 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
         }
         const std::string_view name = rest; // clang 14 cannot capture a structured binding
         const auto closest = [&] { return fmt::format("{}", fmt::join(closest_gpu_names(name, 3), ", ")); };
+        // a negative size is a size, not a name
+        if (rest.front() == '-' && size_with_unit(rest.substr(1))) {
+            throw error::at(where, "device memory must be positive");
+        }
         // Text that does not start like a number cannot be a size: report it as an unknown GPU.
         if (!std::isdigit(static_cast<unsigned char>(rest.front())) && rest.front() != '.') {
             throw error::at(where, fmt::format("unknown GPU (closest: {})", closest()));

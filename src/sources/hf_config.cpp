@@ -205,6 +205,7 @@ constexpr class_default k_class_defaults[] = {
     {"gemma3_text", "sliding_window_pattern", 6, "Gemma3TextConfig"},
     {"gemma3_text", "max_position_embeddings", 131072, "Gemma3TextConfig"},
     {"gemma2", "sliding_window_pattern", 2, "Gemma2Config (layer_types: every other layer slides)"},
+    {"olmo3", "sliding_window_pattern", 4, "Olmo3Config (layer_types: every 4th layer full attention)"},
 };
 
 // The language config's object inside `root` (the path language_config() took: "" or "text_config." ...).

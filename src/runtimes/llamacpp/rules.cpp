@@ -167,7 +167,7 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
                                 "multiple of -np {}; use -ub {}", s.n_ubatch, s.n_seq, std::max(s.n_seq, s.n_ubatch / s.n_seq * s.n_seq)));
     }
     uint64_t n_ctx = s.n_ctx != 0 ? s.n_ctx : m.n_ctx_train;
-    if (n_ctx == 0) throw error("llama.cpp: n_ctx 0 and the model does not state its training context");
+    if (n_ctx == 0) throw error("llama.cpp: no context given and the model does not state its training context: give -c N");
     if (n_ctx > (1ull << 32)) throw error(fmt::format("llama.cpp: n_ctx {} exceeds 4294967296 tokens", n_ctx));
 
     llamacpp_context c;

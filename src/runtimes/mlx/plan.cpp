@@ -222,6 +222,14 @@ void add_warnings_and_notes(mlx_plan & p, const model_desc & m, const mlx_run & 
 
 void check_settings(const mlx_settings & s, const std::vector<device_spec> & gpus) {
     if (gpus.empty()) throw error("mlx: no device to plan on");
+    // MLX runs on Apple silicon's unified memory (mlx/backend/metal): a GPU the table names from another vendor is
+    // no device for it (a device given by size has no vendor and is taken as a Mac's memory)
+    for (const auto & g : gpus) {
+        if (!g.vendor.empty() && g.vendor != "Apple") {
+            throw error(fmt::format("mlx: {} is an {} GPU; MLX runs on Apple silicon (give a Mac, e.g. --gpu \"M3 Max "
+                                    "64GB\", or a memory size)", g.name, g.vendor));
+        }
+    }
     if (s.n_seq == 0) throw error("mlx: n_seq 0: at least one sequence");
     if (s.prefill_step_size == 0) throw error("mlx: --prefill-step-size 0");
     if (s.max_kv_size && *s.max_kv_size <= 4) {

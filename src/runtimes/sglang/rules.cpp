@@ -273,6 +273,16 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     if (dsa && p.max_total_num_tokens) {
         p.notes.push_back(fmt::format("KV Cache is allocated. #tokens: {}, KV size: {:.2f} GB", p.max_total_num_tokens,
                                       double(p.kv_pool_bytes) / double(1ull << 30)));
+        // SGLang counts the tokens by cell_size and allocates alloc_bytes_per_token (K8: 43,188 vs 48,068 B for
+        // DeepSeek-V3.2 in fp8): the pool it allocates is larger than the budget it was sized from
+        if (p.kv_pool_bytes > budget) {
+            p.warnings.push_back(fmt::format(
+                "SGLang sizes this DSA pool by cell_size ({} B per token) but allocates {} B per token (the indexer keys "
+                "and scales) and {} more rows: the pool takes {:.2f} GiB more than the {:.2f} GiB it was sized from, "
+                "memory the static budget does not hold (as SGLang itself does, case K8)", p.cell_bytes,
+                p.alloc_bytes_per_token, s.page_size, double(p.kv_pool_bytes - budget) / double(1ull << 30),
+                double(budget) / double(1ull << 30)));
+        }
     }
 
     // max_running_requests: clamp(tokens / context_len x 512, 2048, 4096), at most tokens / 2, and for hybrids
