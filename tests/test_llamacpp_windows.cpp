@@ -30,6 +30,18 @@ uint64_t total_kv(const kvfit::model_desc & m, uint64_t n_ctx) {
     return total;
 }
 
+// The header `w` writes, read back as a model (header only, in a directory of its own, removed after).
+kvfit::model_desc load_written(const kvfit::gguf_writer & w, const std::string & name) {
+    const auto dir = std::filesystem::temp_directory_path() / ("kvfit-windows-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = (dir / name).string();
+    w.write(path, kvfit::gguf_data::header_only);
+    kvfit::warnings warn;
+    kvfit::model_desc m = kvfit::model_from_gguf(path, warn);
+    std::filesystem::remove_all(dir);
+    return m;
+}
+
 // The GGUF conversion/llama.py writes for the same config: the llama architecture's keys, no sliding_window.
 kvfit::model_desc mistral_gguf() {
     using kvfit::gguf_wvalue;
@@ -42,14 +54,7 @@ kvfit::model_desc mistral_gguf() {
     w.add("llama.attention.head_count", gguf_wvalue::u32(32));
     w.add("llama.attention.head_count_kv", gguf_wvalue::u32(8));
     w.add("llama.vocab_size", gguf_wvalue::u32(32000));
-    const auto dir = std::filesystem::temp_directory_path() / ("kvfit-windows-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string path = (dir / "mistral-7b-v0.1.gguf").string();
-    w.write(path, kvfit::gguf_data::header_only);
-    kvfit::warnings warn;
-    kvfit::model_desc m = kvfit::model_from_gguf(path, warn);
-    std::filesystem::remove_all(dir);
-    return m;
+    return load_written(w, "mistral-7b-v0.1.gguf");
 }
 
 TEST(llamacpp_windows, mistral_config_window_is_full_attention_as_its_gguf) {
@@ -102,13 +107,7 @@ TEST(llamacpp_windows, gemma2_config_slides_every_other_layer_as_its_gguf) {
     w.add("gemma2.attention.value_length", gguf_wvalue::u32(256));
     w.add("gemma2.attention.sliding_window", gguf_wvalue::u32(4096));
     w.add("gemma2.vocab_size", gguf_wvalue::u32(256000));
-    const auto dir = std::filesystem::temp_directory_path() / ("kvfit-gemma2-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string path = (dir / "gemma-2-9b.gguf").string();
-    w.write(path, kvfit::gguf_data::header_only);
-    kvfit::warnings gw;
-    const kvfit::model_desc g = kvfit::model_from_gguf(path, gw);
-    std::filesystem::remove_all(dir);
+    const kvfit::model_desc g = load_written(w, "gemma-2-9b.gguf");
     // 21 full layers x 8,192 cells + 21 window layers x pad256(4,096 + 512) cells, 8,192 B per cell per layer
     EXPECT_EQ(total_kv(m, 8192), 21ull * 8192 * 8192 + 21ull * 4608 * 8192);
     EXPECT_EQ(total_kv(m, 8192), total_kv(g, 8192));

@@ -99,6 +99,13 @@ void find_alternatives(runtime_plan & out, const runtime_info & rt, const model_
 
 } // namespace
 
+namespace {
+
+// The source states neither a parameter count nor weight bytes: no weights can be planned for it.
+bool states_no_weights(const model_desc & m) { return m.n_layer > 0 && m.weights.total_bytes() == 0 && m.n_params() == 0; }
+
+} // namespace
+
 void apply_request_weights(model_desc & m, const plan_request & q, const runtime_info & rt, warnings & warn) {
     if (!q.weights_size.empty()) {
         const uint64_t bytes = parse_size(q.weights_size);
@@ -112,7 +119,7 @@ void apply_request_weights(model_desc & m, const plan_request & q, const runtime
     }
     // A model whose source states neither a parameter count nor weight bytes would be planned without weights: say so
     // in every output (and --strict refuses), never a silent "fits".
-    if (m.n_layer > 0 && m.weights.total_bytes() == 0 && m.n_params() == 0) {
+    if (states_no_weights(m)) {
         warn.push_back(fmt::format("{}: no parameter count and no weight bytes in its source: 0 B of weights planned, so "
                                    "the verdict counts no weights (give its GGUF or safetensors)", m.name));
     }
@@ -157,7 +164,7 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
     if (rt.adapt_model) rt.adapt_model(m, warn);
     apply_request_weights(m, q, rt, warn);
     // no weights known: a verdict would count none, so none is given (the KV figures without --gpu stay)
-    if (!mc.gpus.empty() && m.n_layer > 0 && m.weights.total_bytes() == 0 && m.n_params() == 0) {
+    if (!mc.gpus.empty() && states_no_weights(m)) {
         throw error(fmt::format("{}: no parameter count and no weight bytes in its source, so no verdict for the GPUs "
                                 "(plan its GGUF or safetensors)", m.name));
     }

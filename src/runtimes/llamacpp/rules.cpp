@@ -243,11 +243,13 @@ constexpr const char * k_cache_groups[] = {"base", "swa", "indexer", "csa", "hca
 constexpr size_t k_n_cache_groups = sizeof(k_cache_groups) / sizeof(k_cache_groups[0]);
 constexpr size_t k_group_swa = 1;
 
+constexpr size_t k_group_base = 0, k_group_indexer = 2, k_group_csa = 3, k_group_hca = 4, k_group_lid = 5;
+
 size_t cache_group(const layer_cache & c) {
     if (c.kind == cache_kind::window || c.kind == cache_kind::chunked) return k_group_swa;
-    if (c.kind == cache_kind::indexer) return c.ratio > 1 ? 5 : 2;
-    if (c.kind == cache_kind::compressed) return c.ratio == 4 ? 3 : 4;
-    return 0;
+    if (c.kind == cache_kind::indexer) return c.ratio > 1 ? k_group_lid : k_group_indexer;
+    if (c.kind == cache_kind::compressed) return c.ratio == 4 ? k_group_csa : k_group_hca;
+    return k_group_base;
 }
 
 // The window cache llama_kv_cache_dsv4 gives an MTP block: every block of the file is a window layer
@@ -373,11 +375,8 @@ uint64_t llamacpp_kv_layer_bytes(const model_desc & m, const llamacpp_settings &
 }
 
 std::vector<uint64_t> llamacpp_kv_bytes_by_layer(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
-    check_modelled(m);
-    const kv_shape k = kv_shape_of(m, s.release);
-    const bool dsv4 = has_compressed(m);
-    std::vector<uint64_t> out(m.n_layer + m.n_layer_mtp);
-    for (uint32_t il = 0; il < out.size(); ++il) out[il] = kv_layer_bytes(m, k, dsv4, s, c, il);
+    std::vector<uint64_t> out; // the per-layer view of the caches' one pass (kv_caches_by_layer), as placement reads it
+    (void)detail::kv_caches_by_layer(m, s, c, &out);
     return out;
 }
 
