@@ -9,10 +9,9 @@
 #include "kvfit/plan.h"
 #include "kvfit/runtime.h"
 #include "kvfit/sources.h"
+#include "support/gguf_fixture.h"
 
-#include <filesystem>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 namespace {
 
@@ -30,16 +29,12 @@ uint64_t total_kv(const kvfit::model_desc & m, uint64_t n_ctx) {
     return total;
 }
 
-// The header `w` writes, read back as a model (header only, in a directory of its own, removed after).
+// The header `w` writes, read back as a model (header only, in a scratch directory removed after).
 kvfit::model_desc load_written(const kvfit::gguf_writer & w, const std::string & name) {
-    const auto dir = std::filesystem::temp_directory_path() / ("kvfit-windows-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string path = (dir / name).string();
-    w.write(path, kvfit::gguf_data::header_only);
+    const kvfit::test::scratch_dir dir("windows");
+    w.write(dir.file(name), kvfit::gguf_data::header_only);
     kvfit::warnings warn;
-    kvfit::model_desc m = kvfit::model_from_gguf(path, warn);
-    std::filesystem::remove_all(dir);
-    return m;
+    return kvfit::model_from_gguf(dir.file(name), warn);
 }
 
 // The GGUF conversion/llama.py writes for the same config: the llama architecture's keys, no sliding_window.
