@@ -154,6 +154,30 @@ TEST(host_ram, cli_text_and_json) {
     EXPECT_EQ(h["cache_ram_mib"].get<int64_t>(), 8192);
 }
 
+// A host flag given at llama-server's default value still asks for the host RAM section: `--ctx-checkpoints 32` (the
+// checkpoint size the conformance suite's live llama_probe rows compare), `--cache-ram 8192`; and keeps asking for it
+// through the flags written back (llamacpp_flag_values: kvfit exec, the HTTP API).
+TEST(host_ram, flag_at_its_default_shows_the_section) {
+    for (const char * flag : {"--ctx-checkpoints 32", "--cache-ram 8192"}) {
+        const auto r = kvfit::test::run_kvfit(std::string("Qwen3.5-9B -c 8192 ") + flag + " --json");
+        ASSERT_EQ(r.status, 0) << r.err;
+        const json d = json::parse(r.out);
+        ASSERT_TRUE(d["detail"].contains("host_ram")) << flag;
+        EXPECT_EQ(d["detail"]["host_ram"]["checkpoint_bytes"].get<uint64_t>(), 52691548u) << flag;
+        EXPECT_EQ(d["detail"]["host_ram"]["ctx_checkpoints"].get<uint32_t>(), 32u) << flag;
+    }
+    const auto none = kvfit::test::run_kvfit("Qwen3.5-9B -c 8192 --json");
+    ASSERT_EQ(none.status, 0) << none.err;
+    EXPECT_FALSE(json::parse(none.out)["detail"].contains("host_ram"));
+    kvfit::flag_values f;
+    f.set("ctx_size", "8192");
+    f.set("ctx_checkpoints", "32");
+    const kvfit::llamacpp_inputs in = kvfit::parse_llamacpp_flags(f);
+    EXPECT_TRUE(in.settings.host_ram_asked);
+    const kvfit::flag_values back = kvfit::llamacpp_flag_values(in.settings, in.placement, in.margin_bytes);
+    EXPECT_EQ(back.text("ctx_checkpoints"), "32");
+}
+
 // The host buffers llama.cpp allocates at start (not the prompt cache or checkpoints, which grow to their limits, nor
 // the page cache) decide the verdict: Llama-3.1-8B at 131,072 tokens on the CPU keeps 16 GiB of f16 KV (131,072 B
 // per token x 131,072) on the host, which 8 GiB cannot hold: exit 3, and 64 GiB can: exit 0.

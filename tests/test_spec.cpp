@@ -202,6 +202,75 @@ TEST(spec, mtp_kv_and_state_of_other_families_from_their_configs) {
     }
 }
 
+// The MTP rows of the files the suite measured (spec-mtp.<release>.jsonl), read from their headers
+// (tests/data/gguf_synthetic: kvfit-gguf-write --data header_only of the same specs), found by the live llama_probe rows
+// (tests/conformance/spec_conformance.mjs):
+// - the model buffer with draft-mtp (load_mtp, no mmap): the trunk's weights + weights.mtp. Step-3.7-Flash loads the
+//   NextN tensors created TENSOR_NOT_REQUIRED whatever load_mtp says (models/step35.cpp load_block_mtp): they are in
+//   the trunk's weights and no longer counted twice (82,535,424 B too many before);
+// - DeepSeek-V4-Flash: the target's compressor states grow with n_rs_seq (n_planes = n_stream x (1 + n_rs_seq),
+//   llama-kv-cache-dsv4.cpp:964: 12,206,080 B per snapshot), and its MTP context is a plain llama_kv_cache_iswa with V
+//   beside K (llama-model.cpp:2469-2489, llama-kv-cache.cpp:231: 1.50 MiB at 768 cells f16, not 0.75).
+TEST(spec, mtp_rows_of_the_measured_headers_both_releases) {
+    struct row { const char * gguf; bool weights; bool dsv4; };
+    const row rows[] = {{"step35-3.7-flash-mtp_v512.gguf", true, false}, {"deepseek-v3.2_v512.gguf", true, false},
+                        {"glm-5_v512.gguf", true, false}, {"deepseek-v4-flash-mtp_v512.gguf", true, true}};
+    for (const auto & [rel_name, rel] : releases) {
+        const auto lines = spec_contexts(std::string("spec-mtp.") + rel_name + ".jsonl");
+        for (const auto & r : rows) {
+            const auto m = load(std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/" + r.gguf);
+            ASSERT_GT(m.n_layer_mtp, 0u) << r.gguf;
+            int n = 0;
+            for (const auto & l : lines) {
+                if (l["model"] != r.gguf) continue;
+                const std::string id = l["req"]["id"];
+                const bool target = id.rfind("tgt", 0) == 0;
+                kvfit::llamacpp_settings s = spec_settings(l["req"], rel);
+                s.spec.mtp = true;
+                s.spec.n_max = l["req"].value("n_rs_seq", 2u);
+                if (r.weights) {
+                    EXPECT_EQ(m.weights.total_bytes() + m.weights.mtp.bytes, breakdown_bytes(l, "model")) << rel_name << " " << r.gguf << " " << id;
+                }
+                if (!r.dsv4) continue;
+                if (target) {
+                    const auto c = kvfit::llamacpp_context_size(m, s);
+                    uint64_t kv = 0;
+                    for (const auto & k : kvfit::llamacpp_kv_caches(m, s, c)) kv += k.bytes();
+                    EXPECT_EQ(kv + kvfit::llamacpp_recurrent(m, c).bytes(), breakdown_bytes(l, "context")) << rel_name << " " << id;
+                } else {
+                    // the MTP context: the target's n_ctx, -ctkd/-ctvd (f16)
+                    s.type_k = s.type_v = kvfit::ggml_type::f16;
+                    s.spec = {};
+                    const auto c = kvfit::llamacpp_context_size(m, s);
+                    EXPECT_EQ(kvfit::llamacpp_mtp_buffers(m, s, c).kv_bytes, breakdown_bytes(l, "context")) << rel_name << " " << id;
+                }
+                ++n;
+            }
+            if (r.dsv4) EXPECT_EQ(n, 8) << rel_name << " " << r.gguf;
+        }
+    }
+}
+
+// detail.spec.compute_rule says how the MTP compute buffer is estimated: the closed form fitted on the dense Qwen3.5
+// rows, the target's compute as an upper bound, or the target's when that is not modelled either (no bound).
+TEST(spec, mtp_compute_rule_in_the_json) {
+    const std::string dense = write_qwen35("qwen35-9b-mtp-rule", q35_9b, 512, 1, false);
+    const std::pair<std::string, const char *> cases[] = {
+        {dense, "fitted"},
+        {std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/glm-5_v512.gguf", "target_bound"},
+        {std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/deepseek-v4-flash-mtp_v512.gguf", "target_estimate"}};
+    for (const auto & [path, rule] : cases) {
+        const auto r = kvfit::test::run_kvfit(path + " -c 4096 --spec-type draft-mtp --spec-draft-n-max 2 --json");
+        ASSERT_EQ(r.status, 0) << path << r.err;
+        const json j = json::parse(r.out);
+        EXPECT_EQ(j["detail"]["spec"]["compute_rule"], rule) << path;
+        EXPECT_EQ(j["detail"]["spec"]["compute_estimate"], true) << path;
+    }
+    const auto plain = kvfit::test::run_kvfit(dense + " -c 4096 --json");
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    EXPECT_FALSE(json::parse(plain.out)["detail"].contains("spec"));
+}
+
 TEST(spec, mtp_refused_without_nextn_layers) {
     const auto m = load(write_qwen35("qwen35-9b-nomtp", q35_9b, 512, 0, false));
     kvfit::llamacpp_settings s;

@@ -109,6 +109,7 @@ struct llamacpp_settings {
     int64_t cache_ram_mib = llamacpp_default_cache_ram_mib; ///< --cache-ram MiB: prompt cache limit (-1 none, 0 off)
     uint32_t ctx_checkpoints = llamacpp_default_ctx_checkpoints; ///< --ctx-checkpoints N per slot
     uint64_t ram_bytes = 0;            ///< --ram SIZE (or detected): host RAM for the host verdict; 0 = unknown
+    bool host_ram_asked = false;       ///< --ram, --cache-ram or --ctx-checkpoints given, even at its default value
     /// Outputs the context reserves logits for (llama_context_params::n_outputs_max) when server_outputs is false:
     /// 0 = n_batch, libllama's default (llama-context.cpp:250) and what the node-llama-cpp addon, llama-fit-params
     /// (tools/fit-params/fit-params.cpp: common_context_params_to_llama of common_params' 0) and llama-completion use,
@@ -441,6 +442,8 @@ struct llamacpp_plan {
         uint32_t n_layer_kv = 0;       ///< MTP: NextN layers that keep KV
         buffer_set bytes;              ///< all devices: weights (draft model / NextN block), kv, state, compute
         bool compute_estimate = false; ///< the MTP compute buffer is an estimate (spec.cpp says how)
+        bool compute_upper_bound = false; ///< that estimate is the target's compute at the MTP context's sizes
+        bool compute_fitted = false;   ///< that estimate is the closed form fitted on the dense Qwen3.5 rows
         std::string why;               ///< what an estimate or an unmodelled part is ("" when exact)
     } spec;
     // --- the backend (compute_cuda.cpp) ---
@@ -488,6 +491,10 @@ struct mtp_buffers {
     uint64_t kv_bytes = 0;     ///< their KV over all streams
     uint64_t compute_bytes = 0;///< the MTP graph's compute buffer (an estimate: `estimate`, `why`)
     bool estimate = true;
+    /// the compute is the target's own at the MTP context's sizes, an upper bound (a graph not derived: MoE, MLA,
+    /// windows, flash attention off); neither this nor `fitted`: the target's figure where it is not modelled either
+    bool upper_bound = false;
+    bool fitted = false; ///< the closed form fitted on the dense Qwen3.5 rows (within 8.3 % of each)
     std::string why;
 };
 mtp_buffers llamacpp_mtp_buffers(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);

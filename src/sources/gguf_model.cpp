@@ -197,11 +197,9 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const de
                 g = *il < m.n_layer ? &w.layers[*il] : &w.mtp; // blocks past n_layer are NextN/MTP
                 // loaded although its block is not (arch flag mtp_probs_b): with the tensors of no block
                 if (*il >= m.n_layer && flags.mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.other;
-                // the NextN tensors llama.cpp loads anyway: with the output layer (the blocks after the trunk)
-                if (*il >= m.n_layer && flags.mtp_trunk_tensors && !mtp_tensor_skipped(t.name)) {
-                    add(w.output, t, bytes);
-                    loaded(t, bytes);
-                }
+                // the NextN tensors llama.cpp loads anyway: with the output layer (the blocks after the trunk), and
+                // not in weights.mtp, which holds what --spec-type draft-mtp adds (load_mtp)
+                if (*il >= m.n_layer && flags.mtp_trunk_tensors && !mtp_tensor_skipped(t.name)) g = &w.output;
                 layer = int32_t(std::min<uint32_t>(*il, INT32_MAX));
             } else if (starts_with(t.name, "token_embd") || starts_with(t.name, "position_embd") ||
                        starts_with(t.name, "per_layer_token_embd")) {

@@ -38,8 +38,8 @@ std::vector<std::string> csv_items(const std::vector<std::string> & values) {
 }
 
 bool is_extra_shown(const llamacpp_settings & s) {
-    return s.ram_bytes > 0 || s.mmproj || !s.lora.empty() || s.cache_ram_mib != llamacpp_default_cache_ram_mib ||
-           s.ctx_checkpoints != llamacpp_default_ctx_checkpoints;
+    return s.host_ram_asked || s.ram_bytes > 0 || s.mmproj || !s.lora.empty() ||
+           s.cache_ram_mib != llamacpp_default_cache_ram_mib || s.ctx_checkpoints != llamacpp_default_ctx_checkpoints;
 }
 
 } // namespace
@@ -63,6 +63,8 @@ void parse_extras_flags(const flag_values & f, llamacpp_settings & s) {
         s.ctx_checkpoints = uint32_t(parse_flag_count("--ctx-checkpoints", f.text("ctx_checkpoints"), 0, 1u << 20));
     }
     if (const std::string v = f.text("ram"); !v.empty()) s.ram_bytes = v == "auto" ? detect_host_ram_bytes() : parse_size(v);
+    // a host flag given at llama-server's default (--ctx-checkpoints 32, --cache-ram 8192) still asks for the section
+    s.host_ram_asked = !f.text("ram").empty() || !f.text("cache_ram").empty() || !f.text("ctx_checkpoints").empty();
 }
 
 void extras_flag_values(const llamacpp_settings & s, flag_values & f) {
@@ -73,7 +75,12 @@ void extras_flag_values(const llamacpp_settings & s, flag_values & f) {
         else f.add("lora_scaled", fmt::format("{}:{}", a.path, a.scale));
     }
     if (s.cache_ram_mib != llamacpp_default_cache_ram_mib) f.set("cache_ram", std::to_string(s.cache_ram_mib));
-    if (s.ctx_checkpoints != llamacpp_default_ctx_checkpoints) f.set("ctx_checkpoints", std::to_string(s.ctx_checkpoints));
+    // asked at the defaults only: one flag keeps the request (is_extra_shown)
+    const bool asked_at_defaults = s.host_ram_asked && s.ram_bytes == 0 && s.cache_ram_mib == llamacpp_default_cache_ram_mib &&
+                                   s.ctx_checkpoints == llamacpp_default_ctx_checkpoints;
+    if (s.ctx_checkpoints != llamacpp_default_ctx_checkpoints || asked_at_defaults) {
+        f.set("ctx_checkpoints", std::to_string(s.ctx_checkpoints));
+    }
     if (s.ram_bytes) f.set("ram", std::to_string(s.ram_bytes));
 }
 

@@ -217,6 +217,11 @@ json spec_json(const llamacpp_plan & p) {
     j["output_bytes"] = u.bytes.output_bytes;
     j["compute_bytes"] = u.bytes.compute_bytes;
     j["compute_estimate"] = u.compute_estimate && u.mtp;
+    // how the MTP compute buffer is estimated (spec.cpp llamacpp_mtp_buffers); "" without an MTP context
+    j["compute_rule"] = !u.mtp                 ? ""
+                        : u.compute_upper_bound ? "target_bound"
+                        : u.compute_fitted      ? "fitted"
+                                                : "target_estimate";
     j["total_bytes"] = u.bytes.total();
     return j;
 }

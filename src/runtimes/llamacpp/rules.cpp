@@ -392,9 +392,10 @@ std::vector<uint64_t> llamacpp_attention_cell_bytes(const model_desc & m, const 
 
 namespace {
 
-// Compressor state bytes of one layer, per plane (sequence): llama_dsv4_comp_state keeps a kv and a score tensor of
-// n_embd_state x state_size f32 per compressed cache; the ratio-4 caches compress overlapping windows
-// (2 x width, 2 x ratio), the ratio-128 cache does not (src/llama-kv-cache-dsv4.cpp:964-966, 1313-1330).
+// Compressor state bytes of one layer, per plane (a sequence or one of its rollback snapshots): llama_dsv4_comp_state
+// keeps a kv and a score tensor of n_embd_state x state_size f32 per compressed cache; the ratio-4 caches compress
+// overlapping windows (2 x width, 2 x ratio), the ratio-128 cache does not (src/llama-kv-cache-dsv4.cpp:964-966,
+// 1313-1330).
 uint64_t compressor_bytes_per_seq(const model_desc & m, uint32_t il) {
     uint64_t n = 0;
     for (const auto & c : m.caches.at(il)) {
@@ -421,7 +422,9 @@ layer_state state_of(const model_desc & m, const llamacpp_context & c, uint32_t 
         // the P tensor of the PLE layers (llama-memory-recurrent.cpp:110-113): ple_conv_state() x mem_size, f32
         if (cache.kind == cache_kind::ple_state) st.p += rows * cache.width_k() * 4;
     }
-    st.comp = uint64_t(c.n_seq) * compressor_bytes_per_seq(m, il);
+    // one plane per stream and per rollback snapshot: n_planes = n_stream x (1 + n_rs_seq) (llama-kv-cache-dsv4.cpp:964,
+    // measured with MTP: +12,206,080 B per snapshot for DeepSeek-V4-Flash, spec-mtp.*.jsonl)
+    st.comp = uint64_t(c.n_seq) * (1 + c.n_rs_seq) * compressor_bytes_per_seq(m, il);
     return st;
 }
 

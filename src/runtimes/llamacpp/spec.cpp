@@ -116,7 +116,17 @@ mtp_buffers llamacpp_mtp_buffers(const model_desc & m, const llamacpp_settings &
     if (cache.kind == cache_kind::window || cache.kind == cache_kind::chunked) {
         cells = std::min<uint64_t>(c.n_ctx_seq, pad256(uint64_t(cache.window) * (s.kv_unified ? c.n_seq : 1) + c.n_ubatch));
     }
-    const uint64_t cell = llamacpp_cell_bytes(m, uint32_t(ref), cache, s.type_k, s.type_v, s.mla, c.flash_attn, s.release);
+    uint64_t cell = llamacpp_cell_bytes(m, uint32_t(ref), cache, s.type_k, s.type_v, s.mla, c.flash_attn, s.release);
+    // DeepSeek-V4: the trunk's llama_kv_cache_dsv4 keeps K only (dsv4_make_k_only), so kvfit's window cache has no V;
+    // the MTP context gets a plain llama_kv_cache_iswa (llama-model.cpp:2469-2489) and hparams.is_mla() is false, so it
+    // keeps a V of n_embd_v_gqa(il) = n_head_kv x n_embd_head_v beside K (has_v = !is_mla, llama-kv-cache.cpp:231;
+    // measured 0.75 + 0.75 MiB at 768 cells f16, spec-mtp.*.jsonl)
+    const bool dsv4 = std::any_of(m.caches.begin(), m.caches.end(), [](const auto & cs) {
+        return std::any_of(cs.begin(), cs.end(), [](const layer_cache & x) { return x.kind == cache_kind::compressed; });
+    });
+    if (const uint64_t v = uint64_t(m.n_head_kv[uint32_t(ref)]) * m.head_dim_v[uint32_t(ref)]; dsv4 && v > 0) {
+        cell = ggml_row_size(s.type_k, cache.width_k()) + ggml_row_size(s.type_v, v);
+    }
     b.n_layer_kv = n_nextn;
     b.kv_bytes = uint64_t(n_nextn) * cells * c.n_stream * cell;
 
@@ -141,10 +151,17 @@ mtp_buffers llamacpp_mtp_buffers(const model_desc & m, const llamacpp_settings &
         const uint64_t outputs = std::min<uint64_t>(T, c.n_outputs_max ? c.n_outputs_max : T);
         const uint64_t I = pad32(4 * T) + 2 * pad32(4 * T * m.n_pos_per_embd) + pad32(4 * outputs);
         b.compute_bytes = I + std::max(3 * F + 2 * E + (M <= 2 * E ? M : 0), 2 * F + M);
+        b.fitted = true;
         b.why = "the MTP compute buffer is estimated (fitted on the Qwen3.5 rows measured with llama.cpp's CPU build: exact "
                 "to 8 %)";
+    } else if (const std::string unmodelled = llamacpp_compute_unmodelled(m, s); !unmodelled.empty()) {
+        // the target's own figure is an estimate (warned): no bound either (DeepSeek-V4-Flash: the MTP context measured
+        // up to 17 % above the target's estimate, spec-mtp.*.jsonl)
+        b.compute_bytes = target_bound(m, s, c);
+        b.why = "the MTP compute buffer is estimated as the target's, which is not modelled for this graph either";
     } else {
         b.compute_bytes = target_bound(m, s, c);
+        b.upper_bound = true;
         b.why = "the MTP compute buffer is bounded by the target's (its graph, one block and the head, is not derived for "
                 "this model: measured 34-77 % of the target's)";
     }
@@ -169,6 +186,8 @@ void llamacpp_add_spec(const model_desc & m, const std::vector<device_spec> & gp
         u.ctx = dc;
         u.n_layer_kv = b.n_layer_kv;
         u.compute_estimate = b.estimate;
+        u.compute_upper_bound = b.upper_bound;
+        u.compute_fitted = b.fitted;
         u.why = b.why;
         buffer_set add;
         // load_mtp (common.cpp:1713): with draft-mtp the NextN tensors load (skipped otherwise: weights.mtp)
