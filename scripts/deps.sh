@@ -14,6 +14,8 @@ if [[ "${1:-}" == "--test" ]]; then
   # machine where they cannot be installed reports the test SKIPPED instead of failing every other test here.
   # node and npm run the conformance suite; the machine image may ship them outside Debian's npm package
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+  # the conformance suite's llama_probe takes its headers out of node-llama-cpp's llama/gitRelease.bundle
+  command -v git >/dev/null 2>&1 || pkgs+=(git)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

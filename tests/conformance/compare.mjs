@@ -17,8 +17,8 @@
 const MiB = 1024 * 1024;
 
 /// llama.cpp prints (float)bytes / (1024.0f * 1024.0f) with %.2f.
-const asLogged = (bytes) => Math.fround(Math.fround(bytes) / MiB);
-const atLogPrecision = (bytes, logMiB) => logMiB != null && Math.abs(asLogged(bytes) - logMiB) <= 0.005 + 1e-9;
+export const asLogged = (bytes) => Math.fround(Math.fround(bytes) / MiB);
+export const atLogPrecision = (bytes, logMiB) => logMiB != null && Math.abs(asLogged(bytes) - logMiB) <= 0.005 + 1e-9;
 export const COMPUTE_TOLERANCE = 0.05;
 
 function check(name, pass, pred, meas, diff, note = "") { return { name, pass, pred, meas, diff, note }; }

@@ -3,7 +3,11 @@
 // CPU build): MTP draft contexts beside their target, recurrent-state snapshots (n_rs_seq), llama-server's
 // n_outputs_max, draft models, LoRA adapters and context checkpoints. Writes measured/spec-<group>.<release>.jsonl.
 //
-//   node measure_spec.mjs [--release v0.5.0|5b4ebc5] [--models DIR] [--only GROUP,...] [--gguf-write PATH]
+//   node measure_spec.mjs [--release v0.5.0|5b4ebc5] [--models DIR] [--only GROUP,...] [--gguf-write PATH] [--out-dir DIR]
+//   --profile ci: the subset the conformance suite measures on every run (spec_conformance.mjs, run.sh): the rows
+//   marked CI below, each one a row of the full profile (the default), so the committed files can check it
+//   --out-dir: where the spec-<group>.<release>.jsonl files go (default measured/, the committed files the GoogleTests
+//   replay; the conformance suite's live run, spec_conformance.mjs, writes into build/ instead)
 //   groups: mtp (MTP contexts of every MTP architecture), k6 (Qwen3.6-27B K6 command), draft (a -md draft model),
 //           outputs (plain llama-server contexts: n_outputs_max = n_parallel),
 //           lora (adapters), ckpt (checkpoints after decoding, allocated)
@@ -27,6 +31,10 @@ const release = opt("--release", "v0.5.0");
 const modelsDir = opt("--models", path.join(root, "build/spec/models"));
 const tool = opt("--gguf-write", process.env.KVFIT_GGUF_WRITE ?? "/work/scratch/bin/kvfit-gguf-write");
 const only = opt("--only", "mtp,k6,draft,lora,ckpt,mmproj").split(",");
+const outDir = opt("--out-dir", path.join(here, "measured"));
+const profile = opt("--profile", "full");
+if (!["full", "ci"].includes(profile)) throw new Error(`--profile ${profile}: full or ci`);
+const CI = profile === "ci";
 const probe = path.join(root, "build/probe", release, "llama_probe");
 if (!fs.existsSync(probe)) throw new Error(`${probe} missing: run tests/conformance/probe/build_probe.sh ${release}`);
 
@@ -44,6 +52,15 @@ function gguf(id, n_vocab) {
 }
 
 const kvargs = (o) => Object.entries(o).map(([k, v]) => `${k}=${typeof v === "boolean" ? (v ? 1 : 0) : v}`);
+
+/// why the probe failed: llama.cpp's error lines of the model or context it printed (its stderr is empty: every log
+/// line goes into the JSON on stdout), else the exception's text
+function probeError(e) {
+    const out = String(e.stdout ?? "").split("\n").filter(Boolean).map((x) => { try { return JSON.parse(x); } catch { return null; } });
+    const bad = out.find((x) => x && x.ok === false);
+    const why = (bad?.log ?? []).filter((l) => /error|failed|wrong|assert/i.test(l)).slice(-2).join(" | ");
+    return (why || String(e.stderr || e.message)).slice(-600);
+}
 
 /// runs the probe once: model options + contexts; returns the parsed JSON lines
 function runProbe(model, mopts, ctxs) {
@@ -95,11 +112,17 @@ const groups = {
             ["glm-5-idxtypes", 512, 0, false],
         ];
         const MLA = ["deepseek-v3.2", "glm-5", "glm-5-idxtypes"];
+        // CI: every model that makes an MTP context (MiMo-V2-Flash's MTP graph asserts with the suite's builder, so it
+        // has no row to compare), the larger ones at two of the four target / MTP pairs (they take 2-4 s a pair)
+        const CI_PAIRS = { "qwen35-27b-mtp": ["c4096_s1_n2_f16", "c32768_s2_n2_q8_0"], "qwen35moe-35b": ["c4096_s1_n2_f16", "c32768_s2_n2_q8_0"],
+            "nemotron3-super-120b": ["c4096_s1_n2_f16", "c32768_s2_n2_q8_0"] };
         for (const [id, nv, , rs] of models) {
+            if (CI && id === "mimo2-v2-flash") continue;
             let file;
             try { file = gguf(id, nv); } catch (e) { lines.push({ group: "mtp", model: id, release, ok: false, error: String(e.message).slice(0, 300) }); continue; }
             const ctxs = [];
             for (const [n_ctx, n_seq, n_max, tk] of [[4096, 1, 2, "f16"], [32768, 1, 3, "f16"], [32768, 2, 2, "q8_0"], [65536, 1, 2, "f16"]]) {
+                if (CI && CI_PAIRS[id] && !CI_PAIRS[id].includes(`c${n_ctx}_s${n_seq}_n${n_max}_${tk}`)) continue;
                 const base = { n_ctx, n_seq, n_batch: 2048, n_ubatch: 512, fa: "on", threads: 1 };
                 // the target: llama-server's n_rs_seq = --spec-draft-n-max (common.h need_n_rs_seq), n_outputs_max
                 // = n_parallel * (1 + n_max) (server_output_limits), per seq 1 + n_max
@@ -116,7 +139,7 @@ const groups = {
                 ctxs.push({ ...base, id: "mtp_c65536_s1_n2_f16_faoff", ctx_type: "mtp", n_outputs_max: 1, n_outputs_max_per_seq: 1, other: "prev" });
             }
             try { measure("mtp", file, { no_alloc: 1, load_mtp: 1, mmap: 0 }, ctxs, lines, { model_id: id }); }
-            catch (e) { lines.push({ group: "mtp", model: id, release, ok: false, error: String(e.stderr ?? e.message).slice(-600) }); }
+            catch (e) { lines.push({ group: "mtp", model: id, release, ok: false, error: probeError(e) }); }
         }
     },
     // K6: Qwen3.6-27B (= Qwen3.5-27B shape + MTP), real vocabulary, -b 4096 -ub 1024 -np 1 --spec-draft-n-max 2,
@@ -124,7 +147,8 @@ const groups = {
     k6(lines) {
         const file = gguf("qwen35-27b-mtp-v248320");
         const ctxs = [];
-        for (const n_ctx of [4096, 184320, 188672, 190464, 218368, 262144]) {
+        // CI: the fit's two ends (--fit-ctx 4096, n_ctx_train) and the context it chose (190,464)
+        for (const n_ctx of CI ? [4096, 190464, 262144] : [4096, 184320, 188672, 190464, 218368, 262144]) {
             const base = { n_ctx, n_seq: 1, n_batch: 4096, n_ubatch: 1024, fa: "on", threads: 1 };
             ctxs.push({ ...base, id: `tgt_${n_ctx}`, n_rs_seq: 2, n_outputs_max: 3, n_outputs_max_per_seq: 3, keep: 1 });
             ctxs.push({ ...base, id: `mtp_${n_ctx}`, ctx_type: "mtp", n_outputs_max: 1, n_outputs_max_per_seq: 1, other: "prev" });
@@ -149,10 +173,11 @@ const groups = {
     lora(lines) {
         const file = gguf("llama31-8b-v512");
         const adapters = ["llama31-8b-lora-r16", "llama31-8b-lora-r64-ffn", "llama31-8b-lora-r32-q8"].map((id) => gguf(id));
-        const runs = [[adapters[0]], [adapters[1]], [adapters[2]], adapters];
+        // CI: the three adapters loaded together, no context (decoding 8 tokens through Llama-3.1-8B takes ~8 s a context)
+        const runs = CI ? [adapters] : [[adapters[0]], [adapters[1]], [adapters[2]], adapters];
         for (const set of runs) {
             const argv = { no_alloc: 0, mmap: 1 };
-            const res = runProbeWithLoras(file, argv, set, [{ id: "ctx_lora", n_ctx: 1024, n_batch: 512, n_ubatch: 512, lora_apply: 1, decode: 8, threads: 2 },
+            const res = runProbeWithLoras(file, argv, set, CI ? [] : [{ id: "ctx_lora", n_ctx: 1024, n_batch: 512, n_ubatch: 512, lora_apply: 1, decode: 8, threads: 2 },
                 { id: "ctx_nolora", n_ctx: 1024, n_batch: 512, n_ubatch: 512, decode: 8, threads: 2 }]);
             for (const r of res) lines.push({ group: "lora", release, model: path.basename(file), set: set.map((s) => path.basename(s)), ...r });
         }
@@ -192,7 +217,10 @@ const groups = {
             ["gpt-oss-20b", 512, [[1024, 1, 16, 0], [1024, 1, 100, 0], [1024, 1, 300, 0]]],
             ["llama31-8b", 512, [[1024, 1, 16, 0]]],
         ];
-        for (const [id, nv, list] of cases) {
+        // CI: 16 tokens decoded in each model (~7 s each on 2 cores; gpt-oss-20b's 300 tokens, the largest sliding-window
+        // checkpoint, take ~55 s and stay in the full profile)
+        for (const [id, nv, all] of cases) {
+            const list = CI ? all.filter(([, n_seq, dec, rs]) => n_seq === 1 && dec === 16 && rs === 0) : all;
             const file = gguf(id, nv);
             const ctxs = list.map(([n_ctx, n_seq, dec, rs]) => ({ id: `ck_c${n_ctx}_s${n_seq}_d${dec}_rs${rs}`, n_ctx, n_seq, n_batch: 512, n_ubatch: 512,
                 n_rs_seq: rs, decode: dec, fa: "on", threads: 2 }));
@@ -277,12 +305,13 @@ function runProbeWithLoras(file, mopts, loras, ctxs) {
     });
 }
 
-fs.mkdirSync(path.join(here, "measured"), { recursive: true });
+fs.mkdirSync(outDir, { recursive: true });
 for (const g of only) {
+    if (!groups[g]) throw new Error(`unknown group '${g}' (known: ${Object.keys(groups).join(", ")})`);
     const lines = [];
     const t0 = Date.now();
     groups[g](lines);
-    const out = path.join(here, "measured", `spec-${g}.${release}.jsonl`);
+    const out = path.join(outDir, `spec-${g}.${release}.jsonl`);
     fs.writeFileSync(out, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
     console.log(`${g}: ${lines.length} lines -> ${path.relative(process.cwd(), out)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
 }

@@ -1,5 +1,6 @@
 // docs/accuracy-<release>.md: the header (llama.cpp release, host CPU and CPU backend, date, method), one row per
-// case, failures in full, and the summary line "N passed, M failed"; docs/accuracy.md: the index of the releases.
+// case, failures in full, the llama_probe section (spec_conformance.mjs: draft models, MTP, LoRA, checkpoints) and the
+// summary line "N passed, M failed" (with the matrix's and the probe's counts); docs/accuracy.md: the index of the releases.
 const MiB = 1024 * 1024;
 const mib = (b) => (b == null ? "–" : (b / MiB).toFixed(2));
 const signed = (x, digits) => {
@@ -16,7 +17,7 @@ function cell(row, name, fmt) {
 
 const fmtLogMiB = (k, mark) => [mib(k.pred), k.meas == null ? "–" : k.meas.toFixed(2), k.diff == null ? "–" : signed(k.diff, 2) + mark];
 
-export function renderReport(meta, rows) {
+export function renderReport(meta, rows, spec = null) {
     const r = meta.release;
     const passed = rows.filter((x) => x.pass).length, failed = rows.length - passed;
     const out = [];
@@ -120,7 +121,147 @@ export function renderReport(meta, rows) {
         }
         out.push("");
     }
-    out.push(`${passed} passed, ${failed} failed`);
+    if (spec) out.push(...renderSpecSection(spec));
+    out.push(summaryLine(passed, failed, spec));
+    out.push("");
+    return out.join("\n");
+}
+
+/// "N passed, M failed", over the matrix and the probe's rows when both ran (the index shows this line)
+function summaryLine(passed, failed, spec) {
+    if (!spec) return `${passed} passed, ${failed} failed`;
+    const sp = spec.rows.filter((x) => x.pass).length, sf = spec.rows.length - sp;
+    return `${passed + sp} passed, ${failed + sf} failed (matrix ${passed} passed, ${failed} failed; llama_probe ${sp} passed, ${sf} failed)`;
+}
+
+const GROUPS = {
+    draft: "a draft model (`-md`): its own context at the target's n_ctx, -np, -b, -ub, with -ctkd/-ctvd and n_parallel outputs; " +
+        "the same context as node-llama-cpp creates it (`--n-outputs-max batch`)",
+    mtp: "MTP (`--spec-type draft-mtp --spec-draft-n-max N`): the target context (n_rs_seq = N recurrent snapshots, " +
+        "n_parallel x (1 + N) outputs) and the MTP context on the NextN block (ctx_other = target), one kvfit command for both",
+    k6: "case K6 (../shared/cases/README.md): Qwen3.6-27B with its MTP block, real vocabulary, `-b 4096 -ub 1024 -np 1 " +
+        "--spec-draft-n-max 2`, at the context sizes llama.cpp's fit tries and chose; and the same without speculative decoding",
+    lora: "LoRA adapters (`--lora`) on Llama-3.1-8B, loaded with real allocation: each adapter's buffer",
+    ckpt: "context checkpoints (`--ctx-checkpoints`): `llama_state_seq_get_size_ext(PARTIAL_ONLY)` after decoding, with real " +
+        "allocation, against kvfit's `detail.host_ram.checkpoint_bytes`; and the allocated context itself",
+};
+
+const commas = (n) => (typeof n === "number" ? n.toLocaleString("en-US") : String(n));
+/// one check as a table cell: predicted · measured (Δ), ✗ when it failed
+function specCell(k) {
+    if (!k) return "";
+    const mark = k.pass ? "" : " **✗**";
+    let text;
+    if (k.name === "committed") text = k.pass ? "=" : "differs";
+    else if (k.unit === "MiB") text = `${mib(k.pred)} · ${k.meas == null ? "–" : Number(k.meas).toFixed(2)}`;
+    else if (k.unit === "B") {
+        const rel = /compute/.test(k.name);
+        text = k.pred === k.meas ? `${commas(k.pred)} =` : `${commas(k.pred)} · ${commas(k.meas)} (${rel ? `${signed(k.diff * 100, 1)} %` : `Δ ${commas(k.diff)}`})`;
+        if (/^known miss|^upper bound|^estimate/.test(k.how)) text += ` ${k.how.split(" (")[0].replace(/^estimate.*/, "estimate")}`;
+    } else text = k.pred === k.meas || String(k.pred) === String(k.meas) ? `${k.pred} =` : `${k.pred} · ${k.meas}`;
+    return `${text}${mark}`.replace(/\|/g, "\\|");
+}
+
+/// The llama_probe section of docs/accuracy-<release>.md (spec_conformance.mjs): one table per group, one row per
+/// context (or adapter), one column per check; how each is compared; counts; failures in full.
+export function renderSpecSection({ meta, rows }) {
+    const out = [];
+    const passed = rows.filter((x) => x.pass).length;
+    out.push("## Speculative decoding, draft models, LoRA, checkpoints (llama_probe)");
+    out.push("");
+    out.push("node-llama-cpp's addon cannot create an MTP context, set n_rs_seq / n_outputs_max / ctx_other or load LoRA buffers " +
+        "without a context, so these rows are measured through `tests/conformance/probe/llama_probe`: the C API of the same shipped " +
+        "libllama (CPU build), compiled against this release's own headers (the llama.cpp source node-llama-cpp ships as " +
+        "`llama/gitRelease.bundle`). `spec_conformance.mjs` measures them live (`measure_spec.mjs --profile " + `${meta.profile}\`` +
+        (meta.from ? `; this run compared ${meta.from} instead of measuring` : "") + "), asks kvfit for each with the flags a user gives " +
+        "(the command is listed under each table), and checks that every live figure equals the committed " +
+        "`tests/conformance/measured/spec-<group>." + meta.release_id + ".jsonl` line that the GoogleTests replay (column **committed**: " +
+        "every figure that does not depend on the host's CPU; the weights' split over AMX / CPU_REPACK buffers does, and is checked " +
+        "against kvfit told the host's CPU).");
+    out.push("");
+    out.push(`- measured: ${meta.date} on ${meta.host}; ${rows.length} rows in ${meta.seconds.toFixed(0)} s (` +
+        Object.entries(meta.timings).map(([g, t]) => `${g} ${t.toFixed(1)} s`).join(", ") + ")");
+    out.push("- **exact**: bytes from `llama_get_memory_breakdown` (the context column is KV + recurrent state, the compute column " +
+        "the scheduler's buffer, the model column the weights) or counts from the log; **log, 2 decimals**: a figure llama.cpp only " +
+        "logs in MiB (`(float)bytes / MiB`, %.2f), kvfit's bytes must print the same (one 0.005 MiB rounding per logged figure).");
+    out.push(`- **compute**: within ${meta.compute_tolerance * 100} % as in the matrix (exact when Δ is 0). **MTP compute**: kvfit's ` +
+        "`detail.spec.compute_rule` says how it is estimated (src/runtimes/llamacpp/spec.cpp): `fitted` (the closed form fitted on the " +
+        `dense Qwen3.5 rows, within 8.3 % of each) must be within ${meta.mtp_fitted_tolerance * 100} %; \`target_bound\` (the target's own compute at the MTP ` +
+        "context's sizes, for graphs kvfit does not derive: MoE, MLA, windows, FA off) must not be below the measured buffer.");
+    out.push("- **checkpoint**: hybrid models save the recurrent part only, whatever was decoded: exact; a sliding-window model saves " +
+        "min(tokens, n_swa) cells and kvfit plans the largest (n_swa cells): exact once n_swa tokens are decoded, else an upper bound; " +
+        "a plain cache can roll back, llama-server makes no checkpoint: kvfit plans 0 and the measured partial state is the whole sequence.");
+    out.push("");
+    out.push("| group | what | rows | passed | failed |");
+    out.push("|---|---|--:|--:|--:|");
+    for (const g of Object.keys(GROUPS)) {
+        const gr = rows.filter((x) => x.group === g);
+        if (!gr.length && !(meta.groups ?? []).includes(g)) continue;
+        out.push(`| ${g} | ${GROUPS[g]} | ${gr.length} | ${gr.filter((x) => x.pass).length} | ${gr.filter((x) => !x.pass).length} |`);
+    }
+    out.push("");
+    let n = 0;
+    for (const g of Object.keys(GROUPS)) {
+        const gr = rows.filter((x) => x.group === g);
+        if (!gr.length) continue;
+        const names = [];
+        for (const r of gr) for (const k of r.checks) if (!names.includes(k.name)) names.push(k.name);
+        const order = ["kvfit", "n_ctx", "n_rs_seq", "kv caches", "kv", "rs", "kv+rs bytes", "n_outputs_max", "output", "compute", "weights",
+            "checkpoint", "lora buffer", "lora tensors", "lora device", "committed"];
+        names.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
+        out.push(`### ${g}`);
+        out.push("");
+        out.push(`| # | model | context | settings | ${names.join(" | ")} | result |`);
+        out.push(`|--:|---|---|---|${names.map(() => "---").join("|")}|:-:|`);
+        const commands = [];
+        for (const r of gr) {
+            ++n;
+            const cells = names.map((nm) => specCell(r.checks.find((k) => k.name === nm)));
+            out.push(`| ${n} | ${r.model.replace(/\.gguf$/, "")} | ${r.context} | ${r.settings} | ${cells.join(" | ")} | ${r.pass ? "PASS" : "**FAIL**"} |`);
+            if (r.command && !commands.some((c) => c.command === r.command)) commands.push({ n, command: r.command });
+        }
+        out.push("");
+        out.push("Compared as: " + names.map((nm) => {
+            const hows = [...new Set(gr.flatMap((r) => r.checks.filter((k) => k.name === nm).map((k) => k.how)))];
+            return `**${nm}** ${hows.join(" / ")}`;
+        }).join("; ") + ".");
+        out.push("");
+        out.push("<details><summary>kvfit commands</summary>");
+        out.push("");
+        for (const c of commands) out.push(`- #${c.n}: \`${c.command}\``);
+        out.push("");
+        out.push("</details>");
+        out.push("");
+    }
+    if (meta.skipped?.length) {
+        out.push("Not compared (llama.cpp does not make the context; the committed file says the same): " +
+            meta.skipped.map((s) => `${s.group} ${s.model} (${s.why})`).join("; ") + ".");
+        out.push("");
+    }
+    const failures = rows.filter((x) => !x.pass);
+    if (failures.length) {
+        out.push("### Failures (llama_probe)");
+        out.push("");
+        for (const r of failures) {
+            const bad = r.checks.filter((k) => !k.pass).map((k) => `${k.name}: predicted ${k.pred}, measured ${k.meas}` +
+                `${k.diff != null ? `, Δ ${typeof k.diff === "number" ? +k.diff.toFixed(6) : k.diff}` : ""} (${k.how}${k.note ? `; ${k.note}` : ""})`);
+            out.push(`- ${r.group} ${r.model} ${r.context} (${r.settings}) — \`${r.command}\`: ${bad.join("; ")}`);
+        }
+        out.push("");
+    }
+    out.push(`llama_probe: ${passed} passed, ${rows.length - passed} failed`);
+    out.push("");
+    return out;
+}
+
+/// The report when only the llama_probe rows ran (no matrix results of this release)
+export function renderSpecOnly(spec, release) {
+    const out = [`# kvfit accuracy against the real llama.cpp ${spec.meta.release_id}`, "",
+        "Written by `tests/conformance/run.sh` (do not edit by hand). Index of the releases: [accuracy.md](accuracy.md).", "",
+        `- llama.cpp: release ${release.release} as bundled in node-llama-cpp ${release.node_llama_cpp} (CPU build), build commit ${release.build_commit}`,
+        "- the matrix (conformance.mjs) did not run: only the llama_probe rows below", ""];
+    out.push(...renderSpecSection(spec));
+    out.push(summaryLine(0, 0, spec));
     out.push("");
     return out.join("\n");
 }
@@ -146,6 +287,12 @@ export function renderIndex(entries, { date, host, seconds }) {
         const backend = e.text ? (/^- CPU backend: (\S+)/m.exec(e.text)?.[1] ?? "–") : "–";
         out.push(`| ${e.id}${e.release !== e.id ? ` (release ${e.release})` : ""} | ${e.node_llama_cpp} | [${e.file}](${e.file}) | ${backend} | ${summary} |`);
     }
+    out.push("");
+    out.push("Each report has two parts: the matrix (node-llama-cpp's addon, `conformance.mjs`) and the section \"Speculative " +
+        "decoding, draft models, LoRA, checkpoints (llama_probe)\": a draft model (`-md`), MTP contexts (`--spec-type draft-mtp`), " +
+        "case K6, LoRA adapters (`--lora`) and context checkpoints, measured live through the release's own C API " +
+        "(`probe/llama_probe`, `spec_conformance.mjs`) and compared with kvfit's command line and with the committed " +
+        "`tests/conformance/measured/spec-*.jsonl` that the GoogleTests replay. The result column counts both (matrix + llama_probe).");
     out.push("");
     out.push("The weights of an `alloc` row depend on the host CPU: on a CPU whose libggml-cpu variant has extra buffer types " +
         "that take some of the model's weight types (AMX on Intel Xeon with AMX; CPU_REPACK for q4_0/q4_K/iq4_nl/mxfp4/q2_K), " +

@@ -3,14 +3,21 @@
 # bundled in node-llama-cpp (CPU build): 5b4ebc5 (node-llama-cpp 3.21.1) and v0.5.0 (node-llama-cpp 3.22.1).
 # Installs each release's node-llama-cpp from its committed lockfile (releases/<release>/) when missing, builds
 # kvfit and kvfit-gguf-write when missing, writes the models, runs the matrix once per release (one node process
-# each) and writes docs/accuracy-<release>.md per release and docs/accuracy.md as the index.
+# each) and writes docs/accuracy-<release>.md per release and docs/accuracy.md as the index. After each release's
+# matrix, in the same job, the llama_probe rows: probe/build_probe.sh builds llama_probe against that release's own
+# headers (checked out of its node-llama-cpp's llama/gitRelease.bundle), spec_conformance.mjs measures the draft-model,
+# MTP, K6, LoRA and checkpoint groups live (measure_spec.mjs --profile ci, into <build>/conformance/spec/<release>, never
+# into measured/), compares every figure with kvfit's command line and with the committed measured/spec-*.jsonl, and
+# adds its section to the report.
 # Exit status: 0 all cases pass (or the npm registry is unreachable: loud banner, the report says SKIPPED),
 # 1 a case failed, 2 setup failed.
 #
 # Environment: KVFIT_BUILD_DIR (default <repo>/build), CONFORMANCE_MODELS (default <build>/conformance/models; one
 # folder per release under it), CONFORMANCE_JOBS (releases run at once, default 2 on two or more cores),
 # CONFORMANCE_RELEASES (default "5b4ebc5 v0.5.0"), CONFORMANCE_ARGS (extra arguments for conformance.mjs, e.g.
-# model ids or --no-alloc-only), KVFIT_PASS_RULES=0 (kvfit is not given --llamacpp-version <release>).
+# model ids or --no-alloc-only), KVFIT_PASS_RULES=0 (kvfit is not given --llamacpp-version <release>),
+# CONFORMANCE_PROBE=0 (no llama_probe rows), CONFORMANCE_PROBE_GROUPS (default "draft,mtp,k6,lora,ckpt"),
+# CONFORMANCE_PROBE_PROFILE (ci, the default: the subset of measure_spec.mjs; full: every committed row, ~5 min more).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -99,17 +106,37 @@ fi
 mem_kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
 max_jobs=${CONFORMANCE_JOBS:-$(( $(nproc) >= 2 && mem_kib >= 16 * 1024 * 1024 ? 2 : 1 ))}
 mkdir -p "$build/conformance"
-run_release() { # release -> exit status of conformance.mjs in $build/conformance/rc-<release>
-  local r=$1 t
+run_release() { # release -> exit status of conformance.mjs (and the llama_probe rows) in $build/conformance/rc-<release>
+  local r=$1 t rc_m rc_p=0 log="$build/conformance/log-$r.txt"
   t=$(date +%s)
   rm -f "$root/docs/accuracy-$r.md"   # a crashed run leaves no stale report behind (the index says "not run")
+  rm -f "$build/conformance/results-$r.json" "$build/conformance/probe-seconds-$r"
   set +e
   # shellcheck disable=SC2086
   node "$here/conformance.mjs" --release "$r" --kvfit "$build/kvfit" --gguf-write "$build/tools/kvfit-gguf-write" \
     --models "$models/$r" --out "$root/docs/accuracy-$r.md" --results "$build/conformance/results-$r.json" ${CONFORMANCE_ARGS:-} \
-    >"$build/conformance/log-$r.txt" 2>&1
-  echo $? >"$build/conformance/rc-$r"
+    >"$log" 2>&1
+  rc_m=$?
   echo "$(( $(date +%s) - t ))" >"$build/conformance/seconds-$r"
+  if [[ ${CONFORMANCE_PROBE:-1} != 0 && $rc_m -le 1 ]]; then
+    # the llama_probe rows: the probe against this release's headers, then the groups measured and compared; the
+    # report is re-rendered with the matrix's rows (--matrix-results) and this section
+    t=$(date +%s)
+    echo "== llama_probe $r: build_probe.sh, spec_conformance.mjs (${CONFORMANCE_PROBE_GROUPS:-draft,mtp,k6,lora,ckpt})" >>"$log"
+    if "$here/probe/build_probe.sh" "$r" >>"$log" 2>&1; then
+      node "$here/spec_conformance.mjs" --release "$r" --kvfit "$build/kvfit" --gguf-write "$build/tools/kvfit-gguf-write" \
+        --models "$build/conformance/spec/$r/models" --scratch "$build/conformance/spec/$r/measured" \
+        --groups "${CONFORMANCE_PROBE_GROUPS:-draft,mtp,k6,lora,ckpt}" --profile "${CONFORMANCE_PROBE_PROFILE:-ci}" \
+        --matrix-results "$build/conformance/results-$r.json" --results "$build/conformance/spec-results-$r.json" \
+        --out "$root/docs/accuracy-$r.md" >>"$log" 2>&1
+      rc_p=$?
+    else
+      echo "conformance: probe/build_probe.sh $r failed" >>"$log"
+      rc_p=2
+    fi
+    echo "$(( $(date +%s) - t ))" >"$build/conformance/probe-seconds-$r"
+  fi
+  echo $(( rc_m > rc_p ? rc_m : rc_p )) >"$build/conformance/rc-$r"
   set -e
 }
 for r in "${ready[@]}"; do
@@ -131,7 +158,9 @@ for r in "${ready[@]}"; do
     rc=2
   fi
   if [[ -f "$root/docs/accuracy-$r.md" ]]; then
-    echo "== conformance: $r: $(tail -n 1 "$root/docs/accuracy-$r.md") ($(cat "$build/conformance/seconds-$r") s); report docs/accuracy-$r.md"
+    probe_s=""
+    [[ -f "$build/conformance/probe-seconds-$r" ]] && probe_s=" + llama_probe $(cat "$build/conformance/probe-seconds-$r") s"
+    echo "== conformance: $r: $(tail -n 1 "$root/docs/accuracy-$r.md") ($(cat "$build/conformance/seconds-$r") s$probe_s); report docs/accuracy-$r.md"
   fi
 done
 write_index

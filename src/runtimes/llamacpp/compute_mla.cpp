@@ -108,7 +108,11 @@ uint64_t stages_mla_lora_moe(const model_desc & m, const compute_graph & g) {
 // DeepSeek-V3.2. The inputs carry both caches' k_idxs and masks (the indexer's f16 always: fused_lid, which needs an
 // f16 mask, is on for the CPU) and the indexer's Hadamard matrix attn_inp_k_rot [idx_dim, idx_dim] f32.
 // Measured worst: DeepSeek-V3.2 +0.47 % (no FA, 32K x 3), GLM-5 -2.6 % (FA, 3 sequences at 4K: one E more under
-// Qcur), GLM-5 with shared indexers (indexer.types) -2.6 %.
+// Qcur), GLM-5 with shared indexers (indexer.types) -2.6 %. Not followed (known misses, docs/llamacpp.md): with FA the
+// allocator goes through more layouts than `M > E` tells apart (v0.5.0 traces, GLM-5 -ub 512, above the inputs: 204 MiB
+// for M <= 16 MiB, 256 MiB for 16 < M <= 24 (layer 4's FA over a second mask-sized add), 268 MiB beyond (below), then
+// Qcur-0 + the f32 indexer score [n_kv, T] once 2M outgrows the 100 MiB under Qcur): GLM-5 +11.4 % at n_kv 16384,
+// -8.2 % at 65536; DeepSeek-V3.2 +9.9 % at 16384.
 uint64_t stages_mla_dsa(const model_desc & m, const compute_graph & g) {
     const uint64_t T = g.n_tokens, E = g.E;
     const mla_sizes x = mla_of(m, g);
