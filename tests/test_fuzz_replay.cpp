@@ -70,6 +70,29 @@ TEST(fuzz_replay, number_overflow_is_bad_input) {
 
 namespace {
 
+// A fuzz_hf_config find (the --long run of 2026-12-02, after 4.9 M executions): a Nemotron-H config whose layers a
+// hybrid_override_pattern places and whose block_configs is `true` reached the DeciLM FFN step, which indexed it as
+// a list: nlohmann's type_error escaped (std::terminate under the fuzzer; "internal error" from the CLI).
+TEST(fuzz_replay, block_configs_that_is_not_a_list_is_bad_input) {
+    const std::string find = std::string(KVFIT_TEST_DATA) + "/fuzz_crashes/hf_config/block-configs-boolean.json";
+    const auto r = kvfit::test::run_kvfit(find);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("key 'block_configs': expected array, got boolean"), std::string::npos) << r.err;
+    kvfit::warnings warn;
+    const auto cfg = R"({"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 64,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 32, "block_configs": [{}]})";
+    try {
+        kvfit::model_from_hf_config(cfg, "x.json", warn);
+        ADD_FAILURE() << "a block_configs of 1 entry for 2 layers was accepted";
+    } catch (const kvfit::error & e) {
+        EXPECT_NE(std::string(e.what()).find("key 'block_configs': has 1 entries for num_hidden_layers 2"), std::string::npos) << e.what();
+    }
+}
+
+} // namespace
+
+namespace {
+
 // A fuzz_llamacpp_log find: an 8.6 kB "loaded meta data" line with many " from " made the regex backtrack for over
 // 10 s under the sanitizers. The path is now found by hand and long lines are not tried by any pattern.
 TEST(fuzz_replay, long_log_lines_take_no_time) {

@@ -242,3 +242,41 @@ TEST(frontier_configs, laguna_per_layer_heads_gates_and_ffn_kinds) {
 }
 
 } // namespace
+
+namespace {
+
+// MiniMax-M3 from its config.json (sparse_attention_config, the MSA indexer; keys of MiniMaxAI/MiniMax-M3 as
+// conversion/minimax.py MiniMaxM3Model reads them) against the GGUF the conformance suite builds from the same shape
+// (tests/conformance/models_dsa.mjs minimax_m3, measured with both releases): the same caches on every layer, so
+// the same KV and compute. Without the step the config was planned as plain attention (152,064 -> 122,880 B per
+// token) with only an "unknown key" warning.
+TEST(frontier_configs, minimax_m3_sparse_attention_config_plans_as_its_gguf) {
+    nlohmann::json c = {{"architectures", {"MiniMaxM3SparseForCausalLM"}}, {"model_type", "minimax_m3"},
+                        {"hidden_size", 6144}, {"num_hidden_layers", 60}, {"num_attention_heads", 64},
+                        {"num_key_value_heads", 4}, {"head_dim", 128}, {"rotary_dim", 64}, {"intermediate_size", 3072},
+                        {"num_local_experts", 128}, {"num_experts_per_tok", 4}, {"n_shared_experts", 1},
+                        {"vocab_size", 512}, {"max_position_embeddings", 1048576}};
+    std::vector<int> freq(60, 1);
+    std::fill(freq.begin(), freq.begin() + 3, 0); // 3 leading dense blocks
+    c["moe_layer_freq"] = freq;
+    c["sparse_attention_config"] = {{"sparse_num_index_heads", 4}, {"sparse_index_dim", 128}, {"sparse_topk_blocks", 16},
+                                    {"sparse_block_size", 128}, {"sparse_local_block", 1}};
+    kvfit::warnings warn;
+    const auto cfg = kvfit::model_from_hf_config(c.dump(), "MiniMax-M3/config.json", warn);
+    for (const auto & w : warn) EXPECT_EQ(w.find("sparse_attention_config"), std::string::npos) << w;
+    const auto gguf = kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/minimax-m3_v512.gguf", warn);
+    ASSERT_EQ(cfg.n_layer, gguf.n_layer);
+    for (uint32_t il = 0; il < cfg.n_layer; ++il) EXPECT_EQ(cfg.caches[il], gguf.caches[il]) << il;
+    EXPECT_EQ(cfg.caches[2], (std::vector<cache>{cache::attention(cache_kind::full, 4, 128, 128, 0)}));
+    EXPECT_EQ(cfg.caches[3], (std::vector<cache>{cache::attention(cache_kind::full, 4, 128, 128, 0), cache::indexer(128)}));
+    EXPECT_EQ(kvfit::kv_bytes_per_token(cfg, kvfit::ggml_type::f16, kvfit::ggml_type::f16), 152064u);
+    EXPECT_EQ(cfg.indexer_n_head, gguf.indexer_n_head);
+    EXPECT_EQ(cfg.indexer_top_k, gguf.indexer_top_k);
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 32768;
+    s.n_seq = 2;
+    const auto cc = kvfit::llamacpp_context_size(cfg, s);
+    EXPECT_EQ(kvfit::llamacpp_compute_bytes(cfg, s, cc), kvfit::llamacpp_compute_bytes(gguf, s, cc));
+}
+
+} // namespace

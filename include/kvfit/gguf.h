@@ -120,6 +120,8 @@ public:
     const std::vector<gguf_tensor_info> & tensors() const { return tensors_; }
     /// Value of `key`, or nullptr.
     const gguf_value * find(std::string_view key) const;
+    /// The string value of `key`; "" when it is missing or not a string.
+    std::string string_of(std::string_view key) const;
     /// Tensor named `name`, or nullptr.
     const gguf_tensor_info * find_tensor(std::string_view name) const;
 

@@ -50,6 +50,9 @@ llamacpp_release parse_llamacpp_release(std::string_view text);
 /// Vulkan all do for the head sizes kvfit models), as llama_context's auto check does (src/llama-context.cpp).
 enum class flash_attn_mode : uint8_t { automatic, on, off };
 
+/// The spelling of a flash attention mode as `-fa` takes it and the JSON writes it: "on", "off" or "auto".
+const char * flash_attn_name(flash_attn_mode m);
+
 /// How MLA layers are cached. llama.cpp's current cache keeps only the latent as K
 /// (kv_lora_rank + n_rot values, V = 0 bytes); before that change it kept K (576) and V (512) per layer.
 enum class mla_layout : uint8_t { k_only, k_and_v };
@@ -253,14 +256,18 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
 
 /// Why llamacpp_compute_bytes does not model this model's reserve graph under these settings, from features; ""
 /// when it does. Plans then mark the compute buffer as an estimate and warn with this reason (every output):
-/// - hyper-connections (n_hc > 1: DeepSeek-V4 src/models/deepseek4.cpp, Qwen3.8-Flash-Next qwen4exp.cpp): no stage
-///   set derived; measured up to 4.8x larger (DeepSeek-V4-Flash -c 32768 -ub 256 without flash attention);
+/// - hyper-connections (n_hc > 1: DeepSeek-V4 src/models/deepseek4.cpp, Qwen3.8-Flash-Next qwen4exp.cpp) without a
+///   recorded graph for the shape, release and cache types: no stage set derived; measured up to 4.8x larger
+///   (DeepSeek-V4-Flash -c 32768 -ub 256 without flash attention, before its graph was recorded);
 /// - MLA + KDA with attention residuals (attn_res_block, Kimi-K3 kimi-k3.cpp): fitted stages, measured up to 9.4 %
 ///   larger with several sequences;
 /// - a DSA indexer on some MLA layers only (GLM-5.2's indexer types, glm-dsa.cpp): measured up to 7.8 % smaller;
 /// - an MSA indexer with a quantized V and an unquantized K (only V Hadamard-rotated, minimax-m3.cpp): measured
 ///   12.9 % larger. Measurements: tests/conformance/measured, docs/accuracy.md.
-std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_settings & s);
+/// A model whose reserve graph was recorded from the real llama.cpp (data/graphs, src/runtimes/llamacpp/graph_replay.h)
+/// is replayed to the byte and is modelled; with `c`, also whether the recording covers that context.
+std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_settings & s,
+                                        const llamacpp_context * c = nullptr);
 
 /// Bytes of one cell (one stream) of cache `c` of layer `il` as llama.cpp allocates it
 /// (llama_kv_cache constructor, src/llama-kv-cache.cpp): row_size(type_k, K width) + row_size(type_v, V width), where

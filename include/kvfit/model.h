@@ -9,6 +9,7 @@
 #include "kvfit/ggml_type.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -294,6 +295,13 @@ struct model_desc {
                                     ///< routed_expert_hidden_size / moe_latent_size; llama_hparams::n_expert_latent), 0: none
     uint32_t attn_res_block = 0;    ///< attention-residual block size (GGUF attn_res.block_size, Kimi-K3: every layer
                                     ///< mixes the outputs of the blocks so far), 0: plain residual stream
+    /// Layer-graph dimensions no other field holds, by their GGUF key without the architecture prefix, as llama.cpp's
+    /// loader reads them; both sources fill the same keys. They enter the shape key of recorded compute graphs
+    /// (llamacpp_graph_key, src/runtimes/llamacpp/graph_replay.h), so a sibling that differs only in one of them is
+    /// not replayed with another model's graph. The keys per architecture: graph_dim_keys in src/sources/gguf_model.cpp
+    /// (DeepSeek-V4: attention.q_lora_rank, attention.output_group_count, attention.output_lora_rank,
+    /// attention.indexer.key_length, hash_layer_count; config.json: src/sources/hf_layout.cpp dsv4()).
+    std::map<std::string, uint32_t> graph_dims;
 
     // --- weights ---------------------------------------------------------------------------------
     model_weights weights;      ///< parameters (and bytes when exact) by placement

@@ -8,6 +8,7 @@
 #include <array>
 #include <cctype>
 #include <fmt/format.h>
+#include "core/util.h"
 
 namespace kvfit {
 namespace {
@@ -58,12 +59,6 @@ constexpr std::array<int8_t, k_max_id> k_index = [] {
     return a;
 }();
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-    return out;
-}
-
 } // namespace
 
 std::optional<ggml_type_traits> ggml_traits(uint32_t id) {
@@ -78,7 +73,7 @@ const ggml_type_traits & ggml_traits(ggml_type type) {
 }
 
 ggml_type ggml_type_from_name(std::string_view name) {
-    const std::string n = lower(name);
+    const std::string n = detail::ascii_lower(std::string(name));
     std::string names;
     for (const auto & t : k_traits) {
         if (t.name == n) return t.type;

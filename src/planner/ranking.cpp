@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
+#include "core/util.h"
 
 namespace kvfit {
 namespace {
@@ -18,13 +19,7 @@ namespace {
 // The GGUF ladder, best first: what people download from a GGUF repository, by size (sources.h weight_formats).
 const std::vector<std::string> k_ladder = {"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k"};
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char & c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-bool contains_ci(std::string_view hay, std::string_view needle) { return lower(hay).find(lower(needle)) != std::string::npos; }
+bool contains_ci(std::string_view hay, std::string_view needle) { return detail::ascii_lower(std::string(hay)).find(detail::ascii_lower(std::string(needle))) != std::string::npos; }
 
 std::string family_of(const model_desc & m) { return m.gguf_architecture.empty() ? m.architecture : m.gguf_architecture; }
 
@@ -35,7 +30,7 @@ std::vector<std::string> formats_for(const model_desc & m, const runtime_info & 
     model_desc probe = m;
     warnings ignored;
     rt.default_weights(probe, ignored);
-    const std::string def = lower(probe.weights.format);
+    const std::string def = detail::ascii_lower(std::string(probe.weights.format));
     if (std::find(k_ladder.begin(), k_ladder.end(), def) != k_ladder.end()) return k_ladder;
     return {"="}; // the runtime's default alone
 }

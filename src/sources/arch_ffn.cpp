@@ -94,7 +94,8 @@ uint32_t decilm_ffn_width(double ffn_mult, uint32_t n_embd) {
 // Nemotron NAS (DeciLM): per-block ffn. no_op -> no FFN (and no post_attention_layernorm);
 // replace_with_linear -> one n_embd x n_embd linear; otherwise a gated MLP of decilm_ffn_width(ffn_mult).
 void block_ffn(const hf_keys & cfg, hf_build & b) {
-    const auto & arr = cfg.at("block_configs");
+    // checked here too: a layer list (hybrid_override_pattern) can place the layers while block_configs is not a list
+    const auto & arr = per_layer_array(cfg, b, "block_configs");
     for (uint32_t il = 0; il < b.m.n_layer; ++il) {
         const hf_keys ffn = cfg.element("block_configs", il, arr[il]).child("ffn");
         if (ffn.flag_or("no_op", false)) {

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_set>
+#include "core/util.h"
 
 static_assert(std::endian::native == std::endian::little, "kvfit's GGUF reader assumes a little-endian host");
 
@@ -66,7 +67,6 @@ constexpr uint64_t k_min_kv_bytes = 8 + 4 + 1;          // empty key, type, one-
 constexpr uint64_t k_min_tensor_info_bytes = 8 + 4 + 4 + 8; // empty name, n_dims 0, type, offset
 constexpr uint64_t k_max_alignment = uint64_t(1) << 30;
 
-uint64_t pad_to(uint64_t n, uint64_t align) { return (n + align - 1) / align * align; }
 
 } // namespace
 
@@ -323,7 +323,7 @@ struct gguf_parser {
     // Data section: no overlaps, inside the file unless the file is header-only.
     void layout(gguf_file & f) {
         f.header_bytes_ = pos;
-        f.data_offset_ = pad_to(pos, f.alignment_);
+        f.data_offset_ = detail::round_up(pos, f.alignment_);
         const auto & ts = f.tensors_;
         std::vector<uint32_t> order(ts.size());
         std::iota(order.begin(), order.end(), 0u);
@@ -339,7 +339,7 @@ struct gguf_parser {
             }
             if (t.bytes > 0 || !prev) { end = std::max(end, t.offset + t.bytes); prev = &t; }
         }
-        f.data_bytes_ = pad_to(end, f.alignment_);
+        f.data_bytes_ = detail::round_up(end, f.alignment_);
         f.header_only_ = end > 0 && f.file_bytes_ <= f.data_offset_;
         if (f.header_only_ || end == 0) return;
         const uint64_t room = f.file_bytes_ > f.data_offset_ ? f.file_bytes_ - f.data_offset_ : 0;
@@ -473,6 +473,12 @@ gguf_file gguf_file::open(const std::string & path) {
         f.map_ = std::move(buf);
         return f;
     }
+}
+
+std::string gguf_file::string_of(std::string_view key) const {
+    const gguf_value * v = find(key);
+    const auto t = v ? v->to_string() : std::nullopt;
+    return t ? std::string(*t) : std::string();
 }
 
 const gguf_value * gguf_file::find(std::string_view key) const {

@@ -13,6 +13,21 @@
 namespace kvfit {
 namespace {
 
+/// GGUF keys (without the architecture prefix) of layer-graph dimensions no model_desc field holds, per architecture:
+/// they enter the shape key of recorded compute graphs (model_desc::graph_dims). deepseek4: models/deepseek4.cpp
+/// (q LoRA, grouped output LoRA, indexer key width, hash-routed layers); qwen4exp: models/qwen4exp.cpp
+/// (hyper-connection low rank, indexer key width, per-layer n-gram embeddings).
+const std::pair<std::string_view, std::vector<const char *>> graph_dim_keys[] = {
+    {"deepseek4", {"attention.q_lora_rank", "attention.output_group_count", "attention.output_lora_rank",
+                   "attention.indexer.key_length", "hash_layer_count"}},
+    {"qwen4exp", {"hyper_connection.low_rank", "attention.indexer.key_length", "ple.ngram_size", "ple.heads_per_ngram",
+                  "ple.conv_kernel"}},
+};
+
+} // namespace
+
+namespace {
+
 using detail::gguf_layout;
 
 /// Typed reads of "<arch>.<suffix>" keys with messages naming the file, key and offset.
@@ -340,6 +355,11 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         m.head_dim_v_mla = k.u32("attention.value_length_mla", 0);
     }
     resize_layers(m);
+    // the layer graph's own dimensions (model_desc::graph_dims), as llama_model::load_hparams reads them
+    for (const auto & [arch, keys] : graph_dim_keys) {
+        if (m.gguf_architecture != arch) continue;
+        for (const char * key : keys) m.graph_dims[key] = k.u32(key, 0);
+    }
     if (std::count(kinds.begin(), kinds.end(), layer_kind::recurrent) > 0 || row->layout == gguf_layout::parallel_hybrid) read_recurrent(k, *row, m, n_head.empty() ? 0 : n_head[0]);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         m.n_head[il] = n_head[il];

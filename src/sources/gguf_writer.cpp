@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
+#include "core/util.h"
 
 namespace kvfit {
 namespace {
@@ -25,7 +26,6 @@ template <class T> gguf_wvalue numbers(gguf_wvalue (*make)(T), gguf_type t, cons
     return gguf_wvalue::array(t, e);
 }
 
-uint64_t pad_to(uint64_t n, uint64_t align) { return (n + align - 1) / align * align; }
 
 } // namespace
 
@@ -102,7 +102,7 @@ void gguf_writer::add(std::string key, gguf_wvalue value) {
 }
 
 void gguf_writer::add_tensor(std::string name, ggml_type type, std::vector<uint64_t> shape) {
-    const uint64_t offset = pad_to(next_offset_, alignment_);
+    const uint64_t offset = detail::round_up(next_offset_, alignment_);
     add_tensor_at(std::move(name), type, std::move(shape), offset);
 }
 
@@ -151,9 +151,9 @@ std::string gguf_writer::header() const {
     return out;
 }
 
-uint64_t gguf_writer::data_offset() const { return pad_to(header().size(), alignment_); }
+uint64_t gguf_writer::data_offset() const { return detail::round_up(header().size(), alignment_); }
 
-uint64_t gguf_writer::data_bytes() const { return pad_to(next_offset_, alignment_); }
+uint64_t gguf_writer::data_bytes() const { return detail::round_up(next_offset_, alignment_); }
 
 void gguf_writer::write(const std::string & path, gguf_data data) const {
     const std::string head = header();
@@ -173,7 +173,7 @@ void gguf_writer::write(const std::string & path, gguf_data data) const {
         }
     };
     write_all(head.data(), head.size());
-    const uint64_t total = pad_to(head.size(), alignment_) + data_bytes();
+    const uint64_t total = detail::round_up(head.size(), alignment_) + data_bytes();
     if (data == gguf_data::sparse) {
         if (::ftruncate(fd, off_t(total)) != 0) fail("ftruncate");
     } else if (data == gguf_data::zeros) {

@@ -97,6 +97,10 @@ void warn_unknown_keys(const hf_keys & cfg, const hf_build & b, warnings & warn)
 /// Keys kvfit reads or knows not to change memory (the registry warn_unknown_keys checks against).
 bool known_key(std::string_view key);
 
+/// The per-layer list `key` (layer_types, block_configs, ...): an array of exactly n_layer entries, else throws
+/// kvfit::error "<where>: key '<key>': expected array, got boolean" (or "has 30 entries for num_hidden_layers 32").
+const nlohmann::json & per_layer_array(const hf_keys & cfg, const hf_build & b, std::string_view key);
+
 /// Refusal for a layout kvfit cannot determine: "<where>: <names>: <what>".
 kvfit::error refuse(const hf_keys & cfg, const hf_build & b, std::string_view what);
 

@@ -31,7 +31,7 @@ constexpr std::array k_read = {
     "num_kv_shared_layers", "num_local_experts", "num_shared_experts", "num_mtp_modules", "num_nextn_predict_layers", "o_groups",
     "o_lora_rank", "q_lora_rank", "qk_norm_type", "qk_nope_head_dim", "qk_rope_head_dim", "rope_parameters",
     "rope_scaling", "routed_expert_hidden_size", "share_expert_dim", "shared_expert_intermediate_size", "shared_intermediate_size",
-    "sliding_window", "sliding_window_pattern", "ssm_state_size", "swa_head_dim", "swa_num_attention_heads",
+    "sliding_window", "sliding_window_pattern", "sparse_attention_config", "ssm_state_size", "swa_head_dim", "swa_num_attention_heads",
     "swa_num_key_value_heads", "swa_v_head_dim", "text_config", "tie_word_embeddings", "top_k_experts",
     "topk_method", "torch_dtype", "use_bias", "use_conv_bias", "use_double_wide_mlp", "use_moe_router_bias",
     "use_mtp", "use_qk_norm", "use_routing_bias", "use_sliding_window", "v_head_dim", "vocab_size",

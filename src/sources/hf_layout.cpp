@@ -4,7 +4,8 @@
 //  2. without a list: compress_ratios (DeepSeek-V4: every layer a window plus compressed caches), or
 //     full_attention_interval with linear_* keys (Gated DeltaNet hybrids), else every layer attention;
 //  3. kv_lora_rank: attention layers are MLA (one latent); index_head_dim + index_n_heads: a DSA indexer on the
-//     layers indexer_types marks "full" (all MLA layers without it);
+//     layers indexer_types marks "full" (all MLA layers without it); without a latent, sparse_attention_config
+//     (MiniMax-M3 MSA): an indexer beside the attention cache after the leading dense blocks;
 //  4. windows when no list placed them: sliding_window on every layer (row quirk swa_all), on il >=
 //     max_window_layers when use_sliding_window (Qwen2), by sliding_window_pattern (Gemma 3); attention_chunk_size
 //     on the RoPE layers (no_rope_layers, or the row's NoPE interval: Llama 4);
@@ -91,15 +92,6 @@ kvfit::error unknown_kind(const hf_keys & cfg, const hf_build & b, std::string_v
     return refuse(cfg, b, entry_name(cfg, key, il, value) + ": a layer kind kvfit does not know");
 }
 
-const nlohmann::json & per_layer_array(const hf_keys & cfg, const hf_build & b, std::string_view key) {
-    const auto & arr = cfg.at(key);
-    if (!arr.is_array()) throw cfg.bad(key, std::string("expected array, got ") + arr.type_name());
-    if (arr.size() != b.m.n_layer) {
-        throw cfg.bad(key, fmt::format("has {} entries for num_hidden_layers {}", arr.size(), b.m.n_layer));
-    }
-    return arr;
-}
-
 std::string text_of(const nlohmann::json & v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // layer_types: full_attention, sliding_attention, chunked_attention, linear_attention (Gated DeltaNet or Mamba2
@@ -165,10 +157,7 @@ void from_hybrid_override_pattern(const hf_keys & cfg, hf_build & b) {
 // Nemotron NAS (DeciLM): per-layer block_configs. attention.no_op or replace_with_linear -> no cache;
 // otherwise n_head_kv = num_attention_heads / n_heads_in_group (64 / 8 = 8).
 void from_block_configs(const hf_keys & cfg, hf_build & b) {
-    const auto & arr = cfg.at("block_configs");
-    if (!arr.is_array() || arr.size() != b.m.n_layer) {
-        throw cfg.bad("block_configs", fmt::format("expected an array of {} blocks", b.m.n_layer));
-    }
+    const auto & arr = per_layer_array(cfg, b, "block_configs");
     for (uint32_t il = 0; il < b.m.n_layer; ++il) {
         const hf_keys att = cfg.element("block_configs", il, arr[il]).child("attention");
         if (att.flag_or("no_op", false)) {
@@ -308,6 +297,32 @@ void mla_and_indexer(const hf_keys & cfg, hf_build & b) {
     }
 }
 
+// MiniMax-M3's sparse attention (MSA; conversion/minimax.py MiniMaxM3Model writes sparse_attention_config's
+// sparse_num_index_heads / sparse_index_dim / sparse_topk_blocks as attention.indexer.head_count / key_length / top_k,
+// and leading_dense_block_count = the leading zeros of moe_layer_freq): an indexer key cache of sparse_index_dim
+// beside the full attention cache of every attention layer after the leading dense blocks (llama-kv-cache-msa.cpp;
+// filter_idx, llama-model.cpp:2300), as the GGUF source reads it.
+void msa_indexer(const hf_keys & cfg, hf_build & b) {
+    model_desc & m = b.m;
+    const hf_keys sac = cfg.child("sparse_attention_config");
+    b.index_head_dim = u32(sac.uint("sparse_index_dim", 65536));
+    b.index_n_head = u32(sac.uint("sparse_num_index_heads", 65536));
+    m.indexer_n_head = b.index_n_head;
+    m.indexer_top_k = u32(sac.uint_or("sparse_topk_blocks", 0, 1u << 24));
+    uint64_t dense = 0;
+    if (cfg.has("moe_layer_freq") && cfg.at("moe_layer_freq").is_array()) {
+        for (const auto & v : cfg.at("moe_layer_freq")) {
+            if (!v.is_number() || v != 0) break;
+            ++dense;
+        }
+    } else {
+        dense = cfg.count_or("first_k_dense_replace", 0, m.n_layer);
+    }
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (b.mix[il] == mixer::attention && il >= dense) b.indexer[il] = 1;
+    }
+}
+
 // DeepSeek-V4 (models/deepseek4.cpp): every layer a window MQA of head_dim, compressors by compress_ratios[il].
 void dsv4(const hf_keys & cfg, hf_build & b) {
     model_desc & m = b.m;
@@ -329,6 +344,15 @@ void dsv4(const hf_keys & cfg, hf_build & b) {
     }
     b.index_head_dim = u32(cfg.uint("index_head_dim", 65536));
     b.index_n_head = u32(cfg.uint("index_n_heads", 65536));
+    // as the GGUF source reads attention.indexer.head_count / top_k (conversion/deepseek.py writes them)
+    m.indexer_n_head = b.index_n_head;
+    m.indexer_top_k = u32(cfg.uint_or("index_topk", 0, 1u << 24));
+    // the graph's own dimensions under their GGUF keys (model_desc::graph_dims; conversion/deepseek.py)
+    m.graph_dims = {{"attention.q_lora_rank", u32(cfg.uint("q_lora_rank", 65536))},
+                    {"attention.output_group_count", u32(cfg.uint_or("o_groups", 0, 65536))},
+                    {"attention.output_lora_rank", u32(cfg.uint_or("o_lora_rank", 0, 65536))},
+                    {"attention.indexer.key_length", b.index_head_dim},
+                    {"hash_layer_count", u32(cfg.count_or("num_hash_layers", 0, 100000))}};
 }
 
 // Attention output gates: gating_types per layer (or one `gating` for all), "per_head" one logit per head,
@@ -446,6 +470,7 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
     if (listed) windows_of_list(cfg, b);
     else if (!cfg.has("compress_ratios")) windows_without_list(cfg, b);
     if (cfg.has("kv_lora_rank")) mla_and_indexer(cfg, b);
+    else if (cfg.has("sparse_attention_config")) msa_indexer(cfg, b);
 
     const uint64_t n_shared = cfg.count_or("num_kv_shared_layers", 0, m.n_layer);
     if (n_shared >= m.n_layer && n_shared > 0) {
@@ -483,6 +508,7 @@ void build_caches(hf_build & b) {
             if (b.kv_shared[il]) break;
             const uint32_t window = b.attn[il] == cache_kind::window ? m.n_swa : b.attn[il] == cache_kind::chunked ? m.n_chunk : 0;
             cs.push_back(layer_cache::attention(b.attn[il], m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il], window));
+            if (b.indexer[il]) cs.push_back(layer_cache::indexer(b.index_head_dim)); // MSA (msa_indexer)
             break;
         }
         case mixer::mla:
@@ -496,6 +522,15 @@ void build_caches(hf_build & b) {
         case mixer::none:            break;
         }
     }
+}
+
+const nlohmann::json & per_layer_array(const hf_keys & cfg, const hf_build & b, std::string_view key) {
+    const auto & arr = cfg.at(key);
+    if (!arr.is_array()) throw cfg.bad(key, std::string("expected array, got ") + arr.type_name());
+    if (arr.size() != b.m.n_layer) {
+        throw cfg.bad(key, fmt::format("has {} entries for num_hidden_layers {}", arr.size(), b.m.n_layer));
+    }
+    return arr;
 }
 
 } // namespace kvfit::detail

@@ -25,6 +25,10 @@ uint64_t attention_params(const hf_build & b, uint32_t il) {
     if (f.qk_norm) n += b.qk_norm_full ? uint64_t(m.n_head[il]) * m.head_dim_k[il] + k : 2ull * m.head_dim_k[il];
     if (b.sinks[il]) n += m.n_head[il];
     n += uint64_t(m.n_embd) * b.gate[il]; // output gate (Step g_proj per head, Laguna per head or per element)
+    if (b.indexer[il]) { // MSA (models/minimax-m3.cpp): indexer q_proj n_embd x idx_heads*idx_dim, k_proj, q/k norms
+        const uint64_t d = b.index_head_dim, h = b.index_n_head;
+        n += uint64_t(m.n_embd) * h * d + uint64_t(m.n_embd) * d + 2 * d;
+    }
     return n;
 }
 

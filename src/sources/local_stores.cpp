@@ -16,6 +16,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include "core/util.h"
 
 namespace kvfit {
 namespace {
@@ -28,15 +29,7 @@ constexpr const char * k_model_type = "application/vnd.ollama.image.model";
 constexpr const char * k_projector_type = "application/vnd.ollama.image.projector";
 constexpr const char * k_adapter_type = "application/vnd.ollama.image.adapter";
 
-std::string env(const char * name) {
-    const char * v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-}
 
-std::string lower(std::string s) {
-    for (char & c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 // A small text file, whole; throws "<where>: ..." above `cap` bytes.
 std::string read_small(const fs::path & p, uint64_t cap, const std::string & where) {
@@ -90,12 +83,12 @@ const std::regex & split_re() {
     return re;
 }
 
-bool is_gguf_name(const std::string & name) { return lower(name).ends_with(".gguf"); }
+bool is_gguf_name(const std::string & name) { return detail::ascii_lower(name).ends_with(".gguf"); }
 
 // A model GGUF as listings show it: not a projector, and the first shard of a split model.
 bool is_model_gguf(const fs::path & p) {
     const std::string name = p.filename().string();
-    if (!is_gguf_name(name) || lower(name).starts_with("mmproj")) return false;
+    if (!is_gguf_name(name) || detail::ascii_lower(name).starts_with("mmproj")) return false;
     std::smatch m;
     return !std::regex_match(name, m, split_re()) || m[2].str() == "00001";
 }
@@ -230,17 +223,17 @@ void add_flat_ggufs(std::vector<local_model> & out, const fs::path & dir, int de
 
 local_roots local_roots_from_env() {
     local_roots r;
-    const std::string home = env("HOME"), xdg = env("XDG_CACHE_HOME");
-    if (const std::string d = env("OLLAMA_MODELS"); !d.empty()) r.ollama = d;
+    const std::string home = detail::env_str("HOME"), xdg = detail::env_str("XDG_CACHE_HOME");
+    if (const std::string d = detail::env_str("OLLAMA_MODELS"); !d.empty()) r.ollama = d;
     else if (!home.empty()) r.ollama = (fs::path(home) / ".ollama" / "models").string();
     // huggingface_hub constants.py: HF_HUB_CACHE, else HF_HOME/hub, HF_HOME defaulting to XDG_CACHE_HOME/huggingface
-    if (const std::string d = env("HF_HUB_CACHE"); !d.empty()) r.hf_hub.push_back(d);
-    else if (const std::string h = env("HF_HOME"); !h.empty()) r.hf_hub.push_back((fs::path(h) / "hub").string());
+    if (const std::string d = detail::env_str("HF_HUB_CACHE"); !d.empty()) r.hf_hub.push_back(d);
+    else if (const std::string h = detail::env_str("HF_HOME"); !h.empty()) r.hf_hub.push_back((fs::path(h) / "hub").string());
     else if (!xdg.empty()) r.hf_hub.push_back((fs::path(xdg) / "huggingface" / "hub").string());
     else if (!home.empty()) r.hf_hub.push_back((fs::path(home) / ".cache" / "huggingface" / "hub").string());
     // llama.cpp: LLAMA_CACHE is the root of its hub-layout cache (common/hf-cache.cpp) and its flat cache directory
     // (common/common.cpp fs_get_cache_directory), else XDG_CACHE_HOME/llama.cpp, else ~/.cache/llama.cpp
-    if (const std::string d = env("LLAMA_CACHE"); !d.empty()) {
+    if (const std::string d = detail::env_str("LLAMA_CACHE"); !d.empty()) {
         r.hf_hub.push_back(d);
         r.llamacpp.push_back(d);
     } else if (!xdg.empty()) {
@@ -297,7 +290,7 @@ ollama_model resolve_ollama(const ollama_name & name, const std::string & root_t
     const fs::path root(root_text);
     fs::path manifest = root / "manifests" / name.host / name.ns / name.model / name.tag;
     if (!is_file(manifest)) { // older Ollama wrote lower-case paths
-        const fs::path low = root / "manifests" / lower(name.host) / lower(name.ns) / lower(name.model) / lower(name.tag);
+        const fs::path low = root / "manifests" / detail::ascii_lower(name.host) / detail::ascii_lower(name.ns) / detail::ascii_lower(name.model) / detail::ascii_lower(name.tag);
         if (is_file(low)) manifest = low;
     }
     if (!is_file(manifest)) {

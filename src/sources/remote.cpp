@@ -22,6 +22,7 @@
 #include <regex>
 #include <sstream>
 #include <unistd.h>
+#include "core/util.h"
 
 namespace kvfit {
 namespace {
@@ -49,10 +50,6 @@ std::string upper(std::string s) {
     return s;
 }
 
-std::string env(const char * name) {
-    const char * v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-}
 
 /// A repository at a revision: its listing, its files, the cache.
 class hub {
@@ -411,19 +408,19 @@ hf_spec parse_hf_spec(std::string_view spec) {
 }
 
 std::string default_cache_dir() {
-    if (const std::string d = env("KVFIT_CACHE"); !d.empty()) return d;
-    if (const std::string d = env("XDG_CACHE_HOME"); !d.empty()) return (fs::path(d) / "kvfit").string();
-    if (const std::string d = env("HOME"); !d.empty()) return (fs::path(d) / ".cache" / "kvfit").string();
+    if (const std::string d = detail::env_str("KVFIT_CACHE"); !d.empty()) return d;
+    if (const std::string d = detail::env_str("XDG_CACHE_HOME"); !d.empty()) return (fs::path(d) / "kvfit").string();
+    if (const std::string d = detail::env_str("HOME"); !d.empty()) return (fs::path(d) / ".cache" / "kvfit").string();
     return "";
 }
 
 remote_options remote_options_from_env() {
     remote_options o;
-    if (std::string e = env("HF_ENDPOINT"); !e.empty()) {
+    if (std::string e = detail::env_str("HF_ENDPOINT"); !e.empty()) {
         while (e.ends_with('/')) e.pop_back();
         o.endpoint = e;
     }
-    o.token = env("HF_TOKEN");
+    o.token = detail::env_str("HF_TOKEN");
     o.cache_dir = default_cache_dir();
     o.hub_cache = local_roots_from_env().hf_hub;
     return o;

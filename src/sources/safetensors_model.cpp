@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include "core/util.h"
 
 namespace kvfit {
 namespace {
@@ -79,10 +80,6 @@ void add(weight_group & g, const st_tensor & t, uint64_t n_params, bool expert) 
     }
 }
 
-std::string lower(std::string s) {
-    for (char & c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 } // namespace
 
@@ -108,7 +105,7 @@ st_quant st_quant_from_config(std::string_view config_json, std::string_view whe
     auto number = [&](const nlohmann::json & o, const char * key, uint32_t def) {
         return o.contains(key) && o[key].is_number_unsigned() ? uint32_t(std::min<uint64_t>(o[key].get<uint64_t>(), 64)) : def;
     };
-    q.method = lower(text(*qc, "quant_method"));
+    q.method = detail::ascii_lower(text(*qc, "quant_method"));
     if (q.method == "gptq" || q.method == "awq") {
         q.bits = number(*qc, "bits", 4);
         q.format = fmt::format("{}-int{}", q.method, q.bits);
@@ -119,7 +116,7 @@ st_quant st_quant_from_config(std::string_view config_json, std::string_view whe
         q.bits = 4;
         q.format = "mxfp4";
     } else if (q.method == "modelopt") {
-        const std::string algo = lower(text(*qc, "quant_algo"));
+        const std::string algo = detail::ascii_lower(text(*qc, "quant_algo"));
         q.bits = algo == "nvfp4" ? 4 : 8;
         q.format = algo.empty() ? "modelopt" : algo;
     } else if (q.method == "compressed-tensors") {
@@ -133,7 +130,7 @@ st_quant st_quant_from_config(std::string_view config_json, std::string_view whe
     } else if (q.method == "bitsandbytes") {
         const bool four = qc->contains("load_in_4bit") && (*qc)["load_in_4bit"].is_boolean() && (*qc)["load_in_4bit"].get<bool>();
         q.bits = four ? 4 : 8;
-        q.format = four ? "bnb-" + lower(text(*qc, "bnb_4bit_quant_type").empty() ? "fp4" : text(*qc, "bnb_4bit_quant_type")) : "bnb-int8";
+        q.format = four ? "bnb-" + detail::ascii_lower(text(*qc, "bnb_4bit_quant_type").empty() ? "fp4" : text(*qc, "bnb_4bit_quant_type")) : "bnb-int8";
     } else {
         warn.push_back(fmt::format("{}: quantization_config: unknown quant_method '{}': parameters counted as stored "
                                    "(bytes are exact)", where, q.method));
@@ -207,7 +204,7 @@ void apply_safetensors_weights(model_desc & m, const std::vector<safetensors_fil
     } else {
         const auto most = std::max_element(bytes_by_dtype.begin(), bytes_by_dtype.end(),
                                            [](const auto & a, const auto & b) { return a.second < b.second; });
-        w.format = most == bytes_by_dtype.end() ? "safetensors" : lower(most->first);
+        w.format = most == bytes_by_dtype.end() ? "safetensors" : detail::ascii_lower(most->first);
     }
     m.weights = std::move(w);
 }

@@ -33,6 +33,7 @@
 // drop into): measured on gpt-oss, qwen3next and granitehybrid (tests/data/llamacpp_compute.md,
 // conformance_shapes); qwen3moe, mixtral and llama4 (dense-attention MoE) are not measured.
 #include "runtimes/llamacpp/compute.h"
+#include "runtimes/llamacpp/graph_replay.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -215,10 +216,18 @@ uint64_t ffn_largest(const model_desc & m, const compute_graph & g) {
 
 } // namespace detail
 
-std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_settings & s) {
+std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_settings & s, const llamacpp_context * c) {
+    // a reserve graph recorded from the real llama.cpp (graph_replay.cpp) is replayed to the byte
+    std::string no_replay;
+    if (detail::replay_covers(m, s, &no_replay)) {
+        std::string why;
+        if (c == nullptr || detail::replay_compute(m, s, *c, &why)) return "";
+        return "the recorded reserve graph of this model does not cover this context (" + why +
+               "): the figure is an estimate";
+    }
     if (m.n_hc > 1) {
         return fmt::format("the reserve graph of a decoder with hyper-connections ({} copies of the residual stream) is "
-                           "not modelled: the figure is an estimate, measured up to 4.8x too small", m.n_hc);
+                           "not modelled ({}): the figure is an estimate, measured up to 4.8x too small", m.n_hc, no_replay);
     }
     if (m.count(layer_kind::mla) > 0 && m.rec_kind == recurrent_kind::kda && m.attn_res_block > 0) {
         return "MLA + KDA layers with attention residuals: the stage set is fitted, not derived; the figure is an "
@@ -243,6 +252,8 @@ std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_set
 
 
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
+    // a graph recorded from the real llama.cpp: its allocations replayed through ggml-alloc's allocator (exact)
+    if (const auto r = detail::replay_compute(m, s, c)) return r->bytes;
     // A graph kvfit does not model (warned above), with fewer outputs than rows (llama-server's n_parallel): its
     // stages were fitted with logits for every row, and with one output they measured 25-47 % above the estimate
     // (DeepSeek-V4-Flash, Qwen3.8-Flash-Next: tests/conformance/measured/spec-outputs.*.jsonl), so the figure for

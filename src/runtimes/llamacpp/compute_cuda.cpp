@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
+#include "core/util.h"
 
 namespace kvfit {
 
@@ -164,7 +165,6 @@ fa_node fa_node_of(const model_desc & m, const llamacpp_settings & s, const deta
     return n;
 }
 
-std::string mib(uint64_t bytes) { return fmt::format("{:.2f} MiB", double(bytes) / 1048576.0); }
 
 } // namespace
 
@@ -272,7 +272,7 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
                            fmt::format("4 copies (GGML_SCHED_MAX_COPIES) of the graph inputs read here (KQ mask{}, "
                                        "indices, positions) and of the [n_embd, n_ubatch] activation entering the "
                                        "GPU, {} each; pipeline parallelism, ggml-backend.cpp:1375-1411",
-                                       swa ? "s" : "", mib(read))};
+                                       swa ? "s" : "", detail::mib_text(read))};
             plan.devices[d].used.compute_bytes += t.added_bytes;
             plan.backend_terms.push_back(std::move(t));
         }

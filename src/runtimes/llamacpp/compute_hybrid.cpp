@@ -7,12 +7,13 @@
 // Derived from the measured rows of tests/conformance/measured/<id>.<release>.jsonl (llama.cpp v0.5.0 and 5b4ebc5,
 // CPU, no_alloc: sched_reserve's "CPU compute buffer size"), replayed by tests/data/llamacpp_compute_2026.csv.
 //
-// NOT modelled yet (they fall to the older stage sets and are far under, v0.5.0 and 5b4ebc5 alike):
-// DeepSeek-V4 (src/models/deepseek4.cpp: 4 hyper-connection copies of the residual, 64 heads x 512 Q, compressed
-// CSA/HCA caches concatenated to the window K, lightning-indexer scores): -37 % with FA, -79 % without
-// (c32768, ub 256); Qwen3.8-Flash-Next (src/models/qwen4exp.cpp: hyper connections, indexer_score_tokens that grow
-// with n_ctx even with FA): -44 % to -76 % (c131072). Both need the live set at the peak (an instrumented
-// ggml-alloc), not a fit to the logged totals.
+// Not derived here (no stage set holds; the stage sets below are far under for them, both releases): DeepSeek-V4
+// (src/models/deepseek4.cpp: 4 hyper-connection copies of the residual, 64 heads x 512 Q, compressed CSA/HCA caches
+// concatenated to the window K, lightning-indexer scores) and Qwen3.8-Flash-Next (src/models/qwen4exp.cpp: hyper
+// connections, indexer_score_tokens that grow with n_ctx even with FA). Their peak depends on the fragmentation left
+// by dozens of earlier tensors, so kvfit replays llama.cpp's own recorded allocation sequence instead
+// (graph_replay.h; DeepSeek-V4-Flash recorded, both releases); other shapes of these families fall back to these
+// stages and are named as estimates (llamacpp_compute_unmodelled).
 #include "runtimes/llamacpp/compute.h"
 
 #include <algorithm>

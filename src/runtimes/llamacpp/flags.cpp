@@ -145,10 +145,6 @@ std::vector<uint64_t> parse_contexts(const std::vector<std::string> & values) {
 // A flag given with a value: an empty one means "not given" (the default applies), as before the registry.
 bool given(const flag_values & f, std::string_view name) { return !f.text(name).empty(); }
 
-const char * flash_attn_name(flash_attn_mode m) {
-    return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
-}
-
 // -md FILE read like -m. The planner's searches parse the flags once per candidate, so the last file read is kept
 // (by path, size and modification time) instead of read again each time.
 std::shared_ptr<const model_desc> load_draft(const std::string & path) {
@@ -322,6 +318,10 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     if (!s.op_offload) f.set("no_op_offload", "true");
     if (!s.server_outputs) f.set("n_outputs_max", s.n_outputs_max ? std::to_string(s.n_outputs_max) : std::string("batch"));
     return f;
+}
+
+const char * flash_attn_name(flash_attn_mode m) {
+    return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
 }
 
 } // namespace kvfit

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include "core/util.h"
 
 namespace kvfit {
 
@@ -20,8 +21,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-std::string mib(uint64_t bytes) { return fmt::format("{:.2f} MiB", double(bytes) / 1048576.0); }
-std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / 1073741824.0); }
 
 // Comma-separated items of a repeatable flag (common/arg.cpp parse_csv_row for --lora and --lora-scaled).
 std::vector<std::string> csv_items(const std::vector<std::string> & values) {
@@ -197,7 +196,7 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
         if (mp.from_config) {
             r.notes.push_back(fmt::format("--mmproj {}: projector weights from its vision_config, as the F16 mmproj "
                                           "convert_hf_to_gguf.py --mmproj writes ({}); pass the GGUF for its exact bytes",
-                                          mp.path, mib(mp.weights_bytes)));
+                                          mp.path, detail::mib_text(mp.weights_bytes)));
         }
         r.detail["projector"] = {{"path", mp.path}, {"vision_projector", mp.vision_projector},
                                  {"audio_projector", mp.audio_projector}, {"weights_bytes", mp.weights_bytes},
@@ -245,12 +244,12 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
         r.warnings.push_back(fmt::format("host RAM: {} allocated when llama-server starts (KV cache, state, output and "
                                          "compute buffers on the host{}) but {} given (--ram): it does not fit in host "
                                          "RAM; a smaller -c, a quantized cache (-ctk/-ctv q8_0) or more layers on a GPU",
-                                         gib(h.allocated_bytes), p.placement.mmap ? "" : ", weights read in",
-                                         gib(h.capacity_bytes)));
+                                         detail::gib_text(h.allocated_bytes), p.placement.mmap ? "" : ", weights read in",
+                                         detail::gib_text(h.capacity_bytes)));
     } else if (h.known && h.total_bytes > h.capacity_bytes) {
         r.warnings.push_back(fmt::format("host RAM: {} needed (with the prompt cache and checkpoints at their limits) but "
                                          "{} given (--ram): lower --cache-ram or --ctx-checkpoints, or -np",
-                                         gib(h.total_bytes), gib(h.capacity_bytes)));
+                                         detail::gib_text(h.total_bytes), detail::gib_text(h.capacity_bytes)));
     }
 }
 

@@ -43,11 +43,6 @@ void add_to(lora_adapter & a, std::string_view name, int64_t il, uint64_t bytes)
     }
 }
 
-std::string key_str(const gguf_file & f, std::string_view key) {
-    const gguf_value * v = f.find(key);
-    const auto s = v ? v->to_string() : std::nullopt;
-    return s ? std::string(*s) : "";
-}
 
 lora_adapter lora_from_safetensors(const safetensors_file & f, const std::string & path, double scale) {
     lora_adapter a;
@@ -75,14 +70,14 @@ uint64_t lora_adapter::bytes() const {
 
 lora_adapter lora_from_gguf(const gguf_file & f, const std::string & path, double scale) {
     // llama_adapter_lora_init_impl: general.type must be "adapter" and adapter.type "lora" (llama-adapter.cpp:170-190)
-    if (key_str(f, "general.type") != "adapter" || key_str(f, "adapter.type") != "lora") {
+    if (f.string_of("general.type") != "adapter" || f.string_of("adapter.type") != "lora") {
         throw error(fmt::format("--lora {}: not a LoRA adapter (general.type '{}', adapter.type '{}'; expected adapter, lora)",
-                                path, key_str(f, "general.type"), key_str(f, "adapter.type")));
+                                path, f.string_of("general.type"), f.string_of("adapter.type")));
     }
     lora_adapter a;
     a.path = path;
     a.scale = scale;
-    a.architecture = key_str(f, "general.architecture");
+    a.architecture = f.string_of("general.architecture");
     for (const auto & t : f.tensors()) {
         const std::string_view n = t.name;
         // pairs <weight>.lora_a [n_in, r] / <weight>.lora_b [r, n_out]; other tensors (norms) are ignored (:230-260)

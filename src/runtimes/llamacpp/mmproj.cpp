@@ -30,11 +30,6 @@ bool key_bool(const gguf_file & f, std::string_view key) {
     return u && *u != 0;
 }
 
-std::string key_str(const gguf_file & f, std::string_view key) {
-    const gguf_value * v = f.find(key);
-    const auto s = v ? v->to_string() : std::nullopt;
-    return s ? std::string(*s) : "";
-}
 
 constexpr uint64_t sq(uint64_t x) { return x * x; }
 
@@ -49,13 +44,13 @@ mmproj_desc mmproj_from_gguf(const gguf_file & f, const std::string & path) {
     if (!p.has_vision && !p.has_audio) {
         throw error(fmt::format("--mmproj {}: not a projector (no clip.has_vision_encoder or clip.has_audio_encoder)", path));
     }
-    const std::string common = key_str(f, "clip.projector_type");
+    const std::string common = f.string_of("clip.projector_type");
     if (p.has_vision) {
-        p.vision_projector = key_str(f, "clip.vision.projector_type");
+        p.vision_projector = f.string_of("clip.vision.projector_type");
         if (p.vision_projector.empty()) p.vision_projector = common;
     }
     if (p.has_audio) {
-        p.audio_projector = key_str(f, "clip.audio.projector_type");
+        p.audio_projector = f.string_of("clip.audio.projector_type");
         if (p.audio_projector.empty()) p.audio_projector = common;
     }
     p.n_embd = key_u32(f, "clip.vision.embedding_length");

@@ -1,6 +1,7 @@
 // llama.cpp behind the runtime interface (include/kvfit/llamacpp.h, runtime.h): flags -> settings -> plan_llamacpp ->
 // runtime_plan, the llama-server command of a plan, and the registry entry with its knobs.
 #include "kvfit/llamacpp.h"
+#include "runtimes/llamacpp/graph_replay.h"
 
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
@@ -17,10 +18,6 @@ using json = nlohmann::ordered_json;
 const std::vector<uint64_t> k_default_contexts = {8192, 32768, 131072, 262144};
 
 bool flash_attn_on(const llamacpp_settings & s) { return s.flash_attn != flash_attn_mode::off; }
-
-const char * flash_attn_name(flash_attn_mode m) {
-    return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
-}
 
 buffer make_buffer(const char * name, uint64_t bytes, bool estimate = false) { return {name, bytes, estimate, ""}; }
 
@@ -304,6 +301,8 @@ knob_range cpu_moe_range(const model_desc & m, const flag_values &) {
 
 runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p) {
     const llamacpp_settings & s = p.settings;
+    // "" when the compute buffer is modelled (a stage set, or a recorded graph replayed at this context)
+    const std::string compute_unmodelled = llamacpp_compute_unmodelled(m, s, &p.ctx);
     runtime_plan r;
     r.runtime = "llama.cpp";
     r.rules = llamacpp_release_name(s.release);
@@ -320,7 +319,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         dp.buffers = {make_buffer("weights", u.weights_bytes - sp.weights_bytes, !m.weights.exact),
                       make_buffer("kv", u.kv_bytes - sp.kv_bytes), make_buffer("state", u.state_bytes - sp.state_bytes),
                       make_buffer("output", u.output_bytes - sp.output_bytes),
-                      make_buffer("compute", u.compute_bytes - sp.compute_bytes, !llamacpp_compute_unmodelled(m, s).empty())};
+                      make_buffer("compute", u.compute_bytes - sp.compute_bytes, !compute_unmodelled.empty())};
         if (d.is_host) dp.buffers[0].what = host_weights_what(p);
         add_spec_buffers(dp, p, sp);
         backend_terms_what(p, uint32_t(i), dp); // the backend's terms on this GPU (compute_cuda.cpp)
@@ -334,9 +333,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     llamacpp_context one_sequence;
     one_sequence.n_seq = 1;
     r.state_bytes_per_sequence = llamacpp_recurrent(m, one_sequence).bytes();
-    if (const std::string why = llamacpp_compute_unmodelled(m, s); !why.empty()) {
-        r.warnings.push_back("llama.cpp compute buffer: " + why + "; keep a margin");
-    }
+    if (!compute_unmodelled.empty()) r.warnings.push_back("llama.cpp compute buffer: " + compute_unmodelled + "; keep a margin");
     r.starts = true; // llama.cpp does not refuse for memory: --fit moves layers, or an allocation fails
     r.fits = p.fits();
     json d;
@@ -352,7 +349,10 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     d["flash_attn"] = p.ctx.flash_attn;
     d["n_gpu_layers"] = p.n_gpu_layers;
     d["output_device"] = output_device;
-    d["compute_modelled"] = llamacpp_compute_unmodelled(m, s).empty(); // false: the compute buffer is an estimate (warned)
+    d["compute_modelled"] = compute_unmodelled.empty(); // false: the compute buffer is an estimate (warned)
+    // the reserve graph recorded from the real llama.cpp and replayed, when there is one (graph_replay.h)
+    if (const auto r = detail::replay_compute(m, s, p.ctx)) d["compute_graph"] = r->variant;
+    d["compute_graph_key"] = detail::llamacpp_graph_key(m);
     // the weights as a no-mmap (or no_alloc) load sizes them, when that differs from the mmap figure: + the
     // duplicated tied output (tied_duplicate_bytes)
     if (const uint64_t dup = tied_duplicate_bytes(m); dup > 0) d["weights_bytes_no_mmap"] = m.weights.total_bytes() + dup;

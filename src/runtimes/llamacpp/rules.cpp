@@ -8,11 +8,10 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include "core/util.h"
 
 namespace kvfit {
 namespace {
-
-uint64_t pad256(uint64_t n) { return (n + 255) / 256 * 256; }
 
 bool flash_attn_resolved(flash_attn_mode m) { return m != flash_attn_mode::off; }
 
@@ -173,14 +172,14 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
     llamacpp_context c;
     c.n_seq = s.n_seq;
     c.flash_attn = flash_attn_resolved(s.flash_attn);
-    n_ctx = pad256(n_ctx);
+    n_ctx = detail::round_up(n_ctx, 256);
     if (s.kv_unified) {
         c.n_stream = 1;
         c.n_ctx_seq = n_ctx;
         c.n_ctx = n_ctx;
     } else {
         c.n_stream = s.n_seq;
-        c.n_ctx_seq = pad256(n_ctx / s.n_seq);
+        c.n_ctx_seq = detail::round_up(n_ctx / s.n_seq, 256);
         c.n_ctx = c.n_ctx_seq * s.n_seq;
     }
     c.n_batch = static_cast<uint32_t>(std::min<uint64_t>(c.n_ctx, s.n_batch));
@@ -207,16 +206,16 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
 namespace {
 
 // Cells per stream of cache `c`: n_ctx_seq, or the capped window for window / chunked caches
-// (llama_kv_cache_iswa: size_swa = pad256(min(size_base, n_swa * (unified ? n_seq : 1) + n_ubatch))).
+// (llama_kv_cache_iswa: size_swa = GGML_PAD(min(size_base, n_swa * (unified ? n_seq : 1) + n_ubatch), 256)).
 // A compressed cache (and its indexer) holds one cell per `ratio` tokens, padded to 256:
 // GGML_PAD(max(1, ceil(n_ctx_seq / ratio)), 256) (dsv4_comp_size, src/llama-kv-cache-dsv4.cpp:28-30, 1289-1311).
 uint64_t cells_per_stream(const layer_cache & c, const llamacpp_settings & s, const llamacpp_context & ctx, bool dsv4) {
-    if (c.ratio > 1) return pad256(std::max<uint64_t>(1, (ctx.n_ctx_seq + c.ratio - 1) / c.ratio));
+    if (c.ratio > 1) return detail::round_up(std::max<uint64_t>(1, (ctx.n_ctx_seq + c.ratio - 1) / c.ratio), 256);
     if ((c.kind != cache_kind::window && c.kind != cache_kind::chunked) || s.swa_full) return ctx.n_ctx_seq;
     // llama_kv_cache_dsv4 keeps its window cache per sequence even when the cache is unified (unified_raw, :1244)
     const bool unified = s.kv_unified && !dsv4;
     const uint64_t span = uint64_t(c.window) * (unified ? ctx.n_seq : 1) + ctx.n_ubatch;
-    return pad256(std::min<uint64_t>(ctx.n_ctx_seq, span));
+    return detail::round_up(std::min<uint64_t>(ctx.n_ctx_seq, span), 256);
 }
 
 // Streams of every cache: one per sequence, or one when unified; llama_kv_cache_dsv4 always keeps one per sequence

@@ -9,11 +9,10 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include "core/util.h"
 
 namespace kvfit {
 namespace {
-
-uint64_t pad256(uint64_t n) { return (n + 255) / 256 * 256; }
 
 // The cache the NextN block keeps (create_memory, llama-model.cpp:2539-2546 / 2677-2683: a plain llama_kv_cache
 // filtered to il >= n_layer; deepseek32 / glm-dsa :2322-2344: the MLA latent only, no indexer; deepseek4 :2469-2489:
@@ -111,10 +110,10 @@ mtp_buffers llamacpp_mtp_buffers(const model_desc & m, const llamacpp_settings &
     if (ref < 0) return b;
     const layer_cache & cache = *m.attention_cache(uint32_t(ref));
     // cells per stream: n_ctx_seq of the draft context; a window cache (DeepSeek-V4's MTP layer) caps them as
-    // llama_kv_cache_iswa does: pad256(min(n_ctx_seq, n_swa + n_ubatch)) (measured 768 cells at 4096 and 65536)
+    // llama_kv_cache_iswa does: GGML_PAD(min(n_ctx_seq, n_swa + n_ubatch), 256) (measured 768 cells at 4096 and 65536)
     uint64_t cells = c.n_ctx_seq;
     if (cache.kind == cache_kind::window || cache.kind == cache_kind::chunked) {
-        cells = std::min<uint64_t>(c.n_ctx_seq, pad256(uint64_t(cache.window) * (s.kv_unified ? c.n_seq : 1) + c.n_ubatch));
+        cells = std::min<uint64_t>(c.n_ctx_seq, detail::round_up(uint64_t(cache.window) * (s.kv_unified ? c.n_seq : 1) + c.n_ubatch, 256));
     }
     uint64_t cell = llamacpp_cell_bytes(m, uint32_t(ref), cache, s.type_k, s.type_v, s.mla, c.flash_attn, s.release);
     // DeepSeek-V4: the trunk's llama_kv_cache_dsv4 keeps K only (dsv4_make_k_only), so kvfit's window cache has no V;

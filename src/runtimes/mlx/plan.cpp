@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include "core/util.h"
 
 namespace kvfit {
 
@@ -14,9 +15,8 @@ using detail::mlx_run;
 
 namespace {
 
-uint64_t round_up(uint64_t n, uint64_t step) { return (n + step - 1) / step * step; }
+using detail::round_up;
 uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
-std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
 
 uint64_t sum_bytes(const std::vector<mlx_layer_cache> & v, uint32_t n_seq, bool states) {
     uint64_t t = 0;
@@ -156,8 +156,8 @@ mlx_device_plan device_of(const std::vector<device_spec> & gpus, const mlx_setti
         d.capacity_bytes = mlx_working_set_bytes(gpu.memory_bytes);
         p.notes.push_back(fmt::format("working set {} = {} of {} unified memory: macOS's default "
                                       "recommendedMaxWorkingSetSize (estimate; macOS 26 reports more; `sudo sysctl "
-                                      "iogpu.wired_limit_mb=N` sets it)", gib(d.capacity_bytes),
-                                      gpu.memory_bytes <= (36ull << 30) ? "2/3" : "3/4", gib(gpu.memory_bytes)));
+                                      "iogpu.wired_limit_mb=N` sets it)", detail::gib_text(d.capacity_bytes),
+                                      gpu.memory_bytes <= (36ull << 30) ? "2/3" : "3/4", detail::gib_text(gpu.memory_bytes)));
     }
     return d;
 }
@@ -176,7 +176,7 @@ void add_warnings_and_notes(mlx_plan & p, const model_desc & m, const mlx_run & 
         p.warnings.push_back(fmt::format("mlx: {} needed, working set {}: past it macOS pages or Metal fails the command "
                                          "buffer (kIOGPUCommandBufferCallbackErrorOutOfMemory); `sudo sysctl "
                                          "iogpu.wired_limit_mb=N` raises it (N below the RAM)",
-                                         gib(d.used_bytes()), gib(d.capacity_bytes)));
+                                         detail::gib_text(d.used_bytes()), detail::gib_text(d.capacity_bytes)));
     }
     if (p.settings.max_kv_size && !r.default_caches) {
         p.warnings.push_back("--max-kv-size is ignored: this model builds its own caches (make_cache), which "
@@ -216,7 +216,7 @@ void add_warnings_and_notes(mlx_plan & p, const model_desc & m, const mlx_run & 
     }
     p.notes.push_back(fmt::format("MLX's soft memory limit min(1.5 x working set, 0.95 x RAM) = {} only delays "
                                   "scheduling (mlx/backend/metal/allocator.cpp l.63)",
-                                  gib(std::min(uint64_t(1.5 * double(d.capacity_bytes)),
+                                  detail::gib_text(std::min(uint64_t(1.5 * double(d.capacity_bytes)),
                                                uint64_t(0.95 * double(d.memory_bytes))))));
 }
 

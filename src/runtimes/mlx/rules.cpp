@@ -5,16 +5,17 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include "core/util.h"
 
 namespace kvfit {
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20;
-constexpr uint64_t GiB = 1ull << 30;
+using detail::MiB;
+using detail::GiB;
+using detail::round_up;
 constexpr uint64_t kv_step = 256; // KVCache.step, RotatingKVCache.step, ChunkedKVCache.step, QuantizedKVCache.step
 
-uint64_t round_up(uint64_t n, uint64_t step) { return (n + step - 1) / step * step; }
 
 } // namespace
 

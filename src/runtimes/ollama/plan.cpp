@@ -51,10 +51,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-const char * flash_attn_name(flash_attn_mode m) {
-    return m == flash_attn_mode::on ? "on" : m == flash_attn_mode::off ? "off" : "auto";
-}
-
 // What a Modelfile's FROM takes (ollama docs/modelfile.md, docs/import.md): a GGUF file path, a Safetensors model
 // folder, hf.co/<org>/<name>[:QUANT] for a GGUF repository on the Hub, or an Ollama library name. A catalog model or
 // a config.json has no GGUF: the line names the GGUF the user converts or downloads, and a comment says so.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include "core/util.h"
 
 namespace kvfit {
 
@@ -22,7 +23,8 @@ const std::vector<std::string> & ollama_single_slot_architectures() {
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20, GiB = 1ull << 30;
+using detail::MiB;
+using detail::GiB;
 
 // Default num_ctx by the VRAM tier of sum(gpu.total - OLLAMA_GPU_OVERHEAD) (server/routes.go).
 uint64_t tier_num_ctx(uint64_t vram, std::string & from) {

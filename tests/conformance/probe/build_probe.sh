@@ -5,7 +5,8 @@
 # The headers: the release's own llama.cpp, which node-llama-cpp ships as a git bundle
 # (releases/<release>/node_modules/node-llama-cpp/llama/gitRelease.bundle, ~35 MB); the paths the build needs are
 # checked out of it into build/probe/<release>/src (a few seconds; reused when present).
-# env: LLAMA_SRC (a llama.cpp source tree of that release: overrides the bundle), OUT_DIR (default build/probe/<release>)
+# env: LLAMA_SRC (a llama.cpp source tree of that release: overrides the bundle), OUT_DIR (default build/probe/<release>),
+#      BINS_DIR (the libraries to link and load: default the release's shipped CPU build; tools/graph_template's copy)
 # Exit status 2 (one line on stderr) when the release is not installed or no source tree can be found.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -19,7 +20,7 @@ case "$rel" in
   *) echo "build_probe: unknown release '$rel' (v0.5.0 or 5b4ebc5)" >&2; exit 2 ;;
 esac
 nlc="$root/tests/conformance/releases/$rel/node_modules/node-llama-cpp"
-bins="$root/tests/conformance/releases/$rel/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
+bins="${BINS_DIR:-$root/tests/conformance/releases/$rel/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64}"
 [ -f "$bins/libllama.$tag.so" ] || { echo "build_probe: no $bins/libllama.$tag.so: install the release (tests/conformance/README.md)" >&2; exit 2; }
 out="${OUT_DIR:-$root/build/probe/$rel}"
 mkdir -p "$out"

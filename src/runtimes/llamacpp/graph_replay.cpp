@@ -1,0 +1,516 @@
+// Replay of a recorded llama.cpp reserve graph (graph_replay.h). Format of data/graphs/<arch>.<release>.txt,
+// written by tools/graph_template/extract.py (one item per line, space-separated):
+//   kvfit-graph 1                      header
+//   arch A / release R / model M / key K
+//   expr ID MODE CONST TERM...         MODE e (exact), f (floor), c (ceil) of CONST + sum of TERMs;
+//                                      TERM = NUM/DEN:VAR[*VAR...]; VAR a context variable (bind_vars) or
+//                                      fl<q>_<var> / ce<q>_<var> (floor / ceil of var / q)
+//   seg ID                             a segment (usually one layer) of events:
+//   A TYPE E0 E1 E2 E3                 allocate a tensor of ggml type TYPE (K / V: the cache's type_k / type_v)
+//                                      and shape [E0..E3] (expr ids)
+//   F REL                              free the tensor allocated REL allocations after the segment's first one
+//                                      (negative: an earlier segment)
+//   X REL TYPE E0 E1 E2 E3             free the tail of that tensor's block beyond a view of this type and shape
+//                                      (ggml_gallocr_free_extra_space: a node reused a larger parent in place)
+//   variant fa=0|1 kv=CLASS rs=0|1 order SEG...   the segments of one graph, in order; CLASS f16 (K and V f16),
+//                                      quant (both quantized), quantk / quantv (one of them); rs=1 recorded with
+//                                      recurrent-state snapshots (n_rs_seq > 0)
+#include "runtimes/llamacpp/graph_replay.h"
+
+#include "core/embedded.h"
+#include "runtimes/llamacpp/compute.h"
+#include "kvfit/ggml_type.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <charconv>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <vector>
+
+namespace kvfit::detail {
+
+namespace {
+
+// --- the allocator: ggml_dyn_tallocr of ggml/src/ggml-alloc.c (v0.5.0 and 5b4ebc5 alike), one chunk -----------
+
+/// ggml_dyn_tallocr with the CPU buffer's alignment (32) and unlimited size (one chunk whose last free block is
+/// endless): best fit over the free blocks but the last, else the last block; frees merge with their neighbours.
+class dyn_tallocr {
+public:
+    uint64_t alloc(uint64_t size) {
+        size = align(size);
+        size_t best = blocks_.size() - 1;
+        uint64_t best_size = UINT64_MAX;
+        bool found = false;
+        for (size_t i = 0; i + 1 < blocks_.size(); ++i) {
+            if (blocks_[i].size >= size && blocks_[i].size <= best_size) {
+                best = i;
+                best_size = blocks_[i].size;
+                found = true;
+            }
+        }
+        if (!found) best = blocks_.size() - 1;
+        const uint64_t offset = blocks_[best].offset;
+        blocks_[best].offset += size;
+        blocks_[best].size -= size;
+        if (blocks_[best].size == 0) blocks_.erase(blocks_.begin() + std::ptrdiff_t(best));
+        max_ = std::max(max_, offset + size);
+        return offset;
+    }
+    void free(uint64_t offset, uint64_t size) {
+        size = align(size);
+        for (size_t i = 0; i < blocks_.size(); ++i) {
+            block & b = blocks_[i];
+            if (b.offset + b.size == offset) {
+                b.size += size;
+                if (i + 1 < blocks_.size() && b.offset + b.size == blocks_[i + 1].offset) {
+                    b.size += blocks_[i + 1].size;
+                    blocks_.erase(blocks_.begin() + std::ptrdiff_t(i) + 1);
+                }
+                return;
+            }
+            if (offset + size == b.offset) {
+                b.offset = offset;
+                b.size += size;
+                if (i > 0 && blocks_[i - 1].offset + blocks_[i - 1].size == b.offset) {
+                    blocks_[i - 1].size += b.size;
+                    blocks_.erase(blocks_.begin() + std::ptrdiff_t(i));
+                }
+                return;
+            }
+        }
+        size_t at = 0;
+        while (at < blocks_.size() && blocks_[at].offset < offset) ++at;
+        blocks_.insert(blocks_.begin() + std::ptrdiff_t(at), block{offset, size});
+    }
+    uint64_t max_size() const { return max_; }
+    static uint64_t align(uint64_t n) { return (n + 31) / 32 * 32; }
+
+private:
+    struct block {
+        uint64_t offset, size;
+    };
+    std::vector<block> blocks_{block{0, UINT64_MAX / 2}};
+    uint64_t max_ = 0;
+};
+
+// --- the template ---------------------------------------------------------------------------------------------
+
+struct var_ref {
+    int base = -1; ///< index into the variable vector
+    uint32_t q = 0;///< 0: the variable itself; else floor (fl) or ceil (ce) of var / q
+    bool ceil = false;
+};
+
+struct term {
+    int64_t num = 0, den = 1;
+    std::vector<var_ref> vars;
+};
+
+struct expr {
+    char mode = 'e';          ///< e exact, f floor, c ceil; m min / M max of the expressions a and b
+    int64_t num = 0, den = 1; ///< the constant
+    std::vector<term> terms;
+    uint32_t a = 0, b = 0;    ///< min / max operands (ids of earlier expressions)
+};
+
+struct event {
+    char kind = 'A';
+    int32_t ref = 0;     ///< F, X: relative allocation index
+    int type = -1;       ///< ggml type id; -2 type_k, -3 type_v
+    uint32_t ne[4] = {}; ///< expr ids
+};
+
+struct variant {
+    bool fa = true;
+    bool rs = false; ///< recorded with recurrent-state snapshots (n_rs_seq > 0)
+    std::string kv;
+    std::vector<uint32_t> order;
+};
+
+struct graph_template {
+    std::string arch, release, model, key;
+    std::vector<std::string> var_names; ///< k_var_names, then cells_<cache> as the trace named them
+    std::vector<expr> exprs;
+    std::vector<std::vector<event>> segs;
+    std::vector<variant> variants;
+};
+
+/// The variables a template's shapes are written in (tools/graph_template/trace.py canon()).
+constexpr const char * k_var_names[] = {"T", "n_out", "n_seqs", "n_stream", "T_s", "n_vocab", "n_ctx_seq", "n_ctx", "n_rs"};
+constexpr size_t k_n_fixed = std::size(k_var_names);
+
+int var_index(std::vector<std::string> & names, std::string_view n) {
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == n) return int(i);
+    }
+    names.emplace_back(n);
+    return int(names.size() - 1);
+}
+
+int64_t to_i64(std::string_view s) {
+    int64_t v = 0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size()) throw std::runtime_error("bad number");
+    return v;
+}
+
+void parse_fraction(std::string_view s, int64_t & num, int64_t & den) {
+    const size_t slash = s.find('/');
+    num = to_i64(s.substr(0, slash));
+    den = slash == std::string_view::npos ? 1 : to_i64(s.substr(slash + 1));
+}
+
+int parse_type(std::string_view s) {
+    if (s == "K") return -2;
+    if (s == "V") return -3;
+    return int(ggml_type_from_name(s));
+}
+
+/// Parses one template file.
+graph_template parse_template(std::string_view text) {
+    graph_template t;
+    t.var_names.assign(std::begin(k_var_names), std::end(k_var_names));
+    std::vector<std::string> & names = t.var_names;
+    std::istringstream in{std::string(text)};
+    std::string line, word;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream ls(line);
+        ls >> word;
+        if (word == "arch") ls >> t.arch;
+        else if (word == "release") ls >> t.release;
+        else if (word == "key") ls >> t.key;
+        else if (word == "model") std::getline(ls >> std::ws, t.model);
+        else if (word == "expr") {
+            size_t id = 0;
+            std::string mode, c;
+            ls >> id >> mode;
+            if (id != t.exprs.size()) throw std::runtime_error("expr ids out of order");
+            expr e;
+            if (mode == "min" || mode == "max") {
+                e.mode = mode == "min" ? 'm' : 'M';
+                ls >> e.a >> e.b;
+                if (!ls || e.a >= id || e.b >= id) throw std::runtime_error("bad min/max operands");
+                t.exprs.push_back(std::move(e));
+                continue;
+            }
+            ls >> c;
+            if (mode != "e" && mode != "f" && mode != "c") throw std::runtime_error("bad expression mode");
+            e.mode = mode.at(0);
+            parse_fraction(c, e.num, e.den);
+            while (ls >> word) {
+                term tm;
+                const size_t colon = word.find(':');
+                parse_fraction(std::string_view(word).substr(0, colon), tm.num, tm.den);
+                std::string_view vs = std::string_view(word).substr(colon + 1);
+                while (!vs.empty()) {
+                    const size_t star = vs.find('*');
+                    const std::string_view v = vs.substr(0, star);
+                    var_ref r;
+                    if ((v.rfind("fl", 0) == 0 || v.rfind("ce", 0) == 0) && v.find('_') != std::string_view::npos &&
+                        v.size() > 2 && v[2] >= '0' && v[2] <= '9') {
+                        const size_t us = v.find('_');
+                        r.q = uint32_t(to_i64(v.substr(2, us - 2)));
+                        r.ceil = v[0] == 'c';
+                        r.base = var_index(names, v.substr(us + 1));
+                    } else {
+                        r.base = var_index(names, v);
+                    }
+                    tm.vars.push_back(r);
+                    vs = star == std::string_view::npos ? std::string_view() : vs.substr(star + 1);
+                }
+                e.terms.push_back(std::move(tm));
+            }
+            t.exprs.push_back(std::move(e));
+        } else if (word == "seg") {
+            size_t id = 0;
+            ls >> id;
+            if (id != t.segs.size()) throw std::runtime_error("segment ids out of order");
+            t.segs.emplace_back();
+        } else if (word == "A" || word == "F" || word == "X") {
+            if (t.segs.empty()) throw std::runtime_error("event outside a segment");
+            event ev;
+            ev.kind = word[0];
+            if (ev.kind != 'A') ls >> ev.ref;
+            if (ev.kind != 'F') {
+                ls >> word;
+                ev.type = parse_type(word);
+                for (uint32_t & d : ev.ne) {
+                    ls >> d;
+                    if (d >= t.exprs.size()) throw std::runtime_error("expr id out of range");
+                }
+            }
+            if (!ls) throw std::runtime_error("short event line");
+            t.segs.back().push_back(ev);
+        } else if (word == "variant") {
+            variant v;
+            while (ls >> word && word != "order") {
+                if (word.rfind("fa=", 0) == 0) v.fa = word == "fa=1";
+                else if (word.rfind("kv=", 0) == 0) v.kv = word.substr(3);
+                else if (word.rfind("rs=", 0) == 0) v.rs = word == "rs=1";
+            }
+            uint32_t s = 0;
+            while (ls >> s) {
+                if (s >= t.segs.size()) throw std::runtime_error("segment id out of range");
+                v.order.push_back(s);
+            }
+            t.variants.push_back(std::move(v));
+        }
+    }
+    return t;
+}
+
+/// One embedded template file, data/graphs/<arch>.<release>.txt, parsed on first use.
+struct template_file {
+    std::string arch, release;
+    std::string_view text;
+    std::once_flag once;
+    std::unique_ptr<graph_template> parsed;
+    std::string error;
+};
+
+/// The embedded template files by architecture and release, from their names only: kvfit's start-up does not
+/// parse them, and a plan parses only its own architecture's.
+std::vector<std::unique_ptr<template_file>> & template_files() {
+    static std::vector<std::unique_ptr<template_file>> files = [] {
+        std::vector<std::unique_ptr<template_file>> out;
+        for (const embedded_file & f : embedded_files()) {
+            std::string_view p = f.path;
+            if (p.rfind("graphs/", 0) != 0 || p.size() < 11 || p.substr(p.size() - 4) != ".txt") continue;
+            p = p.substr(7, p.size() - 11);
+            const size_t dot = p.find('.');
+            if (dot == std::string_view::npos) continue;
+            auto tf = std::make_unique<template_file>();
+            tf->arch = std::string(p.substr(0, dot));
+            tf->release = std::string(p.substr(dot + 1));
+            tf->text = f.bytes;
+            out.push_back(std::move(tf));
+        }
+        return out;
+    }();
+    return files;
+}
+
+/// The parsed template of one file; nullptr when it does not parse (a build defect: tests parse every file).
+const graph_template * parsed(template_file & f) {
+    std::call_once(f.once, [&f] {
+        try {
+            f.parsed = std::make_unique<graph_template>(parse_template(f.text));
+        } catch (const std::exception & e) {
+            f.error = e.what();
+        }
+    });
+    return f.parsed.get();
+}
+
+int64_t floor_div(__int128 a, __int128 b) {
+    __int128 q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return int64_t(q);
+}
+
+/// Value of expression e of template t; nullopt when an exact expression does not divide (a context outside what was
+/// recorded) or a variable is unbound.
+std::optional<int64_t> eval(const graph_template & t, const expr & e, const std::vector<int64_t> & v) {
+    if (e.mode == 'm' || e.mode == 'M') {
+        const auto x = eval(t, t.exprs[e.a], v), y = eval(t, t.exprs[e.b], v);
+        if (!x || !y) return std::nullopt;
+        return e.mode == 'm' ? std::min(*x, *y) : std::max(*x, *y);
+    }
+    int64_t den = e.den;
+    for (const term & t : e.terms) den = std::lcm(den, t.den);
+    __int128 sum = __int128(e.num) * (den / e.den);
+    for (const term & t : e.terms) {
+        __int128 p = __int128(t.num) * (den / t.den);
+        for (const var_ref & r : t.vars) {
+            int64_t x = v[size_t(r.base)];
+            if (x < 0) return std::nullopt; // unbound
+            if (r.q) x = r.ceil ? (x + r.q - 1) / r.q : x / r.q;
+            p *= x;
+        }
+        sum += p;
+    }
+    if (e.mode == 'e') {
+        if (sum % den != 0) return std::nullopt;
+        return int64_t(sum / den);
+    }
+    if (e.mode == 'f') return floor_div(sum, den);
+    return -floor_div(-sum, den);
+}
+
+std::string kv_class(ggml_type k, ggml_type v) {
+    const bool qk = ggml_is_quantized(k), qv = ggml_is_quantized(v);
+    if (qk && qv) return "quant";
+    if (qk && v == ggml_type::f16) return "quantk";
+    if (qv && k == ggml_type::f16) return "quantv";
+    if (k == ggml_type::f16 && v == ggml_type::f16) return "f16";
+    return std::string(ggml_traits(k).name) + "/" + std::string(ggml_traits(v).name);
+}
+
+void fnv(uint64_t & h, uint64_t x) {
+    for (int i = 0; i < 8; ++i) {
+        h ^= (x >> (8 * i)) & 0xff;
+        h *= 1099511628211ull;
+    }
+}
+
+} // namespace
+
+std::string llamacpp_graph_key(const model_desc & m) {
+    uint64_t h = 1469598103934665603ull;
+    for (char ch : m.gguf_architecture) fnv(h, uint8_t(ch));
+    for (uint64_t x : {uint64_t(m.n_layer), uint64_t(m.n_embd), uint64_t(m.n_swa), uint64_t(m.n_chunk),
+                       uint64_t(m.n_pos_per_embd), uint64_t(m.n_embd_inp), uint64_t(m.moe_latent), uint64_t(m.n_hc),
+                       uint64_t(m.n_embd_ple), uint64_t(m.tied_embeddings), uint64_t(m.ffn_gated), uint64_t(m.kv_lora_rank),
+                       uint64_t(m.n_rot_mla), uint64_t(m.q_lora_rank), uint64_t(m.head_dim_qk_nope), uint64_t(m.head_dim_v_mla),
+                       uint64_t(m.indexer_n_head), uint64_t(m.indexer_top_k), uint64_t(m.ssm_d_conv), uint64_t(m.ssm_d_inner),
+                       uint64_t(m.ssm_d_state), uint64_t(m.ssm_n_group), uint64_t(m.ssm_n_head), uint64_t(m.ssm_head_dim),
+                       uint64_t(m.rwkv_head_size), uint64_t(m.rec_kind), uint64_t(m.n_expert), uint64_t(m.n_expert_used),
+                       uint64_t(m.n_expert_shared), uint64_t(m.n_ff_exp), uint64_t(m.n_expert_latent), uint64_t(m.attn_res_block),
+                       // the shared experts' width as llama.cpp builds them: n_ff_exp x n_expert_shared unless stated
+                       uint64_t(m.n_ff_shexp ? m.n_ff_shexp : uint64_t(m.n_expert_shared) * m.n_ff_exp)}) {
+        fnv(h, x);
+    }
+    for (const auto & [name, value] : m.graph_dims) {
+        for (char ch : name) fnv(h, uint8_t(ch));
+        fnv(h, value);
+    }
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (uint64_t x : {uint64_t(m.n_head[il]), uint64_t(m.n_head_kv[il]), uint64_t(m.head_dim_k[il]),
+                           uint64_t(m.head_dim_v[il]), uint64_t(m.n_ff[il]), uint64_t(il < m.is_moe.size() ? m.is_moe[il] : 0)}) {
+            fnv(h, x);
+        }
+        for (const layer_cache & c : m.caches[il]) {
+            for (uint64_t x : {uint64_t(c.kind), uint64_t(c.n_head), uint64_t(c.head_dim_k), uint64_t(c.head_dim_v),
+                               uint64_t(c.window), uint64_t(c.ratio)}) {
+                fnv(h, x);
+            }
+        }
+        fnv(h, 0xffff);
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+namespace {
+
+/// The template recorded for m's graph in s's release and the variant for s's flash attention and K/V types; the
+/// reason in `why` when there is none.
+const variant * find_variant(const model_desc & m, const llamacpp_settings & s, bool fa, bool rs,
+                             const graph_template ** out, std::string * why) {
+    const std::string release = s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5";
+    const graph_template * tp = nullptr;
+    bool arch_seen = false;
+    std::string key;
+    for (auto & f : template_files()) {
+        if (f->arch != m.gguf_architecture || f->release != release) continue;
+        arch_seen = true;
+        if (key.empty()) key = llamacpp_graph_key(m);
+        const graph_template * t = parsed(*f);
+        if (t != nullptr && t->key == key) tp = t;
+    }
+    if (tp == nullptr) {
+        if (why) {
+            *why = arch_seen ? "no graph recorded for this model shape (" + m.gguf_architecture + " graph " + key + ")"
+                             : "no graph recorded for " + m.gguf_architecture + " in llama.cpp " + release;
+        }
+        return nullptr;
+    }
+    const std::string kv = kv_class(s.type_k, s.type_v);
+    for (const variant & v : tp->variants) {
+        if (v.fa == fa && v.kv == kv && v.rs == rs) {
+            *out = tp;
+            return &v;
+        }
+    }
+    if (why) {
+        *why = "no " + m.gguf_architecture + " graph recorded for " + kv + " K/V with flash attention " + (fa ? "on" : "off") +
+               (rs ? " and recurrent-state snapshots" : "");
+    }
+    return nullptr;
+}
+
+} // namespace
+
+bool replay_covers(const model_desc & m, const llamacpp_settings & s, std::string * why) {
+    const graph_template * tp = nullptr;
+    return find_variant(m, s, s.flash_attn != flash_attn_mode::off, false, &tp, why) != nullptr;
+}
+
+std::optional<graph_replay_result> replay_compute(const model_desc & m, const llamacpp_settings & s,
+                                                  const llamacpp_context & c, std::string * why) {
+    const graph_template * tp = nullptr;
+    // recurrent-state snapshots (n_rs_seq > 0: MTP targets) add state inputs and copies to the graph: own variants
+    const variant * var = find_variant(m, s, c.flash_attn, c.n_rs_seq > 0, &tp, why);
+    if (var == nullptr) return std::nullopt;
+
+    // the context's variables, as the trace named them (tools/graph_template/trace.py canon)
+    const std::vector<std::string> & names = tp->var_names;
+    std::vector<int64_t> v(names.size(), -1);
+    const compute_graph g = compute_graph_of(m, s, c);
+    const std::vector<kv_cache_buffer> caches = llamacpp_kv_caches(m, s, c);
+    uint32_t n_stream = c.n_stream;
+    v[0] = int64_t(g.n_tokens);
+    v[1] = int64_t(g.n_outputs);
+    v[2] = int64_t(g.n_seq);
+    v[3] = int64_t(n_stream);
+    v[4] = int64_t(g.n_tokens / std::max<uint32_t>(1, n_stream));
+    v[5] = int64_t(m.n_vocab);
+    v[6] = int64_t(c.n_ctx_seq);
+    v[7] = int64_t(c.n_ctx);
+    v[8] = int64_t(c.n_rs_seq);
+    for (const kv_cache_buffer & kb : caches) {
+        for (size_t i = k_n_fixed; i < names.size(); ++i) {
+            if (names[i] == "cells_" + kb.name) v[i] = int64_t(kb.cells_per_stream);
+        }
+    }
+
+    dyn_tallocr alloc;
+    std::vector<uint64_t> offsets, sizes;
+    for (uint32_t sid : var->order) {
+        const int64_t base = int64_t(offsets.size());
+        for (const event & ev : tp->segs[sid]) {
+            if (ev.kind == 'F') {
+                const int64_t i = base + ev.ref;
+                if (i < 0 || i >= int64_t(offsets.size())) return std::nullopt;
+                alloc.free(offsets[size_t(i)], sizes[size_t(i)]);
+                continue;
+            }
+            const ggml_type type = ev.type == -2 ? s.type_k : ev.type == -3 ? s.type_v : ggml_type(ev.type);
+            uint64_t ne[4];
+            for (int d = 0; d < 4; ++d) {
+                const auto x = eval(*tp, tp->exprs[ev.ne[d]], v);
+                if (!x || *x < 0) {
+                    if (why) *why = "the recorded graph does not cover this context";
+                    return std::nullopt;
+                }
+                ne[d] = uint64_t(*x);
+            }
+            const uint64_t bytes = ggml_row_size(type, ne[0]) * ne[1] * ne[2] * ne[3];
+            if (ev.kind == 'A') {
+                offsets.push_back(alloc.alloc(bytes));
+                sizes.push_back(bytes);
+            } else { // X: the block of ref keeps `bytes`, its tail is freed
+                const int64_t i = base + ev.ref;
+                if (i < 0 || i >= int64_t(offsets.size())) return std::nullopt;
+                const uint64_t have = dyn_tallocr::align(sizes[size_t(i)]), keep = dyn_tallocr::align(bytes);
+                if (have > keep) {
+                    alloc.free(offsets[size_t(i)] + keep, have - keep);
+                    sizes[size_t(i)] = bytes;
+                }
+            }
+        }
+    }
+    graph_replay_result r;
+    r.bytes = alloc.max_size();
+    r.variant = tp->arch + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs ? " rs=1" : "");
+    return r;
+}
+
+} // namespace kvfit::detail

@@ -1,0 +1,43 @@
+// Private to the llama.cpp compute-buffer model: replay of a recorded reserve graph.
+//
+// For graphs whose live set the stage formulas (compute_stages.cpp and friends) do not derive, kvfit replays the
+// allocation sequence llama.cpp's own ggml-alloc performed on that graph, recorded once per release from the real
+// runtime (tools/graph_template: a ggml-base built with an allocation trace, llama_probe, a fit of every tensor's
+// shape over a design of contexts). A template holds, per variant (flash attention, K/V types), the graph's
+// allocations and frees in order with each tensor's type and shape written in the context's variables; replaying
+// it through a copy of ggml_dyn_tallocr (best fit over the free blocks, ggml/src/ggml-alloc.c) gives the compute
+// buffer to the byte for any context of that model shape. Templates live in data/graphs/<arch>.<release>.txt.
+#pragma once
+
+#include "kvfit/llamacpp.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kvfit::detail {
+
+/// The graph shape key of model m: a 16-hex-digit FNV-1a hash over every model_desc field the reserve graph's
+/// tensor shapes can depend on (layer count and kinds, per-layer heads, widths and caches, expert counts and widths,
+/// MLA / indexer / SSM / hyper-connection dimensions), but not n_vocab, which templates take as a variable. Two
+/// models with the same key build the same graph in the same release. Shown as `detail.compute_graph_key` (JSON).
+std::string llamacpp_graph_key(const model_desc & m);
+
+/// The result of a replay: the compute buffer in bytes and the template variant it came from
+/// ("deepseek4 v0.5.0 fa=1 kv=f16").
+struct graph_replay_result {
+    uint64_t bytes = 0;
+    std::string variant;
+};
+
+/// True when a template is recorded for m's graph shape in s's release, with a variant for s's flash attention (auto:
+/// on) and K/V types; else false and the reason in `why` (optional).
+bool replay_covers(const model_desc & m, const llamacpp_settings & s, std::string * why = nullptr);
+
+/// The CPU compute buffer of m's reserve graph under s and c, replayed from a recorded template; nullopt when no
+/// template applies: no template for m's architecture and release, a different graph key (another model shape of
+/// the family), or settings outside the recorded variants. `why` (optional) receives the reason in one phrase.
+std::optional<graph_replay_result> replay_compute(const model_desc & m, const llamacpp_settings & s,
+                                                  const llamacpp_context & c, std::string * why = nullptr);
+
+} // namespace kvfit::detail

@@ -1,0 +1,174 @@
+// Recorded reserve graphs (src/runtimes/llamacpp/graph_replay.h, data/graphs, tools/graph_template): every measured
+// context of a model with a recorded graph replays to llama.cpp's own compute buffer, byte for byte, in both releases.
+// The measurements are the conformance suite's (tests/conformance/measured/<id>.<release>.jsonl: llama.cpp's
+// no_alloc contexts of the shape-exact GGUFs, measure_dsv4.mjs / measure_dsa.mjs), taken by earlier sessions with
+// the shipped node-llama-cpp builds, not with the tracing build the templates were recorded with.
+#include "kvfit/gguf.h"
+#include "kvfit/llamacpp.h"
+#include "kvfit/sources.h"
+#include "runtimes/llamacpp/graph_replay.h"
+#include "support/spec_rows.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using json = nlohmann::json;
+
+const std::pair<const char *, kvfit::llamacpp_release> releases[] = {{"v0.5.0", kvfit::llamacpp_release::v0_5_0},
+                                                                     {"5b4ebc5", kvfit::llamacpp_release::b5b4ebc5}};
+
+/// The model of a measured file: the header-only GGUF the suite wrote for it (tests/data/gguf_synthetic).
+kvfit::model_desc header_model(const std::string & id) {
+    kvfit::warnings warn;
+    return kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/" + id + "_v512.gguf", warn);
+}
+
+/// Context lines of tests/conformance/measured/<file>, with the file's vocabulary size in "n_vocab".
+std::vector<json> measured_contexts(const std::string & file) {
+    std::vector<json> out;
+    std::ifstream in(std::string(KVFIT_SOURCE_DIR) + "/tests/conformance/measured/" + file);
+    std::string line;
+    uint32_t n_vocab = 0;
+    while (std::getline(in, line)) {
+        json j = json::parse(line);
+        if (j.value("kind", "") == "model") n_vocab = j.value("n_vocab", 0u);
+        if (j.value("kind", "") != "context" || !j.value("ok", false)) continue;
+        if (j.contains("n_vocab_file")) n_vocab = j["n_vocab_file"].get<uint32_t>();
+        j["n_vocab"] = n_vocab;
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+/// The settings measure.mjs gave llama.cpp: n_batch = n_ubatch (the addon's batchSize), libllama's n_outputs_max =
+/// n_batch.
+kvfit::llamacpp_settings settings_of(const json & q, kvfit::llamacpp_release rel) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = q["n_ctx"].get<uint64_t>();
+    s.n_seq = q["n_seq"].get<uint32_t>();
+    s.flash_attn = q["flash_attn"].get<bool>() ? kvfit::flash_attn_mode::on : kvfit::flash_attn_mode::off;
+    s.type_k = kvfit::ggml_type_from_name(q["type_k"].get<std::string>());
+    s.type_v = kvfit::ggml_type_from_name(q["type_v"].get<std::string>());
+    s.n_ubatch = s.n_batch = q["n_ubatch"].get<uint32_t>();
+    s.swa_full = q.value("swa_full", false);
+    s.server_outputs = false;
+    s.release = rel;
+    return s;
+}
+
+} // namespace
+
+// Every measured context of each recorded model, both releases: compute = the context's memory (KV + state + compute,
+// exact in the breakdown) minus kvfit's KV and state (exact: test_llamacpp_kv.cpp, the conformance suite).
+TEST(graph_replay, measured_contexts_replay_byte_exact) {
+    struct recorded {
+        const char * id;
+        size_t min_rows; // per release
+    };
+    const recorded models[] = {{"deepseek-v4-flash", 40}};
+    for (const auto & [rel_name, rel] : releases) {
+        for (const recorded & r : models) {
+            kvfit::model_desc m = header_model(r.id);
+            size_t n = 0;
+            for (const json & row : measured_contexts(std::string(r.id) + "." + rel_name + ".jsonl")) {
+                m.n_vocab = row["n_vocab"].get<uint32_t>();
+                const kvfit::llamacpp_settings s = settings_of(row["req"], rel);
+                const kvfit::llamacpp_context c = kvfit::llamacpp_context_size(m, s);
+                uint64_t kv = 0;
+                for (const auto & k : kvfit::llamacpp_kv_caches(m, s, c)) kv += k.bytes();
+                const uint64_t want = row["ctx_cpuRam_bytes"].get<uint64_t>() - kv - kvfit::llamacpp_recurrent(m, c).bytes();
+                const auto got = kvfit::detail::replay_compute(m, s, c);
+                ASSERT_TRUE(got.has_value()) << rel_name << " " << r.id << " " << row["req"].dump();
+                EXPECT_EQ(got->bytes, want) << rel_name << " " << r.id << " " << row["req"].dump();
+                EXPECT_EQ(kvfit::llamacpp_compute_bytes(m, s, c), want) << rel_name << " " << r.id;
+                EXPECT_EQ(kvfit::llamacpp_compute_unmodelled(m, s, &c), "") << rel_name << " " << r.id;
+                ++n;
+            }
+            EXPECT_GE(n, r.min_rows) << rel_name << " " << r.id;
+            std::printf("[graph_replay] %s %s: %zu measured contexts byte-exact\n", rel_name, r.id, n);
+        }
+    }
+}
+
+// The probe's contexts (tests/conformance/measured/spec-{outputs,mtp}.<release>.jsonl: llama_probe, the C API with
+// llama-server's n_outputs_max and MTP targets' recurrent-state snapshots, n_rs_seq): llama-server's few outputs, and
+// the target context of an MTP command, whose compressor states keep n_rs_seq snapshots (DeepSeek-V4 rolls back).
+TEST(graph_replay, probe_contexts_replay_byte_exact) {
+    for (const auto & [rel_name, rel] : releases) {
+        size_t n = 0;
+        for (const char * group : {"outputs", "mtp"}) {
+            for (const json & row : kvfit::test::spec_contexts(std::string("spec-") + group + "." + rel_name + ".jsonl")) {
+                const std::string model = row.value("model", "");
+                if (model.rfind("deepseek-v4-flash", 0) != 0 || row["req"].value("ctx_type", "") == "mtp") continue;
+                const size_t v = model.rfind("_v");
+                kvfit::model_desc m = header_model(model.substr(0, v));
+                m.n_vocab = uint32_t(std::stoul(model.substr(v + 2)));
+                const json & q = row["req"];
+                kvfit::llamacpp_settings s = kvfit::test::spec_settings(q, rel);
+                kvfit::llamacpp_context c = kvfit::llamacpp_context_size(m, s);
+                // the probe's own request: llama-server's outputs and the snapshots llama.cpp kept (n_rs_seq_actual)
+                if (q.contains("n_outputs_max")) c.n_outputs_max = q["n_outputs_max"].get<uint32_t>();
+                c.n_rs_seq = row.value("n_rs_seq_actual", 0u);
+                const auto got = kvfit::detail::replay_compute(m, s, c);
+                ASSERT_TRUE(got.has_value()) << rel_name << " " << model << " " << q.dump();
+                EXPECT_EQ(got->bytes, kvfit::test::breakdown_bytes(row, "compute")) << rel_name << " " << model << " " << q.dump();
+                ++n;
+            }
+        }
+        EXPECT_GE(n, 9u) << rel_name;
+        std::printf("[graph_replay] %s: %zu probe contexts of DeepSeek-V4-Flash byte-exact\n", rel_name, n);
+    }
+}
+
+// The catalog's config.json and the GGUF the converter writes describe the same graph: one key, so the catalog model
+// is replayed too (the key covers the graph's own dimensions: model_desc::graph_dims).
+TEST(graph_replay, catalog_config_and_gguf_share_the_graph_key) {
+    kvfit::warnings warn;
+    const kvfit::model_desc gguf = header_model("deepseek-v4-flash");
+    const kvfit::catalog_entry * e = kvfit::find_catalog("DeepSeek-V4-Flash");
+    ASSERT_NE(e, nullptr);
+    const kvfit::model_desc cfg = kvfit::model_from_catalog(*e, warn);
+    EXPECT_EQ(kvfit::detail::llamacpp_graph_key(gguf), kvfit::detail::llamacpp_graph_key(cfg));
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 32768;
+    EXPECT_TRUE(kvfit::detail::replay_covers(cfg, s));
+    EXPECT_EQ(kvfit::llamacpp_compute_unmodelled(cfg, s), "");
+}
+
+// A sibling whose graph was not recorded is never replayed with another shape's graph: one dimension the graph
+// depends on (here the grouped output LoRA rank, a graph_dims entry; then the expert count) changes the key, and the
+// plan falls back to the estimate, warned with the reason.
+TEST(graph_replay, another_shape_of_the_family_is_not_replayed) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 32768;
+    kvfit::model_desc m = header_model("deepseek-v4-flash");
+    ASSERT_TRUE(kvfit::detail::replay_covers(m, s));
+    kvfit::model_desc o = m;
+    o.graph_dims["attention.output_lora_rank"] = 2048;
+    std::string why;
+    EXPECT_FALSE(kvfit::detail::replay_covers(o, s, &why));
+    EXPECT_NE(why.find("no graph recorded for this model shape"), std::string::npos) << why;
+    const std::string warn = kvfit::llamacpp_compute_unmodelled(o, s);
+    EXPECT_NE(warn.find("hyper-connections"), std::string::npos) << warn;
+    EXPECT_NE(warn.find("no graph recorded for this model shape"), std::string::npos) << warn;
+    kvfit::model_desc e = m;
+    e.n_expert = 384;
+    EXPECT_FALSE(kvfit::detail::replay_covers(e, s));
+}
+
+// Settings outside the recorded variants fall back to the estimate with the reason: a bf16 cache was not recorded.
+TEST(graph_replay, unrecorded_cache_types_fall_back_with_the_reason) {
+    const kvfit::model_desc m = header_model("deepseek-v4-flash");
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 8192;
+    s.type_k = s.type_v = kvfit::ggml_type::bf16;
+    std::string why;
+    EXPECT_FALSE(kvfit::detail::replay_covers(m, s, &why));
+    EXPECT_NE(why.find("bf16/bf16"), std::string::npos) << why;
+    EXPECT_NE(kvfit::llamacpp_compute_unmodelled(m, s), "");
+}
