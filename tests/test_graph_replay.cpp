@@ -7,6 +7,7 @@
 #include "kvfit/llamacpp.h"
 #include "kvfit/sources.h"
 #include "runtimes/llamacpp/graph_replay.h"
+#include "support/files.h"
 #include "support/spec_rows.h"
 
 #include <filesystem>
@@ -171,4 +172,38 @@ TEST(graph_replay, unrecorded_cache_types_fall_back_with_the_reason) {
     EXPECT_FALSE(kvfit::detail::replay_covers(m, s, &why));
     EXPECT_NE(why.find("bf16/bf16"), std::string::npos) << why;
     EXPECT_NE(kvfit::llamacpp_compute_unmodelled(m, s), "");
+}
+
+// Found by a new-user trial: a DeepSeek-V4 sibling with fewer than two residual copies (hc_mult 1, or absent) had no
+// template and no hyper-connections either, and its stage-set figure passed as modelled (38 % under the replayed
+// one). Compressed caches alone now mark the graph as not modelled.
+TEST(graph_replay, compressed_caches_without_a_recording_are_named_estimates) {
+    kvfit::model_desc m = header_model("deepseek-v4-flash");
+    m.n_hc = 1;
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 32768;
+    const std::string warn = kvfit::llamacpp_compute_unmodelled(m, s);
+    EXPECT_NE(warn.find("compressed attention caches"), std::string::npos) << warn;
+    EXPECT_NE(warn.find("no graph recorded for this model shape"), std::string::npos) << warn;
+}
+
+// A config.json renamed to names kvfit cannot know plans from its keys the same layout: with every dimension of the
+// recorded model it is replayed (the rename test's rule: the plan stays the same), the key taken with the
+// template's architecture.
+TEST(graph_replay, a_renamed_config_with_the_recorded_shape_is_replayed) {
+    auto cfg = nlohmann::json::parse(kvfit::test::shared_config("deepseek-ai__DeepSeek-V4-Flash.json"));
+    kvfit::warnings warn;
+    const kvfit::model_desc named = kvfit::model_from_hf_config(cfg.dump(), "v4.json", warn);
+    cfg["model_type"] = "zz_unknown";
+    cfg["architectures"] = {"ZzUnknownForCausalLM"};
+    const kvfit::model_desc renamed = kvfit::model_from_hf_config(cfg.dump(), "zz.json", warn);
+    ASSERT_TRUE(renamed.gguf_architecture.empty());
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 32768;
+    ASSERT_TRUE(kvfit::detail::replay_covers(named, s));
+    std::string why;
+    EXPECT_TRUE(kvfit::detail::replay_covers(renamed, s, &why)) << why;
+    const auto c = kvfit::llamacpp_context_size(named, s);
+    EXPECT_EQ(kvfit::llamacpp_compute_bytes(renamed, s, kvfit::llamacpp_context_size(renamed, s)),
+              kvfit::llamacpp_compute_bytes(named, s, c));
 }

@@ -280,3 +280,63 @@ TEST(frontier_configs, minimax_m3_sparse_attention_config_plans_as_its_gguf) {
 }
 
 } // namespace
+
+namespace {
+
+nlohmann::json minimax_m3_config() {
+    nlohmann::json c = {{"architectures", {"MiniMaxM3SparseForCausalLM"}}, {"model_type", "minimax_m3"},
+                        {"hidden_size", 6144}, {"num_hidden_layers", 60}, {"num_attention_heads", 64},
+                        {"num_key_value_heads", 4}, {"head_dim", 128}, {"intermediate_size", 3072},
+                        {"num_local_experts", 128}, {"num_experts_per_tok", 4}, {"vocab_size", 512}};
+    std::vector<int> freq(60, 1);
+    std::fill(freq.begin(), freq.begin() + 3, 0);
+    c["moe_layer_freq"] = freq;
+    c["sparse_attention_config"] = {{"sparse_num_index_heads", 4}, {"sparse_index_dim", 128}, {"sparse_topk_blocks", 16}};
+    return c;
+}
+
+std::string refusal_of(const nlohmann::json & c) {
+    kvfit::warnings warn;
+    try {
+        kvfit::model_from_hf_config(c.dump(), "m.json", warn);
+    } catch (const kvfit::error & e) {
+        return e.what();
+    }
+    return "";
+}
+
+// Found by a new-user trial: what the MSA step must refuse (the converter fails on each) and where the key is not
+// MiniMax-M3's (another architecture's converter ignores it: no indexer, a warning).
+TEST(frontier_configs, minimax_m3_msa_keys_refused_or_ignored_by_name) {
+    auto c = minimax_m3_config();
+    c.erase("sparse_attention_config");
+    EXPECT_NE(refusal_of(c).find("sparse_attention_config missing"), std::string::npos) << refusal_of(c);
+    c = minimax_m3_config();
+    c["sparse_attention_config"].erase("sparse_topk_blocks");
+    EXPECT_NE(refusal_of(c).find("sparse_topk_blocks"), std::string::npos) << refusal_of(c);
+    c = minimax_m3_config();
+    c["moe_layer_freq"] = 1;
+    EXPECT_NE(refusal_of(c).find("moe_layer_freq"), std::string::npos) << refusal_of(c);
+    c = minimax_m3_config();
+    c["moe_layer_freq"][0] = "0";
+    EXPECT_NE(refusal_of(c).find("key 'moe_layer_freq': entry 0 is not an integer"), std::string::npos) << refusal_of(c);
+    c = minimax_m3_config();
+    c.erase("moe_layer_freq");
+    EXPECT_NE(refusal_of(c).find("moe_layer_freq"), std::string::npos) << refusal_of(c);
+
+    // a Llama config carrying the key: llama.cpp's llama GGUF has no indexer, and the warning says the key is ignored
+    nlohmann::json llama = {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"hidden_size", 4096},
+                            {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+                            {"intermediate_size", 14336}, {"vocab_size", 128256}};
+    kvfit::warnings warn;
+    const auto plain = kvfit::model_from_hf_config(llama.dump(), "l.json", warn);
+    llama["sparse_attention_config"] = minimax_m3_config()["sparse_attention_config"];
+    warn.clear();
+    const auto with_key = kvfit::model_from_hf_config(llama.dump(), "l.json", warn);
+    EXPECT_EQ(with_key.caches, plain.caches);
+    bool said = false;
+    for (const auto & w : warn) said |= w.find("sparse_attention_config is ignored") != std::string::npos;
+    EXPECT_TRUE(said);
+}
+
+} // namespace

@@ -308,16 +308,14 @@ void msa_indexer(const hf_keys & cfg, hf_build & b) {
     b.index_head_dim = u32(sac.uint("sparse_index_dim", 65536));
     b.index_n_head = u32(sac.uint("sparse_num_index_heads", 65536));
     m.indexer_n_head = b.index_n_head;
-    m.indexer_top_k = u32(sac.uint_or("sparse_topk_blocks", 0, 1u << 24));
+    m.indexer_top_k = u32(sac.uint("sparse_topk_blocks", 1u << 24));
+    // the converter requires moe_layer_freq and counts its leading zeros (any other value is an MoE block)
+    const auto & freq = per_layer_array(cfg, b, "moe_layer_freq");
     uint64_t dense = 0;
-    if (cfg.has("moe_layer_freq") && cfg.at("moe_layer_freq").is_array()) {
-        for (const auto & v : cfg.at("moe_layer_freq")) {
-            if (!v.is_number() || v != 0) break;
-            ++dense;
-        }
-    } else {
-        dense = cfg.count_or("first_k_dense_replace", 0, m.n_layer);
+    for (size_t il = 0; il < freq.size(); ++il) {
+        if (!freq[il].is_number_integer()) throw cfg.bad("moe_layer_freq", fmt::format("entry {} is not an integer", il));
     }
+    while (dense < freq.size() && freq[dense] == 0) ++dense;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (b.mix[il] == mixer::attention && il >= dense) b.indexer[il] = 1;
     }
@@ -470,7 +468,17 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
     if (listed) windows_of_list(cfg, b);
     else if (!cfg.has("compress_ratios")) windows_without_list(cfg, b);
     if (cfg.has("kv_lora_rank")) mla_and_indexer(cfg, b);
-    else if (cfg.has("sparse_attention_config")) msa_indexer(cfg, b);
+    else if (cfg.has("sparse_attention_config") && b.row && !b.row->flags.index_sparse) {
+        // llama.cpp's converter reads it for MiniMax-M3 only: another architecture's GGUF has no indexer
+        warn.push_back(fmt::format("{}: {}sparse_attention_config is ignored: llama.cpp's {} has no sparse attention "
+                                   "(conversion/minimax.py reads it for MiniMax-M3 only)",
+                                   cfg.where, cfg.prefix, b.row->gguf_arch));
+    } else if (cfg.has("sparse_attention_config")) {
+        msa_indexer(cfg, b);
+    } else if (b.row && b.row->flags.index_sparse) {
+        throw refuse(cfg, b, fmt::format("{}sparse_attention_config missing: the width of the MSA indexer cache is not "
+                                         "stated (conversion/minimax.py MiniMaxM3Model requires it)", cfg.prefix));
+    }
 
     const uint64_t n_shared = cfg.count_or("num_kv_shared_layers", 0, m.n_layer);
     if (n_shared >= m.n_layer && n_shared > 0) {

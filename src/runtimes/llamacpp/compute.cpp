@@ -229,6 +229,15 @@ std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_set
         return fmt::format("the reserve graph of a decoder with hyper-connections ({} copies of the residual stream) is "
                            "not modelled ({}): the figure is an estimate, measured up to 4.8x too small", m.n_hc, no_replay);
     }
+    // compressed caches (DeepSeek-V4's CSA/HCA, models/deepseek4.cpp) with fewer than two residual copies: no stage set
+    // derives that graph either, whatever the hyper-connection count says
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const auto & k : m.caches[il]) {
+            if (k.kind != cache_kind::compressed) continue;
+            return fmt::format("the reserve graph of a decoder with compressed attention caches (DeepSeek-V4 CSA/HCA) is "
+                               "not modelled ({}): the figure is an estimate", no_replay);
+        }
+    }
     if (m.count(layer_kind::mla) > 0 && m.rec_kind == recurrent_kind::kda && m.attn_res_block > 0) {
         return "MLA + KDA layers with attention residuals: the stage set is fitted, not derived; the figure is an "
                "estimate, measured up to 9.4 % too small with several sequences";

@@ -408,17 +408,30 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
     const graph_template * tp = nullptr;
     bool arch_seen = false;
     std::string key;
+    // a config.json whose names kvfit does not know (no llama.cpp arch; its layout read from its keys) is replayed when
+    // it has every dimension of a recorded model: its key taken with that template's arch equals the template's
+    const bool unnamed = m.gguf_architecture.empty();
+    const std::string arch = unnamed ? "this model's architecture" : m.gguf_architecture;
     for (auto & f : template_files()) {
-        if (f->arch != m.gguf_architecture || f->release != release) continue;
+        if ((!unnamed && f->arch != m.gguf_architecture) || f->release != release) continue;
         arch_seen = true;
-        if (key.empty()) key = llamacpp_graph_key(m);
+        std::string k;
+        if (unnamed) {
+            model_desc named = m;
+            named.gguf_architecture = f->arch;
+            k = llamacpp_graph_key(named);
+        } else {
+            if (key.empty()) key = llamacpp_graph_key(m);
+            k = key;
+        }
         const graph_template * t = parsed(*f);
-        if (t != nullptr && t->key == key) tp = t;
+        if (t != nullptr && t->key == k) tp = t;
     }
+    if (unnamed && key.empty()) key = llamacpp_graph_key(m);
     if (tp == nullptr) {
         if (why) {
-            *why = arch_seen ? "no graph recorded for this model shape (" + m.gguf_architecture + " graph " + key + ")"
-                             : "no graph recorded for " + m.gguf_architecture + " in llama.cpp " + release;
+            *why = arch_seen && !unnamed ? "no graph recorded for this model shape (" + arch + " graph " + key + ")"
+                                         : "no graph recorded for " + arch + " in llama.cpp " + release;
         }
         return nullptr;
     }
@@ -430,7 +443,7 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
         }
     }
     if (why) {
-        *why = "no " + m.gguf_architecture + " graph recorded for " + kv + " K/V with flash attention " + (fa ? "on" : "off") +
+        *why = "no " + arch + " graph recorded for " + kv + " K/V with flash attention " + (fa ? "on" : "off") +
                (rs ? " and recurrent-state snapshots" : "");
     }
     return nullptr;
