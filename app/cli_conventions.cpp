@@ -38,6 +38,10 @@ std::optional<int> handle_help_and_version(int argc, char ** argv, const std::fu
             char * sub[] = {argv[0], argv[2], help, nullptr};
             return main_subcommand(3, sub);
         }
+        if (topic == "fit-params") {
+            fmt::print("{}", fit_params_help());
+            return 0;
+        }
         if (topic == "serve") {
             char help[] = "--help";
             char * sub[] = {argv[2], help, nullptr};

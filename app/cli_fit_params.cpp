@@ -99,6 +99,32 @@ uint64_t parse_uint(std::string_view flag, std::string_view text) {
     return parse_flag_count(flag, text, 0, uint64_t(1) << 40);
 }
 
+} // namespace
+
+std::string fit_params_help() {
+    std::string out = "Usage: kvfit fit-params -m MODEL [options]\n"
+                      "llama.cpp v0.5.0's llama-fit-params answered from kvfit's plan: the same flags and the same stdout, "
+                      "without the weights or the GPUs.\nExit status as llama-fit-params: 0, or 1 with a one-line message.\n\n"
+                      "Options that take a value:\n";
+    for (const auto & f : value_flags()) {
+        std::string names;
+        for (const auto n : f.names) names += fmt::format("{}{}", names.empty() ? "" : ", ", n);
+        out += fmt::format("  {}\n", names);
+    }
+    out += "Switches:\n";
+    for (const auto & f : switch_flags()) {
+        std::string names;
+        for (const auto n : f.names) names += fmt::format("{}{}", names.empty() ? "" : ", ", n);
+        out += fmt::format("  {}\n", names);
+    }
+    out += "\n--fit-print on: one line per device (model, context, compute MiB) and a Host line; otherwise the fitted\n"
+           "arguments (-c N -ngl N [-ts A,B] [-ot ...]). --gpu GPUS (kvfit's: \"RTX 4090\", 2xH100, 24GiB,24GiB; default:\n"
+           "the detected GPUs), --weights FORMAT / --weights-size SIZE for a config.json model.\n";
+    return out;
+}
+
+namespace {
+
 fit_args parse_args(int argc, char ** argv) {
     fit_args a;
     for (int i = 1; i < argc; ++i) {
@@ -349,6 +375,12 @@ std::string fit_params_output(int argc, char ** argv) {
 }
 
 int run_fit_params(int argc, char ** argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "-h" || std::string_view(argv[i]) == "--help") {
+            fmt::print("{}", fit_params_help());
+            return 0;
+        }
+    }
     try {
         const std::string out = fit_params_output(argc, argv);
         std::fwrite(out.data(), 1, out.size(), stdout);

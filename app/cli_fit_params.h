@@ -10,7 +10,9 @@ namespace kvfit::cli {
 /// stdout. Throws kvfit::error for bad arguments.
 std::string fit_params_output(int argc, char ** argv);
 
-/// Run it: prints fit_params_output, returns 0; or prints a one-line message to stderr and returns 1 (as
+/// `kvfit fit-params --help` and `kvfit help fit-params`: the usage line and every flag fit-params reads.
+std::string fit_params_help();
+/// Run it (-h/--help prints fit_params_help and returns 0): prints fit_params_output, returns 0; or prints a one-line message to stderr and returns 1 (as
 /// llama-fit-params exits when it cannot fit or parse).
 int run_fit_params(int argc, char ** argv);
 

@@ -149,7 +149,7 @@ int main(int argc, char ** argv) {
                "  kvfit explain LOG [-m MODEL]                                compare a llama.cpp log with kvfit's plan\n"
                "  kvfit serve [--port N] [--host ADDR]                        web page and JSON API on loopback\n"
                "  kvfit fit-params -m MODEL [-c N] [--fit-print on] [--gpu G] llama-fit-params' output from kvfit's plan\n"
-               "  kvfit help [exec|explain|serve]                             this help, or a subcommand's\n"
+               "  kvfit help [exec|explain|serve|fit-params]                  this help, or a subcommand's\n"
                "  kvfit --version                                             version and the llama.cpp releases it models\n");
     if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::cli::exec_serve(argc - 1, argv + 1);
     if (argc > 1 && std::string_view(argv[1]) == "fit-params") return kvfit::cli::run_fit_params(argc - 1, argv + 1);

@@ -30,6 +30,28 @@ TEST(cli, default_model_prints_the_seeds_table) {
     EXPECT_NE(o.find("GiB = 2^30 bytes"), std::string::npos);
 }
 
+// DeepSeek-V4-Flash keeps no cache that takes a cell per token: its compressed caches grow by one cell per 4 (CSA and
+// its indexer keys) or 128 tokens (HCA), and its fixed state is the compressors' pending tokens. The report says so
+// instead of "0 B per token" and "0 layers x (0 conv + 0 state)". Per 4 tokens: 21 CSA layers x 512 x 2 B + 21 indexer
+// x 128 x 2 B = 26,880 B, as llama.cpp's caches measured (csa 704,643,072 B and lid 176,160,768 B at 32,768 cells:
+// tests/conformance/measured/deepseek-v4-flash.v0.5.0.jsonl, n_ctx 131,072).
+TEST(cli, compressed_caches_are_reported_by_their_ratio) {
+    const auto r = run_kvfit("DeepSeek-V4-Flash -c 131072");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string & o = r.out;
+    EXPECT_NE(o.find("43 layers: 43 sliding window (128 tokens); 21 with a compressed cache (1 cell per 4 tokens); 20 with "
+                     "a compressed cache (1 cell per 128 tokens); 21 with indexer keys (1 cell per 4 tokens)"),
+              std::string::npos) << o;
+    EXPECT_NE(o.find("KV cache per token (f16 K, f16 V): no cache takes a cell for every token"), std::string::npos) << o;
+    EXPECT_NE(o.find("1 cell per 4 tokens (42 caches): 26,880 B per 4 tokens, 6,720 B per token on average"),
+              std::string::npos) << o;
+    EXPECT_NE(o.find("1 cell per 128 tokens (20 caches): 20,480 B per 128 tokens, 160 B per token on average"),
+              std::string::npos) << o;
+    EXPECT_NE(o.find("Fixed state per sequence (f32): 12,206,080 B (11.64 MiB) = compressor states 12,206,080 B"),
+              std::string::npos) << o;
+    EXPECT_EQ(o.find("0 layers x"), std::string::npos) << o;
+}
+
 TEST(cli, default_model_json_has_exact_bytes) {
     const auto r = run_kvfit("--json");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -163,4 +185,14 @@ TEST(cli, check_names_the_buffer_that_overflows) {
     EXPECT_EQ(kvfit::test::run_kvfit("--check").status, 2);
 }
 
+} // namespace
+
+namespace {
+// With several GPUs and no -tp, vLLM's plan searches the TP sizes; when every one is refused, the reason TP 1 is refused
+// is named (DeepSeek-V4 without an fp8 KV cache), not "no TP size divides the heads", which sent users to the wrong fix.
+TEST(cli, vllm_placement_search_names_the_real_refusal) {
+    const auto r = kvfit::test::run_kvfit("DeepSeek-V4-Flash --runtime vllm --gpu 8xH200");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "kvfit: vllm: AssertionError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got auto\n");
+}
 } // namespace

@@ -57,7 +57,7 @@ TEST(cli_conventions, version_and_help) {
     const auto help = run_kvfit("--help"), word = run_kvfit("help");
     EXPECT_EQ(word.status, 0);
     EXPECT_EQ(word.out, help.out);
-    EXPECT_NE(help.out.find("kvfit help [exec|explain|serve]"), std::string::npos);
+    EXPECT_NE(help.out.find("kvfit help [exec|explain|serve|fit-params]"), std::string::npos);
     const auto exec = run_kvfit("help exec");
     EXPECT_EQ(exec.status, 0);
     EXPECT_NE(exec.out.find("--fix"), std::string::npos) << exec.out;

@@ -182,3 +182,19 @@ TEST(FitParams, FitTargetPerDevice) {
     EXPECT_TRUE(tight.out.starts_with("-c ")) << tight.out;
     EXPECT_NE(tight.out, fit_args_line(131072, -1));
 }
+
+// `kvfit fit-params --help` and `kvfit help fit-params` list the flags fit-params reads (it used to answer "invalid
+// argument: --help"), exit 0; without -m it exits 1 as llama-fit-params does, with one line naming -m.
+TEST(FitParams, HelpListsItsFlagsAndAMissingModelIsOneLine) {
+    for (const char * cmd : {"fit-params --help", "help fit-params", "fit-params -h"}) {
+        const auto r = run_kvfit(cmd);
+        EXPECT_EQ(r.status, 0) << cmd << ": " << r.err;
+        EXPECT_NE(r.out.find("Usage: kvfit fit-params -m MODEL"), std::string::npos) << cmd << ": " << r.out;
+        for (const char * f : {"-fitt, --fit-target", "-fitp, --fit-print", "-ot, --override-tensor", "-kvu, --kv-unified"}) {
+            EXPECT_NE(r.out.find(f), std::string::npos) << cmd << ": " << f;
+        }
+    }
+    const auto r = run_kvfit("fit-params -c 4096");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "kvfit fit-params: no model: give -m MODEL (a .gguf, config.json, model directory or catalog name)\n");
+}

@@ -314,6 +314,14 @@ const bad_row k_bad[] = {
      R"({"model_type":"deepseek_v4","num_hidden_layers":3,"hidden_size":64,"num_attention_heads":4,
         "num_key_value_heads":1,"head_dim":32,"vocab_size":10,"sliding_window":128,"compress_ratios":[4,128]})",
      "bad.json: key 'compress_ratios': has 2 entries for num_hidden_layers 3"},
+    // the MLA-looking head keys of DeepSeek-V4 (qk_rope_head_dim, o_lora_rank) used to be refused as "MLA without
+    // kv_lora_rank", naming a key the model never has
+    {"deepseek_v4_no_ratios", nullptr,
+     R"({"architectures":["DeepseekV4ForCausalLM"],"model_type":"deepseek_v4","num_hidden_layers":2,"hidden_size":64,
+        "num_attention_heads":4,"num_key_value_heads":1,"head_dim":32,"vocab_size":10,"sliding_window":128,
+        "qk_rope_head_dim":8,"o_lora_rank":16,"index_head_dim":16,"index_n_heads":2})",
+     "bad.json: model_type 'deepseek_v4': compress_ratios is missing: deepseek4 keeps a sliding window on every layer "
+     "plus compressed caches placed by compress_ratios (one ratio per layer), so its caches cannot be planned without it"},
     {"kimi_k3_kda_heads", nullptr,
      R"({"architectures":["KimiK3ForConditionalGeneration"],"model_type":"kimi_k3","num_hidden_layers":4,
         "hidden_size":64,"num_attention_heads":4,"num_key_value_heads":4,"vocab_size":10,"intermediate_size":8,

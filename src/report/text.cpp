@@ -4,8 +4,10 @@
 #include "kvfit/printable.h"
 
 #include "kvfit/error.h"
+#include "kvfit/llamacpp.h"
 
 #include <fmt/format.h>
+#include <map>
 
 namespace kvfit {
 namespace detail {
@@ -25,6 +27,19 @@ std::string layer_summary(const model_desc & m) {
         if (k == layer_kind::none) label = "without cache";
         out += fmt::format("{}{} {}", sep, n, label);
         sep = ", ";
+    }
+    // caches beside a layer's kind: compressed caches by ratio (DeepSeek-V4 CSA/HCA) and indexer keys (DSA, MSA)
+    std::map<uint32_t, uint32_t> compressed, indexed;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const auto & c : m.caches[il]) {
+            if (c.kind == cache_kind::compressed) ++compressed[c.ratio];
+            if (c.kind == cache_kind::indexer) ++indexed[c.ratio];
+        }
+    }
+    for (const auto & [ratio, n] : compressed) out += fmt::format("; {} with a compressed cache (1 cell per {} tokens)", n, ratio);
+    for (const auto & [ratio, n] : indexed) {
+        out += ratio == 1 ? fmt::format("; {} with indexer keys", n)
+                          : fmt::format("; {} with indexer keys (1 cell per {} tokens)", n, ratio);
     }
     return out;
 }
@@ -235,8 +250,34 @@ std::string render_llamacpp_text(const plan_result & r) {
     const uint64_t per_token = p.kv_bytes_per_token.value_or(0);
     const std::string formula = per_token_formula(m, ggml_type_from_name(type_k), ggml_type_from_name(type_v),
                                                   flag(s, "mla_kv"));
-    out += fmt::format("KV cache per token ({} K, {} V): {} B ({}){}\n", type_k, type_v, with_commas(per_token),
-                       human_bytes(per_token), formula.empty() ? "" : " = " + formula);
+    // compressed caches (DeepSeek-V4 CSA/HCA and their indexer keys) grow by one cell per `ratio` tokens: bytes per
+    // cell summed by ratio, under the plan's types and release (llamacpp_cell_bytes)
+    std::map<uint32_t, std::pair<uint32_t, uint64_t>> by_ratio; // ratio -> caches, bytes per cell
+    {
+        const llamacpp_release rel = parse_llamacpp_release(str(s, "llamacpp_version"));
+        const mla_layout mla = flag(s, "mla_kv") ? mla_layout::k_and_v : mla_layout::k_only;
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            for (const auto & c : m.caches[il]) {
+                if (!c.grows_with_ctx() || c.ratio <= 1) continue;
+                auto & [n, bytes] = by_ratio[c.ratio];
+                ++n;
+                bytes += llamacpp_cell_bytes(m, il, c, ggml_type_from_name(type_k), ggml_type_from_name(type_v), mla,
+                                             flag(d, "flash_attn"), rel);
+            }
+        }
+    }
+    if (per_token == 0 && !by_ratio.empty()) {
+        out += fmt::format("KV cache per token ({} K, {} V): no cache takes a cell for every token\n", type_k, type_v);
+    } else {
+        out += fmt::format("KV cache per token ({} K, {} V): {} B ({}){}\n", type_k, type_v, with_commas(per_token),
+                           human_bytes(per_token), formula.empty() ? "" : " = " + formula);
+    }
+    for (const auto & [ratio, nb] : by_ratio) {
+        out += fmt::format("  + compressed caches, 1 cell per {} tokens ({} caches): {} B per {} tokens, {} B per token "
+                           "on average\n", ratio, nb.first, with_commas(nb.second), ratio,
+                           nb.second % ratio == 0 ? with_commas(nb.second / ratio)
+                                                  : fmt::format("{:.1f}", double(nb.second) / double(ratio)));
+    }
     const uint64_t if_all_full = u64(d, "kv_bytes_per_token_if_all_full_attention");
     if (per_token > 0) {
         out += fmt::format("  if all {} layers were full attention: {} B ({:.2f}x)\n", m.n_layer, with_commas(if_all_full),
@@ -251,10 +292,25 @@ std::string render_llamacpp_text(const plan_result & r) {
         out += "  sliding-window/chunked layers are capped near their window and appear only in the table below\n";
     }
     const uint64_t state = p.state_bytes_per_sequence.value_or(0);
-    if (state > 0) {
+    static const nlohmann::ordered_json none = nlohmann::ordered_json::object();
+    const auto & rs = d.contains("recurrent") ? d["recurrent"] : none;
+    const uint64_t comp = u64(rs, "comp_bytes"), ple = u64(rs, "p_bytes");
+    if (state > 0 && comp == 0 && ple == 0) {
         out += fmt::format("Recurrent state per sequence (f32, fixed): {} B ({}) = {} layers x ({} conv + {} state) x 4 B\n",
                            with_commas(state), human_bytes(state), m.count(layer_kind::recurrent), with_commas(m.n_embd_r()),
                            with_commas(m.n_embd_s()));
+    } else if (state > 0) {
+        std::string parts;
+        if (const uint64_t rec = u64(rs, "r_bytes") + u64(rs, "s_bytes"); rec > 0) {
+            parts += fmt::format("{} recurrent layers x ({} conv + {} state) x 4 B", m.count(layer_kind::recurrent),
+                                 with_commas(m.n_embd_r()), with_commas(m.n_embd_s()));
+        }
+        if (ple > 0) parts += fmt::format("{}per-layer-embedding conv states {} B", parts.empty() ? "" : " + ", with_commas(ple));
+        if (comp > 0) {
+            parts += fmt::format("{}compressor states {} B (the tokens each compressed cache has not folded into a cell "
+                                 "yet)", parts.empty() ? "" : " + ", with_commas(comp));
+        }
+        out += fmt::format("Fixed state per sequence (f32): {} B ({}) = {}\n", with_commas(state), human_bytes(state), parts);
     }
     out += fmt::format("\n{:>9}  {:>14}  {:>22}  {:>6}\n", "n_ctx", "KV cache", "if all full attention", "ratio");
     for (const auto & c : d["contexts"]) {

@@ -337,6 +337,11 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
                                         std::max<uint32_t>(1, k.u32("hyper_connection.count", 1)) * m.n_embd
                                   : 0;
     std::vector<uint32_t> ple_layers;
+    if (k.get("ple.ngram_size") && (ple_conv == 0 || !k.get("ple.layers"))) {
+        warn.push_back(fmt::format("{}: per-layer n-gram embeddings (ple.ngram_size) without ple.conv_kernel, "
+                                   "ple.heads_per_ngram or ple.layers: their conv state (llama_hparams::ple_conv_state) "
+                                   "is not counted", f.path()));
+    }
     if (const gguf_value * v = k.get("ple.layers"); v && ple_conv > 0) {
         for (uint64_t i = 0; i < (v->is_array() ? v->n : 1); ++i) {
             const auto e = v->is_array() ? v->at(i, f.path()).to_uint() : v->to_uint();

@@ -458,6 +458,12 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
                                          "full_attention_interval: which layers are linear attention is not stated",
                                          cfg.prefix));
     }
+    // DeepSeek-V4's row (every layer a window plus compressed caches) without the list that places those caches
+    if (!cfg.has("compress_ratios") && b.row && b.row->layout == gguf_layout::all_swa) {
+        throw refuse(cfg, b, fmt::format("{}compress_ratios is missing: {} keeps a sliding window on every layer plus "
+                                         "compressed caches placed by compress_ratios (one ratio per layer), so its "
+                                         "caches cannot be planned without it", cfg.prefix, b.row->gguf_arch));
+    }
     // MLA head keys without the latent: the cache width is not stated (DeepseekV3Config would fill kv_lora_rank 512,
     // llama.cpp's converter fails on it): refused by name, never planned as plain attention
     if (!cfg.has("kv_lora_rank") && !cfg.has("compress_ratios") &&

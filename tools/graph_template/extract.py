@@ -216,6 +216,8 @@ def main():
     t0 = time.time()
     # the cache holds what was traced before; contexts the design gained since are traced and added
     traces, refused = pickle.load(open(cache, "rb")) if os.path.exists(cache) else ([], [])
+    for t in traces:  # variables added since the cache was written
+        t["vars"].setdefault("T_q", t["vars"]["T"] // max(1, t["vars"].get("n_seqs", 1)))
     refused = [r for r in refused if len(r) > 3]  # older caches kept no vocabulary with a refusal: asked again
     vocab_name = {models["small"][1]: "small", models["real"][1]: "real"}
     case_id = lambda c: json.dumps(sorted(c.items()))

@@ -63,6 +63,7 @@ def canon(v):
     streams = [v[k] for k in v if k.startswith("streams_")]
     out["n_stream"] = max(streams) if streams else 1
     out["T_s"] = out["T"] // out["n_stream"]
+    out["T_q"] = out["T"] // max(1, out.get("n_seqs", 1))  # tokens per sequence (llama_ubatch::n_seq_tokens)
     for k in v:
         if k.startswith("cells_") and k != "cells_base": out[k] = v[k]
     if "n_vocab" in v: out["n_vocab"] = v["n_vocab"]
@@ -71,7 +72,10 @@ def canon(v):
 def trace(model, opts, probe, model_opts="no_alloc=1 mmap=0"):
     fd, path = tempfile.mkstemp(prefix="gtrace.", suffix=".txt"); os.close(fd)
     os.unlink(path)
-    env = dict(os.environ, GGML_ALLOC_TRACE=path)
+    # glibc's malloc.hugetlb=1: llama.cpp clears every context buffer it allocates, and 4 KiB page faults were most of
+    # a trace's time (tests/conformance/run.sh); no size in the trace depends on the page size
+    tun = os.environ.get("GLIBC_TUNABLES", "")
+    env = dict(os.environ, GGML_ALLOC_TRACE=path, GLIBC_TUNABLES=(tun + ":" if tun else "") + "glibc.malloc.hugetlb=1")
     args = [probe, model] + model_opts.split() + ["--ctx"] + [f"{k}={v}" for k, v in opts.items()]
     out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     ctx = None

@@ -1,4 +1,4 @@
-// Replay of a recorded llama.cpp reserve graph (graph_replay.h). Format of data/graphs/<arch>.<release>.txt,
+// Replay of a recorded llama.cpp reserve graph (graph_replay.h). Format of data/graphs/<arch>[+<model>].<release>.txt,
 // written by tools/graph_template/extract.py (one item per line, space-separated):
 //   kvfit-graph 1                      header
 //   arch A / release R / model M / key K
@@ -141,7 +141,10 @@ struct graph_template {
 };
 
 /// The variables a template's shapes are written in (tools/graph_template/trace.py canon()).
-constexpr const char * k_var_names[] = {"T", "n_out", "n_seqs", "n_stream", "T_s", "n_vocab", "n_ctx_seq", "n_ctx", "n_rs"};
+// T_q: the ubatch's tokens per sequence (llama_ubatch::n_seq_tokens; Qwen3.8-Flash-Next's per-layer-embedding conv
+// concatenates its ple.conv_kernel - 1 history rows to each sequence's tokens)
+constexpr const char * k_var_names[] = {"T", "n_out", "n_seqs", "n_stream", "T_s", "n_vocab", "n_ctx_seq", "n_ctx", "n_rs",
+                                        "T_q"};
 constexpr size_t k_n_fixed = std::size(k_var_names);
 
 int var_index(std::vector<std::string> & names, std::string_view n) {
@@ -286,7 +289,8 @@ std::vector<std::unique_ptr<template_file>> & template_files() {
             const size_t dot = p.find('.');
             if (dot == std::string_view::npos) continue;
             auto tf = std::make_unique<template_file>();
-            tf->arch = std::string(p.substr(0, dot));
+            // <arch>.<release>.txt, or <arch>+<model>.<release>.txt for a second recorded shape of one architecture
+            tf->arch = std::string(p.substr(0, std::min(dot, p.find('+'))));
             tf->release = std::string(p.substr(dot + 1));
             tf->text = f.bytes;
             out.push_back(std::move(tf));
@@ -478,6 +482,7 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
     v[6] = int64_t(c.n_ctx_seq);
     v[7] = int64_t(c.n_ctx);
     v[8] = int64_t(c.n_rs_seq);
+    v[9] = int64_t(g.n_tokens / std::max<uint32_t>(1, g.n_seq));
     for (const kv_cache_buffer & kb : caches) {
         for (size_t i = k_n_fixed; i < names.size(); ++i) {
             if (names[i] == "cells_" + kb.name) v[i] = int64_t(kb.cells_per_stream);

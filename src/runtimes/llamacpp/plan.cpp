@@ -357,7 +357,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     // duplicated tied output (tied_duplicate_bytes)
     if (const uint64_t dup = tied_duplicate_bytes(m); dup > 0) d["weights_bytes_no_mmap"] = m.weights.total_bytes() + dup;
     d["recurrent"] = {{"n_layer", p.rs.n_layer}, {"n_seq", p.rs.n_seq}, {"r_bytes", p.rs.r_bytes},
-                      {"s_bytes", p.rs.s_bytes}, {"comp_bytes", p.rs.comp_bytes}};
+                      {"s_bytes", p.rs.s_bytes}, {"p_bytes", p.rs.p_bytes}, {"comp_bytes", p.rs.comp_bytes}};
     d["cpu_backend"] = cpu_backend_json(m, p);
     if (s.spec.active()) {
         d["spec"] = spec_json(p);

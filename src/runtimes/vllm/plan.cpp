@@ -182,7 +182,14 @@ vllm_choice choose(const model_desc & m, const flag_values & f, const machine & 
         return c;
     }
     c.placements = vllm_placements(m, s, gpu, gpu.compute_capability, c.per_node, c.nodes);
-    if (c.placements.empty()) throw error(fmt::format("no TP size up to {} divides the model's attention heads", c.per_node));
+    if (c.placements.empty()) {
+        // every candidate refused: TP 1's refusal is the reason (DeepSeek-V4 needs an fp8 KV cache: it used to be
+        // reported as heads no TP size divides)
+        vllm_settings one = s;
+        one.tp = one.pp = one.dp = 1;
+        (void)plan_vllm(m, one, gpu, gpu.compute_capability);
+        throw error(fmt::format("no TP size up to {} divides the model's attention heads", c.per_node));
+    }
     const vllm_placement * best = &c.placements[0];
     for (const auto & p : c.placements) {
         const bool better = p.fits ? (!best->fits || p.total_concurrency > best->total_concurrency)
