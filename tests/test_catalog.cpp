@@ -84,6 +84,20 @@ TEST(catalog, qwen3_8_flash_next_from_gguf_keys) {
               warn.end());
 }
 
+// Its warning says "give --weights-size": that size is spread evenly over the 48 blocks (no shapes to weigh them by),
+// the remainder of the division on the embedding, and the label says how it was placed. It used to be refused ("no
+// parameter count to spread a weight size over"), so the hint led nowhere.
+TEST(catalog, qwen3_8_flash_next_takes_a_weight_size) {
+    kvfit::warnings warn;
+    auto m = kvfit::model_from_catalog(*kvfit::find_catalog("Qwen3.8-Flash-Next"), warn);
+    kvfit::apply_weight_size(m, 40'000'000'000ull);
+    EXPECT_EQ(m.weights.total_bytes(), 40'000'000'000ull);
+    ASSERT_EQ(m.weights.layers.size(), 48u);
+    for (const auto & l : m.weights.layers) EXPECT_EQ(l.bytes, 833'333'333u);
+    EXPECT_EQ(m.weights.token_embd.bytes, 16u);
+    EXPECT_EQ(m.weights.format, "given, spread evenly over the 48 blocks (no tensor list)");
+}
+
 TEST(catalog, every_entry_loads) {
     for (const auto & e : kvfit::catalog()) {
         const auto m = load(e);

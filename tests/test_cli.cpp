@@ -50,6 +50,11 @@ TEST(cli, compressed_caches_are_reported_by_their_ratio) {
     EXPECT_NE(o.find("Fixed state per sequence (f32): 12,206,080 B (11.64 MiB) = compressor states 12,206,080 B"),
               std::string::npos) << o;
     EXPECT_EQ(o.find("0 layers x"), std::string::npos) << o;
+    // per sequence whatever -np is (the parts too: 4 sequences hold 4 x 12,206,080 B, not one)
+    const auto r4 = run_kvfit("DeepSeek-V4-Flash -c 131072 -np 4");
+    ASSERT_EQ(r4.status, 0) << r4.err;
+    EXPECT_NE(r4.out.find("Fixed state per sequence (f32): 12,206,080 B (11.64 MiB) = compressor states 12,206,080 B"),
+              std::string::npos) << r4.out;
 }
 
 TEST(cli, default_model_json_has_exact_bytes) {
@@ -194,5 +199,26 @@ TEST(cli, vllm_placement_search_names_the_real_refusal) {
     const auto r = kvfit::test::run_kvfit("DeepSeek-V4-Flash --runtime vllm --gpu 8xH200");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "kvfit: vllm: AssertionError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got auto\n");
+}
+} // namespace
+
+namespace {
+// SGLang with a pool shorter than --context-length starts and caps each request at max_req_len = min(context_len - 1,
+// max_total_num_tokens - 1) (scheduler.py); kvfit said "does not start". gpt-oss-120b on one H100 at 131,072: the pool
+// holds 92,142 tokens. Verdict: starts, does not meet the request (exit 3), the cap named.
+TEST(cli, sglang_short_pool_starts_and_caps_requests) {
+    const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/openai__gpt-oss-120b.json";
+    const auto r = kvfit::test::run_kvfit(cfg + " --runtime sglang --gpu H100 --context-length 131072 --json");
+    EXPECT_EQ(r.status, 3) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(j["starts"].get<bool>());
+    EXPECT_FALSE(j["fits"].get<bool>());
+    EXPECT_TRUE(j["refusals"].empty());
+    bool named = false;
+    for (const auto & w : j["warnings"]) {
+        named |= w.get<std::string>() == "starts, but caps a request at 92141 tokens (max_req_len = min(--context-length - 1, "
+                                          "pool - 1)): the pool holds 92142 tokens, fewer than --context-length 131072";
+    }
+    EXPECT_TRUE(named) << j["warnings"].dump();
 }
 } // namespace

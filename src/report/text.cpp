@@ -292,16 +292,18 @@ std::string render_llamacpp_text(const plan_result & r) {
         out += "  sliding-window/chunked layers are capped near their window and appear only in the table below\n";
     }
     const uint64_t state = p.state_bytes_per_sequence.value_or(0);
-    static const nlohmann::ordered_json none = nlohmann::ordered_json::object();
-    const auto & rs = d.contains("recurrent") ? d["recurrent"] : none;
-    const uint64_t comp = u64(rs, "comp_bytes"), ple = u64(rs, "p_bytes");
+    // the parts of one sequence's state (state_bytes_per_sequence is llamacpp_recurrent of one sequence, no snapshots)
+    llamacpp_context one_sequence;
+    one_sequence.n_seq = 1;
+    const recurrent_buffer rs = llamacpp_recurrent(m, one_sequence);
+    const uint64_t comp = rs.comp_bytes, ple = rs.p_bytes;
     if (state > 0 && comp == 0 && ple == 0) {
         out += fmt::format("Recurrent state per sequence (f32, fixed): {} B ({}) = {} layers x ({} conv + {} state) x 4 B\n",
                            with_commas(state), human_bytes(state), m.count(layer_kind::recurrent), with_commas(m.n_embd_r()),
                            with_commas(m.n_embd_s()));
     } else if (state > 0) {
         std::string parts;
-        if (const uint64_t rec = u64(rs, "r_bytes") + u64(rs, "s_bytes"); rec > 0) {
+        if (rs.r_bytes + rs.s_bytes > 0) {
             parts += fmt::format("{} recurrent layers x ({} conv + {} state) x 4 B", m.count(layer_kind::recurrent),
                                  with_commas(m.n_embd_r()), with_commas(m.n_embd_s()));
         }

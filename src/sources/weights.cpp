@@ -99,6 +99,17 @@ void apply_weight_format(model_desc & m, std::string_view format, bool force) {
 
 void apply_weight_size(model_desc & m, uint64_t total_bytes) {
     const uint64_t whole = m.weights.total_params();
+    if (whole == 0 && !m.weights.layers.empty()) {
+        // GGUF metadata without tensors (the catalog's Qwen3.8-Flash-Next): no shapes to weigh the blocks by, so the
+        // size is spread evenly over the blocks, and the format label says so (every output shows it)
+        const uint64_t n = m.weights.layers.size();
+        for (auto & l : m.weights.layers) l = weight_group{.n_params = 0, .bytes = total_bytes / n};
+        m.weights.token_embd.bytes = total_bytes - total_bytes / n * n;
+        m.weights.output.bytes = m.weights.other.bytes = 0;
+        m.weights.exact = false;
+        m.weights.format = fmt::format("given, spread evenly over the {} blocks (no tensor list)", n);
+        return;
+    }
     if (whole == 0) {
         throw error::at(m.source.empty() ? m.name : m.source, "no parameter count to spread a weight size over");
     }

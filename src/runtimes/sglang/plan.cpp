@@ -177,7 +177,8 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.context_tokens = p.context_length;
     r.sequences = uint32_t(p.max_running_requests);
     r.devices = devices_of(m, p, gpu);
-    r.starts = r.fits = p.fits();
+    r.starts = p.fits();
+    r.fits = p.fits() && p.max_total_num_tokens >= p.context_length; // a shorter pool caps requests (a warning says)
     r.refusals = p.errors;
     r.warnings = p.warnings;
     r.notes = p.notes;

@@ -307,9 +307,17 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
             : fmt::format("Not enough memory: the weights take {:.2f} GiB per GPU at --tp {}, more than the {:.2f} GiB a "
                           "GPU offers; a larger --tp (more GPUs) is needed", double(p.weights_bytes) / gib, s.tp,
                           double(pre_free) / gib));
+    } else if (std::min<uint64_t>(s.context_length, p.max_total_num_tokens) <= 6) {
+        // scheduler.py: max_req_len = min(context_len - 1, max_total_num_tokens - 1), max_req_input_len = max_req_len - 5,
+        // both asserted > 0
+        p.errors.push_back(fmt::format("AssertionError: Memory pool size is too small (the pool holds {} tokens)",
+                                       p.max_total_num_tokens));
     } else if (p.max_total_num_tokens < s.context_length) {
-        p.errors.push_back(fmt::format("the pool holds {} tokens, fewer than one request of --context-length {}",
-                                       p.max_total_num_tokens, s.context_length));
+        // SGLang starts and caps every request at max_req_len instead (scheduler.py, same line): the server runs, the
+        // context asked for does not
+        p.warnings.push_back(fmt::format("starts, but caps a request at {} tokens (max_req_len = min(--context-length "
+                                         "- 1, pool - 1)): the pool holds {} tokens, fewer than --context-length {}",
+                                         p.max_total_num_tokens - 1, p.max_total_num_tokens, s.context_length));
     } else if (n_rec > 0 && p.max_running_requests == 0) {
         p.errors.push_back("no mamba cache slot fits: lower --mamba-full-memory-ratio or raise --mem-fraction-static");
     } else if (p.max_running_requests == 0) {
