@@ -24,6 +24,7 @@
 #include "kvfit/units.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -106,17 +107,12 @@ std::string fit_params_help() {
                       "llama.cpp v0.5.0's llama-fit-params answered from kvfit's plan: the same flags and the same stdout, "
                       "without the weights or the GPUs.\nExit status as llama-fit-params: 0, or 1 with a one-line message.\n\n"
                       "Options that take a value:\n";
-    for (const auto & f : value_flags()) {
-        std::string names;
-        for (const auto n : f.names) names += fmt::format("{}{}", names.empty() ? "" : ", ", n);
-        out += fmt::format("  {}\n", names);
-    }
+    const auto list = [&out](const std::vector<value_flag> & flags) {
+        for (const auto & f : flags) out += fmt::format("  {}\n", fmt::join(f.names, ", "));
+    };
+    list(value_flags());
     out += "Switches:\n";
-    for (const auto & f : switch_flags()) {
-        std::string names;
-        for (const auto n : f.names) names += fmt::format("{}{}", names.empty() ? "" : ", ", n);
-        out += fmt::format("  {}\n", names);
-    }
+    list(switch_flags());
     out += "\n--fit-print on: one line per device (model, context, compute MiB) and a Host line; otherwise the fitted\n"
            "arguments (-c N -ngl N [-ts A,B] [-ot ...]). --gpu GPUS (kvfit's: \"RTX 4090\", 2xH100, 24GiB,24GiB; default:\n"
            "the detected GPUs), --weights FORMAT / --weights-size SIZE for a config.json model.\n";

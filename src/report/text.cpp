@@ -297,22 +297,21 @@ std::string render_llamacpp_text(const plan_result & r) {
     one_sequence.n_seq = 1;
     const recurrent_buffer rs = llamacpp_recurrent(m, one_sequence);
     const uint64_t comp = rs.comp_bytes, ple = rs.p_bytes;
-    if (state > 0 && comp == 0 && ple == 0) {
-        out += fmt::format("Recurrent state per sequence (f32, fixed): {} B ({}) = {} layers x ({} conv + {} state) x 4 B\n",
-                           with_commas(state), human_bytes(state), m.count(layer_kind::recurrent), with_commas(m.n_embd_r()),
-                           with_commas(m.n_embd_s()));
-    } else if (state > 0) {
+    if (state > 0) {
+        // recurrent states alone keep their one-formula line; with PLE or compressor states, each part is named
+        const bool only_recurrent = comp == 0 && ple == 0;
         std::string parts;
         if (rs.r_bytes + rs.s_bytes > 0) {
-            parts += fmt::format("{} recurrent layers x ({} conv + {} state) x 4 B", m.count(layer_kind::recurrent),
-                                 with_commas(m.n_embd_r()), with_commas(m.n_embd_s()));
+            parts += fmt::format("{} {}layers x ({} conv + {} state) x 4 B", m.count(layer_kind::recurrent),
+                                 only_recurrent ? "" : "recurrent ", with_commas(m.n_embd_r()), with_commas(m.n_embd_s()));
         }
         if (ple > 0) parts += fmt::format("{}per-layer-embedding conv states {} B", parts.empty() ? "" : " + ", with_commas(ple));
         if (comp > 0) {
             parts += fmt::format("{}compressor states {} B (the tokens each compressed cache has not folded into a cell "
                                  "yet)", parts.empty() ? "" : " + ", with_commas(comp));
         }
-        out += fmt::format("Fixed state per sequence (f32): {} B ({}) = {}\n", with_commas(state), human_bytes(state), parts);
+        out += fmt::format("{} per sequence (f32{}): {} B ({}) = {}\n", only_recurrent ? "Recurrent state" : "Fixed state",
+                           only_recurrent ? ", fixed" : "", with_commas(state), human_bytes(state), parts);
     }
     out += fmt::format("\n{:>9}  {:>14}  {:>22}  {:>6}\n", "n_ctx", "KV cache", "if all full attention", "ratio");
     for (const auto & c : d["contexts"]) {

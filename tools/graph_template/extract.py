@@ -17,7 +17,7 @@ import argparse, hashlib, json, os, pickle, re, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gtrace import trace
+from gtrace import tokens_per_seq, trace
 from gfit import fit_values, load_known
 from gwrite import write_template, kv_class
 
@@ -217,7 +217,7 @@ def main():
     # the cache holds what was traced before; contexts the design gained since are traced and added
     traces, refused = pickle.load(open(cache, "rb")) if os.path.exists(cache) else ([], [])
     for t in traces:  # variables added since the cache was written
-        t["vars"].setdefault("T_q", t["vars"]["T"] // max(1, t["vars"].get("n_seqs", 1)))
+        t["vars"].setdefault("T_q", tokens_per_seq(t["vars"]))
     refused = [r for r in refused if len(r) > 3]  # older caches kept no vocabulary with a refusal: asked again
     vocab_name = {models["small"][1]: "small", models["real"][1]: "real"}
     case_id = lambda c: json.dumps(sorted(c.items()))

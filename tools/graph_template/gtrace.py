@@ -56,6 +56,10 @@ def parse_vars(log):
         v["n_out"] = min(nt, v.get("n_outputs_max", nt))
     return canon(v)
 
+def tokens_per_seq(v):
+    """T_q: the ubatch's tokens per sequence (llama_ubatch::n_seq_tokens), from canon()'s T and n_seqs"""
+    return v["T"] // max(1, v.get("n_seqs", 1))
+
 def canon(v):
     """the variables a template is written in (kvfit binds the same names: graph_replay.cpp)"""
     out = {k: v[k] for k in ("T", "n_out", "n_seqs", "n_ctx_seq", "n_ctx", "n_rs") if k in v}
@@ -63,7 +67,7 @@ def canon(v):
     streams = [v[k] for k in v if k.startswith("streams_")]
     out["n_stream"] = max(streams) if streams else 1
     out["T_s"] = out["T"] // out["n_stream"]
-    out["T_q"] = out["T"] // max(1, out.get("n_seqs", 1))  # tokens per sequence (llama_ubatch::n_seq_tokens)
+    out["T_q"] = tokens_per_seq(out)
     for k in v:
         if k.startswith("cells_") and k != "cells_base": out[k] = v[k]
     if "n_vocab" in v: out["n_vocab"] = v["n_vocab"]
