@@ -125,6 +125,10 @@ async function main() {
             }
             const done = rows.filter((r) => r.id === id && r.n_vocab === v.n_vocab);
             log(`${id} v${v.n_vocab}: ${done.filter((r) => r.pass).length}/${done.length} passed (${Math.round(performance.now() - tm)} ms)`);
+            // what failed, in the log itself (CI keeps only the log; the report is written on the CI machine)
+            for (const r of done.filter((r) => !r.pass))
+                for (const k of r.checks.filter((k) => !k.pass))
+                    log(`  FAILED ${r.mode} ${r.settings}: ${k.name}: kvfit ${JSON.stringify(k.pred)}, llama.cpp ${JSON.stringify(k.meas)}${k.note ? ` (${k.note})` : ""}`);
         }
     }
     await h.dispose();

@@ -228,8 +228,11 @@ export class Harness {
             addonExports: this.llama._bindings, gpuLayers: 0, useMmap, checkTensors: false, noAlloc
         });
         const ok = await addon.init();
-        await sleep(20);
+        // a loaded model has logged its model buffers (then, with real allocation, progress dots)
+        const settled = await this.settleLog(ok ? (ls) => ls.some((l) => RX.model_buffer.test(l)) : null, { quietMs: 20 });
         const lines = this.lines;
+        addon.kvfitNoAlloc = !!noAlloc;
+        if (ok && !settled) return { ok: false, error: "llama.cpp's log did not reach its model buffer lines within 60 s", log_tail: lines.slice(-15) };
         if (!ok) {
             const tail = lines.filter((l) => !/^(create_tensor|llama_model_loader: - kv|load_tensors: layer)/.test(l)).slice(-15);
             return { ok: false, error: "llama.cpp could not load the model", log_tail: tail };
@@ -260,7 +263,9 @@ export class Harness {
                 kvCacheValueType: ggmlTypeId(req.type_v), swaFullCache: req.swa_full, threads: this.threads
             });
             out.ok = (await ctx.init()) === true;
-            await sleep(5);
+            // a created context has logged its reserve summary last ("sched_reserve: reserve took ...", both releases)
+            if (!(await this.settleLog(out.ok ? (ls) => ls.some((l) => /^\w+: reserve took /.test(l)) : null)))
+                out.log_incomplete = "llama.cpp's log did not reach its 'reserve took' line within 60 s";
             if (out.ok) out.ctx_cpuRam_bytes = ctx.getMemoryBreakdown().cpuRam;
         } catch (e) {
             out.ok = false;
@@ -269,15 +274,36 @@ export class Harness {
         const initLines = this.lines;
         this.lines = [];
         if (ctx != null) { try { await ctx.dispose(); } catch (e) { out.dispose_error = String(e?.message ?? e); } }
-        await sleep(5);
+        // with real allocation, ~llama_context logs the compute buffer with 4 decimals
+        if (!(await this.settleLog(out.ok && addon.kvfitNoAlloc === false ? (ls) => ls.some((l) => RX.compute_buffer_4dp.test(l)) : null)))
+            out.log_incomplete = "llama.cpp's log did not reach ~llama_context's compute buffer line within 60 s";
         const all = [...initLines, ...this.lines];
         Object.assign(out, parseContextLog(all));
         if (!out.ok) {
             out.errors = all.filter((l) => /error|failed|unsupported|not supported|requires|must|mismatch|invalid/i.test(l));
             if (!out.errors.length) out.errors = all.slice(-3);
         }
+        if (out.log_incomplete) { out.ok = false; (out.errors ??= []).unshift(out.log_incomplete); }
         if (this.keepLog) out.log = all;
         return out;
+    }
+
+    /// Waits until llama.cpp's log has caught up with the native call that just returned. The logger is a thread-safe
+    /// function: its lines reach JavaScript in event-loop turns (at most ~1,000 lines a turn) after the call has
+    /// returned, so a fixed sleep loses the tail of a long log on a loaded machine (a DeepSeek-V4 context logs ~5,900
+    /// lines, the compute buffer line among the last; a CI run lost it once). Returns true when `done(lines)` holds
+    /// (when given) and no line has arrived for `quietMs`; false after `maxMs` without `done`.
+    async settleLog(done, { quietMs = 10, maxMs = 60000 } = {}) {
+        const t0 = performance.now();
+        let n = -1, since = t0;
+        for (;;) {
+            await sleep(2);
+            const now = performance.now();
+            if (this.lines.length !== n) { n = this.lines.length; since = now; continue; }
+            const reached = done == null || done(this.lines);
+            if (reached && now - since >= quietMs) return true;
+            if (!reached && now - t0 > maxMs) return false;
+        }
     }
 
     async disposeModel(addon) { await addon.dispose(); }
