@@ -120,6 +120,19 @@ TEST(cli, exit_status_says_whether_it_fits) {
     EXPECT_NE(r.out.find("-ctk q8_0 -ctv q8_0"), std::string::npos) << r.out;
 }
 
+// Found in the issue 12 trial: "FITS: n_ctx 131,072" followed by "f16 40,960" for Qwen3-8B on a 24 GiB GPU read as a
+// contradiction; the search stops at the training context (40,960), and a largest context at that cap says so.
+TEST(cli, largest_context_at_the_training_cap_says_so) {
+    const auto r = run_kvfit("Qwen3-8B -c 131072 --gpu 24GiB");
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("fit searches stop at 40,960"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("f16        40,960  (the training context, where the search stops)"), std::string::npos) << r.out;
+    // below the cap, no label: on an 8 GiB GPU f16 is limited by memory, q4_0 reaches the cap
+    const auto small = run_kvfit("Qwen3-8B -c 32768 --gpu 8GiB --weights-size 4.7GB");
+    EXPECT_NE(small.out.find("f16        20,480\n"), std::string::npos) << small.out;
+    EXPECT_NE(small.out.find("q4_0       40,960  (the training context, where the search stops)"), std::string::npos) << small.out;
+}
+
 struct bad_case {
     const char * name;
     std::string args;

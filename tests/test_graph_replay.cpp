@@ -71,7 +71,7 @@ TEST(graph_replay, measured_contexts_replay_byte_exact) {
         const char * id;
         size_t min_rows; // per release
     };
-    const recorded models[] = {{"deepseek-v4-flash", 40}};
+    const recorded models[] = {{"deepseek-v4-flash", 40}, {"qwen38-flash-next", 37}};
     for (const auto & [rel_name, rel] : releases) {
         for (const recorded & r : models) {
             kvfit::model_desc m = header_model(r.id);
@@ -181,6 +181,31 @@ TEST(graph_replay, unrecorded_cache_types_fall_back_with_the_reason) {
     EXPECT_FALSE(kvfit::detail::replay_covers(m, s, &why));
     EXPECT_NE(why.find("bf16/bf16"), std::string::npos) << why;
     EXPECT_NE(kvfit::llamacpp_compute_unmodelled(m, s), "");
+}
+
+// Recurrent-state snapshots (n_rs_seq: an MTP target's rollback copies) are a variant key by count. DeepSeek-V4's
+// compressor states gave one graph at 2 and 3 snapshots (rs=2+ in its templates): 5 is replayed with it; 1 was not
+// recorded and falls back to the estimate, with the recorded counts named.
+TEST(graph_replay, snapshot_counts_are_variants) {
+    const kvfit::model_desc m = header_model("deepseek-v4-flash");
+    for (const auto & [rel_name, rel] : releases) {
+        kvfit::llamacpp_settings s;
+        s.release = rel;
+        s.n_ctx = 8192;
+        kvfit::llamacpp_context c = kvfit::llamacpp_context_size(m, s);
+        c.n_rs_seq = 3;
+        const auto three = kvfit::detail::replay_compute(m, s, c);
+        ASSERT_TRUE(three.has_value()) << rel_name;
+        EXPECT_NE(three->variant.find(" rs=2+"), std::string::npos) << three->variant;
+        c.n_rs_seq = 5;
+        const auto five = kvfit::detail::replay_compute(m, s, c);
+        ASSERT_TRUE(five.has_value()) << rel_name;
+        EXPECT_GT(five->bytes, three->bytes) << rel_name; // two more compressor-state copies in the graph's inputs
+        c.n_rs_seq = 1;
+        std::string why;
+        EXPECT_FALSE(kvfit::detail::replay_compute(m, s, c, &why).has_value()) << rel_name;
+        EXPECT_NE(why.find("1 recurrent-state snapshots (recorded: 2 or more)"), std::string::npos) << why;
+    }
 }
 
 // Found by a new-user trial: a DeepSeek-V4 sibling with fewer than two residual copies (hc_mult 1, or absent) had no

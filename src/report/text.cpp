@@ -197,15 +197,20 @@ void render_fit(std::string & out, const plan_result & r) {
                            with_commas(p.context_tokens));
     }
     out += "  Largest n_ctx that fits the GPU memory with these placement flags, by KV cache type (-ctk/-ctv):\n";
+    // the search stops at the training context (the warning says so); a row at that cap says it too, since more may fit
+    const auto capped = [&](uint64_t n) {
+        return m.n_ctx_train > 0 && n == m.n_ctx_train ? "  (the training context, where the search stops)" : "";
+    };
     for (const auto & c : p.max_context) {
         if (c.all_full_attention) {
-            out += fmt::format("    if all {} layers were full attention ({}): {}\n", m.n_layer, c.cache_type,
-                               with_commas(c.context_tokens));
+            out += fmt::format("    if all {} layers were full attention ({}): {}{}\n", m.n_layer, c.cache_type,
+                               with_commas(c.context_tokens), capped(c.context_tokens));
         } else if (!c.allowed) {
             out += fmt::format("    {:<7} refused: {}\n", c.cache_type, c.refusal);
         } else {
             out += fmt::format("    {:<7} {:>9}{}\n", c.cache_type, with_commas(c.context_tokens),
-                               c.context_tokens == 0 ? "  (nothing fits: smaller weights or more GPU memory needed)" : "");
+                               c.context_tokens == 0 ? "  (nothing fits: smaller weights or more GPU memory needed)"
+                                                     : capped(c.context_tokens));
         }
     }
     if (!p.fits) {

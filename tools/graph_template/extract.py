@@ -178,6 +178,22 @@ def replay(tmpl, v, opts):
     return a.max
 
 
+def variant_lines(claimed, fitted):
+    """The template's variants from {(fa, kv class, snapshot count): group}: rs=0 and, per (fa, kv class), one line
+    rs=N+ when every recorded count N, N', ... > 0 gave one graph (DeepSeek-V4: the snapshots change sizes, not the
+    graph), else one line rs=N per recorded count (Qwen3.8-Flash-Next: one state copy per snapshot)."""
+    out = []
+    for fa, kv in sorted({(k[0], k[1]) for k in claimed}, key=lambda x: (not x[0], x[1])):
+        counts = sorted(n for (f, c, n) in claimed if (f, c) == (fa, kv))
+        if 0 in counts: out.append((fa, kv, "0", fitted[claimed[(fa, kv, 0)]]))
+        snaps = [n for n in counts if n > 0]
+        if len({claimed[(fa, kv, n)] for n in snaps}) == 1 and len(snaps) > 1:
+            out.append((fa, kv, f"{snaps[0]}+", fitted[claimed[(fa, kv, snaps[0])]]))
+        else:
+            out += [(fa, kv, str(n), fitted[claimed[(fa, kv, n)]]) for n in snaps]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--release", required=True, choices=["v0.5.0", "5b4ebc5"])
@@ -235,8 +251,9 @@ def main():
         log(f"  refused: {r}")
     groups = {}
     for t in traces: groups.setdefault(signature(t), []).append(t)
-    variants, bad = [], 0
-    claimed = {}
+    bad = 0
+    claimed = {}  # (fa, kv class, snapshot count) -> group
+    fitted = []
     for gi, g in enumerate(groups.values()):
         t1 = time.time()
         tmpl, fails = fit_group(g, log)
@@ -247,7 +264,7 @@ def main():
                 if r != t["compute"]:
                     mism += 1
                     if mism <= 3: log(f"  replay {r} != llama.cpp {t['compute']}: {t['opts']}")
-        keys = sorted({(t["opts"]["fa"] == "on", kv_class(t["opts"]["type_k"], t["opts"]["type_v"]), t["vars"]["n_rs"] > 0) for t in g})
+        keys = sorted({(t["opts"]["fa"] == "on", kv_class(t["opts"]["type_k"], t["opts"]["type_v"]), t["vars"]["n_rs"]) for t in g})
         log(f"group {gi}: {len(g)} contexts, {len(tmpl)} events, variants {keys}: fit failures {fails}, replay mismatches {mism} ({time.time() - t1:.0f} s)")
         bad += fails + mism
         for k in keys:
@@ -255,7 +272,8 @@ def main():
                 log(f"  variant {k} has two topologies (groups {claimed[k]} and {gi}): a setting not in the variant key changes the graph")
                 bad += 1
             claimed[k] = gi
-            variants.append((k[0], k[1], k[2], tmpl))
+        fitted.append(tmpl)
+    variants = variant_lines(claimed, fitted)
     if bad:
         sys.exit(1)
     out = a.out or os.path.join(ROOT, "data/graphs", f"{arch}.{a.release}.txt")

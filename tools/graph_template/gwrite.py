@@ -36,7 +36,7 @@ def segments(tmpl):
     return segs
 
 def write_template(path, meta, variants):
-    """variants: list of (fa, kv class, recurrent-state snapshots > 0, tmpl)"""
+    """variants: list of (fa, kv class, recurrent-state snapshots as written: "0", "3" or "2+", tmpl)"""
     exprs, seg_ids, seg_list, lines_var = {}, {}, [], []
     def eid(e):
         if hasattr(e, "op"):
@@ -63,7 +63,7 @@ def write_template(path, meta, variants):
             if key not in seg_ids:
                 seg_ids[key] = len(seg_list); seg_list.append(key)
             order.append(seg_ids[key])
-        lines_var.append(f"variant fa={1 if fa else 0} kv={kv} rs={1 if rs else 0} order " + " ".join(map(str, order)))
+        lines_var.append(f"variant fa={1 if fa else 0} kv={kv} rs={rs} order " + " ".join(map(str, order)))
     with open(path, "w") as f:
         f.write("kvfit-graph 1\n")
         for k in ("arch", "release", "model", "key"): f.write(f"{k} {meta[k]}\n")

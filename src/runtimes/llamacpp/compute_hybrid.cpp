@@ -12,8 +12,8 @@
 // concatenated to the window K, lightning-indexer scores) and Qwen3.8-Flash-Next (src/models/qwen4exp.cpp: hyper
 // connections, indexer_score_tokens that grow with n_ctx even with FA). Their peak depends on the fragmentation left
 // by dozens of earlier tensors, so kvfit replays llama.cpp's own recorded allocation sequence instead
-// (graph_replay.h; DeepSeek-V4-Flash recorded, both releases); other shapes of these families fall back to these
-// stages and are named as estimates (llamacpp_compute_unmodelled).
+// (graph_replay.h; DeepSeek-V4-Flash and Qwen3.8-Flash-Next's GGUF shape recorded, both releases); other shapes of
+// these families fall back to these stages and are named as estimates (llamacpp_compute_unmodelled).
 #include "runtimes/llamacpp/compute.h"
 
 #include <algorithm>

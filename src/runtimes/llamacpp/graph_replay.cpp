@@ -12,9 +12,12 @@
 //                                      (negative: an earlier segment)
 //   X REL TYPE E0 E1 E2 E3             free the tail of that tensor's block beyond a view of this type and shape
 //                                      (ggml_gallocr_free_extra_space: a node reused a larger parent in place)
-//   variant fa=0|1 kv=CLASS rs=0|1 order SEG...   the segments of one graph, in order; CLASS f16 (K and V f16),
-//                                      quant (both quantized), quantk / quantv (one of them); rs=1 recorded with
-//                                      recurrent-state snapshots (n_rs_seq > 0)
+//   variant fa=0|1 kv=CLASS rs=N[+] order SEG...  the segments of one graph, in order; CLASS f16 (K and V f16),
+//                                      quant (both quantized), quantk / quantv (one of them); rs=N recorded with
+//                                      exactly N recurrent-state snapshots (n_rs_seq; Qwen3.8-Flash-Next's Gated
+//                                      DeltaNet graph copies each snapshot's state, so each count is its own graph);
+//                                      rs=N+ the same graph for every count >= N (recorded at several counts that
+//                                      gave one graph: DeepSeek-V4's compressor states)
 #include "runtimes/llamacpp/graph_replay.h"
 
 #include "core/embedded.h"
@@ -29,6 +32,8 @@
 #include <mutex>
 #include <numeric>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvfit::detail {
@@ -127,7 +132,8 @@ struct event {
 
 struct variant {
     bool fa = true;
-    bool rs = false; ///< recorded with recurrent-state snapshots (n_rs_seq > 0)
+    uint32_t rs = 0;      ///< recurrent-state snapshots (n_rs_seq) it was recorded with
+    bool rs_more = false; ///< rs=N+: also every count above rs (one graph at every recorded count)
     std::string kv;
     std::vector<uint32_t> order;
 };
@@ -255,7 +261,16 @@ graph_template parse_template(std::string_view text) {
             while (ls >> word && word != "order") {
                 if (word.rfind("fa=", 0) == 0) v.fa = word == "fa=1";
                 else if (word.rfind("kv=", 0) == 0) v.kv = word.substr(3);
-                else if (word.rfind("rs=", 0) == 0) v.rs = word == "rs=1";
+                else if (word.rfind("rs=", 0) == 0) {
+                    std::string_view n = std::string_view(word).substr(3);
+                    if (!n.empty() && n.back() == '+') {
+                        v.rs_more = true;
+                        n.remove_suffix(1);
+                    }
+                    const auto r = std::from_chars(n.data(), n.data() + n.size(), v.rs);
+                    if (n.empty() || r.ec != std::errc() || r.ptr != n.data() + n.size())
+                        throw std::runtime_error("bad rs= in a variant line");
+                }
             }
             uint32_t s = 0;
             while (ls >> s) {
@@ -406,7 +421,7 @@ namespace {
 
 /// The template recorded for m's graph in s's release and the variant for s's flash attention and K/V types; the
 /// reason in `why` when there is none.
-const variant * find_variant(const model_desc & m, const llamacpp_settings & s, bool fa, bool rs,
+const variant * find_variant(const model_desc & m, const llamacpp_settings & s, bool fa, uint32_t n_rs,
                              const graph_template ** out, std::string * why) {
     const std::string release = s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5";
     const graph_template * tp = nullptr;
@@ -440,15 +455,20 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
         return nullptr;
     }
     const std::string kv = kv_class(s.type_k, s.type_v);
+    std::string counts; // the snapshot counts recorded for this fa and K/V class, for the reason
     for (const variant & v : tp->variants) {
-        if (v.fa == fa && v.kv == kv && v.rs == rs) {
+        if (v.fa != fa || v.kv != kv) continue;
+        if (v.rs == n_rs || (v.rs_more && n_rs > v.rs)) {
             *out = tp;
             return &v;
         }
+        if (v.rs > 0) counts += (counts.empty() ? "" : ", ") + std::to_string(v.rs) + (v.rs_more ? " or more" : "");
     }
     if (why) {
         *why = "no " + arch + " graph recorded for " + kv + " K/V with flash attention " + (fa ? "on" : "off") +
-               (rs ? " and recurrent-state snapshots" : "");
+               (n_rs == 0 ? std::string()
+                          : " and " + std::to_string(n_rs) + " recurrent-state snapshots (recorded: " +
+                                (counts.empty() ? std::string("none") : counts) + ")");
     }
     return nullptr;
 }
@@ -457,14 +477,14 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
 
 bool replay_covers(const model_desc & m, const llamacpp_settings & s, std::string * why) {
     const graph_template * tp = nullptr;
-    return find_variant(m, s, s.flash_attn != flash_attn_mode::off, false, &tp, why) != nullptr;
+    return find_variant(m, s, s.flash_attn != flash_attn_mode::off, 0, &tp, why) != nullptr;
 }
 
 std::optional<graph_replay_result> replay_compute(const model_desc & m, const llamacpp_settings & s,
                                                   const llamacpp_context & c, std::string * why) {
     const graph_template * tp = nullptr;
     // recurrent-state snapshots (n_rs_seq > 0: MTP targets) add state inputs and copies to the graph: own variants
-    const variant * var = find_variant(m, s, c.flash_attn, c.n_rs_seq > 0, &tp, why);
+    const variant * var = find_variant(m, s, c.flash_attn, c.n_rs_seq, &tp, why);
     if (var == nullptr) return std::nullopt;
 
     // the context's variables, as the trace named them (tools/graph_template/trace.py canon)
@@ -527,7 +547,7 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
     }
     graph_replay_result r;
     r.bytes = alloc.max_size();
-    r.variant = tp->arch + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs ? " rs=1" : "");
+    r.variant = tp->arch + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "");
     return r;
 }
 
