@@ -71,7 +71,7 @@ TEST(graph_replay, measured_contexts_replay_byte_exact) {
         const char * id;
         size_t min_rows; // per release
     };
-    const recorded models[] = {{"deepseek-v4-flash", 40}, {"qwen38-flash-next", 37}};
+    const recorded models[] = {{"deepseek-v4-flash", 40}, {"qwen38-flash-next", 37}, {"glm-5", 27}, {"deepseek-v3.2", 27}, {"deepseek-v3.2-nomtp", 27}, {"minimax-m3", 29}, {"glm-5-idxtypes", 27}};
     for (const auto & [rel_name, rel] : releases) {
         for (const recorded & r : models) {
             kvfit::model_desc m = header_model(r.id);
@@ -205,6 +205,37 @@ TEST(graph_replay, snapshot_counts_are_variants) {
         std::string why;
         EXPECT_FALSE(kvfit::detail::replay_compute(m, s, c, &why).has_value()) << rel_name;
         EXPECT_NE(why.find("1 recurrent-state snapshots (recorded: 2 or more)"), std::string::npos) << why;
+    }
+}
+
+// The stream layout is a variant key where it changes the graph: MiniMax-M3's MSA with flash attention loops over the
+// streams, so one sequence, 3 and 4 streams and one unified stream over several sequences are four graphs (st=1, 3, 4,
+// 1u); 2 streams were not recorded and fall back to the stage estimate, with the recorded layouts named. Without flash
+// attention one graph serves every layout (no st=).
+TEST(graph_replay, stream_layouts_are_variants_where_they_change_the_graph) {
+    const kvfit::model_desc m = header_model("minimax-m3");
+    for (const auto & [rel_name, rel] : releases) {
+        kvfit::llamacpp_settings s;
+        s.release = rel;
+        s.n_ctx = 16384;
+        s.n_seq = 4;
+        s.kv_unified = true;
+        auto r = kvfit::detail::replay_compute(m, s, kvfit::llamacpp_context_size(m, s));
+        ASSERT_TRUE(r.has_value()) << rel_name;
+        EXPECT_NE(r->variant.find(" st=1u"), std::string::npos) << r->variant;
+        s.kv_unified = false;
+        r = kvfit::detail::replay_compute(m, s, kvfit::llamacpp_context_size(m, s));
+        ASSERT_TRUE(r.has_value()) << rel_name;
+        EXPECT_NE(r->variant.find(" st=4"), std::string::npos) << r->variant;
+        s.n_seq = 2;
+        std::string why;
+        EXPECT_FALSE(kvfit::detail::replay_covers(m, s, &why)) << rel_name;
+        EXPECT_NE(why.find("with 2 streams (the stream layout changes this graph; recorded: one sequence; a unified stream "
+                           "over several sequences; 3 streams; 4 streams)"), std::string::npos) << why;
+        s.flash_attn = kvfit::flash_attn_mode::off;
+        r = kvfit::detail::replay_compute(m, s, kvfit::llamacpp_context_size(m, s));
+        ASSERT_TRUE(r.has_value()) << rel_name;
+        EXPECT_EQ(r->variant.find(" st="), std::string::npos) << r->variant;
     }
 }
 

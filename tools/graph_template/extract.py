@@ -178,19 +178,33 @@ def replay(tmpl, v, opts):
     return a.max
 
 
+def stream_key(v):
+    """The stream layout of a traced context as a template's st= names it: "1" one sequence, "N" N streams (one per
+    sequence), "1u" one unified stream over several sequences."""
+    return str(v["n_stream"]) if v["n_stream"] > 1 else ("1u" if v["n_seqs"] > 1 else "1")
+
+
 def variant_lines(claimed, fitted):
-    """The template's variants from {(fa, kv class, snapshot count): group}: rs=0 and, per (fa, kv class), one line
-    rs=N+ when every recorded count N, N', ... > 0 gave one graph (DeepSeek-V4: the snapshots change sizes, not the
-    graph), else one line rs=N per recorded count (Qwen3.8-Flash-Next: one state copy per snapshot)."""
+    """The template's variants from {(fa, kv class, snapshot count, stream layout): group}. Snapshots: rs=0 and, per
+    (fa, kv class), one line rs=N+ when every recorded count N, N', ... > 0 gave the same graphs (DeepSeek-V4: the
+    snapshots change sizes, not the graph), else one line rs=N per recorded count (Qwen3.8-Flash-Next: one state copy
+    per snapshot). Streams: no st= where every stream layout gave one graph, else one line per recorded layout st=1,
+    st=N, st=1u (MiniMax-M3's MSA with flash attention loops over the streams)."""
     out = []
     for fa, kv in sorted({(k[0], k[1]) for k in claimed}, key=lambda x: (not x[0], x[1])):
-        counts = sorted(n for (f, c, n) in claimed if (f, c) == (fa, kv))
-        if 0 in counts: out.append((fa, kv, "0", fitted[claimed[(fa, kv, 0)]]))
-        snaps = [n for n in counts if n > 0]
-        if len({claimed[(fa, kv, n)] for n in snaps}) == 1 and len(snaps) > 1:
-            out.append((fa, kv, f"{snaps[0]}+", fitted[claimed[(fa, kv, snaps[0])]]))
+        by_rs = {}
+        for (f, c, n, st), gi in claimed.items():
+            if (f, c) == (fa, kv): by_rs.setdefault(n, {})[st] = gi
+        def lines(rs_text, stmap):
+            if len(set(stmap.values())) == 1:
+                return [(fa, kv, rs_text, None, fitted[next(iter(stmap.values()))])]
+            return [(fa, kv, rs_text, st, fitted[gi]) for st, gi in sorted(stmap.items())]
+        if 0 in by_rs: out += lines("0", by_rs[0])
+        snaps = sorted(n for n in by_rs if n > 0)
+        if len(snaps) > 1 and all(by_rs[n] == by_rs[snaps[0]] for n in snaps):
+            out += lines(f"{snaps[0]}+", by_rs[snaps[0]])
         else:
-            out += [(fa, kv, str(n), fitted[claimed[(fa, kv, n)]]) for n in snaps]
+            for n in snaps: out += lines(str(n), by_rs[n])
     return out
 
 
@@ -264,7 +278,8 @@ def main():
                 if r != t["compute"]:
                     mism += 1
                     if mism <= 3: log(f"  replay {r} != llama.cpp {t['compute']}: {t['opts']}")
-        keys = sorted({(t["opts"]["fa"] == "on", kv_class(t["opts"]["type_k"], t["opts"]["type_v"]), t["vars"]["n_rs"]) for t in g})
+        keys = sorted({(t["opts"]["fa"] == "on", kv_class(t["opts"]["type_k"], t["opts"]["type_v"]), t["vars"]["n_rs"],
+                        stream_key(t["vars"])) for t in g})
         log(f"group {gi}: {len(g)} contexts, {len(tmpl)} events, variants {keys}: fit failures {fails}, replay mismatches {mism} ({time.time() - t1:.0f} s)")
         bad += fails + mism
         for k in keys:

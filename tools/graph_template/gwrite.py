@@ -36,7 +36,8 @@ def segments(tmpl):
     return segs
 
 def write_template(path, meta, variants):
-    """variants: list of (fa, kv class, recurrent-state snapshots as written: "0", "3" or "2+", tmpl)"""
+    """variants: list of (fa, kv class, recurrent-state snapshots as written: "0", "3" or "2+", stream layout "1", "N",
+    "1u" or None for any, tmpl)"""
     exprs, seg_ids, seg_list, lines_var = {}, {}, [], []
     def eid(e):
         if hasattr(e, "op"):
@@ -46,7 +47,7 @@ def write_template(path, meta, variants):
         if t not in exprs: exprs[t] = len(exprs)
         return exprs[t]
     def tyname(t): return {"type_k": "K", "type_v": "V"}.get(t, t)
-    for fa, kv, rs, tmpl in variants:
+    for fa, kv, rs, st, tmpl in variants:
         order = []
         # A indices are global over the graph; refs become relative to the segment's first allocation
         for base, evs in segments(tmpl):
@@ -63,7 +64,7 @@ def write_template(path, meta, variants):
             if key not in seg_ids:
                 seg_ids[key] = len(seg_list); seg_list.append(key)
             order.append(seg_ids[key])
-        lines_var.append(f"variant fa={1 if fa else 0} kv={kv} rs={rs} order " + " ".join(map(str, order)))
+        lines_var.append(f"variant fa={1 if fa else 0} kv={kv} rs={rs}" + (f" st={st}" if st else "") + " order " + " ".join(map(str, order)))
     with open(path, "w") as f:
         f.write("kvfit-graph 1\n")
         for k in ("arch", "release", "model", "key"): f.write(f"{k} {meta[k]}\n")

@@ -17,7 +17,10 @@
 //                                      exactly N recurrent-state snapshots (n_rs_seq; Qwen3.8-Flash-Next's Gated
 //                                      DeltaNet graph copies each snapshot's state, so each count is its own graph);
 //                                      rs=N+ the same graph for every count >= N (recorded at several counts that
-//                                      gave one graph: DeepSeek-V4's compressor states)
+//                                      gave one graph: DeepSeek-V4's compressor states); optional st=1|N|1u: recorded
+//                                      for one sequence (1), N streams of one sequence each (N), or one unified
+//                                      stream over several sequences (1u), where the stream layout changes the graph
+//                                      (MiniMax-M3's MSA with flash attention loops over the streams); absent: any
 #include "runtimes/llamacpp/graph_replay.h"
 
 #include "core/embedded.h"
@@ -134,6 +137,7 @@ struct variant {
     bool fa = true;
     uint32_t rs = 0;      ///< recurrent-state snapshots (n_rs_seq) it was recorded with
     bool rs_more = false; ///< rs=N+: also every count above rs (one graph at every recorded count)
+    std::string st;       ///< st=: the stream layout it was recorded for (stream_key); empty: any
     std::string kv;
     std::vector<uint32_t> order;
 };
@@ -261,6 +265,7 @@ graph_template parse_template(std::string_view text) {
             while (ls >> word && word != "order") {
                 if (word.rfind("fa=", 0) == 0) v.fa = word == "fa=1";
                 else if (word.rfind("kv=", 0) == 0) v.kv = word.substr(3);
+                else if (word.rfind("st=", 0) == 0) v.st = word.substr(3);
                 else if (word.rfind("rs=", 0) == 0) {
                     std::string_view n = std::string_view(word).substr(3);
                     if (!n.empty() && n.back() == '+') {
@@ -421,8 +426,15 @@ namespace {
 
 /// The template recorded for m's graph in s's release and the variant for s's flash attention and K/V types; the
 /// reason in `why` when there is none.
+/// The stream layout as a template's st= names it: "1" one sequence, "N" N streams (one per sequence), "1u" one unified
+/// stream over several sequences.
+std::string stream_key(uint32_t n_stream, uint32_t n_seq) {
+    if (n_stream > 1) return std::to_string(n_stream);
+    return n_seq > 1 ? "1u" : "1";
+}
+
 const variant * find_variant(const model_desc & m, const llamacpp_settings & s, bool fa, uint32_t n_rs,
-                             const graph_template ** out, std::string * why) {
+                             const std::string & st, const graph_template ** out, std::string * why) {
     const std::string release = s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5";
     const graph_template * tp = nullptr;
     bool arch_seen = false;
@@ -456,19 +468,32 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
     }
     const std::string kv = kv_class(s.type_k, s.type_v);
     std::string counts; // the snapshot counts recorded for this fa and K/V class, for the reason
+    std::vector<std::string> layouts; // the stream layouts recorded for this fa, K/V class and snapshot count
     for (const variant & v : tp->variants) {
         if (v.fa != fa || v.kv != kv) continue;
-        if (v.rs == n_rs || (v.rs_more && n_rs > v.rs)) {
+        const bool rs_ok = v.rs == n_rs || (v.rs_more && n_rs > v.rs);
+        if (rs_ok && (v.st.empty() || v.st == st)) {
             *out = tp;
             return &v;
         }
-        if (v.rs > 0) counts += (counts.empty() ? "" : ", ") + std::to_string(v.rs) + (v.rs_more ? " or more" : "");
+        if (rs_ok) layouts.push_back(v.st);
+        if (v.rs > 0 && counts.find(std::to_string(v.rs)) == std::string::npos)
+            counts += (counts.empty() ? "" : ", ") + std::to_string(v.rs) + (v.rs_more ? " or more" : "");
     }
     if (why) {
+        const auto layout = [](const std::string & k) {
+            return k == "1" ? std::string("one sequence")
+                 : k == "1u" ? std::string("a unified stream over several sequences")
+                             : k + " streams";
+        };
+        std::string recorded;
+        for (const std::string & k : layouts) recorded += (recorded.empty() ? "" : "; ") + layout(k);
         *why = "no " + arch + " graph recorded for " + kv + " K/V with flash attention " + (fa ? "on" : "off") +
                (n_rs == 0 ? std::string()
                           : " and " + std::to_string(n_rs) + " recurrent-state snapshots (recorded: " +
-                                (counts.empty() ? std::string("none") : counts) + ")");
+                                (counts.empty() ? std::string("none") : counts) + ")") +
+               (layouts.empty() ? std::string()
+                                : " with " + layout(st) + " (the stream layout changes this graph; recorded: " + recorded + ")");
     }
     return nullptr;
 }
@@ -477,14 +502,16 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
 
 bool replay_covers(const model_desc & m, const llamacpp_settings & s, std::string * why) {
     const graph_template * tp = nullptr;
-    return find_variant(m, s, s.flash_attn != flash_attn_mode::off, 0, &tp, why) != nullptr;
+    // the stream layout of llamacpp_context_size: one unified stream, else one per sequence
+    const uint32_t n_stream = s.kv_unified ? 1 : std::max<uint32_t>(1, s.n_seq);
+    return find_variant(m, s, s.flash_attn != flash_attn_mode::off, 0, stream_key(n_stream, s.n_seq), &tp, why) != nullptr;
 }
 
 std::optional<graph_replay_result> replay_compute(const model_desc & m, const llamacpp_settings & s,
                                                   const llamacpp_context & c, std::string * why) {
     const graph_template * tp = nullptr;
     // recurrent-state snapshots (n_rs_seq > 0: MTP targets) add state inputs and copies to the graph: own variants
-    const variant * var = find_variant(m, s, c.flash_attn, c.n_rs_seq, &tp, why);
+    const variant * var = find_variant(m, s, c.flash_attn, c.n_rs_seq, stream_key(c.n_stream, c.n_seq), &tp, why);
     if (var == nullptr) return std::nullopt;
 
     // the context's variables, as the trace named them (tools/graph_template/trace.py canon)
@@ -547,7 +574,8 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
     }
     graph_replay_result r;
     r.bytes = alloc.max_size();
-    r.variant = tp->arch + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "");
+    r.variant = tp->arch + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "") +
+                 (var->st.empty() ? "" : " st=" + var->st);
     return r;
 }
 
