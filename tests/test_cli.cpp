@@ -126,11 +126,20 @@ TEST(cli, largest_context_at_the_training_cap_says_so) {
     const auto r = run_kvfit("Qwen3-8B -c 131072 --gpu 24GiB");
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("fit searches stop at 40,960"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("f16        40,960  (the training context, where the search stops)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("f16        40,960  (the search stops at the training context, 40,960)"), std::string::npos) << r.out;
     // below the cap, no label: on an 8 GiB GPU f16 is limited by memory, q4_0 reaches the cap
     const auto small = run_kvfit("Qwen3-8B -c 32768 --gpu 8GiB --weights-size 4.7GB");
     EXPECT_NE(small.out.find("f16        20,480\n"), std::string::npos) << small.out;
-    EXPECT_NE(small.out.find("q4_0       40,960  (the training context, where the search stops)"), std::string::npos) << small.out;
+    EXPECT_NE(small.out.find("q4_0       40,960  (the search stops at the training context, 40,960)"), std::string::npos) << small.out;
+    // the last step below the cap is capped too (-np 3: steps of 768), and one step above it is still searched
+    // (-np 256: 65,536 > 40,960; it was "0, nothing fits" beside "FITS")
+    const auto np3 = run_kvfit("Qwen3-8B -np 3 -c 8192 --gpu H100 --json");
+    const auto j = nlohmann::json::parse(np3.out);
+    EXPECT_EQ(j["max_context"][0]["context_tokens"], 40704) << np3.out;
+    EXPECT_EQ(j["max_context"][0]["capped"], true) << np3.out;
+    const auto np256 = run_kvfit("Qwen3-8B -np 256 --gpu H100");
+    EXPECT_NE(np256.out.find("f16        65,536  (the smallest context with these sequences, above the training context, "
+                             "40,960)"), std::string::npos) << np256.out;
 }
 
 struct bad_case {

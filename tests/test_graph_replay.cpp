@@ -239,6 +239,29 @@ TEST(graph_replay, stream_layouts_are_variants_where_they_change_the_graph) {
     }
 }
 
+// Found by a new-user trial: where a family's graph is recorded, its stage set is known to be inexact (GLM-5 with flash
+// attention at 202,752 cells: 25.2 % under the recorded graph), so a figure that falls back to it -- a bf16 cache, a
+// sibling with another expert count, MiniMax-M3 with 2 streams -- is warned, never passed as modelled.
+TEST(graph_replay, a_recorded_family_outside_its_recordings_is_warned) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 202752;
+    const kvfit::model_desc glm = header_model("glm-5");
+    EXPECT_EQ(kvfit::llamacpp_compute_unmodelled(glm, s), "");
+    s.type_k = s.type_v = kvfit::ggml_type::bf16;
+    std::string w = kvfit::llamacpp_compute_unmodelled(glm, s);
+    EXPECT_NE(w.find("the reserve graph of glm-dsa was recorded for other shapes or settings only"), std::string::npos) << w;
+    EXPECT_NE(w.find("bf16/bf16"), std::string::npos) << w;
+    s.type_k = s.type_v = kvfit::ggml_type::f16;
+    kvfit::model_desc sibling = glm;
+    sibling.n_expert = 128;
+    w = kvfit::llamacpp_compute_unmodelled(sibling, s);
+    EXPECT_NE(w.find("no graph recorded for this model shape"), std::string::npos) << w;
+    s.n_ctx = 16384;
+    s.n_seq = 2;
+    w = kvfit::llamacpp_compute_unmodelled(header_model("minimax-m3"), s);
+    EXPECT_NE(w.find("with 2 streams"), std::string::npos) << w;
+}
+
 // Found by a new-user trial: a DeepSeek-V4 sibling with fewer than two residual copies (hc_mult 1, or absent) had no
 // template and no hyper-connections either, and its stage-set figure passed as modelled (38 % under the replayed
 // one). Compressed caches alone now mark the graph as not modelled.

@@ -89,6 +89,9 @@ struct context_limit {
     bool allowed = true;             ///< false: the runtime refuses this type with these flags; `refusal` says why
     std::string refusal;             ///< the runtime's one-line message ("" when allowed)
     uint64_t context_tokens = 0;     ///< the largest value of the context setting that fits; 0 = none fits
+    /// true: the search reached the top of the context knob's range (the model's training context, at least one
+    /// step) with memory to spare for this value; more may fit
+    bool capped = false;
 };
 
 /// A change of one setting that makes a plan fit which does not ("what would fit instead"), found by the planner's

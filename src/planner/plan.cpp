@@ -35,6 +35,13 @@ std::optional<uint64_t> search_knob(const runtime_info & rt, const knob & k, con
                       : largest_fitting(range.lo, range.hi, range.step, fits);
 }
 
+// A search result on the last step of the knob's range: the range, not the memory, stopped it.
+bool at_top(const knob & k, const model_desc & m, const flag_values & f, uint64_t v) {
+    if (v == 0 || !k.range) return false;
+    const knob_range range = k.range(m, f);
+    return range.step > 0 && v + range.step > range.hi;
+}
+
 uint64_t host_bytes(const runtime_plan & p) {
     uint64_t n = 0;
     for (const auto & d : p.devices) n += d.is_host ? d.used_bytes() : 0;
@@ -58,6 +65,7 @@ void find_max_context(runtime_plan & out, const runtime_info & rt, const model_d
         g.set(rt.cache_type_v, t);
         try {
             row.context_tokens = search_knob(rt, rt.context, m, g, mc).value_or(0);
+            row.capped = at_top(rt.context, m, g, row.context_tokens);
         } catch (const error & e) { // the runtime refuses this type with these flags (llama.cpp: q8_0 V without -fa)
             row.allowed = false;
             row.refusal = e.what();
@@ -67,7 +75,9 @@ void find_max_context(runtime_plan & out, const runtime_info & rt, const model_d
     context_limit variant;
     variant.cache_type = type_k;
     variant.all_full_attention = true;
-    variant.context_tokens = search_knob(rt, rt.context, all_full_attention_variant(m), f, mc).value_or(0);
+    const model_desc full = all_full_attention_variant(m);
+    variant.context_tokens = search_knob(rt, rt.context, full, f, mc).value_or(0);
+    variant.capped = at_top(rt.context, full, f, variant.context_tokens);
     out.max_context.push_back(variant);
 }
 

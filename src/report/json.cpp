@@ -101,7 +101,8 @@ std::string render_json(const plan_result & r) {
     for (const auto & c : p.max_context) {
         j["max_context"].push_back({{"cache_type", c.cache_type}, {"all_full_attention", c.all_full_attention},
                                     {"allowed", c.allowed}, {"refusal", c.refusal},
-                                    {"context_tokens", c.allowed ? json(c.context_tokens) : json(nullptr)}});
+                                    {"context_tokens", c.allowed ? json(c.context_tokens) : json(nullptr)},
+                                    {"capped", c.capped}});
     }
     j["alternatives"] = json::array();
     for (const auto & a : p.alternatives) {

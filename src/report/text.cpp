@@ -198,19 +198,25 @@ void render_fit(std::string & out, const plan_result & r) {
     }
     out += "  Largest n_ctx that fits the GPU memory with these placement flags, by KV cache type (-ctk/-ctv):\n";
     // the search stops at the training context (the warning says so); a row at that cap says it too, since more may fit
-    const auto capped = [&](uint64_t n) {
-        return m.n_ctx_train > 0 && n == m.n_ctx_train ? "  (the training context, where the search stops)" : "";
+    const auto capped = [&](const context_limit & c) {
+        if (!c.capped) return std::string();
+        if (m.n_ctx_train == 0) return std::string("  (the search stops here)");
+        if (c.context_tokens > m.n_ctx_train) {
+            return fmt::format("  (the smallest context with these sequences, above the training context, {})",
+                               with_commas(m.n_ctx_train));
+        }
+        return fmt::format("  (the search stops at the training context, {})", with_commas(m.n_ctx_train));
     };
     for (const auto & c : p.max_context) {
         if (c.all_full_attention) {
             out += fmt::format("    if all {} layers were full attention ({}): {}{}\n", m.n_layer, c.cache_type,
-                               with_commas(c.context_tokens), capped(c.context_tokens));
+                               with_commas(c.context_tokens), capped(c));
         } else if (!c.allowed) {
             out += fmt::format("    {:<7} refused: {}\n", c.cache_type, c.refusal);
         } else {
             out += fmt::format("    {:<7} {:>9}{}\n", c.cache_type, with_commas(c.context_tokens),
                                c.context_tokens == 0 ? "  (nothing fits: smaller weights or more GPU memory needed)"
-                                                     : capped(c.context_tokens));
+                                                     : capped(c));
         }
     }
     if (!p.fits) {

@@ -238,6 +238,13 @@ std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_set
                                "not modelled ({}): the figure is an estimate", no_replay);
         }
     }
+    // a family whose graph was recorded (for another shape or other settings): its stage set is known to be inexact
+    // (GLM-5 with flash attention: 18.5 % under the recorded graph at 131,072 cells, 25.2 % at 202,752)
+    if (detail::replay_recorded_for_arch(m, s)) {
+        return fmt::format("the reserve graph of {} was recorded for other shapes or settings only ({}): the figure is "
+                           "the stage-set estimate, which the recordings show up to 25 % too small for the 2026 DSA/MSA "
+                           "graphs at long contexts", m.gguf_architecture, no_replay);
+    }
     if (m.count(layer_kind::mla) > 0 && m.rec_kind == recurrent_kind::kda && m.attn_res_block > 0) {
         return "MLA + KDA layers with attention residuals: the stage set is fitted, not derived; the figure is an "
                "estimate, measured up to 9.4 % too small with several sequences";

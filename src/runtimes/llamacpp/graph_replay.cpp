@@ -500,6 +500,15 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
 
 } // namespace
 
+bool replay_recorded_for_arch(const model_desc & m, const llamacpp_settings & s) {
+    const std::string release = s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5";
+    if (m.gguf_architecture.empty()) return false;
+    for (auto & f : template_files()) {
+        if (f->arch == m.gguf_architecture && f->release == release) return true;
+    }
+    return false;
+}
+
 bool replay_covers(const model_desc & m, const llamacpp_settings & s, std::string * why) {
     const graph_template * tp = nullptr;
     // the stream layout of llamacpp_context_size: one unified stream, else one per sequence

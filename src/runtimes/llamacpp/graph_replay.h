@@ -34,6 +34,11 @@ struct graph_replay_result {
 /// on) and K/V types; else false and the reason in `why` (optional).
 bool replay_covers(const model_desc & m, const llamacpp_settings & s, std::string * why = nullptr);
 
+/// True when some template is recorded for m's llama.cpp architecture in s's release (whether or not it covers m's
+/// shape and s's settings): the stage sets are then known to be inexact for this family, and a figure that falls back
+/// to them is warned (llamacpp_compute_unmodelled).
+bool replay_recorded_for_arch(const model_desc & m, const llamacpp_settings & s);
+
 /// The CPU compute buffer of m's reserve graph under s and c, replayed from a recorded template; nullopt when no
 /// template applies: no template for m's architecture and release, a different graph key (another model shape of
 /// the family), or settings outside the recorded variants. `why` (optional) receives the reason in one phrase.
