@@ -219,6 +219,7 @@ int run_exec(const exec_options & o) {
 
 std::string read_file_text(const std::string & path) {
     std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw error(fmt::format("{}: no such file", path));
     if (!std::filesystem::is_regular_file(path, ec)) throw error(fmt::format("{}: not a regular file", path));
     const auto size = std::filesystem::file_size(path, ec);
     if (ec || size > (256ull << 20)) throw error(fmt::format("{}: a log over 256 MiB is not read", path));

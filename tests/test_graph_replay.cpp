@@ -9,6 +9,7 @@
 #include "runtimes/llamacpp/graph_replay.h"
 #include "support/files.h"
 #include "support/spec_rows.h"
+#include "kvfit/error.h"
 
 #include <filesystem>
 #include <fstream>
@@ -260,6 +261,24 @@ TEST(graph_replay, a_recorded_family_outside_its_recordings_is_warned) {
     s.n_seq = 2;
     w = kvfit::llamacpp_compute_unmodelled(header_model("minimax-m3"), s);
     EXPECT_NE(w.find("with 2 streams"), std::string::npos) << w;
+}
+
+// Found by a new-user trial: absurd settings wrapped the stage arithmetic past 2^64 (a figure 512x too small, no error);
+// a graph whose attention scores alone pass 1 EiB is refused with one line instead.
+TEST(graph_replay, absurd_contexts_are_refused_not_wrapped) {
+    const kvfit::model_desc m = header_model("glm-5");
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 8192;
+    kvfit::llamacpp_context c = kvfit::llamacpp_context_size(m, s);
+    EXPECT_GT(kvfit::llamacpp_compute_bytes(m, s, c), 0u);
+    c.n_ctx = c.n_ctx_seq = 1ull << 32;
+    c.n_ubatch = c.n_batch = 1u << 22;
+    try {
+        (void)kvfit::llamacpp_compute_bytes(m, s, c);
+        ADD_FAILURE() << "no error";
+    } catch (const kvfit::error & e) {
+        EXPECT_NE(std::string(e.what()).find("would pass 1 EiB"), std::string::npos) << e.what();
+    }
 }
 
 // Found by a new-user trial: a DeepSeek-V4 sibling with fewer than two residual copies (hc_mult 1, or absent) had no

@@ -264,6 +264,9 @@ const bad_row k_bad[] = {
     {"bool_hidden_size",      "hidden_size", "true",                 "bad.json: key 'hidden_size': expected integer, got boolean"},
     {"absurd_layers",         "num_hidden_layers", "200000",         "bad.json: key 'num_hidden_layers': 200000 exceeds the limit 4096"},
     {"absurd_hidden_size",    "hidden_size", "1000000000000",        "bad.json: key 'hidden_size': 1000000000000 exceeds the limit 16777216"},
+    // a training context beyond the -c limit was searched as a -c the user never gave ("-c 4294967552: exceeds the limit")
+    {"absurd_training_context", "max_position_embeddings", "4294967552",
+     "bad.json: key 'max_position_embeddings': 4294967552 exceeds the limit 4294967296"},
     {"heads_not_dividing",    "num_attention_heads", "3",
      "bad.json: key 'num_key_value_heads': 2 does not divide num_attention_heads 3"},
     {"heads_not_dividing_embd", "hidden_size", "66",

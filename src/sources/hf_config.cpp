@@ -296,7 +296,9 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     } else {
         b.head_dim = m.n_embd / n_head;
     }
-    m.n_ctx_train = cfg.uint_or("max_position_embeddings", 0, 1ull << 40);
+    // at most the -c limit, 2^32 (llama.cpp keeps n_ctx_train in 32 bits): a larger value would be searched as a -c the
+    // user never gave
+    m.n_ctx_train = cfg.uint_or("max_position_embeddings", 0, 1ull << 32);
     // Multimodal wrappers keep tie_word_embeddings at the top level (Qwen3.5) or in text_config.
     m.tied_embeddings = cfg.has("tie_word_embeddings") ? cfg.flag_or("tie_word_embeddings", false)
                                                        : root.flag_or("tie_word_embeddings", false);

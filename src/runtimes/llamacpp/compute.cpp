@@ -33,6 +33,8 @@
 // drop into): measured on gpt-oss, qwen3next and granitehybrid (tests/data/llamacpp_compute.md,
 // conformance_shapes); qwen3moe, mixtral and llama4 (dense-attention MoE) are not measured.
 #include "runtimes/llamacpp/compute.h"
+
+#include "kvfit/error.h"
 #include "runtimes/llamacpp/graph_replay.h"
 
 #include <algorithm>
@@ -268,6 +270,17 @@ std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_set
 
 
 uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c) {
+    // The largest tensor of any reserve graph is at most the f32 attention scores of every cell against the ubatch
+    // for every query head; where that passes 2^60 bytes (1 EiB) the stage arithmetic would wrap 64 bits
+    // (-c 4294967296 -ub 1048576 with 1,024 heads gave a figure 512x too small): refused, not wrapped.
+    uint32_t heads = std::max<uint32_t>(1, m.indexer_n_head);
+    for (const uint32_t h : m.n_head) heads = std::max(heads, h);
+    const unsigned __int128 scores = static_cast<unsigned __int128>(std::max<uint64_t>(1, c.n_ctx)) *
+                                     std::max<uint32_t>(1, c.n_ubatch) * heads * 4;
+    if (scores > (static_cast<unsigned __int128>(1) << 60)) {
+        throw error(fmt::format("llama.cpp: n_ctx {} with -ub {} and {} heads: one attention-score tensor alone would "
+                                "pass 1 EiB; no compute buffer is planned for that", c.n_ctx, c.n_ubatch, heads));
+    }
     // a graph recorded from the real llama.cpp: its allocations replayed through ggml-alloc's allocator (exact)
     if (const auto r = detail::replay_compute(m, s, c)) return r->bytes;
     // A graph kvfit does not model (warned above), with fewer outputs than rows (llama-server's n_parallel): its

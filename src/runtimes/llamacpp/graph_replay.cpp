@@ -144,6 +144,7 @@ struct variant {
 
 struct graph_template {
     std::string arch, release, model, key;
+    std::string name; ///< the file's stem before the release: the arch, or <arch>+<model> for a second recorded shape
     std::vector<std::string> var_names; ///< k_var_names, then cells_<cache> as the trace named them
     std::vector<expr> exprs;
     std::vector<std::vector<event>> segs;
@@ -291,6 +292,7 @@ graph_template parse_template(std::string_view text) {
 /// One embedded template file, data/graphs/<arch>.<release>.txt, parsed on first use.
 struct template_file {
     std::string arch, release;
+    std::string name; ///< <arch> or <arch>+<model>, the file name before the release
     std::string_view text;
     std::once_flag once;
     std::unique_ptr<graph_template> parsed;
@@ -311,6 +313,7 @@ std::vector<std::unique_ptr<template_file>> & template_files() {
             auto tf = std::make_unique<template_file>();
             // <arch>.<release>.txt, or <arch>+<model>.<release>.txt for a second recorded shape of one architecture
             tf->arch = std::string(p.substr(0, std::min(dot, p.find('+'))));
+            tf->name = std::string(p.substr(0, dot));
             tf->release = std::string(p.substr(dot + 1));
             tf->text = f.bytes;
             out.push_back(std::move(tf));
@@ -325,6 +328,7 @@ const graph_template * parsed(template_file & f) {
     std::call_once(f.once, [&f] {
         try {
             f.parsed = std::make_unique<graph_template>(parse_template(f.text));
+            f.parsed->name = f.name;
         } catch (const std::exception & e) {
             f.error = e.what();
         }
@@ -583,7 +587,7 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
     }
     graph_replay_result r;
     r.bytes = alloc.max_size();
-    r.variant = tp->arch + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "") +
+    r.variant = tp->name + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "") +
                  (var->st.empty() ? "" : " st=" + var->st);
     return r;
 }
