@@ -63,6 +63,14 @@ kvfit::llamacpp_settings settings_of(const json & q, kvfit::llamacpp_release rel
     return s;
 }
 
+// Default settings of release rel at context n_ctx.
+kvfit::llamacpp_settings at_release(kvfit::llamacpp_release rel, uint64_t n_ctx) {
+    kvfit::llamacpp_settings s;
+    s.release = rel;
+    s.n_ctx = n_ctx;
+    return s;
+}
+
 } // namespace
 
 // Every measured context of each recorded model, both releases: compute = the context's memory (KV + state + compute,
@@ -190,9 +198,7 @@ TEST(graph_replay, unrecorded_cache_types_fall_back_with_the_reason) {
 TEST(graph_replay, snapshot_counts_are_variants) {
     const kvfit::model_desc m = header_model("deepseek-v4-flash");
     for (const auto & [rel_name, rel] : releases) {
-        kvfit::llamacpp_settings s;
-        s.release = rel;
-        s.n_ctx = 8192;
+        const kvfit::llamacpp_settings s = at_release(rel, 8192);
         kvfit::llamacpp_context c = kvfit::llamacpp_context_size(m, s);
         c.n_rs_seq = 3;
         const auto three = kvfit::detail::replay_compute(m, s, c);
@@ -216,9 +222,7 @@ TEST(graph_replay, snapshot_counts_are_variants) {
 TEST(graph_replay, stream_layouts_are_variants_where_they_change_the_graph) {
     const kvfit::model_desc m = header_model("minimax-m3");
     for (const auto & [rel_name, rel] : releases) {
-        kvfit::llamacpp_settings s;
-        s.release = rel;
-        s.n_ctx = 16384;
+        kvfit::llamacpp_settings s = at_release(rel, 16384);
         s.n_seq = 4;
         s.kv_unified = true;
         auto r = kvfit::detail::replay_compute(m, s, kvfit::llamacpp_context_size(m, s));

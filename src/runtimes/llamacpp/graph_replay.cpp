@@ -430,6 +430,9 @@ namespace {
 
 /// The template recorded for m's graph in s's release and the variant for s's flash attention and K/V types; the
 /// reason in `why` when there is none.
+/// The release as template files name it (data/graphs/<arch>.<release>.txt).
+std::string release_tag(const llamacpp_settings & s) { return s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5"; }
+
 /// The stream layout as a template's st= names it: "1" one sequence, "N" N streams (one per sequence), "1u" one unified
 /// stream over several sequences.
 std::string stream_key(uint32_t n_stream, uint32_t n_seq) {
@@ -439,7 +442,7 @@ std::string stream_key(uint32_t n_stream, uint32_t n_seq) {
 
 const variant * find_variant(const model_desc & m, const llamacpp_settings & s, bool fa, uint32_t n_rs,
                              const std::string & st, const graph_template ** out, std::string * why) {
-    const std::string release = s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5";
+    const std::string release = release_tag(s);
     const graph_template * tp = nullptr;
     bool arch_seen = false;
     std::string key;
@@ -471,7 +474,7 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
         return nullptr;
     }
     const std::string kv = kv_class(s.type_k, s.type_v);
-    std::string counts; // the snapshot counts recorded for this fa and K/V class, for the reason
+    std::vector<std::string> counts; // the snapshot counts recorded for this fa and K/V class, for the reason
     std::vector<std::string> layouts; // the stream layouts recorded for this fa, K/V class and snapshot count
     for (const variant & v : tp->variants) {
         if (v.fa != fa || v.kv != kv) continue;
@@ -481,8 +484,8 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
             return &v;
         }
         if (rs_ok) layouts.push_back(v.st);
-        if (v.rs > 0 && counts.find(std::to_string(v.rs)) == std::string::npos)
-            counts += (counts.empty() ? "" : ", ") + std::to_string(v.rs) + (v.rs_more ? " or more" : "");
+        const std::string count = std::to_string(v.rs) + (v.rs_more ? " or more" : "");
+        if (v.rs > 0 && std::find(counts.begin(), counts.end(), count) == counts.end()) counts.push_back(count);
     }
     if (why) {
         const auto layout = [](const std::string & k) {
@@ -490,14 +493,20 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
                  : k == "1u" ? std::string("a unified stream over several sequences")
                              : k + " streams";
         };
-        std::string recorded;
-        for (const std::string & k : layouts) recorded += (recorded.empty() ? "" : "; ") + layout(k);
+        const auto join = [](const std::vector<std::string> & items, const char * sep) {
+            std::string out;
+            for (const std::string & i : items) out += (out.empty() ? "" : sep) + i;
+            return out;
+        };
+        std::vector<std::string> recorded;
+        for (const std::string & k : layouts) recorded.push_back(layout(k));
         *why = "no " + arch + " graph recorded for " + kv + " K/V with flash attention " + (fa ? "on" : "off") +
                (n_rs == 0 ? std::string()
                           : " and " + std::to_string(n_rs) + " recurrent-state snapshots (recorded: " +
-                                (counts.empty() ? std::string("none") : counts) + ")") +
+                                (counts.empty() ? std::string("none") : join(counts, ", ")) + ")") +
                (layouts.empty() ? std::string()
-                                : " with " + layout(st) + " (the stream layout changes this graph; recorded: " + recorded + ")");
+                                : " with " + layout(st) + " (the stream layout changes this graph; recorded: " +
+                                      join(recorded, "; ") + ")");
     }
     return nullptr;
 }
@@ -505,7 +514,7 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
 } // namespace
 
 bool replay_recorded_for_arch(const model_desc & m, const llamacpp_settings & s) {
-    const std::string release = s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5";
+    const std::string release = release_tag(s);
     if (m.gguf_architecture.empty()) return false;
     for (auto & f : template_files()) {
         if (f->arch == m.gguf_architecture && f->release == release) return true;
