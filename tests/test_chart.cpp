@@ -126,10 +126,10 @@ TEST(chart, points_and_marks_equal_the_cli_json) {
     EXPECT_EQ(c.curves[0].max_n_ctx, max_context(j, "f16"));
     EXPECT_EQ(c.curves[1].max_n_ctx, max_context(j, "q8_0"));
     EXPECT_EQ(c.curves[2].max_n_ctx, max_context(j, "q4_0"));
-    EXPECT_EQ(c.max_n_ctx, 44544u); // llama-server reserves 1 output (server_output_limits): 32,768 with n_batch
+    EXPECT_EQ(c.max_n_ctx, 44800u); // llama-server reserves 1 output (server_output_limits): 32,768 with n_batch
     EXPECT_EQ(c.capacity_bytes, j["gpus"][0]["memory_bytes"]);
     EXPECT_EQ(c.margin_bytes, j["detail"]["settings"]["margin_bytes"]);
-    for (uint64_t n : {1024ull, 8192ull, 32768ull, 44544ull, 68864ull, 262144ull}) {
+    for (uint64_t n : {1024ull, 8192ull, 32768ull, 44800ull, 68864ull, 262144ull}) {
         const auto it = std::find(c.n_ctx.begin(), c.n_ctx.end(), n);
         ASSERT_NE(it, c.n_ctx.end()) << n;
         const size_t i = size_t(it - c.n_ctx.begin());
@@ -146,7 +146,7 @@ TEST(chart, compare_shows_the_seeds_4x) {
     const kvfit::plan_result r = seeds_report();
     const kvfit::chart_series c = kvfit::make_compare_series(r);
     ASSERT_EQ(c.curves.size(), 4u);
-    EXPECT_EQ(c.curves[0].max_n_ctx, 44544u);
+    EXPECT_EQ(c.curves[0].max_n_ctx, 44800u);
     EXPECT_EQ(c.curves[1].max_n_ctx, r.plan.max_context.back().context_tokens); // the all-full-attention row
     EXPECT_TRUE(r.plan.max_context.back().all_full_attention);
     const kvfit::model_desc full = kvfit::all_full_attention_variant(r.model);
@@ -207,7 +207,7 @@ TEST(chart, svg_draws_exactly_the_series) {
     }
     EXPECT_EQ(k, c.curves.size());
     EXPECT_NE(svg.find("<text x=\"70\" y=\"24\" class=\"title\">Qwen3.5-9B</text>"), std::string::npos);
-    EXPECT_NE(svg.find("class=\"mark\" data-n-ctx=\"44544\""), std::string::npos);
+    EXPECT_NE(svg.find("class=\"mark\" data-n-ctx=\"44800\""), std::string::npos);
     EXPECT_NE(svg.find(">256K</text>"), std::string::npos);
     EXPECT_NE(svg.find(">KV cache</text>"), std::string::npos);
 }

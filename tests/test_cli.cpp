@@ -205,7 +205,7 @@ TEST(cli, check_names_the_buffer_that_overflows) {
     const auto bad = kvfit::test::run_kvfit("Qwen3.5-9B --weights-size 6.6GB --gpu 8GiB -c 65536 --check");
     EXPECT_EQ(bad.status, 3);
     EXPECT_NE(bad.out.find("GPU0: the KV cache (2.00 GiB) overflows it"), std::string::npos) << bad.out;
-    EXPECT_NE(bad.out.find("fits instead: -c 44544 -ctk f16 -ctv f16"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("fits instead: -c 44800 -ctk f16 -ctv f16"), std::string::npos) << bad.out;
     const auto good = kvfit::test::run_kvfit("Qwen3.5-9B --weights-size 6.6GB --gpu \"RTX 4060\" -c 16384 --check");
     EXPECT_EQ(good.status, 0);
     EXPECT_EQ(good.out.rfind("OK: Qwen3.5-9B at n_ctx 16,384", 0), 0u) << good.out;

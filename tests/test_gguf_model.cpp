@@ -160,14 +160,16 @@ TEST(gguf_model, weights_by_placement_with_experts_nextn_and_tied_output) {
     EXPECT_EQ(m.n_layer, 2u);
     EXPECT_EQ(m.n_layer_mtp, 1u);
     EXPECT_TRUE(m.tied_embeddings);
-    EXPECT_EQ(m.weights.token_embd.n_params, 256u * 512 + 256);
-    EXPECT_EQ(m.weights.output.bytes, 1024u);
-    EXPECT_EQ(m.weights.layers[0].bytes, 144u * 256);
+    // token_embd_norm is LFM2's output norm (LLM_TENSOR_OUTPUT_NORM_LFM2): an output-layer tensor, with output_norm
+    EXPECT_EQ(m.weights.token_embd.n_params, 256u * 512);
+    EXPECT_EQ(m.weights.output.bytes, 2048u);
+    // rope_freqs is created for block 0 (LLM_TENSOR_LAYER_REPEATING without a block number): in its group
+    EXPECT_EQ(m.weights.layers[0].bytes, 144u * 256 + 256);
     EXPECT_EQ(m.weights.layers[1].expert_params, 256u * 64 * 8);
     EXPECT_EQ(m.weights.layers[1].expert_bytes, 144u * 64 * 8);
     EXPECT_EQ(m.weights.layers[1].n_params, 256u * 64 * 8 + 256 * 8);
     EXPECT_EQ(m.is_moe, (std::vector<uint8_t>{0, 1}));
-    EXPECT_EQ(m.weights.other.n_params, 64u);          // rope_freqs
+    EXPECT_EQ(m.weights.other.n_params, 0u);
     EXPECT_EQ(m.weights.mtp.n_params, 512u * 256);     // blk.2 (NextN), reported apart
     EXPECT_EQ(m.weights.total_params(), m.n_params());
 }

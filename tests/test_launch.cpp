@@ -62,7 +62,7 @@ TEST(exec, a_spilling_command_is_refused_with_exit_3) {
     EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("RTX 4060: the KV cache (8.00 GiB) overflows it"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Speed: on GPUs large enough this would decode at"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("closest that fits: context 49,920 tokens"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("closest that fits: context 50,176 tokens"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("(a spill)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("llama-server -m " + model + " -c "), std::string::npos) << r.out;
 }

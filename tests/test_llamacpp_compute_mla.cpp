@@ -58,7 +58,9 @@ TEST(llamacpp_compute_mla, dsa_mtp_probs_b_is_loaded) {
     const kvfit::model_desc with = kvfit::model_from_gguf(k_gguf + "deepseek-v3.2_v512.gguf", warn);
     const kvfit::model_desc without = kvfit::model_from_gguf(k_gguf + "deepseek-v3.2-nomtp_v512.gguf", warn);
     EXPECT_EQ(with.weights.total_bytes() - without.weights.total_bytes(), 1024u);
-    EXPECT_EQ(with.weights.other.bytes - without.weights.other.bytes, 1024u);
+    // with the output layer: the NextN block's device (measured on a simulated CUDA device: CUDA0 with -ngl all,
+    // tests/conformance/measured/cuda-*.jsonl)
+    EXPECT_EQ(with.weights.output.bytes - without.weights.output.bytes, 1024u);
     EXPECT_EQ(with.indexer_top_k, 2048u);
     EXPECT_EQ(with.indexer_n_head, 64u);
 }

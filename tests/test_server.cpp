@@ -233,7 +233,7 @@ TEST(server, page_models_and_gpus) {
     const auto chart = c.Post("/v1/chart", R"({"model":"Qwen3.5-9B","gpu":"8GiB","weights_size":"6.6GB"})", "application/json");
     ASSERT_TRUE(chart);
     const json cj = json::parse(chart->body);
-    EXPECT_EQ(cj["chart"]["max_n_ctx"], 44544); // llama-server's 1 output (server_output_limits)
+    EXPECT_EQ(cj["chart"]["max_n_ctx"], 44800); // llama-server's 1 output (server_output_limits)
     EXPECT_EQ(cj["compare"]["curves"].size(), 4u);
 }
 

@@ -356,6 +356,16 @@ struct backend_term {
 uint64_t llamacpp_cuda_fa_f16_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                     uint32_t il);
 
+/// The second copy of token_embd.weight that a loader creating its tied output first makes (param_flags
+/// tied_output_first: models/gemma4.cpp, gemma3n.cpp call create_tensor(TOKEN_EMBD, TENSOR_DUPLICATED) before
+/// tok_embd, so llama_model_loader::create_tensor finds no token_embd in the CPU context and dups it). With mmap both
+/// tensors point into the one mapped range (counted once, CPU_Mapped); without mmap, and in no_alloc mode, the CPU
+/// buffer holds both (measured, gemma-4-26B-A4B, both releases: no_alloc model buffer = mmap + 281,600 B at 512 tokens,
+/// + 144,179,200 B at 262,144). token_embd.weight's bytes are its share of the input-layer group (exact when the
+/// group is that tensor alone; gemma3n's per-layer embedding shares it).
+/// In bytes; 0 for other models or without an exact tensor list (placement.cpp).
+uint64_t llamacpp_tied_duplicate_bytes(const model_desc & m);
+
 /// Fill plan.backend and plan.backend_terms and add the applied terms to the GPUs' buffers (called by plan_llamacpp
 /// once the CPU-graph compute buffer is placed): C2 and C4 raise a GPU's compute buffer to the larger of the CPU
 /// graph's peak and the node stage holding the term, C3 adds its copies, C5 pads the GPU's quantized weights. C3

@@ -211,18 +211,31 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const de
             if (const auto il = block_index(t.name)) {
                 g = *il < m.n_layer ? &w.layers[*il] : &w.mtp; // blocks past n_layer are NextN/MTP
                 // loaded although its block is not (arch flag mtp_probs_b): with the tensors of no block
-                if (*il >= m.n_layer && flags.mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.other;
+                // (the block's device: with the output layer, the blocks after the trunk; measured on a simulated
+                // CUDA device, GLM-5's blk.78.exp_probs_b on CUDA0 with -ngl all)
+                if (*il >= m.n_layer && flags.mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.output;
                 // the NextN tensors llama.cpp loads anyway: with the output layer (the blocks after the trunk), and
                 // not in weights.mtp, which holds what --spec-type draft-mtp adds (load_mtp)
                 if (*il >= m.n_layer && flags.mtp_trunk_tensors && !mtp_tensor_skipped(t.name)) g = &w.output;
                 layer = int32_t(std::min<uint32_t>(*il, INT32_MAX));
+            } else if (starts_with(t.name, "token_embd_norm")) {
+                // LFM2's output norm (LLM_TENSOR_OUTPUT_NORM_LFM2 = "token_embd_norm", an output-layer tensor)
+                g = &w.output;
+                layer = weight_tensor::output;
             } else if (starts_with(t.name, "token_embd") || starts_with(t.name, "position_embd") ||
                        starts_with(t.name, "per_layer_token_embd")) {
                 g = &w.token_embd;
-            } else if (starts_with(t.name, "output.") || starts_with(t.name, "output_norm")) {
+            } else if (starts_with(t.name, "output") || starts_with(t.name, "altup_proj") ||
+                       starts_with(t.name, "altup_unembd_proj") || starts_with(t.name, "cls")) {
+                // LLM_TENSOR_LAYER_OUTPUT (src/llama-arch.cpp LLM_TENSOR_INFOS): output, output_norm, the
+                // hyper-connection head output_hc_* (DeepSeek-V4, Qwen3.8), output_res_score (Kimi-K3), altup (gemma3n)
                 g = &w.output;
                 layer = weight_tensor::output;
                 has_output |= starts_with(t.name, "output.weight");
+            } else if (starts_with(t.name, "rope_freqs")) {
+                // LLM_TENSOR_LAYER_REPEATING without a block number: created for block 0 (the others are duplicates)
+                if (!w.layers.empty()) g = &w.layers[0];
+                layer = 0;
             }
             w.tensors.push_back({std::string(t.name), t.type, {t.ne[0], t.ne[1], t.ne[2], t.ne[3]}, t.offset, t.bytes,
                                  file, layer});

@@ -48,7 +48,7 @@ try {
   const f16 = number(await page.textContent('#max-ctx'));
   console.log(`largest context, f16 cache: ${f16}`);
   // the seeds' scale (tens of thousands of tokens); llama-server reserves logits for its slots only (n_outputs_max =
-  // -np, docs/llamacpp.md "Outputs"), which leaves 44,544 at this build
+  // -np, docs/llamacpp.md "Outputs"), which leaves 44,800 at this build
   assert.ok(f16 >= 24576 && f16 <= 49152, `f16: ${f16}`);
   assert.equal(number(await page.textContent('#max-f16 td:nth-child(2)')), f16);
   assert.match(await page.textContent('#command'), /^llama-server -m Qwen3\.5-9B\.gguf /);

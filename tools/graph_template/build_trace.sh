@@ -31,6 +31,8 @@ fi
 if ! grep -q GGML_ALLOC_TRACE "$src/ggml/src/ggml-alloc.c"; then
   (cd "$src" && patch -s -p1 < "$here/ggml-alloc-trace.patch")
 fi
+# the scheduler's graph dump ($GGML_SCHED_DUMP, tools/simcuda/sched_dump.inc): changes no allocation either
+python3 "$root/tools/simcuda/insert_sched_dump.py" "$src/ggml/src/ggml-backend.cpp"
 touch "$src/ggml/ggml.pc.in" # not shipped in the bundle's ggml/; configure_file wants it
 cmake -S "$src/ggml" -B "$out/ggml-build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON \
   -DGGML_CPU=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DGGML_BUILD_TESTS=OFF -DGGML_BUILD_EXAMPLES=OFF >/dev/null

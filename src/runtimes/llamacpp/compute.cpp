@@ -195,7 +195,12 @@ uint64_t moe_block(const model_desc & m, const compute_graph & g, uint64_t hole)
     const uint64_t router = 2 * pad32(uint64_t(m.n_expert) * g.n_tokens * 4);
     const bool gate_in_hole = x.Fm + router <= hole;
     const uint64_t freed = gate_in_hole ? x.Fm : 2 * x.Fm; // block left under ffn_moe_swiglu for ffn_moe_down
-    return (gate_in_hole ? 0 : x.Fm) + 2 * x.Fm + (x.Dm > freed ? x.Dm : 0);
+    const uint64_t span = (gate_in_hole ? 0 : x.Fm) + 2 * x.Fm; // gate (unless in the hole), up, swiglu
+    if (!g.cuda) return span + (x.Dm > freed ? x.Dm : 0);
+    // On CUDA ffn_moe_weighted [n_embd, n_used, T] is a tensor of its own (compute_graph::cuda), placed once
+    // ffn_moe_swiglu is freed: in the block gate/up/swiglu leave beside ffn_moe_down when it fits, else on top.
+    if (x.Dm <= freed) return x.Dm <= span - x.Dm ? span : span + x.Dm;
+    return x.Dm <= span ? span + x.Dm : span + 2 * x.Dm;
 }
 
 uint64_t ffn_block(const model_desc & m, const compute_graph & g) {
@@ -292,7 +297,12 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
         all.n_outputs_max = c.n_batch;
         return llamacpp_compute_bytes(m, s, all);
     }
-    const detail::compute_graph g = detail::compute_graph_of(m, s, c);
+    return detail::stage_peak(m, detail::compute_graph_of(m, s, c));
+}
+
+namespace detail {
+
+uint64_t stage_peak(const model_desc & m, const compute_graph & g) {
     // the layer kinds counted in one pass (model_desc::count scans every layer)
     uint32_t n_mla = 0, n_recurrent = 0, n_windowed = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
@@ -328,4 +338,19 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
     return detail::stages_dense(m, g);
 }
 
+device_compute full_offload_compute(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                    bool cuda) {
+    compute_graph g = compute_graph_of(m, s, c);
+    g.cuda = cuda;
+    // the CPU graph's peak holds inp_tokens (its freed slot at offset 0) and inp_embd (an input never freed) under
+    // every stage; the GPU split holds neither (a recorded graph's replay is the CPU's peak, with the same prefix)
+    const auto r = replay_compute(m, s, c);
+    const uint64_t cpu = r ? r->bytes : stage_peak(m, g);
+    device_compute d;
+    d.gpu = cpu - std::min(cpu, g.tok + g.Ein);
+    d.host = g.inputs + g.E;
+    return d;
+}
+
+} // namespace detail
 } // namespace kvfit

@@ -25,6 +25,11 @@ struct compute_graph {
     bool fa = true;         ///< flash attention
     bool rot_k = false;     ///< K cache Hadamard-rotated: quantized type_k and head_dim_k % 64 == 0
     bool rot_v = false;     ///< V cache rotated: quantized type_v and head_dim_v % 64 == 0
+    /// The graph as ggml-cuda's scheduler split allocates it on the GPU (compute_cuda.cpp): graph_optimize keeps a
+    /// routed-expert block's ffn_moe_down and its router weights alive until the weighted sum
+    /// (ggml_backend_cuda_graph_optimize, ggml-cuda.cu:4505-4530 v0.5.0 / :4499-4521 5b4ebc5,
+    /// ggml_cuda_match_moe_weighted_reduction), so ffn_moe_weighted is not computed in place (moe_block).
+    bool cuda = false;
 
     // --- recurring activations ----------------------------------------------------------------------
     uint64_t tok = 0;  ///< inp_tokens i32 [T]: 4T; freed after get_rows, a hole at offset 0 that always counts
@@ -51,6 +56,25 @@ struct compute_graph {
 
 /// The tensors of the reserve graph for model m under settings s and context c (see compute_graph).
 compute_graph compute_graph_of(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c);
+
+/// The peak of the reserve graph's stage set for `g` (compute_graph_of, possibly with g.cuda set), without a
+/// recorded graph: llamacpp_compute_bytes() for the stage-set models.
+uint64_t stage_peak(const model_desc & m, const compute_graph & g);
+
+/// The compute buffers of a run whose every layer, the output and the KV cache are on one GPU (-ngl all, one
+/// device, no tensor overrides), as llama.cpp's scheduler splits the reserve graph (ggml-backend.cpp
+/// ggml_backend_sched_split_graph): the graph inputs (tokens, positions, masks, KV indices, output ids) and the token
+/// embedding's get_rows stay on the host backend, whose compute buffer is the host buffer type of the GPU
+/// (CUDA_Host: llama-context.cpp:407-418); the GPU's split starts with a copy of every input it reads
+/// (ggml-backend.cpp:1399-1411), so its peak is the CPU graph's without inp_tokens and the float-embedding input
+/// inp_embd that only the host holds. In bytes. Checked against the release's scheduler on a simulated CUDA device
+/// (tools/simcuda, tests/conformance/measure_cuda.mjs).
+struct device_compute {
+    uint64_t gpu = 0;   ///< the GPU's compute buffer (CUDA0)
+    uint64_t host = 0;  ///< the host backend's (CUDA_Host): every graph input + the [n_embd, T] embedding rows
+};
+device_compute full_offload_compute(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                    bool cuda);
 
 /// llamacpp_kv_caches() and, when `by_layer` is given, each layer's KV bytes (n_layer + n_layer_mtp entries, the
 /// bytes its caches add to their groups: llamacpp_kv_bytes_by_layer()) from the same pass. Throws as llamacpp_kv_caches.

@@ -187,6 +187,20 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
     std::vector<uint64_t> peak(n_gpu);
     for (size_t d = 0; d < n_gpu; ++d) peak[d] = plan.devices[d].used.compute_bytes;
 
+    // C0: every layer, the output and the KV cache on one GPU (detail::full_offload_compute, the scheduler's split:
+    // the graph inputs and the embedding rows on the host backend, copies of them on the GPU). HIP builds the same
+    // ggml-cuda code (graph_optimize included); Vulkan's split is the same scheduler's, without CUDA's fusions. Metal's
+    // buffers are host memory (unified): not modelled here, the CPU graph's figure stays.
+    const uint32_t n_all = m.n_layer + m.n_layer_mtp;
+    const bool split_modelled = cuda || plan.backend.backend == gpu_backend::rocm || plan.backend.backend == gpu_backend::vulkan;
+    const bool one_gpu_all = split_modelled && n_gpu == 1 && plan.n_gpu_layers >= n_all + 1 && !p.no_kv_offload &&
+                             p.override_tensor_cpu.empty() && !p.cpu_moe && p.n_cpu_moe == 0;
+    if (one_gpu_all) {
+        const detail::device_compute dc = detail::full_offload_compute(m, s, plan.ctx, cuda || plan.backend.backend == gpu_backend::rocm);
+        peak[0] = dc.gpu;
+        plan.devices[host].used.compute_bytes = dc.host;
+    }
+
     // C2 (K7): the attention stage of the largest FA node on each GPU. Live at the node (the largest layer's):
     // the inputs I (the KQ mask among them), the residual and attn_norm (2E), the roped Q (Q; with an output gate,
     // Qcur_full = Q + gate projected together stays live too: 3Q), and the node itself, kqv + the f16 scratch.
@@ -278,30 +292,73 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
         }
     }
 
-    // C5: quantized weights in a CUDA buffer whose row is not a multiple of MATRIX_ROW_PADDING = 512 get
-    // row_size(type, 512 - ne0 % 512) more bytes, once per tensor (ggml-cuda.cu:908-925, common.cuh:186).
-    if (!m.weights.tensors.empty()) {
-        std::vector<uint64_t> pad(n_gpu, 0);
-        uint32_t out_dev = host;
-        for (size_t d = 0; d < n_gpu; ++d) out_dev = plan.devices[d].has_output ? uint32_t(d) : out_dev;
-        for (const auto & t : m.weights.tensors) {
-            if (!ggml_is_quantized(t.type) || t.ne[0] % 512 == 0 || t.duplicate) continue;
-            uint32_t d = host;
-            if (t.layer == weight_tensor::output) d = out_dev;
-            else if (t.layer >= 0 && uint32_t(t.layer) < m.n_layer && uint32_t(t.layer) < plan.weight_device.size()) {
-                const bool expert = t.name.find("_exps") != std::string::npos;
-                d = (expert ? plan.expert_device : plan.weight_device)[size_t(t.layer)];
+    // C5: the CUDA buffer layout (ggml-cuda.cu:902-925): every tensor in a CUDA buffer is aligned to 128 B
+    // (get_alignment) and a quantized tensor whose row is not a multiple of MATRIX_ROW_PADDING = 512 takes
+    // row_size(type, 512 - ne0 % 512) more (get_alloc_size, common.cuh:186); the buffer is the sum of
+    // pad128(alloc_size) over its tensors (ggml-alloc.c ggml_backend_alloc_ctx_tensors_from_buft). The weight groups
+    // count each tensor padded to the file's alignment (32 B at least), the KV caches their rows unpadded; the term is
+    // the difference, per GPU. Checked exactly against the release's ggml-cuda on a simulated device
+    // (tests/conformance/cuda_conformance.mjs: the weights and KV columns).
+    if (cuda || plan.backend.backend == gpu_backend::rocm) {
+        std::vector<uint64_t> wpad(n_gpu, 0), kvpad(n_gpu, 0);
+        const auto alloc_size = [](ggml_type t, uint64_t ne0, uint64_t bytes) {
+            return bytes + (ggml_is_quantized(t) && ne0 % 512 != 0 ? ggml_row_size(t, 512 - ne0 % 512) : 0);
+        };
+        if (!m.weights.tensors.empty()) {
+            uint32_t out_dev = host;
+            for (size_t d = 0; d < n_gpu; ++d) out_dev = plan.devices[d].has_output ? uint32_t(d) : out_dev;
+            for (const auto & t : m.weights.tensors) {
+                if (t.duplicate) continue;
+                // a tied head offloaded is token_embd again, in the output's GPU buffer (placement.cpp)
+                if (m.tied_embeddings && t.name == "token_embd.weight" && out_dev < n_gpu) {
+                    wpad[out_dev] += pad128(alloc_size(t.type, t.ne[0], t.bytes)) - (t.bytes + 31) / 32 * 32;
+                }
+                uint32_t d = host;
+                if (t.layer == weight_tensor::output) d = out_dev;
+                else if (t.layer >= 0 && uint32_t(t.layer) < m.n_layer && uint32_t(t.layer) < plan.weight_device.size()) {
+                    const bool expert = t.name.find("_exps") != std::string::npos;
+                    d = (expert ? plan.expert_device : plan.weight_device)[size_t(t.layer)];
+                }
+                if (d >= n_gpu) continue;
+                const uint64_t counted = (t.bytes + 31) / 32 * 32;
+                wpad[d] += pad128(alloc_size(t.type, t.ne[0], t.bytes)) - counted;
             }
-            if (d >= n_gpu) continue;
-            pad[d] += ggml_row_size(t.type, 512 - t.ne[0] % 512);
+        }
+        // the K and V tensors of each layer's attention caches (one tensor each per layer: llama_kv_cache)
+        if (!p.no_kv_offload) {
+            const auto pad = [](ggml_type t, uint64_t width) {
+                if (width == 0 || !ggml_is_quantized(t) || width % 512 == 0) return uint64_t(0);
+                return pad128(ggml_row_size(t, 512 - width % 512));
+            };
+            for (uint32_t il = 0; il < m.n_layer && il < plan.layer_device.size(); ++il) {
+                const uint32_t d = plan.layer_device[il];
+                if (d >= n_gpu) continue;
+                for (const auto & c : m.caches[il]) {
+                    // every cache tensor: attention K/V, the MLA latent, indexer keys, compressed caches (K in type_k)
+                    if (c.is_state()) continue;
+                    const bool latent = c.kind == cache_kind::latent;
+                    if (!c.is_attention()) {
+                        kvpad[d] += pad(s.type_k, c.width_k());
+                        continue;
+                    }
+                    kvpad[d] += pad(s.type_k, c.width_k());
+                    if (!latent || s.mla == mla_layout::k_and_v) kvpad[d] += pad(s.type_v, latent ? m.kv_lora_rank : c.width_v());
+                }
+            }
         }
         for (size_t d = 0; d < n_gpu; ++d) {
-            if (pad[d] == 0) continue;
-            backend_term t{"quantized_row_padding", uint32_t(d), "weights", pad[d], pad[d], cuda,
-                           "MATRIX_ROW_PADDING (512) of quantized weights whose row is not a multiple of 512, "
-                           "ggml-cuda.cu:908-925"};
-            if (cuda) plan.devices[d].used.weights_bytes += pad[d];
-            plan.backend_terms.push_back(std::move(t));
+            if (wpad[d] > 0) {
+                plan.backend_terms.push_back({"quantized_row_padding", uint32_t(d), "weights", wpad[d], wpad[d], true,
+                                              "CUDA buffer layout of the weights: 128-B alignment and MATRIX_ROW_PADDING "
+                                              "(512) of quantized rows, ggml-cuda.cu:902-925"});
+                plan.devices[d].used.weights_bytes += wpad[d];
+            }
+            if (kvpad[d] > 0) {
+                plan.backend_terms.push_back({"kv_row_padding", uint32_t(d), "kv", kvpad[d], kvpad[d], true,
+                                              "MATRIX_ROW_PADDING (512) of quantized K/V rows in a CUDA buffer, "
+                                              "ggml-cuda.cu:908-925"});
+                plan.devices[d].used.kv_bytes += kvpad[d];
+            }
         }
     }
 }

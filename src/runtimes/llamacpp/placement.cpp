@@ -5,6 +5,7 @@
 #include "kvfit/error.h"
 #include "kvfit/search.h"
 #include "runtimes/llamacpp/compute.h"
+#include "sources/arch.h"
 
 #include <algorithm>
 #include <regex>
@@ -108,7 +109,28 @@ std::vector<weight_tensor> host_tensors(const model_desc & m, const placement_se
     return out;
 }
 
+/// token_embd.weight's bytes padded to 32 (its tensor), else the input-layer group's share of n_embd x n_vocab
+uint64_t tied_head_bytes(const model_desc & m) {
+    for (const auto & t : m.weights.tensors) {
+        if (t.name == "token_embd.weight") return (t.bytes + 31) / 32 * 32;
+    }
+    const weight_group & te = m.weights.token_embd;
+    const uint64_t ne = uint64_t(m.n_embd) * m.n_vocab;
+    if (te.n_params == 0 || ne >= te.n_params) return te.bytes;
+    return uint64_t(double(te.bytes) * double(ne) / double(te.n_params));
+}
+
 } // namespace
+
+uint64_t llamacpp_tied_duplicate_bytes(const model_desc & m) {
+    if (!m.tied_embeddings || !m.weights.exact) return 0;
+    const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
+    if (!row || !row->flags.tied_output_first) return 0;
+    const weight_group & te = m.weights.token_embd;
+    const uint64_t ne = uint64_t(m.n_embd) * m.n_vocab;
+    if (te.n_params == 0 || ne > te.n_params) return 0;
+    return te.n_params == ne ? te.bytes : uint64_t(double(te.bytes) * double(ne) / double(te.n_params));
+}
 
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                             const std::vector<device_spec> & gpus, uint64_t margin_bytes) {
@@ -175,6 +197,21 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     device_usage & out_dev = at(dev[n_layer_all]);
     out_dev.used.weights_bytes += m.weights.output.bytes;
     out_dev.has_output = true;
+    // a tied output head on a GPU: token_embd created again as the output layer's weight (TENSOR_DUPLICATED) in
+    // that GPU's buffer, a copy of its own (llama-model.cpp create_tensor; measured on a simulated CUDA device:
+    // gemma-4-26B-A4B's 262,144-row head, 144,180,352 B on CUDA0)
+    if (m.tied_embeddings && dev[n_layer_all] >= 0) out_dev.used.weights_bytes += tied_head_bytes(m);
+    // without mmap, a head created before token_embd is a second copy in the host buffer (llamacpp_tied_duplicate_bytes)
+    if (!p.mmap && dev[n_layer_all] < 0) host.used.weights_bytes += llamacpp_tied_duplicate_bytes(m);
+    // rope_freqs: created for every block, a duplicate of block 0's within one buffer and a copy of its own in every
+    // other buffer that holds a block (llama-model.cpp TENSOR_DUPLICATED; measured: Step-3.7-Flash's 256 B on each GPU)
+    for (const auto & t : m.weights.tensors) {
+        if (t.name != "rope_freqs.weight") continue;
+        for (size_t d = 0; d < plan.devices.size(); ++d) {
+            const bool first = (dev.empty() || dev[0] < 0) ? plan.devices[d].is_host : int(d) == dev[0];
+            if (plan.devices[d].n_layers > 0 && !first) plan.devices[d].used.weights_bytes += (t.bytes + 31) / 32 * 32;
+        }
+    }
 
     // host weights tensor by tensor: what the CPU backend's extra buffers add over the plain buffer
     if (!m.weights.tensors.empty()) {

@@ -21,22 +21,6 @@ bool flash_attn_on(const llamacpp_settings & s) { return s.flash_attn != flash_a
 
 buffer make_buffer(const char * name, uint64_t bytes, bool estimate = false) { return {name, bytes, estimate, ""}; }
 
-// The second copy of token_embd.weight that a loader creating its tied output first makes (param_flags
-// tied_output_first: models/gemma4.cpp, gemma3n.cpp call create_tensor(TOKEN_EMBD, TENSOR_DUPLICATED) before
-// tok_embd, so llama_model_loader::create_tensor finds no token_embd in the CPU context and dups it). With mmap both
-// tensors point into the one mapped range (counted once, CPU_Mapped); without mmap, and in no_alloc mode, the CPU
-// buffer holds both (measured, gemma-4-26B-A4B, both releases: no_alloc model buffer = mmap + 281,600 B at 512 tokens,
-// + 144,179,200 B at 262,144). token_embd.weight's bytes are its share of the input-layer group (exact when the
-// group is that tensor alone; gemma3n's per-layer embedding shares it).
-uint64_t tied_duplicate_bytes(const model_desc & m) {
-    if (!m.tied_embeddings || !m.weights.exact) return 0;
-    const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
-    if (!row || !row->flags.tied_output_first) return 0;
-    const weight_group & te = m.weights.token_embd;
-    const uint64_t ne = uint64_t(m.n_embd) * m.n_vocab;
-    if (te.n_params == 0 || ne > te.n_params) return 0;
-    return te.n_params == ne ? te.bytes : uint64_t(double(te.bytes) * double(ne) / double(te.n_params));
-}
 
 // All KV caches of the model at `n_ctx` (the seeds' table).
 uint64_t total_kv(const model_desc & m, const llamacpp_settings & s, uint64_t n_ctx) {
@@ -356,8 +340,8 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     if (const auto r = detail::replay_compute(m, s, p.ctx)) d["compute_graph"] = r->variant;
     d["compute_graph_key"] = detail::llamacpp_graph_key(m);
     // the weights as a no-mmap (or no_alloc) load sizes them, when that differs from the mmap figure: + the
-    // duplicated tied output (tied_duplicate_bytes)
-    if (const uint64_t dup = tied_duplicate_bytes(m); dup > 0) d["weights_bytes_no_mmap"] = m.weights.total_bytes() + dup;
+    // duplicated tied output (llamacpp_tied_duplicate_bytes)
+    if (const uint64_t dup = llamacpp_tied_duplicate_bytes(m); dup > 0) d["weights_bytes_no_mmap"] = m.weights.total_bytes() + dup;
     d["recurrent"] = {{"n_layer", p.rs.n_layer}, {"n_seq", p.rs.n_seq}, {"r_bytes", p.rs.r_bytes},
                       {"s_bytes", p.rs.s_bytes}, {"p_bytes", p.rs.p_bytes}, {"comp_bytes", p.rs.comp_bytes}};
     d["cpu_backend"] = cpu_backend_json(m, p);

@@ -11,11 +11,13 @@
 //
 // usage: llama_probe MODEL.gguf [model options] {--ctx [context options]}...
 //   model options:   no_alloc=0|1 load_mtp=0|1 mmap=0|1 lora=PATH (repeatable) lora_alloc_only=1
+//                    ngl=N sm=layer|none|row mg=N ts=A,B,.. n_cpu_moe=N ot=REGEX=BUFT[;REGEX=BUFT..] (GPU placement)
 //   context options: id=S n_ctx=N n_batch=N n_ubatch=N n_seq=N n_rs_seq=N n_outputs_max=N n_outputs_max_per_seq=N
 //                    fa=on|off|auto type_k=f16|q8_0|... type_v=... ctx_type=default|mtp kv_unified=0|1
 //                    swa_full=0|1 other=prev (ctx_other = the previous context that was kept) keep=0|1 (keep it
 //                    alive for the next contexts, as llama-server keeps target + draft) decode=N (decode N tokens
-//                    in sequence 0, then report the state sizes) lora_apply=0|1 threads=N
+//                    in sequence 0, then report the state sizes) lora_apply=0|1 threads=N kqv_offload=0|1
+//                    op_offload=0|1
 // Output: one JSON line per model / context / adapter on stdout, with every llama.cpp log line in "log".
 #include "llama.h"
 #include "llama-ext.h"
@@ -77,6 +79,18 @@ static ggml_type type_named(const std::string & n) {
 
 using kv = std::map<std::string, std::string>;
 
+static std::vector<std::string> split(const std::string & s, char sep) {
+    std::vector<std::string> out;
+    size_t p = 0;
+    while (!s.empty() && p <= s.size()) {
+        const size_t e = s.find(sep, p);
+        out.push_back(s.substr(p, e == std::string::npos ? std::string::npos : e - p));
+        if (e == std::string::npos) break;
+        p = e + 1;
+    }
+    return out;
+}
+
 static long num(const kv & o, const char * k, long d) {
     auto it = o.find(k);
     return it == o.end() ? d : strtol(it->second.c_str(), nullptr, 10);
@@ -137,6 +151,42 @@ int main(int argc, char ** argv) {
     mp.load_mtp = num(mopt, "load_mtp", 0) != 0;
     mp.load_mode = num(mopt, "mmap", 1) ? LLAMA_LOAD_MODE_MMAP : LLAMA_LOAD_MODE_NONE;
     mp.check_tensors = false;
+    // GPU placement (a simulated CUDA device: tools/simcuda, loaded through GGML_BACKEND_PATH): ngl=N (-ngl; the
+    // default 0 keeps everything on the CPU), sm=layer|none|row (-sm), mg=N (-mg), ts=A,B,... (-ts),
+    // n_cpu_moe=N (--n-cpu-moe: common/common.h llm_add_n_cpu_ffn_overrides with LLM_FFN_EXPS_REGEX), ot=REGEX=BUFT
+    // (-ot, several separated by ';'; BUFT "CPU" or a buffer type name such as CUDA0)
+    mp.n_gpu_layers = (int32_t) num(mopt, "ngl", 0);
+    {
+        const std::string sm = str(mopt, "sm", "layer");
+        mp.split_mode = sm == "none" ? LLAMA_SPLIT_MODE_NONE : sm == "row" ? LLAMA_SPLIT_MODE_ROW : LLAMA_SPLIT_MODE_LAYER;
+    }
+    mp.main_gpu = (int32_t) num(mopt, "mg", 0);
+    static std::vector<float> ts;
+    for (const std::string & part : split(str(mopt, "ts", ""), ',')) ts.push_back(strtof(part.c_str(), nullptr));
+    if (!ts.empty()) { ts.resize(128, 0.0f); mp.tensor_split = ts.data(); }
+    static std::vector<std::string> ot_patterns;
+    static std::vector<llama_model_tensor_buft_override> ot;
+    for (long i = 0; i < num(mopt, "n_cpu_moe", 0); ++i) {
+        ot_patterns.push_back("blk\\." + std::to_string(i) + "\\.ffn_(up|down|gate|gate_up)_(ch|)exps");
+    }
+    std::vector<std::string> ot_bufts(ot_patterns.size(), "CPU");
+    for (const std::string & item : split(str(mopt, "ot", ""), ';')) {
+        const size_t eq = item.rfind('=');
+        if (eq == std::string::npos) { fprintf(stderr, "llama_probe: ot '%s': expected REGEX=BUFT\n", item.c_str()); return 2; }
+        ot_patterns.push_back(item.substr(0, eq));
+        ot_bufts.push_back(item.substr(eq + 1));
+    }
+    for (size_t i = 0; i < ot_patterns.size(); ++i) {
+        ggml_backend_buffer_type_t buft = nullptr;
+        if (ot_bufts[i] == "CPU") buft = ggml_backend_cpu_buffer_type();
+        for (size_t d = 0; buft == nullptr && d < ggml_backend_dev_count(); ++d) {
+            ggml_backend_buffer_type_t b = ggml_backend_dev_buffer_type(ggml_backend_dev_get(d));
+            if (b && ot_bufts[i] == ggml_backend_buft_name(b)) buft = b;
+        }
+        if (!buft) { fprintf(stderr, "llama_probe: no buffer type '%s'\n", ot_bufts[i].c_str()); return 2; }
+        ot.push_back({ot_patterns[i].c_str(), buft});
+    }
+    if (!ot.empty()) { ot.push_back({nullptr, nullptr}); mp.tensor_buft_overrides = ot.data(); }
 
     llama_model * model = llama_model_load_from_file(argv[1], mp);
     {
@@ -182,6 +232,8 @@ int main(int argc, char ** argv) {
         cp.kv_unified = num(o, "kv_unified", 0) != 0;
         cp.swa_full = num(o, "swa_full", 0) != 0;
         cp.no_perf = true;
+        cp.offload_kqv = num(o, "kqv_offload", 1) != 0;   // --no-kv-offload: 0
+        cp.op_offload = num(o, "op_offload", 1) != 0;     // --no-op-offload: 0
         if (str(o, "other", "") == "prev") cp.ctx_other = prev;
 
         llama_context * ctx = llama_init_from_model(model, cp);
