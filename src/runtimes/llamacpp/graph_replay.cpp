@@ -22,6 +22,7 @@
 //                                      stream over several sequences (1u), where the stream layout changes the graph
 //                                      (MiniMax-M3's MSA with flash attention loops over the streams); absent: any
 #include "runtimes/llamacpp/graph_replay.h"
+#include "runtimes/llamacpp/sched.h"
 
 #include "core/embedded.h"
 #include "runtimes/llamacpp/compute.h"
@@ -42,69 +43,6 @@
 namespace kvfit::detail {
 
 namespace {
-
-// --- the allocator: ggml_dyn_tallocr of ggml/src/ggml-alloc.c (v0.5.0 and 5b4ebc5 alike), one chunk -----------
-
-/// ggml_dyn_tallocr with the CPU buffer's alignment (32) and unlimited size (one chunk whose last free block is
-/// endless): best fit over the free blocks but the last, else the last block; frees merge with their neighbours.
-class dyn_tallocr {
-public:
-    uint64_t alloc(uint64_t size) {
-        size = align(size);
-        size_t best = blocks_.size() - 1;
-        uint64_t best_size = UINT64_MAX;
-        bool found = false;
-        for (size_t i = 0; i + 1 < blocks_.size(); ++i) {
-            if (blocks_[i].size >= size && blocks_[i].size <= best_size) {
-                best = i;
-                best_size = blocks_[i].size;
-                found = true;
-            }
-        }
-        if (!found) best = blocks_.size() - 1;
-        const uint64_t offset = blocks_[best].offset;
-        blocks_[best].offset += size;
-        blocks_[best].size -= size;
-        if (blocks_[best].size == 0) blocks_.erase(blocks_.begin() + std::ptrdiff_t(best));
-        max_ = std::max(max_, offset + size);
-        return offset;
-    }
-    void free(uint64_t offset, uint64_t size) {
-        size = align(size);
-        for (size_t i = 0; i < blocks_.size(); ++i) {
-            block & b = blocks_[i];
-            if (b.offset + b.size == offset) {
-                b.size += size;
-                if (i + 1 < blocks_.size() && b.offset + b.size == blocks_[i + 1].offset) {
-                    b.size += blocks_[i + 1].size;
-                    blocks_.erase(blocks_.begin() + std::ptrdiff_t(i) + 1);
-                }
-                return;
-            }
-            if (offset + size == b.offset) {
-                b.offset = offset;
-                b.size += size;
-                if (i > 0 && blocks_[i - 1].offset + blocks_[i - 1].size == b.offset) {
-                    blocks_[i - 1].size += b.size;
-                    blocks_.erase(blocks_.begin() + std::ptrdiff_t(i));
-                }
-                return;
-            }
-        }
-        size_t at = 0;
-        while (at < blocks_.size() && blocks_[at].offset < offset) ++at;
-        blocks_.insert(blocks_.begin() + std::ptrdiff_t(at), block{offset, size});
-    }
-    uint64_t max_size() const { return max_; }
-    static uint64_t align(uint64_t n) { return (n + 31) / 32 * 32; }
-
-private:
-    struct block {
-        uint64_t offset, size;
-    };
-    std::vector<block> blocks_{block{0, UINT64_MAX / 2}};
-    uint64_t max_ = 0;
-};
 
 // --- the template ---------------------------------------------------------------------------------------------
 
@@ -558,7 +496,7 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
         }
     }
 
-    dyn_tallocr alloc;
+    dyn_tallocr alloc(32); // the CPU buffer type's alignment
     std::vector<uint64_t> offsets, sizes;
     for (uint32_t sid : var->order) {
         const int64_t base = int64_t(offsets.size());
@@ -586,7 +524,7 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
             } else { // X: the block of ref keeps `bytes`, its tail is freed
                 const int64_t i = base + ev.ref;
                 if (i < 0 || i >= int64_t(offsets.size())) return std::nullopt;
-                const uint64_t have = dyn_tallocr::align(sizes[size_t(i)]), keep = dyn_tallocr::align(bytes);
+                const uint64_t have = alloc.aligned(sizes[size_t(i)]), keep = alloc.aligned(bytes);
                 if (have > keep) {
                     alloc.free(offsets[size_t(i)] + keep, have - keep);
                     sizes[size_t(i)] = bytes;
