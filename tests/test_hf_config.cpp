@@ -116,7 +116,9 @@ TEST(hf_config, qwen3_next_gated_deltanet_dims_and_layout) {
 TEST(hf_config, text_config_wrapper_and_mtp) {
     const auto m = load_shared("Qwen__Qwen3.5-27B.json");
     EXPECT_EQ(m.n_embd, 5120u);
-    EXPECT_EQ(m.n_layer_mtp, 0u); // not placed: llama.cpp does not load them from a converted trunk
+    // the MTP block as llama.cpp's converter writes it (conversion/qwen.py _QwenMtpMixin: block_count 65, loaded
+    // unused, counted by -ngl as the Qwen3.6-27B-MTP log's 66/66 layers show: tests/data/gpu_logs)
+    EXPECT_EQ(m.n_layer_mtp, 1u);
     EXPECT_EQ(m.n_layer_mtp_apart, 1u);
     EXPECT_FALSE(m.tied_embeddings); // from the wrapper's top level
     EXPECT_EQ(m.n_head_kv[3], 4u);
@@ -141,7 +143,8 @@ TEST(hf_config, deepseek_mla_shape_and_dense_prefix) {
     EXPECT_EQ(m.n_head_kv[0], 1u);
     EXPECT_EQ(m.head_dim_k[0], 576u);
     EXPECT_EQ(m.head_dim_v[0], 512u);
-    EXPECT_EQ(m.n_layer_mtp, 0u); // not placed: llama.cpp does not load them from a converted trunk
+    // llama.cpp's converter drops DeepSeek-V3's NextN block (conversion/deepseek.py DeepseekV2Model skip_mtp)
+    EXPECT_EQ(m.n_layer_mtp, 0u);
     EXPECT_EQ(m.n_layer_mtp_apart, 1u);
     EXPECT_EQ(m.is_moe[2], 0u);
     EXPECT_EQ(m.n_ff[2], 18432u);

@@ -212,7 +212,10 @@ struct model_desc {
     uint32_t n_swa = 0;         ///< sliding-window length in tokens (swa layers), 0 when none
     uint32_t n_chunk = 0;       ///< chunked-attention chunk in tokens (chunked layers), 0 when none
     uint32_t n_layer_mtp = 0;   ///< MTP / NextN blocks the runtime loads besides n_layer: a GGUF's blocks past n_layer
-                                ///< (nextn_predict_layers); llama.cpp's -ngl counts them. 0 for a config.json model
+                                ///< (nextn_predict_layers); llama.cpp's -ngl counts them and -ts splits them. From a
+                                ///< config.json: n_layer_mtp_apart where llama.cpp's converter folds them into block_count
+                                ///< by default (arch_row nextn_folded: GLM-4.5/5, DeepSeek-V3.2, Qwen3.5, MiMo, Step,
+                                ///< Nemotron-H MoE), else 0
     uint32_t n_layer_mtp_apart = 0; ///< MTP / NextN layers of a config.json checkpoint (num_nextn_predict_layers,
                                     ///< mtp_num_hidden_layers): reported apart (weights.mtp), never placed
     bool tied_embeddings = false; ///< output head shares the token embedding

@@ -405,6 +405,14 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     }
     b.m.quant = weight_quant_from_config(json_text, where, warn);
     b.m.gguf_architecture = gguf_arch_of(b.row, b.m);
+    // the GGUF llama.cpp's converter writes from this checkpoint: NextN/MTP blocks appended to block_count by default
+    // (arch_row nextn_folded), so -ngl counts them and -ts splits them as it does a GGUF's (issue 24 item 6: GLM-5.2's
+    // block_count 79 = 78 + 1, its -ts split over 80 layers). The row of the GGUF architecture, which may be the MoE
+    // variant's (nemotron_h -> nemotron_h_moe: conversion/nemotron.py folds the block for MoE models only).
+    if (b.row != nullptr) {
+        const detail::arch_row * g = b.m.gguf_architecture == b.row->gguf_arch ? b.row : detail::find_arch_gguf(b.m.gguf_architecture);
+        if (g != nullptr && g->flags.nextn_folded) b.m.n_layer_mtp = b.m.n_layer_mtp_apart;
+    }
     if (b.row == nullptr) {
         std::string listed;
         std::vector<std::string> seen;

@@ -357,6 +357,14 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
                                       c_features(p.placement.cpu), p.placement.cpu.variant,
                                       mib(p.host_weights.amx_bytes + p.host_weights.repack_bytes)));
     }
+    // a config.json's NextN/MTP blocks, planned as llama.cpp's converter writes the GGUF (model_desc::n_layer_mtp)
+    if (m.n_layer_mtp > 0 && m.n_layer_mtp_apart == m.n_layer_mtp) {
+        r.notes.push_back(fmt::format("planned as llama.cpp's converter writes the GGUF: block_count {} = {} layers + {} "
+                                      "NextN/MTP block{} (loaded unused; -ngl counts {} layers with the output, -ts splits "
+                                      "them); a GGUF converted with --no-mtp has block_count {}",
+                                      m.n_layer + m.n_layer_mtp, m.n_layer, m.n_layer_mtp, m.n_layer_mtp == 1 ? "" : "s",
+                                      m.n_layer + m.n_layer_mtp + 1, m.n_layer));
+    }
     r.detail = std::move(d);
     llamacpp_extras_report(m, p, r); // --mmproj, --lora, host RAM (host_ram.cpp)
     return r;
