@@ -171,7 +171,8 @@ std::string unexpected_argument(const CLI::App & app, int argc, char ** argv,
         }
         const size_t eq = a.find('=');
         std::string name = canonical(a.substr(0, eq));
-        if (name.size() > 2 && name[1] != '-') name = name.substr(0, 2); // -c8192: CLI11 reads one letter after one dash
+        const bool attached = name.size() > 2 && name[1] != '-'; // -c8192: CLI11 reads one letter after one dash
+        if (attached) name = name.substr(0, 2);
         const CLI::Option * opt = nullptr;
         for (const CLI::Option * o : app.get_options()) {
             if (o->check_name(name)) opt = o;
@@ -180,7 +181,7 @@ std::string unexpected_argument(const CLI::App & app, int argc, char ** argv,
             return fmt::format("unknown flag {} (kvfit --help lists the flags it models; kvfit exec -- COMMAND checks a "
                                "whole llama-server command and passes the others through)", a.substr(0, eq));
         }
-        if (eq == std::string::npos && name.size() == a.size() && opt->get_expected_min() > 0) ++i; // its value
+        if (eq == std::string::npos && !attached && opt->get_expected_min() > 0) ++i; // its value
     }
     return "unexpected argument (kvfit --help lists the usage)";
 }

@@ -133,7 +133,13 @@ TEST(edges, mapped_weights_count_against_ram) {
                         "running over reads them from disk on every token rather than failing) stay on the CPU: more "
                         "layers on a GPU (-ngl), a smaller quant or more RAM"), std::string::npos) << host;
     EXPECT_EQ(check.out.find("--cache-ram"), std::string::npos) << check.out;
-    // the table and the JSON say the same
+    // the table, its verdict and the JSON say the same
+    const auto text = run_kvfit(args);
+    EXPECT_EQ(text.status, 3);
+    EXPECT_NE(text.out.find("Host RAM (4.00 GiB given): 24.81 GiB needed, 164.96 MiB of it pinned: OVER"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("DOES NOT FIT: n_ctx 32,768 fits the GPU memory, but host RAM does not: 24.81 GiB needed, "
+                            "4.00 GiB given (--ram): 10.49 GiB of weights"), std::string::npos) << text.out;
     const auto j = run_kvfit(args + " --json");
     EXPECT_EQ(j.status, 3);
     const json d = json::parse(j.out);
@@ -303,6 +309,20 @@ TEST(edges, vllm_memory_flags) {
     const json pf = json::parse(f32.out);
     EXPECT_EQ(pf["detail"]["per_rank"][0]["weights_bytes"].get<uint64_t>(), 2 * p0["weights_bytes"].get<uint64_t>());
     EXPECT_EQ(pf["detail"]["settings"]["dtype"], "float32");
+    // --dtype auto on a float32 checkpoint: vLLM downcasts to bfloat16 (_resolve_auto_dtype), so the weights are the
+    // bfloat16 checkpoint's
+    std::string f32_config = kvfit::test::shared_config("Qwen__Qwen3-8B.json");
+    const size_t at = f32_config.find("\"bfloat16\"");
+    ASSERT_NE(at, std::string::npos);
+    f32_config.replace(at, 10, "\"float32\"");
+    const std::string f32_path = kvfit::test::write_temp("config.json", f32_config);
+    const auto down = run_kvfit(f32_path + " --runtime vllm --gpu H100 --max-model-len 8192 --json");
+    ASSERT_EQ(down.status, 0) << down.err;
+    const json pd = json::parse(down.out);
+    EXPECT_EQ(pd["detail"]["per_rank"][0]["weights_bytes"], p0["weights_bytes"]);
+    bool said = false;
+    for (const auto & w : pd["warnings"]) said = said || w.get<std::string>().starts_with("--dtype auto: vLLM loads a float32 checkpoint as bfloat16");
+    EXPECT_TRUE(said) << pd["warnings"];
     const auto bad = run_kvfit(base + " --dtype fp64");
     EXPECT_EQ(bad.status, 2);
     EXPECT_EQ(bad.err, "kvfit: --dtype 'fp64': expected auto, half, float16, bfloat16, float or float32\n");
@@ -319,6 +339,11 @@ TEST(edges, vllm_memory_flags) {
     EXPECT_EQ(typo.status, 2);
     EXPECT_EQ(typo.err.rfind("kvfit: unknown flag --swap-spce (kvfit --help lists the flags it models;", 0), 0u) << typo.err;
     EXPECT_EQ(std::count(typo.err.begin(), typo.err.end(), '\n'), 1);
+    // llama.cpp's -ngl (rewritten to --n-gpu-layers) and -c8192 keep their values; the unknown flag is the one named
+    const auto after = run_kvfit("Qwen3.5-9B -ngl 20 -c8192 --bogus=3");
+    EXPECT_EQ(after.err.rfind("kvfit: unknown flag --bogus (", 0), 0u) << after.err;
+    const auto extra = run_kvfit("Qwen3.5-9B Qwen3-8B");
+    EXPECT_EQ(extra.err, "kvfit: unexpected argument 'Qwen3-8B': one MODEL per run (a flag's value needs its flag)\n");
 }
 
 // "a file named $(touch x).gguf gives a pasteable command that runs it": launch lines quote each word for the shell.

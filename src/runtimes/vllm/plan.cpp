@@ -465,8 +465,11 @@ model_desc with_dtype(const model_desc & m_in, const std::string & flag, bool gi
     resize(m.weights.mtp);
     for (auto & l : m.weights.layers) resize(l);
     m.weights.format = to == "float16" ? "f16" : to == "float32" ? "f32" : "bf16";
-    warn.push_back(fmt::format("--dtype {}: weights loaded as {} (the checkpoint's {}): {} GiB", flag, to, from,
-                               fmt::format("{:.2f}", double(m.weights.total_bytes()) / double(1ull << 30))));
+    const std::string gib = fmt::format("{:.2f} GiB", double(m.weights.total_bytes()) / double(1ull << 30));
+    warn.push_back(flag.empty() || flag == "auto"
+                       ? fmt::format("--dtype auto: vLLM loads a {} checkpoint as {} (_resolve_auto_dtype): its weights "
+                                     "take {}", from, to, gib)
+                       : fmt::format("--dtype {}: weights loaded as {} (the checkpoint's {}): {}", flag, to, from, gib));
     return m;
 }
 
