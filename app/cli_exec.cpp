@@ -157,7 +157,7 @@ int run_exec(const exec_options & o) {
     }
     std::vector<device_spec> gpus = exec_gpus(o.gpu);
     // --margin, else the command's own --fit-target (llama.cpp's --fit keeps that much free), else llama.cpp's default
-    const uint64_t margin = !o.margin.empty() ? parse_size(o.margin) : c.fit_target_bytes ? c.fit_target_bytes : default_margin_bytes;
+    const uint64_t margin = !o.margin.empty() ? parse_size_flag("--margin", o.margin) : c.fit_target_bytes ? c.fit_target_bytes : default_margin_bytes;
     const speed_settings ss = speed_settings_from(o.cpu_bandwidth);
     warnings warn;
     model_desc loaded_model = load_model(c.model_path, warn);

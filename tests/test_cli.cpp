@@ -174,7 +174,7 @@ TEST(cli, bad_input_gives_one_line_and_exit_2) {
         {"unknown flag", "--no-such-flag", "no-such-flag"},
         {"empty model", "\"\"", "model: empty value"},
         {"empty gpu", "--gpu \"\"", "--gpu: empty value"},
-        {"gpu without unit", "--gpu 8", "did you forget a unit"},
+        {"gpu without unit", "--gpu 8", "--gpu 8: no unit; write 8GiB (2^30 B) or 8GB (10^9 B)"},
         {"margin over capacity", "--gpu 24GiB --margin 100GiB", "is not less than GPU0's"},
         {"non-finite split", "--gpu 24GiB,8GiB -ts nan,1", "-ts 'nan,1'"},
         {"gguf with bad magic", zeros_gguf, "not a GGUF file (bad magic)"},

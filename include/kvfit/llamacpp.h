@@ -552,6 +552,17 @@ ggml_type parse_cache_type_flag(std::string_view flag, std::string_view name);
 /// off, disabled, false, 0; auto, -1. "-fa 'maybe': expected on, off or auto (or 1, 0, true, false, -1)".
 flash_attn_mode parse_flash_attn_flag(std::string_view flag, std::string_view value);
 
+/// -c N as llama.cpp reads it: a plain token count from `min` to 2^32. common/arg.cpp parses int flags with std::stoi,
+/// which reads "128K" as 128 and ignores the rest, so a suffix is refused with the count it means (K and k x 1024,
+/// M and m x 2^20; vLLM's lower-case decimal reading is named too): "-c 128K: llama.cpp takes a plain number (its
+/// std::stoi reads 128K as 128); did you mean -c 131072?". Other mistakes as parse_flag_count.
+uint64_t parse_ctx_size_flag(std::string_view flag, std::string_view text, uint64_t min);
+
+/// --fit-target / -fitt as llama.cpp reads it (common/arg.cpp, v0.5.0 and 5b4ebc5): MiB per device, separated by ','
+/// or '/', one value broadcast to every device; a value with a unit (1GiB) is taken as that size. Bytes per device, in
+/// order. Throws kvfit::error: "--fit-target 'x': expected MiB per device (1024, or 1024,2048)".
+std::vector<uint64_t> parse_fit_target_flag(std::string_view flag, std::string_view text);
+
 /// -ts proportions, comma- or slash-separated finite non-negative numbers (at most 1e9): "3,1" -> {3, 1}.
 /// All zeros give an empty vector: llama.cpp's default split by free memory (llama_model::load_tensors).
 std::vector<double> parse_tensor_split(std::string_view text);

@@ -304,6 +304,8 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
         if (!std::isdigit(static_cast<unsigned char>(rest.front())) && rest.front() != '.') {
             throw error::at(where, fmt::format("unknown GPU (closest: {})", closest()));
         }
+        // a bare number is not a size (GiB? GB? bytes?): refused with the spellings that are
+        if (rest.find_first_not_of("0123456789.") == std::string_view::npos) (void)parse_size_flag("--gpu", rest);
         uint64_t bytes = 0;
         try {
             bytes = parse_size(rest);

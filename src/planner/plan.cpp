@@ -118,7 +118,7 @@ bool states_no_weights(const model_desc & m) { return m.n_layer > 0 && m.weights
 
 void apply_request_weights(model_desc & m, const plan_request & q, const runtime_info & rt, warnings & warn) {
     if (!q.weights_size.empty()) {
-        const uint64_t bytes = parse_size(q.weights_size);
+        const uint64_t bytes = parse_size_flag("--weights-size", q.weights_size);
         if (bytes == 0) throw error(fmt::format("weights size '{}': must be more than 0 bytes", q.weights_size));
         apply_weight_size(m, bytes);
         if (!q.weights.empty()) warn.push_back(fmt::format("weights {} ignored: the weights size {} is planned", q.weights, q.weights_size));

@@ -6,6 +6,7 @@
 #include "kvfit/error.h"
 #include "kvfit/llamacpp.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
@@ -77,6 +78,7 @@ std::string render_generic_text(const plan_result & r) {
 namespace {
 
 using detail::flag;
+using detail::host_over;
 using detail::str;
 using detail::u64;
 
@@ -190,13 +192,20 @@ void render_fit(std::string & out, const plan_result & r) {
                                      with_commas(p.context_tokens), type_k, type_v, human_bytes(host.used_bytes()))
                        : fmt::format("  FITS: n_ctx {} with {} K / {} V runs fully on the GPU.\n",
                                      with_commas(p.context_tokens), type_k, type_v);
+    } else if (host_over(p) && std::all_of(p.devices.begin(), p.devices.end(), [](const device_plan & x) { return x.is_host || x.fits(); })) {
+        const auto & h = d["host_ram"];
+        out += fmt::format("  DOES NOT FIT: n_ctx {} fits the GPU memory, but host RAM does not: {} needed, {} given "
+                           "(--ram): {}.\n", with_commas(p.context_tokens), human_bytes(u64(h, "total_bytes")),
+                           human_bytes(u64(h, "capacity_bytes")), str(h, "cause"));
     } else {
         out += fmt::format("  DOES NOT FIT: n_ctx {} needs more than the GPU holds. llama.cpp would not refuse: with --fit "
                            "(on by default) it shrinks the context or moves layers to the CPU, and with a fixed -ngl it "
                            "keeps fewer layers on the GPU; either way generation slows down sharply.\n",
                            with_commas(p.context_tokens));
     }
-    out += "  Largest n_ctx that fits the GPU memory with these placement flags, by KV cache type (-ctk/-ctv):\n";
+    const bool ram_known = d.contains("host_ram") && flag(d["host_ram"], "known");
+    out += fmt::format("  Largest n_ctx that fits the GPU memory{} with these placement flags, by KV cache type (-ctk/-ctv):\n",
+                       ram_known ? " and host RAM" : "");
     // the search stops at the training context (the warning says so); a row at that cap says it too, since more may fit
     const auto capped = [&](const context_limit & c) {
         if (!c.capped) return std::string();
@@ -215,7 +224,8 @@ void render_fit(std::string & out, const plan_result & r) {
             out += fmt::format("    {:<7} refused: {}\n", c.cache_type, c.refusal);
         } else {
             out += fmt::format("    {:<7} {:>9}{}\n", c.cache_type, with_commas(c.context_tokens),
-                               c.context_tokens == 0 ? "  (nothing fits: smaller weights or more GPU memory needed)"
+                               c.context_tokens == 0 ? fmt::format("  (nothing fits: smaller weights or more GPU memory{} needed)",
+                                                                   ram_known ? " or host RAM" : "")
                                                      : capped(c));
         }
     }

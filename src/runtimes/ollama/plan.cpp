@@ -22,9 +22,9 @@ const std::vector<flag_spec> & ollama_flags() {
         {"--ollama-kv-cache-type", "", "OLLAMA_KV_CACHE_TYPE f16 q8_0 q4_0", t::text},
         {"--ollama-flash-attention", "", "OLLAMA_FLASH_ATTENTION 1 or 0", t::text},
         {"--ollama-context-length", "", "OLLAMA_CONTEXT_LENGTH", t::count},
-        {"--ollama-gpu-overhead", "", "OLLAMA_GPU_OVERHEAD", t::size},
-        {"--mmproj-size", "", "projector size (vision models)", t::size},
-        {"--fit-target", "", "LLAMA_ARG_FIT_TARGET in extraEnvs", t::size},
+        {"--ollama-gpu-overhead", "", "OLLAMA_GPU_OVERHEAD: bytes, as Ollama reads it (or with a unit: 512MiB)", t::size},
+        {"--mmproj-size", "", "projector size (vision models), with a unit: 900MiB", t::size},
+        {"--fit-target", "", "LLAMA_ARG_FIT_TARGET in extraEnvs: MiB, as llama.cpp reads it", t::size},
         {"--embedding", "", "an embedding model (one slot)", t::boolean},
     };
     return v;
@@ -40,9 +40,12 @@ ollama_settings parse_ollama_flags(const flag_values & f) {
     s.num_parallel = count("--num-parallel", text("num_parallel"), 0, 256);
     s.kv_cache_type = text("ollama_kv_cache_type");
     s.flash_attention = text("ollama_flash_attention");
+    // OLLAMA_GPU_OVERHEAD is a byte count (envconfig/config.go: Uint64), so a plain number is bytes as there
     if (!text("ollama_gpu_overhead").empty()) s.gpu_overhead_bytes = parse_size(text("ollama_gpu_overhead"));
-    if (!text("mmproj_size").empty()) s.mmproj_bytes = parse_size(text("mmproj_size"));
-    if (!text("fit_target").empty()) s.fit_target_bytes = parse_size(text("fit_target"));
+    if (!text("mmproj_size").empty()) s.mmproj_bytes = parse_size_flag("--mmproj-size", text("mmproj_size"));
+    if (!text("fit_target").empty()) { // llama.cpp's MiB per device (one margin on every GPU here: the largest)
+        for (const uint64_t b : parse_fit_target_flag("--fit-target", text("fit_target"))) s.fit_target_bytes = std::max(s.fit_target_bytes, b);
+    }
     s.embedding = f.boolean("embedding");
     return s;
 }

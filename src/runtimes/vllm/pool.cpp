@@ -288,6 +288,11 @@ void budget_ranks(vllm_plan & p, const model_desc & m, const detail::vllm_layout
         k.total_bytes = gpu.memory_bytes;
         k.requested_bytes = uint64_t(std::ceil(static_cast<long double>(gpu.memory_bytes) * s.gpu_memory_utilization));
         k.weights_bytes = stage_weights(m, s.tp, r, s.pp, k.first_layer, k.n_layer, p.compute_capability);
+        if (s.cpu_offload_gb > 0) { // UVA offload of the decoder layers only (make_layers), up to int(gb x 2^30) B
+            const uint64_t limit = uint64_t(s.cpu_offload_gb * double(1ull << 30));
+            k.cpu_offload_bytes = std::min(limit, stage_weights(m, s.tp, 1, 3, k.first_layer, k.n_layer, p.compute_capability));
+            k.weights_bytes -= k.cpu_offload_bytes;
+        }
         if (r == s.pp - 1) { // the drafter runs after the target's last layer, on the last stage
             k.n_draft_layers = p.speculative.draft_kv_layers;
             k.draft_weights_bytes = p.speculative.draft_weights_bytes;
@@ -336,6 +341,14 @@ void note_speculative(vllm_plan & p) {
 void note_inputs(vllm_plan & p) {
     const vllm_settings & s = p.settings;
     const vllm_rank & r0 = p.ranks[0];
+    if (s.cpu_offload_gb > 0) {
+        uint64_t most = 0;
+        for (const auto & k : p.ranks) most = std::max(most, k.cpu_offload_bytes);
+        p.notes.push_back(fmt::format("--cpu-offload-gb {}: {} GiB of decoder-layer weights per GPU in pinned host memory, "
+                                      "read over PCIe on every step (vLLM's UVA offloader: whole parameters until {} B, "
+                                      "model_executor/offloader/uva.py); not in \"Model loading took\"", s.cpu_offload_gb,
+                                      gib(double(most)), uint64_t(s.cpu_offload_gb * double(1ull << 30))));
+    }
     if (s.kv_cache_memory_bytes) {
         p.notes.push_back(fmt::format("reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes "
                                       "(--gpu-memory-utilization and the inputs below are ignored)", gib(double(s.kv_cache_memory_bytes))));
