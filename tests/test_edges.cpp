@@ -121,7 +121,8 @@ TEST(edges, ctx_size_with_a_suffix_is_refused_with_the_number) {
 
 // "kvfit Qwen3.5-27B --gpu 8GiB -ngl 20 -c 32768 --ram 4GiB --check prints OK, exit 0, while its own table says Host
 // RAM ... needed ... OVER": the mapped weights left on the CPU count against --ram, the verdict fails and the advice
-// is the weights' (not --cache-ram's).
+// is the weights' (not --cache-ram's). (The issue's 24.81 GiB is now 25.03: the checkpoint's MTP block counts in -ngl
+// as llama.cpp's converter writes it (block_count 65), so -ngl 20 keeps one more layer's weights on the CPU.)
 TEST(edges, mapped_weights_count_against_ram) {
     const std::string args = "Qwen3.5-27B --gpu 8GiB -ngl 20 -c 32768 --ram 4GiB";
     const auto check = run_kvfit(args + " --check");
@@ -129,17 +130,17 @@ TEST(edges, mapped_weights_count_against_ram) {
     EXPECT_NE(check.out.find("DOES NOT FIT: Qwen3.5-27B at n_ctx 32,768"), std::string::npos) << check.out;
     EXPECT_NE(line_with(check.out, "host RAM: ").find("4.00 GiB given (--ram)"), std::string::npos) << check.out;
     const std::string host = line_with(check.out, "warning: host RAM: ");
-    EXPECT_NE(host.find("4.00 GiB given (--ram): 10.49 GiB of weights (memory-mapped: page cache the OS may evict, so "
+    EXPECT_NE(host.find("4.00 GiB given (--ram): 10.71 GiB of weights (memory-mapped: page cache the OS may evict, so "
                         "running over reads them from disk on every token rather than failing) stay on the CPU: more "
                         "layers on a GPU (-ngl), a smaller quant or more RAM"), std::string::npos) << host;
     EXPECT_EQ(check.out.find("--cache-ram"), std::string::npos) << check.out;
     // the table, its verdict and the JSON say the same
     const auto text = run_kvfit(args);
     EXPECT_EQ(text.status, 3);
-    EXPECT_NE(text.out.find("Host RAM (4.00 GiB given): 24.81 GiB needed, 164.96 MiB of it pinned: OVER"), std::string::npos)
+    EXPECT_NE(text.out.find("Host RAM (4.00 GiB given): 25.03 GiB needed, 164.96 MiB of it pinned: OVER"), std::string::npos)
         << text.out;
-    EXPECT_NE(text.out.find("DOES NOT FIT: n_ctx 32,768 fits the GPU memory, but host RAM does not: 24.81 GiB needed, "
-                            "4.00 GiB given (--ram): 10.49 GiB of weights"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("DOES NOT FIT: n_ctx 32,768 fits the GPU memory, but host RAM does not: 25.03 GiB needed, "
+                            "4.00 GiB given (--ram): 10.71 GiB of weights"), std::string::npos) << text.out;
     const auto j = run_kvfit(args + " --json");
     EXPECT_EQ(j.status, 3);
     const json d = json::parse(j.out);
