@@ -227,7 +227,8 @@ TEST(cli, vllm_placement_search_names_the_real_refusal) {
 namespace {
 // SGLang with a pool shorter than --context-length starts and caps each request at max_req_len = min(context_len - 1,
 // max_total_num_tokens - 1) (scheduler.py); kvfit said "does not start". gpt-oss-120b on one H100 at 131,072: the pool
-// holds 92,142 tokens. Verdict: starts, does not meet the request (exit 3), the cap named.
+// holds 79,798 tokens (from the 81,082 MiB CUDA reports; --mem-fraction-static 0.835 from nvidia-smi's 81,559 MiB).
+// Verdict: starts, does not meet the request (exit 3), the cap named.
 TEST(cli, sglang_short_pool_starts_and_caps_requests) {
     const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/openai__gpt-oss-120b.json";
     const auto r = kvfit::test::run_kvfit(cfg + " --runtime sglang --gpu H100 --context-length 131072 --json");
@@ -238,8 +239,8 @@ TEST(cli, sglang_short_pool_starts_and_caps_requests) {
     EXPECT_TRUE(j["refusals"].empty());
     bool named = false;
     for (const auto & w : j["warnings"]) {
-        named |= w.get<std::string>() == "starts, but caps a request at 92141 tokens (max_req_len = min(--context-length - 1, "
-                                          "pool - 1)): the pool holds 92142 tokens, fewer than --context-length 131072";
+        named |= w.get<std::string>() == "starts, but caps a request at 79797 tokens (max_req_len = min(--context-length - 1, "
+                                          "pool - 1)): the pool holds 79798 tokens, fewer than --context-length 131072";
     }
     EXPECT_TRUE(named) << j["warnings"].dump();
 }

@@ -320,6 +320,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     one_sequence.n_seq = 1;
     r.state_bytes_per_sequence = llamacpp_recurrent(m, one_sequence).bytes();
     if (!compute_unmodelled.empty()) r.warnings.push_back("llama.cpp compute buffer: " + compute_unmodelled + "; keep a margin");
+    r.notes.insert(r.notes.end(), p.notes.begin(), p.notes.end()); // the GPUs' budget (an Apple GPU's working set)
     r.starts = true; // llama.cpp does not refuse for memory: --fit moves layers, or an allocation fails
     r.fits = p.fits();
     json d;

@@ -26,6 +26,7 @@ const std::vector<flag_spec> & ollama_flags() {
         {"--mmproj-size", "", "projector size (vision models)", t::size},
         {"--fit-target", "", "LLAMA_ARG_FIT_TARGET in extraEnvs", t::size},
         {"--embedding", "", "an embedding model (one slot)", t::boolean},
+        {"--iogpu-wired-limit-mb", "", "sudo sysctl iogpu.wired_limit_mb=N on a Mac: the Metal working set in MiB", t::count},
     };
     return v;
 }
@@ -44,6 +45,9 @@ ollama_settings parse_ollama_flags(const flag_values & f) {
     if (!text("mmproj_size").empty()) s.mmproj_bytes = parse_size(text("mmproj_size"));
     if (!text("fit_target").empty()) s.fit_target_bytes = parse_size(text("fit_target"));
     s.embedding = f.boolean("embedding");
+    if (!text("iogpu_wired_limit_mb").empty()) {
+        s.iogpu_wired_limit_mb = number<uint64_t>("--iogpu-wired-limit-mb", text("iogpu_wired_limit_mb"), 1, 1ull << 32);
+    }
     return s;
 }
 
