@@ -144,7 +144,10 @@ TEST(metal, llamacpp_plans_a_mac_against_its_working_set) {
     const auto raised = kvfit::test::run_kvfit(cfg + " --weights q4_k_m -c 32768 --gpu 'M4 Max 64GB' "
                                                      "--iogpu-wired-limit-mb 57344 --json");
     EXPECT_EQ(raised.status, 0) << raised.err;
-    EXPECT_EQ(nlohmann::json::parse(raised.out)["devices"][0]["capacity_bytes"], 56 * GiB);
+    const auto rj = nlohmann::json::parse(raised.out);
+    EXPECT_EQ(rj["devices"][0]["capacity_bytes"], 56 * GiB);
+    // the launch sets the working set it was planned at
+    EXPECT_TRUE(rj["launch"].get<std::string>().starts_with("sudo sysctl iogpu.wired_limit_mb=57344 && llama-server ")) << rj["launch"];
 }
 
 // The three runtimes that run on a Mac budget the same figure for every Apple row of the table.

@@ -35,6 +35,10 @@ uint64_t metal_working_set_bytes(uint64_t ram_bytes, uint64_t wired_limit_mb = 0
 /// iogpu.wired_limit_mb=N`)", or "... 112.00 GiB from iogpu.wired_limit_mb 114688".
 std::string metal_working_set_text(const std::string & device, uint64_t ram_bytes, uint64_t wired_limit_mb = 0);
 
+/// What a launch line starts with to set the working set it was planned at: "sudo sysctl iogpu.wired_limit_mb=N && "
+/// (mlx-lm's README "Large Models"; the setting lasts until reboot), or "" for 0 (macOS's default).
+std::string iogpu_sysctl_prefix(uint64_t wired_limit_mb);
+
 /// `gpus` with every Apple GPU's memory (the unified RAM) replaced by its working set (memory_is_working_set set),
 /// and one line per device in `notes` (metal_working_set_text). Devices of other vendors, sizes given without a
 /// vendor, and devices already budgeted pass unchanged. With `wired_limit_mb` > 0 and no Apple GPU, `notes` says

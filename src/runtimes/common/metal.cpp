@@ -40,6 +40,10 @@ std::string metal_working_set_text(const std::string & device, uint64_t ram_byte
                        detail::gib_text(ram_bytes));
 }
 
+std::string iogpu_sysctl_prefix(uint64_t wired_limit_mb) {
+    return wired_limit_mb ? fmt::format("sudo sysctl iogpu.wired_limit_mb={} && ", wired_limit_mb) : std::string();
+}
+
 std::vector<device_spec> metal_budget(const std::vector<device_spec> & gpus, uint64_t wired_limit_mb,
                                       std::vector<std::string> & notes) {
     std::vector<device_spec> out = gpus;

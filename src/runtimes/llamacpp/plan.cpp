@@ -3,6 +3,7 @@
 #include "kvfit/llamacpp.h"
 #include "runtimes/llamacpp/graph_replay.h"
 
+#include "kvfit/metal.h"
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "sources/arch.h"
@@ -224,7 +225,8 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
                                          "at {}", with_commas(requested), with_commas(m.n_ctx_train),
                                          with_commas(m.n_ctx_train)));
     }
-    r.launch = llama_server_command(m, s, in.placement, requested);
+    // a raised Metal working set is part of the plan: the launch sets it first (metal.h)
+    r.launch = iogpu_sysctl_prefix(s.iogpu_wired_limit_mb) + llama_server_command(m, s, in.placement, requested);
 
     json d;
     d["settings"] = settings_json(in);

@@ -2,6 +2,7 @@
 // llama-server launch it makes (llama.cpp's devices and caches, Ollama's choices in detail) and its launch lines.
 #include "kvfit/ollama.h"
 
+#include "kvfit/metal.h"
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
@@ -86,7 +87,7 @@ std::string ollama_command(const model_desc & m, const ollama_plan & p) {
         env += fmt::format(" OLLAMA_FLASH_ATTENTION={}", p.flash_attn == flash_attn_mode::on ? 1 : 0);
     }
     if (p.settings.gpu_overhead_bytes) env += fmt::format(" OLLAMA_GPU_OVERHEAD={}", p.settings.gpu_overhead_bytes);
-    std::string out = fmt::format("# server environment\n{} ollama serve\n", env);
+    std::string out = fmt::format("# server environment\n{}{} ollama serve\n", iogpu_sysctl_prefix(p.settings.iogpu_wired_limit_mb), env);
     out += fmt::format("# Modelfile\n{}PARAMETER num_ctx {}\n", modelfile_from(m), p.num_ctx);
     out += fmt::format("# what Ollama starts underneath\nllama-server -c {} -np {} --flash-attn {}", p.llama.n_ctx,
                        p.num_parallel, flash_attn_name(p.flash_attn));
