@@ -26,6 +26,20 @@ TEST(capacity, l4_vllm_example_does_not_meet_the_request) {
     EXPECT_NE(r.out.find("total 22.05 GiB x gpu_memory_utilization 0.92 = 20.29 GiB requested"), std::string::npos) << r.out;
 }
 
+// An estimated capacity is an assumption: a warning in every output, refused by --strict; a published one is not.
+TEST(capacity, an_estimated_capacity_is_a_warning) {
+    const auto r = kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --weights-size 16.4GB --json");
+    const auto j = nlohmann::json::parse(r.out);
+    bool warned = false;
+    for (const auto & w : j["warnings"]) warned |= w.get<std::string>().starts_with("L4: 22.05 GiB as CUDA reports it is an estimate");
+    EXPECT_TRUE(warned) << j["warnings"].dump();
+    const auto strict = kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --weights-size 16.4GB --strict");
+    EXPECT_EQ(strict.status, 2);
+    EXPECT_NE(strict.err.find("strict: 1 warning refused: L4: 22.05 GiB as CUDA reports it is an estimate"), std::string::npos)
+        << strict.err;
+    EXPECT_NE(kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu H100 --weights-size 16.4GB --strict").status, 2);
+}
+
 // The H100 as the driver reports it: nvidia-smi 81,559 MiB, CUDA 81,082 MiB (vLLM logs 79.22 GiB, torch 79.18 GiB);
 // vLLM's budget starts from the CUDA figure, SGLang's default fraction from nvidia-smi's.
 TEST(capacity, h100_reports_81559_mib) {
