@@ -6,11 +6,18 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace {
 
 constexpr uint64_t MiB = 1ull << 20;
+
+// Whether one line of a --json list (warnings, notes) starts with `prefix`.
+bool has_line(const nlohmann::json & lines, std::string_view prefix) {
+    return std::any_of(lines.begin(), lines.end(), [&](const nlohmann::json & l) { return l.get<std::string>().starts_with(prefix); });
+}
 
 // "kvfit Qwen3-8B --runtime vllm --gpu L4 --max-model-len 40960 says starts; with --gpu 23034MiB it exits 3": both
 // now exit 3 (the L4 is 22.05 GiB to CUDA; 23,034 MiB is nvidia-smi's figure, above what CUDA reports).
@@ -30,9 +37,7 @@ TEST(capacity, l4_vllm_example_does_not_meet_the_request) {
 TEST(capacity, an_estimated_capacity_is_a_warning) {
     const auto r = kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --weights-size 16.4GB --json");
     const auto j = nlohmann::json::parse(r.out);
-    bool warned = false;
-    for (const auto & w : j["warnings"]) warned |= w.get<std::string>().starts_with("L4: 22.05 GiB as CUDA reports it is an estimate");
-    EXPECT_TRUE(warned) << j["warnings"].dump();
+    EXPECT_TRUE(has_line(j["warnings"], "L4: 22.05 GiB as CUDA reports it is an estimate")) << j["warnings"].dump();
     const auto strict = kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --weights-size 16.4GB --strict");
     EXPECT_EQ(strict.status, 2);
     EXPECT_NE(strict.err.find("strict: 1 warning refused: L4: 22.05 GiB as CUDA reports it is an estimate"), std::string::npos)
@@ -53,12 +58,8 @@ TEST(capacity, h100_reports_81559_mib) {
     EXPECT_EQ(j["devices"][0]["capacity_bytes"], 81082 * MiB);
     const auto s = kvfit::test::run_kvfit("Qwen3-8B --runtime sglang --gpu H100 --json");
     ASSERT_EQ(s.status, 0) << s.err;
-    bool named = false;
     const auto sj = nlohmann::json::parse(s.out);
-    for (const auto & n : sj["notes"]) {
-        named |= n.get<std::string>().starts_with("--mem-fraction-static 0.835: SGLang's default for 81559 MiB at --tp 1");
-    }
-    EXPECT_TRUE(named) << s.out;
+    EXPECT_TRUE(has_line(sj["notes"], "--mem-fraction-static 0.835: SGLang's default for 81559 MiB at --tp 1")) << s.out;
 }
 
 // A bare "A100" names a 40 and an 80 GB card: one line, exit 2, the choices named.
