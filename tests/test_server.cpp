@@ -228,7 +228,10 @@ TEST(server, page_models_and_gpus) {
     EXPECT_TRUE(tp);
     const json gpus = json::parse(c.Get("/v1/gpus")->body);
     bool found = false;
-    for (const auto & g : gpus) found = found || (g["name"] == "RTX 4060" && g["memory_bytes"] == (8ull << 30));
+    for (const auto & g : gpus) {
+        found = found || (g["name"] == "RTX 4060" && g["memory_bytes"] == (7782ull << 20) && g["marketed_gb"] == 8 &&
+                          g["reported_bytes"] == (8188ull << 20));
+    }
     EXPECT_TRUE(found);
     const auto chart = c.Post("/v1/chart", R"({"model":"Qwen3.5-9B","gpu":"8GiB","weights_size":"6.6GB"})", "application/json");
     ASSERT_TRUE(chart);

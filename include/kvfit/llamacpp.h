@@ -131,6 +131,9 @@ struct llamacpp_settings {
     llamacpp_spec spec;            ///< speculative decoding (MTP, draft model): spec.cpp
     // --- the backend (compute_cuda.cpp; issue 14 items 1 and 5) ---
     std::optional<gpu_backend> backend; ///< --backend; empty = inferred from the GPUs (llamacpp_backend_of)
+    /// --iogpu-wired-limit-mb N (`sudo sysctl iogpu.wired_limit_mb=N` on a Mac): an Apple GPU's Metal working set is
+    /// N MiB (metal.h); 0 = macOS's default. plan_llamacpp budgets every Apple GPU from its working set.
+    uint64_t iogpu_wired_limit_mb = 0;
     bool op_offload = true;             ///< false with --no-op-offload (cparams.op_offload, common/common.cpp:1747)
 };
 
@@ -429,6 +432,9 @@ struct device_usage {
 /// A complete llama.cpp plan for one setting.
 struct llamacpp_plan {
     llamacpp_settings settings;          ///< the settings as given
+    /// How the GPUs' memory was budgeted, one line each: an Apple GPU plans against Metal's working set
+    /// (metal_budget, metal.h), as ggml-metal reports it to -fit. Copied to the runtime_plan's notes.
+    std::vector<std::string> notes;
     placement_settings placement;        ///< the placement as given
     llamacpp_context ctx;                ///< sizes as llama.cpp sets them
     std::vector<kv_cache_buffer> kv;     ///< KV caches

@@ -1,6 +1,7 @@
 #pragma once
 // Private to src/report/: the text sections of each runtime (text.cpp for llama.cpp and the common ones,
 // text_serving.cpp for vLLM, SGLang and Ollama) and small readers of a plan's detail (docs/json.md).
+#include "kvfit/gpus.h"
 #include "kvfit/report.h"
 
 #include <cstdint>

@@ -144,9 +144,25 @@ void render_fit(std::string & out, const plan_result & r) {
     const std::vector<device_spec> & gpus = r.target.gpus;
     const uint64_t n_seq = u64(d, "n_seq");
     out += fmt::format("\nFit with llama.cpp on {} GPU{} (", gpus.size(), gpus.size() == 1 ? "" : "s");
-    for (size_t i = 0; i < gpus.size(); ++i) out += fmt::format("{}{}", i ? " + " : "", human_bytes(gpus[i].memory_bytes));
+    // each GPU's budget as the plan has it: the CUDA total of a table row, an Apple GPU's Metal working set
+    for (size_t i = 0; i < gpus.size(); ++i) {
+        device_spec g = gpus[i];
+        if (i < p.devices.size() && !p.devices[i].is_host && p.devices[i].capacity_bytes != g.memory_bytes) {
+            g.memory_is_working_set = g.vendor == "Apple"; // metal_budget (metal.h) replaced the unified RAM
+            g.memory_bytes = p.devices[i].capacity_bytes;
+        }
+        out += fmt::format("{}{}", i ? " + " : "", gpu_memory_text(g));
+    }
     out += fmt::format("), keeping {} free per GPU (llama.cpp --fit's default target; --margin changes it)\n",
                        human_bytes(u64(s, "margin_bytes")));
+    for (const auto & n : p.notes) { // where an Apple GPU's working set comes from (metal_working_set_text)
+        for (size_t i = 0; i < gpus.size(); ++i) {
+            if (n.starts_with(gpus[i].name + ": Metal working set")) {
+                out += fmt::format("  {}\n", n);
+                break;
+            }
+        }
+    }
     out += fmt::format("  n_ctx {}{} -> llama.cpp sets n_ctx {}, n_ctx_seq {}, {} sequence{}, n_ubatch {}, flash attention {}\n",
                        with_commas(p.context_tokens),
                        flag(d, "requested_from_model") ? " (no -c: llama-server's default is the model's training context)" : "",

@@ -187,7 +187,10 @@ std::string gpus_json() {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto & g : gpu_table()) {
         out.push_back({{"name", g.name}, {"vendor", g.vendor}, {"arch", g.arch}, {"memory_bytes", g.memory_bytes},
-                       {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s}, {"source", g.source}});
+                       {"marketed_gb", g.marketed_gb}, {"reported_bytes", g.reported_bytes},
+                       {"reported_source", g.reported_source}, {"runtime_bytes", g.runtime_bytes},
+                       {"runtime_source", g.runtime_source}, {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
+                       {"source", g.source}});
     }
     return out.dump() + "\n";
 }

@@ -149,6 +149,8 @@ const std::vector<flag_spec> & llamacpp_flags() {
         // the backend and its compute terms (compute_cuda.cpp, docs/rules/llamacpp-cuda.md)
         {"--backend", "", "ggml backend of the GPUs: cuda, rocm, vulkan, metal or cpu (default: from the GPU names; "
                           "cuda assumed for --gpu SIZE)", t::text},
+        {"--iogpu-wired-limit-mb", "", "sudo sysctl iogpu.wired_limit_mb=N on a Mac: the Metal working set in MiB "
+                                       "(default: macOS's recommendedMaxWorkingSetSize)", t::count},
         {"--no-op-offload", "", "keep the ops of CPU-resident weights on the CPU (no CUDA staging of CPU experts at "
                                 "n_ubatch >= 32)", t::boolean},
         // llama-server's n_outputs_max (server-context.cpp:41-53) versus libllama's default (llama-context.cpp:250)
@@ -293,6 +295,9 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     // the backend (compute_cuda.cpp)
     if (given(f, "backend")) s.backend = parse_gpu_backend(f.text("backend"));
     s.op_offload = !f.boolean("no_op_offload");
+    if (given(f, "iogpu_wired_limit_mb")) {
+        s.iogpu_wired_limit_mb = parse_flag_count("--iogpu-wired-limit-mb", f.text("iogpu_wired_limit_mb"), 1, 1ull << 32);
+    }
     // n_outputs_max: llama-server's rule unless told (rules.cpp llamacpp_context_size)
     s.server_outputs = true;
     if (given(f, "n_outputs_max")) {
@@ -354,6 +359,7 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     if (sp.draft_ctx == spec_draft_ctx::n_ctx_train) f.set("spec_draft_ctx", "train");
     if (s.backend) f.set("backend", gpu_backend_name(*s.backend));
     if (!s.op_offload) f.set("no_op_offload", "true");
+    if (s.iogpu_wired_limit_mb) f.set("iogpu_wired_limit_mb", std::to_string(s.iogpu_wired_limit_mb));
     if (!s.server_outputs) f.set("n_outputs_max", s.n_outputs_max ? std::to_string(s.n_outputs_max) : std::string("batch"));
     return f;
 }

@@ -4,6 +4,7 @@
 #include "kvfit/printable.h"
 #include "runtimes/llamacpp/graph_replay.h"
 
+#include "kvfit/metal.h"
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "sources/arch.h"
@@ -225,7 +226,8 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
                                          "at {}", with_commas(requested), with_commas(m.n_ctx_train),
                                          with_commas(m.n_ctx_train)));
     }
-    r.launch = llama_server_command(m, s, in.placement, requested);
+    // a raised Metal working set is part of the plan: the launch sets it first (metal.h)
+    r.launch = iogpu_sysctl_prefix(s.iogpu_wired_limit_mb) + llama_server_command(m, s, in.placement, requested);
 
     json d;
     d["settings"] = settings_json(in);
@@ -321,6 +323,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     one_sequence.n_seq = 1;
     r.state_bytes_per_sequence = llamacpp_recurrent(m, one_sequence).bytes();
     if (!compute_unmodelled.empty()) r.warnings.push_back("llama.cpp compute buffer: " + compute_unmodelled + "; keep a margin");
+    r.notes.insert(r.notes.end(), p.notes.begin(), p.notes.end()); // the GPUs' budget (an Apple GPU's working set)
     r.starts = true; // llama.cpp does not refuse for memory: --fit moves layers, or an allocation fails
     r.fits = p.fits();
     json d;

@@ -1,6 +1,7 @@
 // The mlx_lm command line a user pastes (include/kvfit/mlx.h mlx_launch_line): flags as mlx_lm/generate.py,
 // server.py and convert.py spell them, only those that differ from their defaults.
 #include "detail.h"
+#include "kvfit/metal.h"
 #include "kvfit/sources.h"
 #include "kvfit/printable.h"
 
@@ -40,7 +41,7 @@ std::string detail::mlx_model_id(const model_desc & m, const mlx_settings & s) {
 
 std::string mlx_launch_line(const mlx_settings & s, const std::string & model_id, bool convert) {
     std::string line;
-    if (s.iogpu_wired_limit_mb) line += fmt::format("sudo sysctl iogpu.wired_limit_mb={} && ", s.iogpu_wired_limit_mb);
+    line += iogpu_sysctl_prefix(s.iogpu_wired_limit_mb);
     std::string model = model_id;
     if (convert) {
         const mlx_quantization & q = s.weights;
