@@ -1,5 +1,6 @@
 // The JSON API's handlers (include/kvfit/server.h), free of any socket: body in, status and document out.
 // Plans go through make_plan, the CLI's own path, so a 200 is the CLI's --json byte for byte.
+#include "sources/json_bounded.h"
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
@@ -101,12 +102,13 @@ model_loader body_loader(const json & body, const plan_request & q, const server
     return [spec](warnings & warn) { return load_model(spec, warn); };
 }
 
-// The body as JSON; parse_error and out_of_range (a number like 1e400) are the client's mistake: 400.
+// The body as JSON, within detail::request_json_limits (nesting, value count: a body of a million numbers is refused
+// as it is read, not stored); bad JSON and a number like 1e400 are the client's mistake: 400.
 json parse_body(std::string_view body) {
     try {
-        return json::parse(body.begin(), body.end());
-    } catch (const json::exception & e) {
-        throw http_error(400, fmt::format("request: not valid JSON: {}", e.what()));
+        return detail::parse_json_bounded(body, "request", detail::request_json_limits);
+    } catch (const error & e) {
+        throw http_error(400, e.what());
     }
 }
 
