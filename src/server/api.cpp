@@ -64,7 +64,7 @@ void check_upload_size(std::string_view where, size_t bytes, const server_option
 }
 
 // The model a body names: "config", "gguf_base64", or "model" (catalog names only: the server reads no paths).
-model_loader body_loader(const json & body, const plan_request & q, const server_options & o) {
+model_loader body_loader(json & body, const plan_request & q, const server_options & o) {
     const bool has_config = body.contains("config"), has_gguf = body.contains("gguf_base64");
     if (int(has_config) + int(has_gguf) + int(!q.model.empty()) > 1) {
         throw http_error(400, "request: give one of 'model', 'config' or 'gguf_base64'");
@@ -73,11 +73,12 @@ model_loader body_loader(const json & body, const plan_request & q, const server
                                  ? body["upload_name"].get<std::string>().substr(0, 200)
                                  : has_gguf ? "upload.gguf" : "config.json";
     if (has_config) {
-        const json & c = body["config"];
+        json & c = body["config"];
         if (!c.is_string() && !c.is_object()) throw http_error(400, "request: field 'config': expected the config.json text or object");
-        const std::string text = c.is_string() ? c.get<std::string>() : c.dump();
+        // moved out of the body's document, not copied: an upload is held once
+        std::string text = c.is_string() ? std::move(c.get_ref<std::string &>()) : c.dump();
         check_upload_size(name, text.size(), o);
-        return [text, name](warnings & warn) {
+        return [text = std::move(text), name](warnings & warn) { // moved: an upload is held once here
             // As load_model names a config.json file, so that an upload named like the CLI's path gives its JSON.
             model_desc m = model_from_hf_config(text, name, warn);
             m.source = name;
@@ -115,7 +116,7 @@ json parse_body(std::string_view body) {
 template <typename F>
 api_response with_plan(std::string_view body, const server_options & o, F && render) {
     try {
-        const json j = parse_body(body);
+        json j = parse_body(body);
         const plan_request q = plan_request_from_json(j, k_upload_fields);
         const model_loader load = body_loader(j, q, o);
         return {200, "application/json", render(make_plan(q, load))};
