@@ -302,9 +302,10 @@ const bad_row k_bad[] = {
     {"glm5_2_sparse_attention", nullptr,
      R"({"architectures":["Glm5_2ForCausalLM"],"model_type":"glm5_2","num_hidden_layers":4,"hidden_size":64,
         "num_attention_heads":4,"num_key_value_heads":4,"vocab_size":10,"intermediate_size":8,"kv_lora_rank":16,
-        "qk_rope_head_dim":8,"qk_nope_head_dim":8,"v_head_dim":8,"q_lora_rank":16,"index_head_dim":8,"index_n_heads":2,
+        "qk_rope_head_dim":8,"qk_nope_head_dim":8,"v_head_dim":8,"q_lora_rank":16,
         "layer_types":["full_attention","full_attention","full_attention","deepseek_sparse_attention"]})",
-     "bad.json: model_type 'glm5_2': layer_types[3] 'deepseek_sparse_attention': a layer kind kvfit does not know"},
+     "bad.json: model_type 'glm5_2': layer_types[3] 'deepseek_sparse_attention': DeepSeek sparse attention (MLA with an "
+     "indexer) needs kv_lora_rank, index_head_dim and index_n_heads"},
     {"nemotron3_ultra_block_type", nullptr,
      R"({"architectures":["NemotronHForCausalLM"],"model_type":"nemotron_h","hidden_size":64,"num_attention_heads":4,
         "num_key_value_heads":2,"head_dim":16,"vocab_size":10,"intermediate_size":8,"mamba_num_heads":4,

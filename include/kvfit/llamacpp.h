@@ -206,8 +206,10 @@ struct buffer_set {
 /// none for them), the window and chunked caches a config.json states become full caches (n_swa 0), and `warnings`
 /// gets one line naming the window and the architecture. Any other model is unchanged. Example: Mistral-7B-v0.1
 /// (sliding_window 4096 on every layer in Hugging Face's terms): 32 full layers, 131,072 B per token in f16 (4 GiB
-/// at 32,768), as its GGUF plans, not the window's 0.56 GiB. Used by every llama.cpp and Ollama plan
-/// (runtime_info::adapt_model), `kvfit exec`, `fit-params` and `explain`.
+/// at 32,768), as its GGUF plans, not the window's 0.56 GiB. Where the architecture hard-codes its chunk (llama4:
+/// models/llama4.cpp sets n_swa = 8192, both releases; conversion/llama4.py writes no chunk size), the chunked caches
+/// take that chunk, with a warning naming the config's attention_chunk_size when it differs (16384 -> 8192).
+/// Used by every llama.cpp and Ollama plan (runtime_info::adapt_model), `kvfit exec`, `fit-params` and `explain`.
 void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings);
 
 /// Context sizing exactly as llama.cpp does. Throws kvfit::error for n_seq 0, n_ubatch 0, an n_ctx over

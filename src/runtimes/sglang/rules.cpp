@@ -173,6 +173,12 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     if (!(s.mem_fraction_static > 0 && s.mem_fraction_static < 1)) {
         throw error(fmt::format("--mem-fraction-static {}: must be in (0, 1)", s.mem_fraction_static));
     }
+    if (m.rec_kind == recurrent_kind::lightning && m.count(layer_kind::recurrent) > 0) {
+        // vLLM sizes these states (MiniMaxText01ForCausalLM, linear_attention_state_shape); no SGLang rule for the
+        // MiniMax-01 / M1 lightning layers was read, so none is guessed
+        throw error("sglang: MiniMax lightning-attention layers (MiniMax-Text-01, MiniMax-M1: attn_type_list 0) are not "
+                    "modelled for SGLang; plan them with --runtime vllm or llama.cpp");
+    }
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (m.n_head[il] != 0 && m.n_head[il] % attn_tp != 0) {
             throw error(fmt::format("sglang: --tp {} does not divide the {} attention heads", attn_tp, m.n_head[il]));

@@ -81,6 +81,14 @@ void check_input(const model_desc & m, const vllm_settings & s) {
         throw error(fmt::format("--gpu-memory-utilization {}: must be in (0, 1]", s.gpu_memory_utilization));
     }
     if (s.tp == 0 || s.pp == 0 || s.dp == 0 || s.dcp == 0) throw error("vllm: parallel sizes must be at least 1");
+    if (s.rules == vllm_rules::v2026 && m.rec_kind == recurrent_kind::lightning && m.count(layer_kind::recurrent) > 0) {
+        // vLLM's only lightning-attention model, MiniMaxText01ForCausalLM (MiniMaxForCausalLM, MiniMaxM1ForCausalLM map
+        // to it), is listed in vllm/model_executor/models/registry.py _PREVIOUSLY_SUPPORTED_MODELS as "0.23.0":
+        // _raise_for_unsupported refuses it at startup with these words
+        throw error("vllm: Model architecture MiniMaxText01ForCausalLM (MiniMax-Text-01 / MiniMax-M1 lightning attention) "
+                    "was supported in vLLM until v0.23.0, and is not supported anymore. Please use an older version of "
+                    "vLLM if you want to use this model architecture (--vllm-rules 2025 plans one)");
+    }
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (m.n_head[il] != 0 && m.n_head[il] % s.tp != 0) {
             throw error(fmt::format("Total number of attention heads ({}) must be divisible by tensor parallel size ({}).",
