@@ -4,7 +4,10 @@
 #include "kvfit/sglang.h"
 #include "kvfit/sources.h"
 #include "kvfit/vllm.h"
+#include "support/files.h"
 #include "support/run_cli.h"
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -217,6 +220,74 @@ TEST(serving_cases, constants_in_json_and_refused_by_strict) {
     const auto sd = nlohmann::json::parse(sg.out)["detail"];
     EXPECT_TRUE(sd.contains("swa_tokens"));
     EXPECT_EQ(sd["swa_full_tokens_ratio"], 0.8);
+}
+
+} // namespace
+
+namespace {
+
+std::string log_text(const std::string & name) {
+    return kvfit::test::read_text(std::string(KVFIT_TEST_DATA) + "/serving_logs/" + name);
+}
+
+kvfit::vllm_plan plan_at(const char * config, vllm_settings s, uint64_t kv_bytes) {
+    kvfit::warnings w;
+    kvfit::model_desc m = config[0] == '/' ? kvfit::load_model(config, w) : shared_config(config);
+    s.kv_cache_memory_bytes = kv_bytes;
+    return kvfit::plan_vllm(m, s, {"GPU", 80ull << 30}, 9.0);
+}
+
+// tests/data/serving_logs: each log's figure, read from the file, reproduced by kvfit with the budget the log states.
+TEST(serving_logs, corpus) {
+    { // vllm #10517: kv_cache_size=2.89GiB -> "# GPU blocks: 1478", 23,648 tokens (2 MiB blocks)
+        const std::string t = log_text("vllm-10517_llama31-8b_rtx3090.log");
+        ASSERT_NE(t.find("# GPU blocks: 1478"), std::string::npos);
+        vllm_settings s;
+        s.rules = kvfit::vllm_rules::v2025, s.max_model_len = 29000, s.max_num_batched_tokens = 29000, s.max_num_seqs = 256;
+        // "2.89GiB" is rounded: [2.885, 2.895) GiB; 1478 blocks of 2 MiB are 2.8867 GiB
+        const auto p = plan_at("meta-llama__Meta-Llama-3.1-8B.json", s, uint64_t(2.887 * GiB));
+        EXPECT_EQ(p.num_gpu_blocks, 1478u);
+        EXPECT_EQ(p.num_gpu_blocks * p.block_size, 23648u);
+        EXPECT_FALSE(p.fits()); // 29,000 > 23,648: the V0 engine refused it
+    }
+    { // vllm #40691: 33.04x -> 1487 blocks; "GPU KV cache size: 290,864 tokens" (the v0.19 line)
+        const std::string t = log_text("vllm-40691_qwen35-27b_h20.log");
+        ASSERT_NE(t.find("GPU KV cache size: 290,864 tokens"), std::string::npos);
+        vllm_settings s;
+        s.rules = kvfit::vllm_rules::v2025, s.max_model_len = 32768, s.max_num_seqs = 16, s.max_num_batched_tokens = 16384;
+        const auto p = plan_at("Qwen__Qwen3.5-27B.json", s, 1487ull * 16 * 3211264);
+        EXPECT_EQ(p.num_gpu_blocks, 1487u);
+        EXPECT_EQ(p.kv_cache_tokens_v2025, 290864u);
+        EXPECT_EQ(fmt::format("{:.2f}", p.max_concurrency), "33.04");
+    }
+    { // talos #1995: the stated 4.99 GiB pool per rank -> 208 blocks, 302,921 tokens, 2.31x (the 2026 line)
+        const std::string t = log_text("vllm-talos1995_qwen38-27b-fp8_2x3090.log");
+        ASSERT_NE(t.find("GPU KV cache size: 302,921 tokens"), std::string::npos);
+        vllm_settings s;
+        s.tp = 2, s.max_model_len = 131072, s.kv_cache_dtype = "fp8_e4m3", s.enable_prefix_caching = true;
+        s.max_num_batched_tokens = 8192, s.max_num_seqs = 8;
+        const auto p = plan_at("Qwen__Qwen3.5-27B.json", s, uint64_t(4.99 * GiB));
+        EXPECT_EQ(p.num_gpu_blocks, 208u);
+        EXPECT_EQ(p.kv_cache_tokens, 302921u);
+        EXPECT_EQ(fmt::format("{:.2f}", p.max_concurrency), "2.31");
+    }
+    { // vllm #15871: 0.95 GiB needed at 32,768, 0.93 available: does not start
+        const std::string t = log_text("vllm-15871_deepseek-v2-lite.log");
+        ASSERT_NE(t.find("(0.95 GiB KV cache is needed"), std::string::npos);
+        vllm_settings s;
+        s.rules = kvfit::vllm_rules::v2025, s.max_model_len = 32768;
+        const auto p = plan_at(KVFIT_TEST_DATA "/configs/DeepSeek-V2-Lite-Chat.json", s, uint64_t(0.93 * GiB));
+        ASSERT_FALSE(p.fits());
+        EXPECT_NE(p.errors[0].find("(0.95 GiB KV cache is needed, which is larger than the available KV cache memory "
+                                   "(0.93 GiB)"), std::string::npos) << p.errors[0];
+    }
+    // the other four rows are the cases above: recipes #831, vllm #44376, sglang #15464, vllm #23278
+    for (const char * f : {"vllm-recipes831_qwen38-27b-fp8_rtxpro6000.log", "vllm-44376_dsv4-flash_2xgh200.log",
+                           "sglang-15464_mimo-v2-flash_tp4.log", "vllm-23278_gpt-oss-120b_h100.log"}) {
+        const std::string t = log_text(f);
+        EXPECT_EQ(t.rfind("# source: https://github.com/", 0), 0u) << f;
+        EXPECT_NE(t.find("# launch"), std::string::npos) << f;
+    }
 }
 
 } // namespace
