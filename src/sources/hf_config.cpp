@@ -90,8 +90,8 @@ bool quant_key(std::string_view key) {
 
 // The members of a config.json kvfit keeps (parse_json_bounded's filter): at the root and in a language config, the
 // keys it reads or knows (hf_known_keys.cpp), those whose name suggests memory (warned about by name), the wrappers,
-// quantization_config and vision_config; in quantization_config the keys above; in vision_config the deepstack list;
-// below those, everything. A member not kept (auto_map, id2label, a tokenizer table, any unknown key whose name does
+// quantization_config and vision_config, and the tokens per image a multimodal wrapper states; in quantization_config
+// the keys above; in vision_config the deepstack list and the tower's shape (read_vision_tower); below those, everything. A member not kept (auto_map, id2label, a tokenizer table, any unknown key whose name does
 // not suggest memory) is read past and never stored.
 bool config_member_kept(const std::vector<std::string> & path, std::string_view key) {
     const bool language = path.empty() || (path.size() <= 2 && std::all_of(path.begin(), path.end(), [](const auto & k) {
@@ -99,10 +99,17 @@ bool config_member_kept(const std::vector<std::string> & path, std::string_view 
                                            }));
     if (language) {
         return known_key(key) || suggests_memory(key) || is_wrapper(key) || key == "quantization_config" ||
-               key == "vision_config";
+               key == "vision_config" || key == "vision_soft_tokens_per_image" || key == "mm_tokens_per_image";
     }
     if (path.back() == "quantization_config") return quant_key(key);
-    if (path.size() == 1 && path.back() == "vision_config") return key == "deepstack_visual_indexes";
+    if (path.size() == 1 && path.back() == "vision_config") {
+        // read_vision_tower's keys, and Qwen3-VL's deepstack list
+        static constexpr std::string_view tower[] = {
+            "deepstack_visual_indexes", "depth", "num_hidden_layers", "hidden_size", "embed_dim", "intermediate_size",
+            "num_heads", "num_attention_heads", "patch_size", "spatial_merge_size", "pooling_kernel_size",
+            "temporal_patch_size", "out_hidden_size", "default_output_length", "image_size"};
+        return std::find(std::begin(tower), std::end(tower), key) != std::end(tower);
+    }
     return true;
 }
 
