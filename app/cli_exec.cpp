@@ -219,13 +219,7 @@ int run_exec(const exec_options & o) {
 
 // The log's runs, read line by line (parse_llamacpp_runs: memory bounded by what kvfit keeps, not by the file).
 std::vector<llamacpp_log> read_log_runs(const std::string & path) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw error(fmt::format("{}: no such file", path));
-    if (!std::filesystem::is_regular_file(path, ec)) throw error(fmt::format("{}: not a regular file", path));
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec || size > (256ull << 20)) throw error(fmt::format("{}: a log over 256 MiB is not read", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error(fmt::format("{}: cannot open", path));
+    std::ifstream in = open_log_file(path);
     return parse_llamacpp_runs(in);
 }
 
@@ -295,14 +289,20 @@ int main_subcommand(int argc, char ** argv) {
     exec->add_option("command", eo.command, "-- then the command")->required()->type_name("COMMAND...");
     exec->positionals_at_end();
     std::string log_path, model;
-    auto * explain = app.add_subcommand("explain", "a llama.cpp log beside kvfit's plan, line by line");
-    explain->add_option("log", log_path, "llama.cpp log file")->required()->type_name("LOG");
+    auto * explain = app.add_subcommand("explain", "a llama.cpp, vLLM, SGLang or mlx-lm log beside kvfit's plan, line by line");
+    explain->add_option("log", log_path, "llama.cpp, vLLM, SGLang or mlx-lm log file")->required()->type_name("LOG");
     explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path")
         ->type_name("MODEL");
     explain_files files;
     explain->add_option("--mmproj", files.mmproj, "the projector the run loaded: its clip lines are compared")->type_name("FILE");
     explain->add_option("--lora", files.lora, "a LoRA adapter the run loaded (repeatable): its buffer lines are compared")
         ->type_name("FILE");
+    std::string serving_gpu;
+    std::vector<std::string> assumed;
+    explain->add_option("--gpu", serving_gpu, "vLLM / SGLang / mlx-lm logs: the GPU the run had (kvfit then derives the "
+                                              "budget itself)")->type_name("GPUS");
+    explain->add_option("--assume", assumed, "vLLM / SGLang / mlx-lm logs: an engine argument the log does not print "
+                                             "(repeatable): kv_cache_dtype=fp8")->type_name("KEY=VALUE");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &) {
@@ -313,7 +313,21 @@ int main_subcommand(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
-        return exec->parsed() ? run_exec(eo) : run_explain(log_path, model, files);
+        if (exec->parsed()) return run_exec(eo);
+        if (is_serving_log_file(log_path)) {
+            serving_inputs in;
+            in.gpu = serving_gpu;
+            for (const auto & a : assumed) {
+                const size_t eq = a.find('=');
+                if (eq == std::string::npos || eq == 0) throw error(fmt::format("--assume '{}': expected KEY=VALUE", a));
+                in.assumed.emplace_back(a.substr(0, eq), a.substr(eq + 1));
+            }
+            return run_explain_serving(log_path, model, in);
+        }
+        if (!serving_gpu.empty() || !assumed.empty()) {
+            throw error("--gpu and --assume apply to vLLM, SGLang and mlx-lm logs (a llama.cpp log states its devices)");
+        }
+        return run_explain(log_path, model, files);
     } catch (const error & e) {
         fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
