@@ -92,8 +92,23 @@ TEST(edges, every_size_flag_needs_a_unit) {
         (void)kvfit::parse_size_flag("--ram", "8XB");
         ADD_FAILURE() << "8XB accepted";
     } catch (const kvfit::error & e) {
-        EXPECT_STREQ(e.what(), "--ram: size '8XB': unknown unit 'xb' (use GiB, GB, MiB, MB, KiB, KB or B)");
+        EXPECT_STREQ(e.what(), "--ram: size '8XB': unknown unit 'XB' (use TiB, TB, GiB, GB, MiB, MB, KiB, KB or B; T, G, "
+                               "M, K = TiB, GiB, MiB, KiB)");
     }
+    // a trial's mistakes: a lower-case b is a bit (5Kb is not 5,000 B), a space before the unit is how kvfit prints
+    // sizes, TB and T are read
+    try {
+        (void)kvfit::parse_size_flag("--weights-size", "5Kb");
+        ADD_FAILURE() << "5Kb accepted";
+    } catch (const kvfit::error & e) {
+        EXPECT_STREQ(e.what(), "--weights-size: size '5Kb': a lower-case b is a bit; write 5KB (10^3 B) or 5KiB (2^10 B)");
+    }
+    for (const char * bits : {"5gb", "5Gib", "512b", "1mb"}) EXPECT_THROW((void)kvfit::parse_size(bits), kvfit::error) << bits;
+    EXPECT_EQ(kvfit::parse_size("24 GiB"), 24 * GiB);
+    EXPECT_EQ(kvfit::parse_size("2TB"), 2000000000000u);
+    EXPECT_EQ(kvfit::parse_size("1T"), 1024 * GiB);
+    EXPECT_EQ(kvfit::parse_size("5g"), 5 * GiB); // kvfit's G and g: GiB, as llama.cpp and nvidia-smi speak
+    EXPECT_THROW((void)kvfit::parse_size("24 "), kvfit::error);
 }
 
 // "-c 128K is refused with the number it means" (llama.cpp's std::stoi would read 128): in the plan, in kvfit exec's

@@ -384,7 +384,7 @@ TEST(gpus, parse_gpu_list_errors) {
         ADD_FAILURE() << "no error for 24QB";
     } catch (const kvfit::error & e) {
         EXPECT_NE(std::string(e.what()).find("gpu '24QB': not a known GPU (closest: "), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("unknown unit 'qb'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("unknown unit 'QB'"), std::string::npos) << e.what();
     }
 }
 

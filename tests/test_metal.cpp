@@ -113,12 +113,17 @@ TEST(metal, budget_replaces_the_memory_of_apple_gpus_only) {
     std::vector<std::string> again;
     EXPECT_EQ(kvfit::metal_budget(b, 0, again)[0].memory_bytes, 48 * GiB);
     EXPECT_TRUE(again.empty());
-    // a wired limit without a Mac is said to do nothing
+    // a wired limit without a Mac would change nothing planned: refused by name, never silently dropped
     std::vector<std::string> cuda;
-    (void)kvfit::metal_budget(kvfit::parse_gpu_list("RTX 4090"), 20000, cuda);
-    ASSERT_EQ(cuda.size(), 1u);
-    EXPECT_EQ(cuda[0], "--iogpu-wired-limit-mb 20000 ignored: it sets an Apple GPU's Metal working set, and no Apple GPU "
-                       "is planned");
+    try {
+        (void)kvfit::metal_budget(kvfit::parse_gpu_list("RTX 4090"), 20000, cuda);
+        ADD_FAILURE() << "no refusal";
+    } catch (const kvfit::error & e) {
+        EXPECT_STREQ(e.what(), "--iogpu-wired-limit-mb 20000: it sets a Mac's Metal working set, and --gpu names no Mac "
+                               "(name one, e.g. --gpu \"M4 Max 64GB\", or drop the flag)");
+    }
+    // 0 is macOS's default (`sysctl iogpu.wired_limit_mb=0`): accepted, and the default rule applies
+    EXPECT_EQ(kvfit::metal_budget(kvfit::parse_gpu_list("M4 Max 64GB"), 0, cuda)[0].memory_bytes, 48 * GiB);
 }
 
 // Meta-Llama-3.1-70B's config.json is the 8B's with four fields changed (oumi's llama3_1 recipe table: hidden 8192,

@@ -14,6 +14,9 @@ namespace kvfit::detail {
 /// - index keys beside a full-attention (not MLA) cache in a model that also has recurrent layers (llama.cpp's
 ///   hybrid-idx memory, qwen4exp): no vLLM or SGLang source was found; the plan sizes them as MiniMax-M3's MSA keys
 ///   (docs/rules/vllm-frontier.md §6), and the warning names that rule;
+/// - weights asked in a quantized format the engine cannot make at load (--weights awq, gptq, nvfp4, mxfp4, fp8-block
+///   on an unquantized checkpoint: weight_quant::requested): the launch line must name such a checkpoint;
+/// - a GGUF format asked (--weights q4_k_m): sized so, but vLLM and SGLang load checkpoint repositories, not GGUF;
 /// - NVFP4 weights (quant method, expert method or label nvfp4): the layout of runtimes/common/quant.cpp (4.5 bits per
 ///   weight plus fp32 globals) was not checked against any public log (vllm-frontier.md §8.1).
 /// Example: "vllm: no vLLM source was found for the index keys of a hybrid recurrent model (llama.cpp's hybrid-idx

@@ -54,6 +54,9 @@ uint64_t linear_bytes(const linear_ctx & c, uint64_t N, uint64_t K, split sp, bo
     if (q.method == "nvfp4") { // u8 packed pairs, fp8 scale per group, fp32 global scale and input scale per shard
         return N * K / 2 + N * cdiv(K, q.group_size) + 8ull * shards;
     }
+    if (q.method == "mxfp4") { // compressed-tensors mxfp4-pack-quantized on every linear (compressed_tensors_w4a16_mxfp4.py):
+        return N * K / 2 + N * cdiv(K, q.group_size); // u8 packed pairs, a u8 E8M0 scale per group of 32
+    }
     // GPTQ / AWQ / compressed-tensors wNa16: packed ints, fp16 scales per group, packed zeros, (GPTQ) g_idx
     const uint64_t g = q.group_size ? q.group_size : K;
     const uint64_t groups = cdiv(K, g);
@@ -71,6 +74,7 @@ double average_bytes(const linear_ctx & c) {
     if (q.method.empty() || q.experts_only) return c.s;
     if (q.method == "fp8") return 1.0 + (q.block_n ? 4.0 / (double(q.block_n) * q.block_k) : 0.0);
     if (q.method == "nvfp4") return 0.5 + 1.0 / q.group_size;
+    if (q.method == "mxfp4") return 0.5 + 1.0 / q.group_size;
     const double g = q.group_size ? q.group_size : 4096;
     return q.bits / 8.0 + 2.0 / g + (q.zero_point ? q.bits / 8.0 / g : 0.0);
 }

@@ -105,7 +105,11 @@ void parse_extras_flags(const flag_values & f, llamacpp_settings & s) {
     if (!f.text("ctx_checkpoints").empty()) {
         s.ctx_checkpoints = uint32_t(parse_flag_count("--ctx-checkpoints", f.text("ctx_checkpoints"), 0, 1u << 20));
     }
-    if (const std::string v = f.text("ram"); !v.empty()) s.ram_bytes = v == "auto" ? detect_host_ram_bytes() : parse_size_flag("--ram", v);
+    if (const std::string v = f.text("ram"); !v.empty()) {
+        s.ram_bytes = v == "auto" ? detect_host_ram_bytes() : parse_size_flag("--ram", v);
+        // 0 B of host RAM is no machine: refused, never read as "not given" (ram_bytes 0)
+        if (s.ram_bytes == 0 && v != "auto") throw error(fmt::format("--ram {}: the host's memory must be more than 0", v));
+    }
     // a host flag given at llama-server's default (--ctx-checkpoints 32, --cache-ram 8192) still asks for the section
     s.host_ram_asked = !f.text("ram").empty() || !f.text("cache_ram").empty() || !f.text("ctx_checkpoints").empty();
 }
