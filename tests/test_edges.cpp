@@ -132,6 +132,30 @@ TEST(edges, ctx_size_with_a_suffix_is_refused_with_the_number) {
     EXPECT_EQ(json::parse(vllm.out)["context_tokens"].get<uint64_t>(), 131072u);
 }
 
+// "-c 131,072 is read as two contexts, 131 and 72" (OK at n_ctx 256, exit 0): a value shaped like one number with
+// thousands separators (1-3 digits, then groups of exactly 3) is refused with the number it means -- in the plan's
+// list, in kvfit exec's command (llama.cpp's std::stoi would read 131) and in fit-params. A real list keeps working;
+// one of contexts below 1000 is spelled by repeating -c (llama_context pads such contexts to 256 anyway,
+// GGML_PAD(n_ctx, 256) in src/llama-context.cpp:289).
+TEST(edges, ctx_size_with_thousands_separators_is_refused) {
+    const auto r = run_kvfit("Qwen3-8B --gpu 'RTX 4060' --weights q4_k_m -c 131,072 --check");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "kvfit: -c 131,072: reads as one number with thousands separators; did you mean -c 131072? (a list "
+                     "of contexts below 1000 is spelled by repeating the flag: -c 131 -c 72)\n");
+    EXPECT_NE(run_kvfit("Qwen3-8B --weights q4_k_m -c 1,048,576").err.find("did you mean -c 1048576?"), std::string::npos);
+    const auto exec = run_kvfit("exec --gpu 24GiB -- llama-server -m " + gguf_dir + "qwen35-9b_v512.gguf -c 32,768");
+    EXPECT_EQ(exec.status, 2);
+    EXPECT_NE(exec.err.find("did you mean -c 32768?"), std::string::npos) << exec.err;
+    EXPECT_EQ(run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8,192 --gpu 24GiB").status, 1);
+    // lists that cannot be one number: planned as before
+    const auto list = run_kvfit("Qwen3-8B --weights q4_k_m -c 8192,32768 --json");
+    ASSERT_EQ(list.status, 0) << list.err;
+    EXPECT_EQ(json::parse(list.out)["detail"]["settings"]["ctx_size"], json::array({8192, 32768}));
+    const auto small = run_kvfit("Qwen3-8B --weights q4_k_m -c 256 -c 512 --json");
+    ASSERT_EQ(small.status, 0) << small.err;
+    EXPECT_EQ(json::parse(small.out)["detail"]["settings"]["ctx_size"], json::array({256, 512}));
+}
+
 // --- 3. host RAM ---------------------------------------------------------------------------------------------
 
 // "kvfit Qwen3.5-27B --gpu 8GiB -ngl 20 -c 32768 --ram 4GiB --check prints OK, exit 0, while its own table says Host
@@ -417,3 +441,25 @@ TEST(edges, inspect_says_what_it_reads) {
 }
 
 } // namespace
+
+// A trial's NaN: std::from_chars reads "nan" and "inf" into a double and NaN compares false with both bounds, so
+// --mamba-full-memory-ratio nan planned absurd slots and --cpu-offload-gb nan / --swap-space -3 were accepted. The
+// serving runtimes' one number parser (runtimes/common/numbers.h) now takes finite values only; one line, exit 2.
+TEST(edges, numeric_flags_refuse_nan_inf_and_negatives) {
+    const std::pair<const char *, const char *> cases[] = {
+        {"--runtime sglang --gpu H100 --mamba-full-memory-ratio nan", "--mamba-full-memory-ratio 'nan': expected a number from 0.01 to 100"},
+        {"--runtime sglang --gpu H100 --swa-full-tokens-ratio inf", "--swa-full-tokens-ratio 'inf': expected a number from 0.001 to 100"},
+        {"--runtime vllm --gpu L4 --cpu-offload-gb nan", "--cpu-offload-gb 'nan': expected a number from 0 to 1000000"},
+        {"--runtime vllm --gpu L4 --swap-space nan", "--swap-space 'nan': expected a number from 0 to 1000000"},
+        {"--runtime vllm --gpu L4 --swap-space -3", "--swap-space '-3': expected a number from 0 to 1000000"},
+        {"--runtime vllm --gpu L4 --gpu-memory-utilization nan", "--gpu-memory-utilization 'nan': expected a number from 0 to 1"},
+    };
+    for (const auto & [flags, message] : cases) {
+        const auto r = run_kvfit(std::string("Qwen3-8B ") + flags);
+        EXPECT_EQ(r.status, 2) << flags;
+        EXPECT_EQ(r.err, std::string("kvfit: ") + message + "\n") << flags;
+    }
+    // a finite value still plans, and --swap-space stays a named warning (host memory kvfit does not plan)
+    const auto ok = run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --max-model-len 8192 --swap-space 4");
+    EXPECT_NE(ok.out.find("--swap-space 4: not modelled"), std::string::npos) << ok.out << ok.err;
+}

@@ -86,9 +86,13 @@ void refuse_thousands_separators(std::string_view flag, std::string_view text) {
     std::string n = thousands_separated(text);
     if (n.empty()) return;
     n.erase(0, std::min(n.find_first_not_of('0'), n.size() - 1)); // "000,512" -> 512
-    std::string repeated(text);
-    for (size_t at = repeated.find(','); at != std::string::npos; at = repeated.find(',', at)) {
-        repeated.replace(at, 1, fmt::format(" {} ", flag));
+    std::string repeated; // "256,512" -> "256 -c 512" (leading zeros dropped: "1,048" -> "1 -c 48")
+    for (size_t start = 0; start <= text.size();) {
+        const size_t end = std::min(text.find(',', start), text.size());
+        std::string_view part = text.substr(start, end - start);
+        part.remove_prefix(std::min(part.find_first_not_of('0'), part.size() - 1));
+        repeated += fmt::format("{}{}", start == 0 ? "" : fmt::format(" {} ", flag), part);
+        start = end + 1;
     }
     throw error(fmt::format("{} {}: reads as one number with thousands separators; did you mean {} {}? (a list of "
                             "contexts below 1000 is spelled by repeating the flag: {} {})", flag, text, flag, n, flag,
