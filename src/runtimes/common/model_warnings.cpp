@@ -42,10 +42,10 @@ void serving_model_warnings(std::string_view runtime, const model_desc & m, std:
     }
     // weights planned in a format the checkpoint does not state (--weights): the launch line loads the checkpoint
     if (m.quant.requested && launch_quantization(m).empty()) {
-        warn.push_back(fmt::format("--weights {}: {} reads {} weights from a quantized checkpoint (it quantizes only to "
-                                   "per-tensor fp8 when it loads): the launch line must name a {} checkpoint (a "
-                                   "repository whose config.json has that quantization_config), not {}'s own weights",
-                                   m.weights.format, name, m.quant.label, m.quant.label, m.name));
+        warn.push_back(fmt::format("--weights {}: {} reads these weights ({}) from a quantized checkpoint (it quantizes "
+                                   "only to per-tensor fp8 when it loads): the launch line must name such a checkpoint "
+                                   "(a repository whose config.json has quantization_config quant_method {}), not {}'s "
+                                   "own weights", m.weights.format, name, m.quant.label, m.quant.method, m.name));
     } else if (m.quant.method.empty() && !m.weights.exact && is_gguf_format(m.weights.format)) {
         warn.push_back(fmt::format("--weights {}: a GGUF (llama.cpp) format, which {} does not load from a checkpoint "
                                    "repository: the weights are sized as {}, but the launch line loads {}'s own weights "
