@@ -64,9 +64,9 @@ std::vector<device_spec> metal_budget(const std::vector<device_spec> & gpus, uin
     // be dropped, so it is refused by name rather than ignored
     if (wired_limit_mb > 0 && !apple) {
         const bool sized = std::any_of(gpus.begin(), gpus.end(), [](const device_spec & d) { return d.vendor.empty(); });
-        throw error(fmt::format("--iogpu-wired-limit-mb {}: it sets a Mac's Metal working set, and --gpu names no Mac{} "
-                                "(name one, e.g. --gpu \"M4 Max 64GB\", or drop the flag)", wired_limit_mb,
-                                sized ? " (a size is taken as the working set itself)" : ""));
+        throw error(fmt::format("--iogpu-wired-limit-mb {}: it sets a Mac's Metal working set, and --gpu names no Mac: "
+                                "name one (e.g. --gpu \"M4 Max 64GB\") or drop the flag{}", wired_limit_mb,
+                                sized ? " (a size given to --gpu is taken as the working set itself)" : ""));
     }
     return out;
 }

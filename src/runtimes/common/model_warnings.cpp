@@ -2,6 +2,7 @@
 // or no public log that checks it (issue 13; docs/rules/vllm-frontier.md §6 and §8.1, sglang-frontier.md §6).
 #include "runtimes/common/model_warnings.h"
 
+#include "kvfit/error.h"
 #include "kvfit/sources.h"
 #include "runtimes/common/launch.h"
 
@@ -58,6 +59,14 @@ void serving_model_warnings(std::string_view runtime, const model_desc & m, std:
         warn.push_back(fmt::format("weights: the NVFP4 layout (4.5 bits per weight plus fp32 globals per shard) is an "
                                    "estimate: no public {} log of an NVFP4 checkpoint's loaded size was found to check it",
                                    name));
+    }
+}
+
+void refuse_apple_gpus(std::string_view runtime, std::string_view display, const std::vector<device_spec> & gpus) {
+    for (const auto & g : gpus) {
+        if (g.vendor != "Apple") continue;
+        throw error(fmt::format("{}: {} is an Apple GPU; {}'s plan is for CUDA and ROCm GPUs (on a Mac: --runtime "
+                                "llama.cpp, ollama or mlx)", runtime, g.name, display));
     }
 }
 

@@ -3,6 +3,7 @@
 // any plan so that every output shows them with the model source's warnings and --strict refuses them
 // (src/planner/plan.cpp make_plan). Not part of the public API.
 #include "kvfit/model.h"
+#include "kvfit/runtime.h"
 
 #include <string>
 #include <string_view>
@@ -22,5 +23,12 @@ namespace kvfit::detail {
 /// Example: "vllm: no vLLM source was found for the index keys of a hybrid recurrent model (llama.cpp's hybrid-idx
 /// memory); they are sized as MiniMax-M3's MSA (...)".
 void serving_model_warnings(std::string_view runtime, const model_desc & m, std::vector<std::string> & warn);
+
+/// vLLM and SGLang plan CUDA (and ROCm) GPUs: an Apple GPU of the table (vendor "Apple") is refused by name, as MLX
+/// refuses an NVIDIA card. Their memory rules are the CUDA ones (torch.cuda.mem_get_info, CUDA graphs, the CUDA
+/// context); on a Mac vLLM runs on its CPU backend or the separate vllm-metal plugin, SGLang not at all, and neither
+/// is modelled. Throws kvfit::error "vllm: M4 Max 64GB is an Apple GPU; vLLM's plan is for CUDA and ROCm GPUs (on a
+/// Mac: --runtime llama.cpp, ollama or mlx)". `display` is "vLLM" or "SGLang".
+void refuse_apple_gpus(std::string_view runtime, std::string_view display, const std::vector<device_spec> & gpus);
 
 } // namespace kvfit::detail

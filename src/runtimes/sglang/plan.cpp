@@ -7,6 +7,7 @@
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
+#include "runtimes/common/model_warnings.h"
 #include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
 
@@ -198,6 +199,7 @@ sglang_plan choose(const model_desc & m, const flag_values & f, const machine & 
 
 runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
     if (mc.gpus.empty()) throw error("sglang: no GPUs given (the devices it runs on)");
+    detail::refuse_apple_gpus("sglang", "SGLang", mc.gpus); // Metal is no SGLang device (model_warnings.h)
     device_spec gpu = mc.gpus[0];
     for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
     std::vector<std::string> considered;

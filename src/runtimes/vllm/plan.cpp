@@ -7,6 +7,7 @@
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
+#include "runtimes/common/model_warnings.h"
 #include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
 #include "runtimes/vllm/layout.h"
@@ -264,6 +265,7 @@ struct vllm_choice {
 
 vllm_choice choose(const model_desc & m, const flag_values & f, const machine & mc, const vllm_speculative & sp) {
     if (mc.gpus.empty()) throw error("vllm: no GPUs given (the devices it runs on)");
+    detail::refuse_apple_gpus("vllm", "vLLM", mc.gpus); // Metal is no vLLM device (model_warnings.h)
     vllm_choice c;
     c.per_node = uint32_t(mc.gpus.size());
     c.nodes = count("--nodes", f.text("nodes"), 1, 1024);
