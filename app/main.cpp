@@ -163,7 +163,7 @@ int main(int argc, char ** argv) {
     app.add_option("--hf-file", o.hf_file, "-hff: the GGUF file of the -hf repository (overrides :QUANT)");
     app.add_option("--gpu", o.req.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
     app.add_option("--weights", o.req.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");
-    app.add_option("--weights-size", o.req.weights_size, "total weight size, e.g. 6.6GB (overrides --weights)");
+    app.add_option("--weights-size", o.req.weights_size, "total weight size, e.g. 6.6GB (10^9 B) or 6.2GiB; G alone is GiB, as llama.cpp reads it (overrides --weights)");
     app.add_flag("--json", o.json, "print the plan as JSON");
     app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
     app.add_option("--chart", o.chart, "write the memory-vs-context chart: FILE.svg or FILE.png (needs rsvg-convert)");
