@@ -111,9 +111,12 @@ int run(options & o) {
         fmt::print("{}", text);
         return exit_fits;
     }
-    if (o.check && o.req.gpu.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
     o.req.runtime = o.flags.runtime;
     o.req.flags = kvfit::cli::values_of(o.flags);
+    // a CPU-only llama.cpp plan checks against the host's RAM (--ram): that is a check too
+    if (o.check && o.req.gpu.empty() && !(o.req.runtime == "llama.cpp" && o.req.flags.has("ram"))) {
+        throw kvfit::error("--check needs --gpu (the devices to check against), or --ram for a CPU-only llama.cpp plan");
+    }
     // planning for this machine (--gpu auto): llama.cpp's CPU backend variant from /proc/cpuinfo. Without it the plan is
     // for any machine (the same as `kvfit serve` gives): the CPU is assumed, and a note says so where it matters.
     if (o.req.runtime == "llama.cpp" && !o.req.flags.has("cpu_features") && o.req.gpu == "auto")

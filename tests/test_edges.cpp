@@ -137,6 +137,13 @@ TEST(edges, ctx_size_with_a_suffix_is_refused_with_the_number) {
 // list, in kvfit exec's command (llama.cpp's std::stoi would read 131) and in fit-params. A real list keeps working;
 // one of contexts below 1000 is spelled by repeating -c (llama_context pads such contexts to 256 anyway,
 // GGML_PAD(n_ctx, 256) in src/llama-context.cpp:289).
+// "the weights (...) overflows it": the verb agrees with the buffer's name.
+TEST(edges, the_overflow_line_agrees_with_its_buffer) {
+    const auto r = run_kvfit("Qwen3-8B --weights q4_k_m --gpu 2GiB -c 4096 --check");
+    EXPECT_EQ(r.status, 3);
+    EXPECT_NE(r.out.find("GPU0: the weights (4.32 GiB) overflow it: "), std::string::npos) << r.out; // on the GPU: no embeddings
+}
+
 TEST(edges, ctx_size_with_thousands_separators_is_refused) {
     const auto r = run_kvfit("Qwen3-8B --gpu 'RTX 4060' --weights q4_k_m -c 131,072 --check");
     EXPECT_EQ(r.status, 2);
@@ -176,9 +183,10 @@ TEST(edges, mapped_weights_count_against_ram) {
     // the table, its verdict and the JSON say the same
     const auto text = run_kvfit(args);
     EXPECT_EQ(text.status, 3);
-    EXPECT_NE(text.out.find("Host RAM (4.00 GiB given): 25.03 GiB needed, 164.96 MiB of it pinned: OVER"), std::string::npos)
+    EXPECT_NE(text.out.find("Host RAM (4.00 GiB given): 17.03 GiB needed, 25.03 GiB with the prompt cache at its limit, "
+                            "164.96 MiB of it pinned: OVER"), std::string::npos)
         << text.out;
-    EXPECT_NE(text.out.find("DOES NOT FIT: n_ctx 32,768 fits the GPU memory, but host RAM does not: 25.03 GiB needed, "
+    EXPECT_NE(text.out.find("DOES NOT FIT: n_ctx 32,768 fits the GPU memory, but host RAM does not: 17.03 GiB needed, "
                             "4.00 GiB given (--ram): 10.71 GiB of weights"), std::string::npos) << text.out;
     const auto j = run_kvfit(args + " --json");
     EXPECT_EQ(j.status, 3);
@@ -392,6 +400,18 @@ TEST(edges, launch_lines_are_shell_quoted) {
     EXPECT_EQ(kvfit::shell_word("$(touch x).gguf"), "'$(touch x).gguf'");
     EXPECT_EQ(kvfit::shell_word("it's"), "'it'\\''s'");
     EXPECT_EQ(kvfit::shell_word(""), "''");
+    // a control character (a newline in a file name) is spelled out in ANSI-C quotes, never printed raw (README's
+    // promise), and bash reads the same bytes back
+    EXPECT_EQ(kvfit::shell_word("a\nb\x1b'\\.gguf"), "$'a\\nb\\x1b\\'\\\\.gguf'");
+    {
+        const fs::path back = fs::temp_directory_path() / ("kvfit-edges-ansi-" + std::to_string(getpid()));
+        const std::string word = "a\nb\x1b'\\.gguf";
+        const std::string cmd = "bash -c " + kvfit::shell_word("printf %s " + kvfit::shell_word(word) + " > " +
+                                                                 kvfit::shell_word(back.string()));
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        EXPECT_EQ(kvfit::test::read_text(back.string()), word);
+        fs::remove(back);
+    }
     const fs::path dir = fs::temp_directory_path() / ("kvfit-edges-quote-" + std::to_string(getpid()));
     fs::create_directories(dir);
     const fs::path file = dir / "$(touch x) it's.gguf";

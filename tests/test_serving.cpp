@@ -109,7 +109,10 @@ TEST(serving_cli, flags_of_the_wrong_runtime_and_bad_parallelism) {
         {"Qwen3.5-27B --max-model-len 8192", "--max-model-len is a vLLM flag; add --runtime vllm"},
         {"Qwen3.5-27B --runtime vllm --gpu H100 -ctk q8_0", "-ctk/--cache-type-k is a llama.cpp flag; with --runtime vllm use --kv-cache-dtype"},
         {"Qwen3.5-27B --runtime vllm --gpu H100 -c 8192", "-c/--ctx-size is a llama.cpp flag; with --runtime vllm use --max-model-len"},
-        {"Qwen3.5-27B --runtime ollama --max-model-len 8192", "--max-model-len is a vLLM flag; add --runtime vllm (the runtime is ollama)"},
+        {"Qwen3.5-27B --runtime ollama --max-model-len 8192", "--max-model-len is a vLLM flag; Ollama spells it --num-ctx (or use --runtime vllm)"},
+        // a trial: another runtime's context flag under an explicit --runtime names this runtime's spelling
+        {"Qwen3.5-27B --runtime vllm --gpu H100 --context-length 8192", "--context-length is an SGLang flag; vLLM spells it --max-model-len (or use --runtime sglang)"},
+        {"Qwen3.5-27B --runtime vLLM --gpu H100 --context-length 8192", "vLLM spells it --max-model-len"}, // names in any case
         {"Qwen3.5-27B --runtime vllm --gpu 8xH100 -tp 5", "Total number of attention heads (24) must be divisible by tensor parallel size (5)."},
         {"Qwen3.5-27B --runtime vllm --gpu 2xH100 -tp 4", "-tp 4 x -pp 1 x -dp 1 = 4 GPUs, but 2 are given"},
         {"Qwen3.5-27B --runtime vllm --gpu H100 --kv-cache-dtype fp4", "--kv-cache-dtype 'fp4': invalid choice"},
@@ -178,4 +181,11 @@ TEST(serving_cli, the_launch_line_loads_the_weights_planned) {
     const auto gguf = nlohmann::json::parse(kvfit::test::run_kvfit("Qwen3-8B --runtime sglang --gpu L4 --weights q4_k_m --json").out);
     EXPECT_TRUE(any_warning(gguf, "--weights q4_k_m: a GGUF (llama.cpp) format, which SGLang does not load")) << gguf["warnings"];
     EXPECT_EQ(kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu H100 --weights q4_k_m --strict").status, 2);
+}
+
+// The serving model line counts every kind of layer: Llama-4's 36 chunked layers were missing ("48 layers (12 full,
+// 0 sliding, 0 MLA, 0 recurrent)").
+TEST(serving_cli, the_model_line_counts_chunked_layers) {
+    const auto r = kvfit::test::run_kvfit("Llama-4-Scout-17B-16E-Instruct --runtime vllm --gpu 8xH100");
+    EXPECT_NE(r.out.find("model: 48 layers (12 full, 0 sliding, 36 chunked, 0 MLA, 0 recurrent)"), std::string::npos) << r.out;
 }
