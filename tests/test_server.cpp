@@ -257,6 +257,12 @@ TEST(server, page_models_and_gpus) {
     for (const auto & g : gpus) {
         found = found || (g["name"] == "RTX 4060" && g["memory_bytes"] == (7782ull << 20) && g["marketed_gb"] == 8 &&
                           g["reported_bytes"] == (8188ull << 20));
+        // a Mac: its unified RAM, and the working set the Mac runtimes budget (2/3 of 24 GiB)
+        if (g["name"] == "M4 Pro 24GB") {
+            EXPECT_EQ(g["memory_bytes"], 24ull << 30);
+            EXPECT_EQ(g["working_set_bytes"], 16ull << 30);
+        }
+        if (g["vendor"] != "Apple") EXPECT_FALSE(g.contains("working_set_bytes")) << g["name"];
     }
     EXPECT_TRUE(found);
     const auto chart = c.Post("/v1/chart", R"({"model":"Qwen3.5-9B","gpu":"8GiB","weights_size":"6.6GB"})", "application/json");

@@ -6,6 +6,7 @@
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
+#include "kvfit/metal.h"
 #include "kvfit/plan.h"
 #include "kvfit/report.h"
 #include "kvfit/server.h"
@@ -201,6 +202,8 @@ std::string gpus_json() {
                        {"reported_source", g.reported_source}, {"runtime_bytes", g.runtime_bytes},
                        {"runtime_source", g.runtime_source}, {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
                        {"source", g.source}});
+        // a Mac's memory_bytes is its unified RAM; what llama.cpp, Ollama and MLX budget is the working set (metal.h)
+        if (g.vendor == "Apple") out.back()["working_set_bytes"] = metal_working_set_bytes(g.memory_bytes);
     }
     return out.dump() + "\n";
 }
