@@ -482,6 +482,10 @@ TEST(edges, numeric_flags_refuse_nan_inf_and_negatives) {
         EXPECT_EQ(r.status, 2) << flags;
         EXPECT_EQ(r.err, std::string("kvfit: ") + message + "\n") << flags;
     }
+    // --ram 0GiB was read as "no RAM given" (no verdict): 0 B of host memory is no machine
+    const auto ram = run_kvfit("Qwen3-8B --ram 0GiB");
+    EXPECT_EQ(ram.status, 2);
+    EXPECT_EQ(ram.err, "kvfit: --ram 0GiB: the host's memory must be more than 0\n");
     // a finite value still plans, and --swap-space stays a named warning (host memory kvfit does not plan)
     const auto ok = run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --max-model-len 8192 --swap-space 4");
     EXPECT_NE(ok.out.find("--swap-space 4: not modelled"), std::string::npos) << ok.out << ok.err;

@@ -200,7 +200,10 @@ std::vector<std::string> with_flag(const std::vector<std::string> & argv, const 
 
 std::string shell_join(const std::vector<std::string> & argv) {
     std::string out;
-    for (const auto & a : argv) out += (out.empty() ? "" : " ") + shell_word(a);
+    for (const auto & a : argv) { // appended in place: `"" + word` made GCC 12 -O3 warn (-Wrestrict, a false alarm)
+        if (!out.empty()) out += ' ';
+        out += shell_word(a);
+    }
     return out;
 }
 
