@@ -239,6 +239,26 @@ std::string run_model_spec(const std::string & log_path, const llamacpp_log & lo
     return log.model_path;
 }
 
+// With -m, a run whose log loads another model than the one planned (its figures would be compared with the wrong
+// model's plan): a GGUF given to -m whose file name differs from the run's model file, or, for a -m kvfit cannot
+// compare by file (a catalog name, a config.json), a run that loads another file than the log's first run. "" when
+// nothing says so.
+std::string other_model_note(const std::vector<llamacpp_log> & runs, size_t i, const std::string & model_spec) {
+    const std::string & path = runs[i].model_path;
+    if (model_spec.empty() || path.empty()) return "";
+    const auto file_name = [](const std::string & p) { return std::filesystem::path(p).filename().string(); };
+    const bool gguf = model_spec.size() > 5 && model_spec.ends_with(".gguf");
+    if (gguf && file_name(model_spec) != file_name(path)) {
+        return fmt::format("the log{} loads {}, not -m {}: its lines are compared with the plan of -m's model",
+                           runs.size() > 1 ? fmt::format("'s run {}", i + 1) : "", path, model_spec);
+    }
+    if (!gguf && i > 0 && !runs[0].model_path.empty() && path != runs[0].model_path) {
+        return fmt::format("run {} loads {}, run 1 {}: -m {} is planned for both", i + 1, path, runs[0].model_path,
+                           model_spec);
+    }
+    return "";
+}
+
 int run_explain(const std::string & log_path, const std::string & model_spec, const explain_files & files = {}) {
     const std::vector<llamacpp_log> runs = read_log_runs(log_path);
     llamacpp_settings extras;
@@ -255,6 +275,9 @@ int run_explain(const std::string & log_path, const std::string & model_spec, co
         if (runs.size() > 1) {
             fmt::print("{}run {} of {}: lines {}-{}, model {}\n", i == 0 ? "" : "\n", i + 1, runs.size(), log.first_line,
                        log.last_line, kvfit::printable(log.model_path.empty() ? spec : log.model_path, false));
+        }
+        if (const std::string other = other_model_note(runs, i, model_spec); !other.empty()) {
+            fmt::print("note: {}\n", kvfit::printable(other, false));
         }
         if (i == 0 || spec != loaded_spec) { // the same model is loaded once for all its runs
             warnings warn;
