@@ -29,6 +29,14 @@ void add(explanation & e, size_t line, std::string what, std::string log, std::s
     if (!same) ++e.differences;
 }
 
+/// A log's figure as a byte or token count: a negative, NaN or absurd figure (a fuzzed or corrupted log) clamps to
+/// [0, 2^60] instead of a float-to-integer conversion outside its range (undefined behaviour).
+uint64_t clamp_count(double v) {
+    constexpr double top = double(1ull << 60);
+    if (!(v > 0)) return 0;
+    return v >= top ? (1ull << 60) : uint64_t(v);
+}
+
 bool within(double mine, double logged, double tol) {
     return logged == 0 ? mine == 0 : std::abs(mine - logged) <= tol * std::abs(logged);
 }
@@ -218,7 +226,7 @@ void explain_vllm(explanation & e, const serving_log & log, const model_desc & m
     std::vector<device_spec> gpus;
     if (!in.gpu.empty()) gpus = parse_gpu_list(in.gpu);
     else if (const auto * t = log.figure("total_gpu_gib")) {
-        gpus.push_back({"GPU (the log's total)", uint64_t(t->value * GiB)});
+        gpus.push_back({"GPU (the log's total)", clamp_count(t->value * GiB)});
         e.notes.push_back(fmt::format("GPU total {} GiB from line {}", t->text, t->line_no));
     }
     const device_spec unknown{"GPU", 1ull << 40};
@@ -258,8 +266,8 @@ void explain_vllm(explanation & e, const serving_log & log, const model_desc & m
         std::string at;
         if (avail && avail->value > 0) {
             const auto [lo, hi] = rounding(*avail);
-            a.kv_cache_memory_bytes = uint64_t(std::max(0.0, lo) * GiB);
-            b.kv_cache_memory_bytes = uint64_t(hi * GiB) - 1;
+            a.kv_cache_memory_bytes = clamp_count(lo * GiB);
+            b.kv_cache_memory_bytes = std::max<uint64_t>(clamp_count(hi * GiB), 1) - 1;
             at = fmt::format("at the log's {} GiB (line {})", avail->text, avail->line_no);
         } else {
             at = fmt::format("at --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
@@ -308,7 +316,7 @@ void explain_vllm(explanation & e, const serving_log & log, const model_desc & m
     int64_t budget = 0;
     if (first_gpu(gpus) && !given_budget) {
         budget = own.available_kv_bytes;
-        if (w) budget += int64_t(r0.weights_bytes) - int64_t(w->value * GiB);
+        if (w) budget += int64_t(r0.weights_bytes) - int64_t(clamp_count(w->value * GiB));
         std::string how = fmt::format("{} x {:.2f} GiB = {:.2f} GiB, minus weights {:.2f} GiB ({}){}", s.gpu_memory_utilization ? s.gpu_memory_utilization : own.settings.gpu_memory_utilization,
                                       double(r0.total_bytes) / GiB, double(r0.requested_bytes) / GiB,
                                       w ? w->value : double(r0.weights_bytes) / GiB, w ? "the log's" : "kvfit's", vllm_terms(r0));
@@ -340,7 +348,7 @@ void explain_vllm(explanation & e, const serving_log & log, const model_desc & m
         vllm_plan at_log = given_budget ? own : mine;
         if (!derived && !given_budget && avail && avail->value > 0) {
             vllm_settings a = s;
-            a.kv_cache_memory_bytes = uint64_t(avail->value * GiB);
+            a.kv_cache_memory_bytes = clamp_count(avail->value * GiB);
             at_log = plan_vllm(m, a, gpu, gpu.compute_capability);
         }
         const bool starts = derived ? budget > 0 && mine.fits() : avail && avail->value <= 0 ? false : at_log.fits();
@@ -373,8 +381,8 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
         auto plan_at = [&](double a, double wb) {
             sglang_settings x = s;
             x.pre_load_overhead_bytes = 0;
-            x.weights_bytes = uint64_t(std::max(0.0, wb) * GiB);
-            return plan_sglang(m, x, {"GPU (the log's free memory)", uint64_t(a * GiB)});
+            x.weights_bytes = clamp_count(wb * GiB);
+            return plan_sglang(m, x, {"GPU (the log's free memory)", clamp_count(a * GiB)});
         };
         const auto [alo, ahi] = rounding(*begin);
         const auto [wlo, whi] = rounding(*w);
@@ -427,7 +435,7 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
         // page-aligned)
         at = plan_sglang(m, s, {"GPU", 1ull << 40});
         const uint64_t page = std::max<uint32_t>(1, at.settings.page_size);
-        const uint64_t mine = uint64_t(full->value * at.settings.swa_full_tokens_ratio) / page * page;
+        const uint64_t mine = clamp_count(full->value * at.settings.swa_full_tokens_ratio) / page * page;
         add(e, swa->line_no, "sliding-window pool tokens", swa->text, tokens(mine), swa->value == double(mine),
             fmt::format("int({} full tokens (line {}) x --swa-full-tokens-ratio {}{}), page {}", full->text, full->line_no,
                         at.settings.swa_full_tokens_ratio, at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)", page));
@@ -443,7 +451,7 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
     sglang_plan own{};
     if (first_gpu(gpus)) {
         sglang_settings x = s;
-        if (w) x.weights_bytes = uint64_t(w->value * GiB);
+        if (w) x.weights_bytes = clamp_count(w->value * GiB);
         own = plan_sglang(m, x, gpus.front());
         derived = true;
         if (toks) {
@@ -473,7 +481,7 @@ void explain_mlx(explanation & e, const serving_log & log, const model_desc & m,
     const serving_figure * gt = log.figure("generation_tokens");
     const serving_figure * peak = log.figure("peak_gb");
     if (!f.has("context_tokens") && pt) {
-        const uint64_t ctx = uint64_t(pt->value) + (gt ? uint64_t(gt->value) : 0);
+        const uint64_t ctx = clamp_count(pt->value) + (gt ? clamp_count(gt->value) : 0);
         f.set("context_tokens", std::to_string(ctx));
         e.notes.push_back(fmt::format("context {} tokens: the prompt (line {}){}", ctx, pt->line_no,
                                       gt ? fmt::format(" and the generation (line {})", gt->line_no) : ""));
