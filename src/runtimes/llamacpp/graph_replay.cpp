@@ -1,7 +1,8 @@
-// Replay of a recorded llama.cpp reserve graph (graph_replay.h). Format of data/graphs/<arch>[+<model>].<release>.txt,
-// written by tools/graph_template/extract.py (one item per line, space-separated):
+// Replay of a recorded llama.cpp reserve graph (graph_replay.h). Format of data/graphs/<arch>[+<model>][.<release>].txt,
+// written by tools/graph_template/extract.py (one item per line, space-separated); a graph that several releases
+// record identically is kept once, its `release` line naming them all (tools/graph_template/share_releases.py):
 //   kvfit-graph 1                      header
-//   arch A / release R / model M / key K
+//   arch A / release R [R...] / model M / key K
 //   expr ID MODE CONST TERM...         MODE e (exact), f (floor), c (ceil) of CONST + sum of TERMs;
 //                                      TERM = NUM/DEN:VAR[*VAR...]; VAR a context variable (bind_vars) or
 //                                      fl<q>_<var> / ce<q>_<var> (floor / ceil of var / q)
@@ -123,7 +124,8 @@ struct variant2 {
 };
 
 struct graph_template {
-    std::string arch, release, model, key;
+    std::string arch, model, key;
+    std::vector<std::string> releases; ///< the releases that record this graph (the `release` line)
     std::string name; ///< the file's stem before the release: the arch, or <arch>+<model> for a second recorded shape
     int format = 1;
     std::vector<std::string> var_names; ///< k_var_names, then cells_<cache> as the trace named them
@@ -266,7 +268,9 @@ graph_template parse_template(std::string_view text) {
         ls >> word;
         if (word == "kvfit-graph") ls >> t.format;
         else if (word == "arch") ls >> t.arch;
-        else if (word == "release") ls >> t.release;
+        else if (word == "release") {
+            while (ls >> word) t.releases.push_back(word);
+        }
         else if (word == "key") ls >> t.key;
         else if (word == "model") std::getline(ls >> std::ws, t.model);
         else if (word == "expr") {
@@ -410,19 +414,38 @@ graph_template parse_template(std::string_view text) {
     return t;
 }
 
-/// One embedded template file, data/graphs/<arch>.<release>.txt, parsed on first use.
+/// One embedded template file, data/graphs/<arch>[+<model>][.<release>].txt, parsed on first use.
 struct template_file {
-    std::string arch, release;
+    std::string arch;
+    std::vector<std::string> releases; ///< from the file's `release` line (one file may serve several releases)
     int format = 1; ///< 2: a scheduler graph (`kvfit-graph 2` on the first line)
     std::string name; ///< <arch> or <arch>+<model>, the file name before the release
     std::string_view text;
     std::once_flag once;
     std::unique_ptr<graph_template> parsed;
     std::string error;
+
+    bool has_release(const std::string & r) const { return std::find(releases.begin(), releases.end(), r) != releases.end(); }
 };
 
-/// The embedded template files by architecture and release, from their names only: kvfit's start-up does not
-/// parse them, and a plan parses only its own architecture's.
+/// The releases a template file's `release` line names (its header's first lines: kvfit's start-up parses no more).
+std::vector<std::string> header_releases(std::string_view text) {
+    std::vector<std::string> out;
+    const size_t at = text.substr(0, 512).find("\nrelease ");
+    if (at == std::string_view::npos) return out;
+    std::string_view line = text.substr(at + 9);
+    line = line.substr(0, line.find('\n'));
+    while (!line.empty()) {
+        const size_t sp = line.find(' ');
+        if (sp != 0) out.emplace_back(line.substr(0, sp));
+        if (sp == std::string_view::npos) break;
+        line.remove_prefix(sp + 1);
+    }
+    return out;
+}
+
+/// The embedded template files by architecture and release, from their names and `release` lines only: kvfit's
+/// start-up does not parse them, and a plan parses only its own architecture's.
 std::vector<std::unique_ptr<template_file>> & template_files() {
     static std::vector<std::unique_ptr<template_file>> files = [] {
         std::vector<std::unique_ptr<template_file>> out;
@@ -430,13 +453,13 @@ std::vector<std::unique_ptr<template_file>> & template_files() {
             std::string_view p = f.path;
             if (p.rfind("graphs/", 0) != 0 || p.size() < 11 || p.substr(p.size() - 4) != ".txt") continue;
             p = p.substr(7, p.size() - 11);
-            const size_t dot = p.find('.');
-            if (dot == std::string_view::npos) continue;
             auto tf = std::make_unique<template_file>();
-            // <arch>.<release>.txt, or <arch>+<model>.<release>.txt for a second recorded shape of one architecture
-            tf->arch = std::string(p.substr(0, std::min(dot, p.find('+'))));
-            tf->name = std::string(p.substr(0, dot));
-            tf->release = std::string(p.substr(dot + 1));
+            // <arch>[+<model>][.<release>]: the arch, a second recorded shape of one architecture, the release when
+            // only one release records this graph (the `release` line is what counts)
+            const std::string_view stem = p.substr(0, p.find('.'));
+            tf->arch = std::string(stem.substr(0, stem.find('+')));
+            tf->name = std::string(stem);
+            tf->releases = header_releases(f.bytes);
             tf->text = f.bytes;
             tf->format = f.bytes.rfind("kvfit-graph 2", 0) == 0 ? 2 : 1;
             out.push_back(std::move(tf));
@@ -602,7 +625,7 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
     const bool unnamed = m.gguf_architecture.empty();
     const std::string arch = unnamed ? "this model's architecture" : m.gguf_architecture;
     for (auto & f : template_files()) {
-        if (f->format != 1 || (!unnamed && f->arch != m.gguf_architecture) || f->release != release) continue;
+        if (f->format != 1 || (!unnamed && f->arch != m.gguf_architecture) || !f->has_release(release)) continue;
         arch_seen = true;
         std::string k;
         if (unnamed) {
@@ -668,7 +691,7 @@ bool replay_recorded_for_arch(const model_desc & m, const llamacpp_settings & s)
     const std::string release = release_tag(s);
     if (m.gguf_architecture.empty()) return false;
     for (auto & f : template_files()) {
-        if (f->format == 1 && f->arch == m.gguf_architecture && f->release == release) return true;
+        if (f->format == 1 && f->arch == m.gguf_architecture && f->has_release(release)) return true;
     }
     return false;
 }
@@ -727,7 +750,7 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
     }
     graph_replay_result r;
     r.bytes = alloc.max_size();
-    r.variant = tp->name + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "") +
+    r.variant = tp->name + " " + release_tag(s) + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "") +
                  (var->st.empty() ? "" : " st=" + var->st);
     return r;
 }
@@ -738,7 +761,7 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
     const std::string release = release_tag(s);
     const graph_template * tp = nullptr;
     for (auto & f : template_files()) {
-        if (f->format != 2 || f->arch != m.gguf_architecture || f->release != release) continue;
+        if (f->format != 2 || f->arch != m.gguf_architecture || !f->has_release(release)) continue;
         const graph_template * t = parsed(*f);
         if (t != nullptr && t->format == 2) tp = t;
     }
@@ -930,7 +953,7 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         if (why) *why = "the recorded graph's roots do not resolve";
         return std::nullopt;
     }
-    out.variant = tp->name + " " + tp->release + " graph fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + " st=" + var->st +
+    out.variant = tp->name + " " + release + " graph fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + " st=" + var->st +
                   (var->rot != "-" ? " rot=" + var->rot : "");
     return out;
 }
