@@ -143,7 +143,8 @@ void name_value_types(CLI::App & app) {
         {"--num-parallel", "INT"}, {"--ollama-kv-cache-type", "TYPE"}, {"--ollama-flash-attention", "1|0"},
         {"--ollama-context-length", "INT"}, {"--ollama-gpu-overhead", "SIZE"}, {"--mmproj-size", "SIZE"},
         {"--fit-target", "SIZE"}, {"--mmproj", "FILE"}, {"--lora", "FILE"}, {"--lora-scaled", "FILE:SCALE"},
-        {"--cache-ram", "MiB|-1"}, {"--ctx-checkpoints", "INT"}, {"--ram", "SIZE|auto"}, {"--mlx-command", "COMMAND"}, {"--prompt-cache-file", "FILE"}, {"--q-mode", "MODE"},
+        {"--cache-ram", "MiB|-1"}, {"--ctx-checkpoints", "INT"}, {"--ram", "SIZE|auto"}, {"--model", "MODEL"}, {"--fit-target", "MiB[,MiB...]"}, {"--dtype", "DTYPE"},
+        {"--cpu-offload-gb", "GiB"}, {"--swap-space", "GiB"}, {"--limit-mm-per-prompt", "JSON"}, {"--mlx-command", "COMMAND"}, {"--prompt-cache-file", "FILE"}, {"--q-mode", "MODE"},
     };
     for (const auto & [name, type] : types) {
         if (CLI::Option * o = app.get_option_no_throw(name)) o->type_name(type);

@@ -157,7 +157,7 @@ int run_exec(const exec_options & o) {
     }
     std::vector<device_spec> gpus = exec_gpus(o.gpu);
     // --margin, else the command's own --fit-target (llama.cpp's --fit keeps that much free), else llama.cpp's default
-    const uint64_t margin = !o.margin.empty() ? parse_size(o.margin) : c.fit_target_bytes ? c.fit_target_bytes : default_margin_bytes;
+    const uint64_t margin = !o.margin.empty() ? parse_size_flag("--margin", o.margin) : c.fit_target_bytes ? c.fit_target_bytes : default_margin_bytes;
     const speed_settings ss = speed_settings_from(o.cpu_bandwidth);
     warnings warn;
     model_desc loaded_model = load_model(c.model_path, warn);
@@ -217,7 +217,8 @@ int run_exec(const exec_options & o) {
     return exit_does_not_fit;
 }
 
-std::string read_file_text(const std::string & path) {
+// The log's runs, read line by line (parse_llamacpp_runs: memory bounded by what kvfit keeps, not by the file).
+std::vector<llamacpp_log> read_log_runs(const std::string & path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw error(fmt::format("{}: no such file", path));
     if (!std::filesystem::is_regular_file(path, ec)) throw error(fmt::format("{}: not a regular file", path));
@@ -225,9 +226,7 @@ std::string read_file_text(const std::string & path) {
     if (ec || size > (256ull << 20)) throw error(fmt::format("{}: a log over 256 MiB is not read", path));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw error(fmt::format("{}: cannot open", path));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return parse_llamacpp_runs(in);
 }
 
 // explain's --mmproj / --lora: the projector and adapters the logged run loaded (llamacpp_extras.h)
@@ -236,29 +235,45 @@ struct explain_files {
     std::vector<std::string> lora;
 };
 
-int run_explain(const std::string & log_path, const std::string & model_spec, const explain_files & files = {}) {
-    const llamacpp_log log = parse_llamacpp_log(read_file_text(log_path));
-    std::string spec = model_spec;
-    if (spec.empty()) {
-        if (log.model_path.empty()) throw error(fmt::format("{}: the log names no model file; pass -m MODEL", log_path));
-        if (!std::filesystem::exists(log.model_path)) {
-            throw error(fmt::format("{}: the log's model {} is not on this machine; pass -m MODEL", log_path, log.model_path));
-        }
-        spec = log.model_path;
+// The model of one run: -m MODEL, else the path the run's log names.
+std::string run_model_spec(const std::string & log_path, const llamacpp_log & log, const std::string & model_spec) {
+    if (!model_spec.empty()) return model_spec;
+    if (log.model_path.empty()) throw error(fmt::format("{}: the log names no model file; pass -m MODEL", log_path));
+    if (!std::filesystem::exists(log.model_path)) {
+        throw error(fmt::format("{}: the log's model {} is not on this machine; pass -m MODEL", log_path, log.model_path));
     }
-    warnings warn;
-    model_desc loaded_model = load_model(spec, warn);
-    llamacpp_adapt_model(loaded_model, warn);
-    const model_desc & m = loaded_model;
-    for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
+    return log.model_path;
+}
+
+int run_explain(const std::string & log_path, const std::string & model_spec, const explain_files & files = {}) {
+    const std::vector<llamacpp_log> runs = read_log_runs(log_path);
     llamacpp_settings extras;
     if (!files.mmproj.empty()) extras.mmproj = read_mmproj(files.mmproj);
     for (const auto & v : files.lora) {
         for (const auto & item : split_commas(v)) extras.lora.push_back(read_lora(item));
     }
-    const explanation e = explain_log(log, m, &extras);
-    fmt::print("{}", render_explanation(m, e));
-    return e.differences == 0 ? 0 : 1;
+    size_t differences = 0;
+    std::string loaded_spec;
+    model_desc loaded_model;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const llamacpp_log & log = runs[i];
+        const std::string spec = run_model_spec(log_path, log, model_spec);
+        if (runs.size() > 1) {
+            fmt::print("{}run {} of {}: lines {}-{}, model {}\n", i == 0 ? "" : "\n", i + 1, runs.size(), log.first_line,
+                       log.last_line, kvfit::printable(log.model_path.empty() ? spec : log.model_path, false));
+        }
+        if (i == 0 || spec != loaded_spec) { // the same model is loaded once for all its runs
+            warnings warn;
+            loaded_model = load_model(spec, warn);
+            llamacpp_adapt_model(loaded_model, warn);
+            for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
+            loaded_spec = spec;
+        }
+        const explanation e = explain_log(log, loaded_model, &extras);
+        fmt::print("{}", render_explanation(loaded_model, e));
+        differences += e.differences;
+    }
+    return differences == 0 ? 0 : 1;
 }
 
 } // namespace

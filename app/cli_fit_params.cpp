@@ -178,18 +178,7 @@ fit_args parse_args(int argc, char ** argv) {
         } else if (name == "--fit-ctx") {
             a.fit_ctx = parse_uint("--fit-ctx", value);
         } else if (name == "--fit-target") {
-            // arg.cpp: split by ',' and '/', MiB each; one value is broadcast to every device
-            a.targets.clear();
-            std::string cur;
-            for (size_t k = 0; k <= value.size(); ++k) {
-                if (k == value.size() || value[k] == ',' || value[k] == '/') {
-                    if (!cur.empty()) a.targets.push_back(parse_uint("--fit-target", cur) * MiB);
-                    cur.clear();
-                } else {
-                    cur += value[k];
-                }
-            }
-            if (a.targets.empty()) throw error(fmt::format("--fit-target '{}': expected MiB0,MiB1,...", value));
+            a.targets = parse_fit_target_flag("--fit-target", value); // arg.cpp: MiB each, ',' or '/'; one broadcast
         }
     }
     if (a.model.empty()) throw error("no model: give -m MODEL (a .gguf, config.json, model directory or catalog name)");

@@ -2,10 +2,14 @@
 #include "cli_flags.h"
 
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
+#include "kvfit/sources.h"
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 
 namespace kvfit::cli {
 namespace {
@@ -151,6 +155,62 @@ flag_values values_of(const runtime_flags & f) {
         else out.set(key, e.text);
     }
     return out;
+}
+
+std::string unexpected_argument(const CLI::App & app, int argc, char ** argv,
+                                const std::function<std::string(const std::string &)> & canonical) {
+    bool model_seen = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--") break;
+        const bool negative_number = a.size() > 1 && a[0] == '-' && (std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.');
+        if (a.size() < 2 || a[0] != '-' || negative_number) { // a value of the flag before, or MODEL
+            if (model_seen) return fmt::format("unexpected argument '{}': one MODEL per run (a flag's value needs its flag)", a);
+            model_seen = true;
+            continue;
+        }
+        const size_t eq = a.find('=');
+        std::string name = canonical(a.substr(0, eq));
+        const bool attached = name.size() > 2 && name[1] != '-'; // -c8192: CLI11 reads one letter after one dash
+        if (attached) name = name.substr(0, 2);
+        const CLI::Option * opt = nullptr;
+        for (const CLI::Option * o : app.get_options()) {
+            if (o->check_name(name)) opt = o;
+        }
+        if (!opt) {
+            return fmt::format("unknown flag {} (kvfit --help lists the flags it models; kvfit exec -- COMMAND checks a "
+                               "whole llama-server command and passes the others through)", a.substr(0, eq));
+        }
+        if (eq == std::string::npos && !attached && opt->get_expected_min() > 0) ++i; // its value
+    }
+    return "unexpected argument (kvfit --help lists the usage)";
+}
+
+void refuse_inspect_of_non_gguf(const std::string & spec) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto refuse = [&](const std::string & what, const std::string & model = "") {
+        throw error(fmt::format("--inspect reads GGUF headers; {} is {}: run kvfit {} for its layers and plan", spec, what,
+                                shell_word(model.empty() ? spec : model)));
+    };
+    if (spec.starts_with("hf:")) refuse("a Hub model (--inspect reads a local .gguf)");
+    if (fs::is_directory(spec, ec)) refuse("a model directory (its config.json and safetensors headers)");
+    if (!fs::exists(spec, ec)) {
+        if (find_catalog(spec)) refuse("a catalog model, not a file");
+        return; // the GGUF reader says "no such file"
+    }
+    if (!fs::is_regular_file(spec, ec)) return; // a FIFO, a device: the GGUF reader refuses it
+    std::ifstream in(spec, std::ios::binary);
+    char head[4] = {};
+    in.read(head, sizeof head);
+    if (std::string_view(head, size_t(in.gcount())) == "GGUF") return;
+    size_t i = 0;
+    while (i < size_t(in.gcount()) && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+    if (i < size_t(in.gcount()) && head[i] == '{') refuse(spec.ends_with("config.json") ? "a config.json" : "JSON (a config.json?)");
+    if (spec.ends_with(".safetensors")) {
+        const std::string dir = fs::path(spec).parent_path().string();
+        refuse("a safetensors file (kvfit reads its folder's config.json)", dir.empty() ? "." : dir);
+    }
 }
 
 } // namespace kvfit::cli

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <deque>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,19 @@ const std::vector<std::pair<std::string, std::string>> & long_aliases();
 /// After parsing: throws kvfit::error for a given flag that the selected runtime does not accept. `common` names
 /// main's flags every runtime takes ("--gpu", "--json", "model", ...); main's other flags are llama.cpp's (--speed).
 void check_owners(const CLI::App & app, const runtime_flags & f, const std::vector<std::string> & common);
+
+/// After CLI11 refused words it did not expect (CLI::ExtrasError): one line naming the first, read from argv in order
+/// (CLI11's own message lists them reversed, as main.cpp hands it the arguments). An unknown flag: "unknown flag
+/// --swap-spce (kvfit --help lists them; ...)"; else a second model: "unexpected argument 'x': one MODEL per run".
+/// `canonical` rewrites llama.cpp's multi-letter single-dash flags (-ngl) to the names registered.
+std::string unexpected_argument(const CLI::App & app, int argc, char ** argv,
+                                const std::function<std::string(const std::string &)> & canonical);
+
+/// --inspect reads a GGUF file's header. For anything else MODEL may be (a config.json, a model directory, a catalog
+/// name, hf:org/name) throws kvfit::error saying what it is and what to run instead: "--inspect reads GGUF headers;
+/// config.json is a config.json: run kvfit config.json for its layers and plan". A GGUF (or a path that does not
+/// exist, which the GGUF reader reports) passes.
+void refuse_inspect_of_non_gguf(const std::string & spec);
 
 /// The selected runtime's flags as given, by JSON name (booleans "true", lists one value per occurrence).
 flag_values values_of(const runtime_flags & f);

@@ -62,11 +62,12 @@ struct options {
     std::string chart, chart_compare; // --chart FILE.svg|.png, --chart-compare FILE.svg|.png
     bool offline = false, verbose = false; // hf: models
     std::string hf_repo, hf_file;          // -hf org/name[:QUANT], -hff FILE: llama.cpp's spelling of hf:org/name
+    std::string model_flag;                // -m/--model FILE: llama.cpp's spelling of MODEL
     kvfit::cli::list_options list_opts; // --list: --local and the filters (app/cli_list.h)
 };
 
 // Flags of main that every runtime takes; main's others (--speed, --cpu-bandwidth) are llama.cpp's.
-const std::vector<std::string> k_common_flags = {"model", "--gpu", "--weights", "--weights-size", "--json", "--check",
+const std::vector<std::string> k_common_flags = {"model", "--model", "--gpu", "--weights", "--weights-size", "--json", "--check",
                                                  "--chart", "--chart-compare", "--list", "--inspect", "--offline",
                                                  "--verbose", "--strict", "--help", "--runtime", "--hf-repo",
                                                  "--hf-file", "--local", "--family",
@@ -103,6 +104,7 @@ int run(options & o) {
     }
     const std::string spec = o.req.model.empty() ? std::string(kvfit::default_model_name()) : o.req.model;
     if (o.inspect) {
+        kvfit::cli::refuse_inspect_of_non_gguf(spec);
         kvfit::warnings warn;
         const std::string text = kvfit::gguf_inspect(kvfit::gguf_open_shards(spec), warn);
         for (const auto & w : warn) fmt::print(stderr, "warning: {}\n", kvfit::printable(w, false));
@@ -156,6 +158,7 @@ int main(int argc, char ** argv) {
     options o;
     app.add_option("model", o.req.model, "catalog name, config.json, model directory, .gguf, or "
                                          "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B)");
+    app.add_option("-m,--model", o.model_flag, "MODEL as llama.cpp spells it (-m FILE.gguf); give MODEL or -m, not both");
     app.add_option("--hf-repo", o.hf_repo, "-hf, -hfr: a Hub model as llama.cpp names it: org/name[:QUANT] = hf:org/name[:QUANT]");
     app.add_option("--hf-file", o.hf_file, "-hff: the GGUF file of the -hf repository (overrides :QUANT)");
     app.add_option("--gpu", o.req.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
@@ -193,6 +196,9 @@ int main(int argc, char ** argv) {
     } catch (const CLI::CallForHelp &) {
         fmt::print("{}", app.help());
         return exit_fits;
+    } catch (const CLI::ExtrasError &) { // CLI11 lists them reversed (normalise_args): name the first one instead
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(kvfit::cli::unexpected_argument(app, argc, argv, canonical_flag), false));
+        return exit_bad_input;
     } catch (const CLI::ParseError & e) {
         fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
@@ -201,12 +207,16 @@ int main(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
+        if (!o.model_flag.empty()) {
+            if (!o.req.model.empty()) throw kvfit::error(fmt::format("MODEL {} and -m {}: give one model", o.req.model, o.model_flag));
+            o.req.model = o.model_flag;
+        }
         if (const std::string hf = kvfit::cli::hf_model_from_flags(o.hf_repo, o.hf_file); !hf.empty()) {
             if (!o.req.model.empty()) throw kvfit::error(fmt::format("-hf {} and MODEL {}: give one model", o.hf_repo, o.req.model));
             o.req.model = hf;
         }
         // An option given with an empty value is a mistake, not "use the default".
-        for (const char * name : {"model", "--hf-repo", "--hf-file", "--gpu", "--chart", "--chart-compare", "--margin", "--weights", "--weights-size"}) {
+        for (const char * name : {"model", "--model", "--hf-repo", "--hf-file", "--gpu", "--chart", "--chart-compare", "--margin", "--weights", "--weights-size"}) {
             const CLI::Option * opt = app.get_option_no_throw(name); // a runtime flag not on the command line is not registered
             if (opt && opt->count() > 0 && opt->as<std::string>().empty()) {
                 throw kvfit::error(fmt::format("{}: empty value", name));

@@ -53,6 +53,9 @@ std::string gpus_json() {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto & g : kvfit::gpu_table()) {
         out.push_back({{"name", g.name}, {"vendor", g.vendor}, {"arch", g.arch}, {"memory_bytes", g.memory_bytes},
+                       {"marketed_gb", g.marketed_gb}, {"reported_bytes", g.reported_bytes},
+                       {"reported_source", g.reported_source}, {"runtime_bytes", g.runtime_bytes},
+                       {"runtime_source", g.runtime_source},
                        {"compute_capability", g.compute_capability}, {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
                        {"fp16_flops_per_s", g.fp16_flops_per_s}, {"aliases", g.aliases}, {"source", g.source}});
     }

@@ -63,7 +63,7 @@ TEST(fuzz_replay, number_overflow_is_bad_input) {
     EXPECT_THROW(kvfit::model_from_hf_config(R"({"hidden_size": 1e400})", "x.json", warn), kvfit::error);
     const auto a = kvfit::handle_plan(R"({"model": "Qwen3.5-9B", "gpu": 1e400})", kvfit::server_options{});
     EXPECT_EQ(a.status, 400);
-    EXPECT_EQ(a.body, "{\"error\":\"request: not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'\"}\n");
+    EXPECT_EQ(a.body, "{\"error\":\"request: not valid JSON: number overflow parsing '1e400'\"}\n");
 }
 
 } // namespace

@@ -116,7 +116,9 @@ TEST(hf_config, qwen3_next_gated_deltanet_dims_and_layout) {
 TEST(hf_config, text_config_wrapper_and_mtp) {
     const auto m = load_shared("Qwen__Qwen3.5-27B.json");
     EXPECT_EQ(m.n_embd, 5120u);
-    EXPECT_EQ(m.n_layer_mtp, 0u); // not placed: llama.cpp does not load them from a converted trunk
+    // the MTP block as llama.cpp's converter writes it (conversion/qwen.py _QwenMtpMixin: block_count 65, loaded
+    // unused, counted by -ngl as the Qwen3.6-27B-MTP log's 66/66 layers show: tests/data/gpu_logs)
+    EXPECT_EQ(m.n_layer_mtp, 1u);
     EXPECT_EQ(m.n_layer_mtp_apart, 1u);
     EXPECT_FALSE(m.tied_embeddings); // from the wrapper's top level
     EXPECT_EQ(m.n_head_kv[3], 4u);
@@ -141,7 +143,8 @@ TEST(hf_config, deepseek_mla_shape_and_dense_prefix) {
     EXPECT_EQ(m.n_head_kv[0], 1u);
     EXPECT_EQ(m.head_dim_k[0], 576u);
     EXPECT_EQ(m.head_dim_v[0], 512u);
-    EXPECT_EQ(m.n_layer_mtp, 0u); // not placed: llama.cpp does not load them from a converted trunk
+    // llama.cpp's converter drops DeepSeek-V3's NextN block (conversion/deepseek.py DeepseekV2Model skip_mtp)
+    EXPECT_EQ(m.n_layer_mtp, 0u);
     EXPECT_EQ(m.n_layer_mtp_apart, 1u);
     EXPECT_EQ(m.is_moe[2], 0u);
     EXPECT_EQ(m.n_ff[2], 18432u);
@@ -299,9 +302,10 @@ const bad_row k_bad[] = {
     {"glm5_2_sparse_attention", nullptr,
      R"({"architectures":["Glm5_2ForCausalLM"],"model_type":"glm5_2","num_hidden_layers":4,"hidden_size":64,
         "num_attention_heads":4,"num_key_value_heads":4,"vocab_size":10,"intermediate_size":8,"kv_lora_rank":16,
-        "qk_rope_head_dim":8,"qk_nope_head_dim":8,"v_head_dim":8,"q_lora_rank":16,"index_head_dim":8,"index_n_heads":2,
+        "qk_rope_head_dim":8,"qk_nope_head_dim":8,"v_head_dim":8,"q_lora_rank":16,
         "layer_types":["full_attention","full_attention","full_attention","deepseek_sparse_attention"]})",
-     "bad.json: model_type 'glm5_2': layer_types[3] 'deepseek_sparse_attention': a layer kind kvfit does not know"},
+     "bad.json: model_type 'glm5_2': layer_types[3] 'deepseek_sparse_attention': DeepSeek sparse attention (MLA with an "
+     "indexer) needs kv_lora_rank, index_head_dim and index_n_heads"},
     {"nemotron3_ultra_block_type", nullptr,
      R"({"architectures":["NemotronHForCausalLM"],"model_type":"nemotron_h","hidden_size":64,"num_attention_heads":4,
         "num_key_value_heads":2,"head_dim":16,"vocab_size":10,"intermediate_size":8,"mamba_num_heads":4,

@@ -2,6 +2,7 @@
 // source, line numbers at those commits. No Mac measured these: every figure is derived, see docs/rules/mlx.md.
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
+#include "kvfit/metal.h"
 #include "kvfit/mlx.h"
 #include "kvfit/sources.h"
 
@@ -65,27 +66,14 @@ kvfit::model_desc small_model(kvfit::cache_kind kind = kvfit::cache_kind::full) 
 
 // --- the Metal working set ---------------------------------------------------------------------------------------
 
-// macOS's default recommendedMaxWorkingSetSize as device logs print it (docs/rules/mlx.md §7): 2/3 of RAM up to
-// 36 GiB, 3/4 above; iogpu.wired_limit_mb sets it to N MiB.
-TEST(mlx_working_set, default_and_wired_limit) {
-    struct row { uint64_t ram_gib; uint64_t expect; const char * logged; };
-    for (const row & r : {
-             row{16, 11453246122ull, "10922.67 MiB (llama-cpp-python #687, exo #1672)"}, // 16 GiB / 3 x 2
-             row{32, 22906492244ull, "21845.34 MB (ollama #434, llama.cpp #2011)"},      // 32 GiB / 3 x 2
-             row{64, 48 * GiB, "49152.00 MiB (llama.cpp #1870)"},                          // 64 GiB / 4 x 3
-             row{96, 72 * GiB, "73728,00 MB (llama.cpp #3213)"},                           // 96 GiB / 4 x 3
-             row{128, 96 * GiB, "rule only (macOS 26 reports 107.52 GiB, antirez/ds4 #893)"},
-             row{512, 384 * GiB, "rule only"},
-         }) {
-        EXPECT_EQ(kvfit::mlx_working_set_bytes(r.ram_gib * GiB), r.expect) << r.ram_gib << " GiB: " << r.logged;
-    }
-    // `sudo sysctl iogpu.wired_limit_mb=114688` on a 128 GiB Mac: 112.00 GiB reported back (antirez/ds4 #893).
-    EXPECT_EQ(kvfit::mlx_working_set_bytes(128 * GiB, 114688), 112 * GiB);
-    EXPECT_THROW(kvfit::mlx_working_set_bytes(64 * GiB, 70000), kvfit::error);
+// MLX plans against Metal's working set, the rule it shares with llama.cpp and Ollama (metal.h; its logs are checked
+// in tests/test_metal.cpp); --iogpu-wired-limit-mb sets it.
+TEST(mlx_working_set, plans_at_the_shared_metal_rule) {
     // The GPU table's Apple rows hold the whole RAM; plan_mlx plans at the working set.
     const auto p = plan(catalog_model("Qwen3-8B"), {}, "M3 Ultra 512GB");
     EXPECT_EQ(p.devices[0].memory_bytes, 512 * GiB);
     EXPECT_EQ(p.devices[0].capacity_bytes, 384 * GiB);
+    EXPECT_EQ(p.devices[0].capacity_bytes, kvfit::metal_working_set_bytes(512 * GiB));
 }
 
 // --- cache cells -------------------------------------------------------------------------------------------------

@@ -5,7 +5,11 @@
 #include "support/fake_hub.h"
 #include "support/run_cli.h"
 
+#include <arpa/inet.h>
 #include <cstdio>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace {
 
@@ -156,6 +160,41 @@ TEST(remote_guards, unreachable_hub_falls_back_to_the_cache) {
     const auto cli = run_kvfit_env("HF_ENDPOINT=" + o.endpoint + " KVFIT_CACHE=" + cache.path.string(), "hf:org/gguf:Q4_K_M");
     EXPECT_EQ(cli.status, 0) << cli.err;
     EXPECT_NE(cli.out.find("warning: hf:org/gguf: the Hub cannot be reached"), std::string::npos) << cli.out;
+}
+
+// A Hub that accepts the connection and never answers (a listening socket nobody accepts from: the kernel completes
+// the handshake) is left after KVFIT_HTTP_TIMEOUT seconds of silence with one line saying so; it waited the whole
+// per-request timeout before (60 s, issue 25). The limit is 1 s here, so the test takes about a second per request.
+TEST(remote_guards, silent_hub_is_left_after_the_silence_limit) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(fd, 16), 0);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len), 0);
+    const std::string host = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    scratch_dir cache("rg_silent_cache");
+    kvfit::remote_options o;
+    o.endpoint = "http://" + host;
+    o.cache_dir = cache.path.string();
+    o.silence_timeout_s = 1;
+    kvfit::warnings warn;
+    EXPECT_EQ(error_of([&] { kvfit::model_from_hf("hf:org/silent", o, warn); }),
+              "hf:org/silent: file listing: " + host + " accepted the connection but sent nothing for 1 s "
+              "(KVFIT_HTTP_TIMEOUT sets the limit)");
+    const std::string env = "HF_ENDPOINT=http://" + host + " KVFIT_CACHE=" + cache.path.string();
+    const auto cli = run_kvfit_env(env + " KVFIT_HTTP_TIMEOUT=1", "hf:org/silent --weights-size 1GB --json");
+    EXPECT_EQ(cli.status, 2);
+    // after the progress lines of a transfer past a second ("downloading, 0 B so far"), the one-line error
+    EXPECT_TRUE(cli.err.ends_with("\nkvfit: hf:org/silent: file listing: " + host + " accepted the connection but sent "
+                                  "nothing for 1 s (KVFIT_HTTP_TIMEOUT sets the limit)\n")) << cli.err;
+    const auto bad = run_kvfit_env(env + " KVFIT_HTTP_TIMEOUT=soon", "hf:org/silent --weights-size 1GB --json");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err, "kvfit: KVFIT_HTTP_TIMEOUT 'soon': expected whole seconds from 1 to 600\n");
+    ::close(fd);
 }
 
 // Fields of the wrong type are skipped (json::value() would have thrown nlohmann's type_error).

@@ -130,6 +130,8 @@ struct bad_case {
 
 TEST(server, bad_input_gives_4xx_with_the_cli_message_and_the_server_keeps_serving) {
     const std::string not_json = write_temp("api_not_json.json", "{ this is not json");
+    std::string many_zeros; // ",0" x 299,999: a 600 KB body of 300,000 values
+    for (int i = 1; i < 300000; ++i) many_zeros += ",0";
     const bad_case cases[] = {
         {"-c 0", R"({"ctx_size": 0})", "-c 0", 400, ""},
         {"-c -1", R"({"ctx_size": [-1]})", "-c -1", 400, ""},
@@ -156,6 +158,11 @@ TEST(server, bad_input_gives_4xx_with_the_cli_message_and_the_server_keeps_servi
         {"gguf not gguf", R"({"gguf_base64": "AAAAAAAA"})", "", 400, "upload.gguf"},
         {"upload over the limit", R"({"config": ")" + std::string(17u << 20, ' ') + "\"}", "", 413,
          "config.json: 17825792 bytes exceeds the upload limit of 16777216 bytes"},
+        // bounded parse (issue 25): refused as read, never stored whole
+        {"300,000 numbers", R"({"model": "Qwen3.5-9B", "x": [0)" + many_zeros + "]}", "", 400,
+         "request: more than 262144 JSON values in the keys kvfit reads"},
+        {"nested too deep", R"({"model": )" + std::string(40, '[') + std::string(40, ']') + "}", "", 400,
+         "request: JSON nested deeper than 32 levels"},
     };
     live_server s;
     auto c = s.client();
@@ -228,7 +235,10 @@ TEST(server, page_models_and_gpus) {
     EXPECT_TRUE(tp);
     const json gpus = json::parse(c.Get("/v1/gpus")->body);
     bool found = false;
-    for (const auto & g : gpus) found = found || (g["name"] == "RTX 4060" && g["memory_bytes"] == (8ull << 30));
+    for (const auto & g : gpus) {
+        found = found || (g["name"] == "RTX 4060" && g["memory_bytes"] == (7782ull << 20) && g["marketed_gb"] == 8 &&
+                          g["reported_bytes"] == (8188ull << 20));
+    }
     EXPECT_TRUE(found);
     const auto chart = c.Post("/v1/chart", R"({"model":"Qwen3.5-9B","gpu":"8GiB","weights_size":"6.6GB"})", "application/json");
     ASSERT_TRUE(chart);

@@ -157,7 +157,8 @@ TEST(speed, cliff_qwen35_9b_q4_k_m_on_8gib) {
     kvfit::model_desc m = catalog_model("Qwen3.5-9B");
     kvfit::apply_weight_format(m, "q4_k_m", true);
     const auto gpus = kvfit::parse_gpu_list("RTX 4060");
-    ASSERT_EQ(gpus[0].memory_bytes, 8ull << 30);
+    // an 8 GB card as CUDA reports it: 7782 MiB (data/gpus.csv; the 8 GiB of the issue is the marketed size)
+    ASSERT_EQ(gpus[0].memory_bytes, 7782ull << 20);
     kvfit::llamacpp_settings s;
     s.server_outputs = true; // as the CLI plans it (docs/speed.md's table): llama-server's n_outputs_max
     kvfit::speed_settings ss;

@@ -7,6 +7,7 @@
 #include "kvfit/llamacpp.h"
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -98,6 +99,8 @@ struct log_value {
 /// What kvfit reads from a llama.cpp log. Lines it does not know are ignored.
 struct llamacpp_log {
     std::string model_path;                  ///< from "llama_model_loader: loaded meta data ... from <path> (version"
+                                             ///< (a draft model announced by "loading draft model '...'" excluded)
+    size_t first_line = 1, last_line = 0;    ///< the log lines of this run, 1-based (parse_llamacpp_runs)
     std::vector<std::pair<std::string, log_value>> context;  ///< llama_context key = value, in log order
     std::optional<uint32_t> offloaded, offload_total;        ///< "offloaded N/M layers to GPU"
     size_t offloaded_line = 0;
@@ -119,9 +122,18 @@ struct llamacpp_log {
 };
 
 /// Parse a llama.cpp log (llama-server, llama-cli or library stderr; leading timestamps and log-level
-/// prefixes such as "0.00.123.456 I " are skipped). Throws kvfit::error "log: ..." only for a log with no
-/// llama.cpp line at all.
+/// prefixes such as "0.00.123.456 I " are skipped) as one run. Throws kvfit::error "log: ..." for a log with no
+/// llama.cpp line at all, or with more than 65,536 size and context lines.
 llamacpp_log parse_llamacpp_log(std::string_view text);
+
+/// Parse a log read line by line from `in`, split into its runs: a model load ("llama_model_loader: loaded meta data
+/// ...") after the current run created a context ("llama_context: n_ctx") starts the next run (two processes' logs
+/// appended to one file), unless the line before announced a draft model ("loading draft model '...'",
+/// common/speculative.cpp: loaded into the same process after the target's context). Memory: the lines kvfit reads
+/// (at most 65,536 over all runs, at most 256 runs) and one line of at most 64 KiB, whatever the log's length; a
+/// longer line is cut. Line numbers count from the start of `in`. Throws kvfit::error as parse_llamacpp_log, and
+/// "log: more than 256 runs ...".
+std::vector<llamacpp_log> parse_llamacpp_runs(std::istream & in);
 
 /// Settings and placement reconstructed from a log, for planning the same run.
 struct log_settings {

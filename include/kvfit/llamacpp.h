@@ -131,6 +131,9 @@ struct llamacpp_settings {
     llamacpp_spec spec;            ///< speculative decoding (MTP, draft model): spec.cpp
     // --- the backend (compute_cuda.cpp; issue 14 items 1 and 5) ---
     std::optional<gpu_backend> backend; ///< --backend; empty = inferred from the GPUs (llamacpp_backend_of)
+    /// --iogpu-wired-limit-mb N (`sudo sysctl iogpu.wired_limit_mb=N` on a Mac): an Apple GPU's Metal working set is
+    /// N MiB (metal.h); 0 = macOS's default. plan_llamacpp budgets every Apple GPU from its working set.
+    uint64_t iogpu_wired_limit_mb = 0;
     bool op_offload = true;             ///< false with --no-op-offload (cparams.op_offload, common/common.cpp:1747)
 };
 
@@ -203,8 +206,10 @@ struct buffer_set {
 /// none for them), the window and chunked caches a config.json states become full caches (n_swa 0), and `warnings`
 /// gets one line naming the window and the architecture. Any other model is unchanged. Example: Mistral-7B-v0.1
 /// (sliding_window 4096 on every layer in Hugging Face's terms): 32 full layers, 131,072 B per token in f16 (4 GiB
-/// at 32,768), as its GGUF plans, not the window's 0.56 GiB. Used by every llama.cpp and Ollama plan
-/// (runtime_info::adapt_model), `kvfit exec`, `fit-params` and `explain`.
+/// at 32,768), as its GGUF plans, not the window's 0.56 GiB. Where the architecture hard-codes its chunk (llama4:
+/// models/llama4.cpp sets n_swa = 8192, both releases; conversion/llama4.py writes no chunk size), the chunked caches
+/// take that chunk, with a warning naming the config's attention_chunk_size when it differs (16384 -> 8192).
+/// Used by every llama.cpp and Ollama plan (runtime_info::adapt_model), `kvfit exec`, `fit-params` and `explain`.
 void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings);
 
 /// Context sizing exactly as llama.cpp does. Throws kvfit::error for n_seq 0, n_ubatch 0, an n_ctx over
@@ -429,6 +434,9 @@ struct device_usage {
 /// A complete llama.cpp plan for one setting.
 struct llamacpp_plan {
     llamacpp_settings settings;          ///< the settings as given
+    /// How the GPUs' memory was budgeted, one line each: an Apple GPU plans against Metal's working set
+    /// (metal_budget, metal.h), as ggml-metal reports it to -fit. Copied to the runtime_plan's notes.
+    std::vector<std::string> notes;
     placement_settings placement;        ///< the placement as given
     llamacpp_context ctx;                ///< sizes as llama.cpp sets them
     std::vector<kv_cache_buffer> kv;     ///< KV caches
@@ -564,6 +572,17 @@ ggml_type parse_cache_type_flag(std::string_view flag, std::string_view name);
 /// -fa / --flash-attn as llama.cpp reads it (common/arg.cpp: is_truthy, is_falsey, is_autoy): on, enabled, true, 1;
 /// off, disabled, false, 0; auto, -1. "-fa 'maybe': expected on, off or auto (or 1, 0, true, false, -1)".
 flash_attn_mode parse_flash_attn_flag(std::string_view flag, std::string_view value);
+
+/// -c N as llama.cpp reads it: a plain token count from `min` to 2^32. common/arg.cpp parses int flags with std::stoi,
+/// which reads "128K" as 128 and ignores the rest, so a suffix is refused with the count it means (K and k x 1024,
+/// M and m x 2^20; vLLM's lower-case decimal reading is named too): "-c 128K: llama.cpp takes a plain number (its
+/// std::stoi reads 128K as 128); did you mean -c 131072?". Other mistakes as parse_flag_count.
+uint64_t parse_ctx_size_flag(std::string_view flag, std::string_view text, uint64_t min);
+
+/// --fit-target / -fitt as llama.cpp reads it (common/arg.cpp, v0.5.0 and 5b4ebc5): MiB per device, separated by ','
+/// or '/', one value broadcast to every device; a value with a unit (1GiB) is taken as that size. Bytes per device, in
+/// order. Throws kvfit::error: "--fit-target 'x': expected MiB per device (1024, or 1024,2048)".
+std::vector<uint64_t> parse_fit_target_flag(std::string_view flag, std::string_view text);
 
 /// -ts proportions, comma- or slash-separated finite non-negative numbers (at most 1e9): "3,1" -> {3, 1}.
 /// All zeros give an empty vector: llama.cpp's default split by free memory (llama_model::load_tensors).

@@ -162,6 +162,14 @@ struct host_ram_usage {
     /// which makes the plan not fit (exit 3) and bounds every search (plan.cpp fits).
     bool starts = true;
     bool unbounded = false;         ///< --cache-ram -1: no limit on the prompt cache
+    /// known and total_bytes > capacity: host RAM needed exceeds --ram, so the plan does not fit (exit 3; plan.cpp
+    /// fits bounds every search by it). Mapped weights count: they are read from the page cache on every token, so a
+    /// host that cannot keep them cached reads them from disk each token (the kernel evicts, it does not kill).
+    bool over = false;
+    /// What puts it over, with the change that helps, one clause: the CPU-resident weights ("more layers on a GPU
+    /// (-ngl), a smaller quant or more RAM"), the host's buffers ("a smaller -c, ..."), or the prompt cache and
+    /// checkpoints at their limits ("lower --cache-ram or --ctx-checkpoints, or -np"). "" when not over.
+    std::string cause;
 };
 
 /// Host RAM of a llama-server plan: the host device's buffers (KV, state, output, compute; weights when not mapped),

@@ -83,17 +83,10 @@ struct mlx_settings {
 // Rules
 // ============================================================================================================
 
-/// The GPU working set MLX plans against on a Mac with `ram_bytes` of unified memory: Metal's
-/// recommendedMaxWorkingSetSize, which mlx-lm wires (generate.py wired_limit, server.py main) and MLX's allocator
-/// sizes its limits from (mlx/backend/metal/allocator.cpp MetalAllocator: memory limit = min(1.5 x ws, 0.95 x RAM),
-/// cache reclaim at 0.95 x ws). An estimate of macOS's default, from published device logs (docs/rules/mlx.md §7):
-///   ram <= 36 GiB: 2/3 of RAM   (16 GiB -> 10922.67 MiB; 32 GiB -> 21845.33 MiB, as logged)
-///   ram  > 36 GiB: 3/4 of RAM   (64 GiB -> 49152 MiB; 96 GiB -> 73728 MiB, as logged)
-/// macOS 26 reports more (128 GiB -> 107.52 GiB, 0.84): this rule is the older, smaller figure.
-/// With `wired_limit_mb` > 0 (`sudo sysctl iogpu.wired_limit_mb=N`) the working set is N MiB exactly (reported
-/// back by recommendedMaxWorkingSetSize). Throws kvfit::error "mlx: iogpu.wired_limit_mb N exceeds the memory
-/// (M MiB)" when N MiB > ram.
-uint64_t mlx_working_set_bytes(uint64_t ram_bytes, uint64_t wired_limit_mb = 0);
+// The GPU working set MLX plans against (Metal's recommendedMaxWorkingSetSize, which mlx-lm wires: generate.py
+// wired_limit, server.py main; MLX's allocator sizes its limits from it: allocator.cpp MetalAllocator, memory limit
+// = min(1.5 x ws, 0.95 x RAM), cache reclaim at 0.95 x ws) is metal_working_set_bytes (metal.h), the rule the
+// llama.cpp and Ollama plans share.
 
 /// Cells a KVCache (and BatchKVCache, ChunkedKVCache below its chunk, QuantizedKVCache) holds after `tokens`
 /// tokens went through a fresh cache: it grows in steps of 256 (KVCache.step), each growth allocating

@@ -95,9 +95,12 @@ const char * layer_kind_name(layer_kind k);
 /// - rwkv (RWKV-6/7): token-shift and wkv state (see n_embd_r / n_embd_s).
 /// - kda (Kimi Linear, Kimi-K3 Kimi Delta Attention): conv over q, k, v of ssm_n_head heads of ssm_head_dim, and a
 ///   head_dim x head_dim state per head (llama_hparams::n_embd_r / n_embd_s, n_embd_head_kda != 0 branch).
-enum class recurrent_kind : uint8_t { none, gated_deltanet, mamba2, mamba1, short_conv, rwkv, kda };
+/// - lightning (MiniMax-Text-01, MiniMax-M1: attn_type_list 0): linear attention without a convolution; one
+///   ssm_head_dim x ssm_head_dim state per head of ssm_n_head heads (vLLM MambaStateShapeCalculator.
+///   linear_attention_state_shape: (num_heads / tp, head_dim, head_dim)). llama.cpp has no such layer.
+enum class recurrent_kind : uint8_t { none, gated_deltanet, mamba2, mamba1, short_conv, rwkv, kda, lightning };
 
-/// Name of a recurrent kind: "none", "gated_deltanet", "mamba2", "mamba1", "short_conv", "rwkv", "kda".
+/// Name of a recurrent kind: "none", "gated_deltanet", "mamba2", "mamba1", "short_conv", "rwkv", "kda", "lightning".
 const char * recurrent_kind_name(recurrent_kind k);
 
 /// Parameters and bytes of a group of weight tensors (one block, the token embedding, the output head).
@@ -212,7 +215,10 @@ struct model_desc {
     uint32_t n_swa = 0;         ///< sliding-window length in tokens (swa layers), 0 when none
     uint32_t n_chunk = 0;       ///< chunked-attention chunk in tokens (chunked layers), 0 when none
     uint32_t n_layer_mtp = 0;   ///< MTP / NextN blocks the runtime loads besides n_layer: a GGUF's blocks past n_layer
-                                ///< (nextn_predict_layers); llama.cpp's -ngl counts them. 0 for a config.json model
+                                ///< (nextn_predict_layers); llama.cpp's -ngl counts them and -ts splits them. From a
+                                ///< config.json: n_layer_mtp_apart where llama.cpp's converter folds them into block_count
+                                ///< by default (arch_row nextn_folded: GLM-4.5/5, DeepSeek-V3.2, Qwen3.5, MiMo, Step,
+                                ///< Nemotron-H MoE), else 0
     uint32_t n_layer_mtp_apart = 0; ///< MTP / NextN layers of a config.json checkpoint (num_nextn_predict_layers,
                                     ///< mtp_num_hidden_layers): reported apart (weights.mtp), never placed
     bool tied_embeddings = false; ///< output head shares the token embedding
@@ -335,7 +341,8 @@ struct model_desc {
     uint64_t n_embd_r() const;
     /// Recurrent-state elements per sequence per recurrent layer (llama_hparams::n_embd_s):
     /// gated_deltanet/mamba2/mamba1: d_state * d_inner; short_conv: 0; rwkv: n_embd * rwkv_head_size;
-    /// kda: ssm_head_dim^2 * ssm_n_head (Kimi-Linear-48B: 128 * 128 * 32 = 524288).
+    /// kda: ssm_head_dim^2 * ssm_n_head (Kimi-Linear-48B: 128 * 128 * 32 = 524288); lightning: the same
+    /// (MiniMax-M1: 128 * 128 * 64 = 1048576).
     /// Example Qwen3.5-9B: 128 * 4096 = 524288.
     uint64_t n_embd_s() const;
 

@@ -24,6 +24,9 @@ struct ollama_settings {
     uint64_t mmproj_bytes = 0;         ///< projector file size (vision models); 0 = none
     uint64_t fit_target_bytes = 0;     ///< LLAMA_ARG_FIT_TARGET set in extraEnvs; 0 = llama-server's 1024 MiB
     bool embedding = false;            ///< an embedding model (numParallel forced to 1)
+    /// --iogpu-wired-limit-mb N (`sudo sysctl iogpu.wired_limit_mb=N` on a Mac): the Metal working set, MiB; 0 =
+    /// macOS's default. On an Apple GPU Ollama's VRAM is the working set (metal.h).
+    uint64_t iogpu_wired_limit_mb = 0;
 };
 
 /// The Ollama plan: the llama-server launch Ollama makes, and kvfit's llama.cpp plan of it.

@@ -17,6 +17,12 @@ namespace kvfit {
 /// Examples: "a\x1b[31mb" -> "a\\x1b[31mb"; "Qwen\u00e9" unchanged; "\xff" -> "\\xff".
 std::string printable(std::string_view text, bool keep_newlines = true);
 
+/// One word of a command line to paste into a POSIX shell (every "Launch:" line, `kvfit exec`'s commands): unchanged
+/// when it holds only characters no shell interprets (letters, digits and - _ . / = : , + @ %), else in single quotes
+/// with each ' written '\''. The pasted command passes exactly `word` as one argument; nothing in it runs.
+/// Examples: "model.gguf" -> "model.gguf"; "$(touch x).gguf" -> "'$(touch x).gguf'"; "it's" -> "'it'\''s'"; "" -> "''".
+std::string shell_word(std::string_view word);
+
 /// Bytes at the end of `text` that begin a UTF-8 sequence not yet complete (0-3): a writer that escapes text in
 /// chunks keeps them for the next chunk instead of escaping half a character.
 size_t utf8_incomplete_tail(std::string_view text);

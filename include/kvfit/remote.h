@@ -59,7 +59,11 @@ struct remote_options {
     std::string token;        ///< $HF_TOKEN; sent as "Authorization: Bearer" to the endpoint's origin only
     std::string cache_dir;    ///< see the file comment; "" disables the cache
     bool offline = false;     ///< read the cache only, make no request
-    long timeout_s = 60;      ///< per request, seconds (connection: 15 s)
+    long timeout_s = 60;      ///< per request, seconds, while bytes keep coming
+    /// Seconds a request may go without a byte either way before it is abandoned: to connect, and then for the answer
+    /// (libcurl's low-speed limit of 1 byte/s over this time). A Hub that accepts the connection and never answers is
+    /// left after this long with "... accepted the connection but sent nothing for 10 s". $KVFIT_HTTP_TIMEOUT, 1-600.
+    long silence_timeout_s = 10;
     /// Called for a transfer still running after `progress_after`: about 4 times a second, then once with `done`.
     /// Empty: no progress. The CLI prints it on stderr (file and bytes).
     std::function<void(const transfer_progress &)> progress;
@@ -93,7 +97,8 @@ hf_spec parse_hf_spec(std::string_view spec);
 /// "" when none of them is set.
 std::string default_cache_dir();
 
-/// Options from $HF_ENDPOINT (trailing '/' removed), $HF_TOKEN, default_cache_dir() and the hub caches (local.h).
+/// Options from $HF_ENDPOINT (trailing '/' removed), $HF_TOKEN, $KVFIT_HTTP_TIMEOUT (silence_timeout_s), default_cache_dir()
+/// and the hub caches (local.h). Throws kvfit::error "KVFIT_HTTP_TIMEOUT 'x': expected whole seconds from 1 to 600".
 remote_options remote_options_from_env();
 
 /// Load a Hub repository (see the file comment for what is fetched). config.json + safetensors give the shape of

@@ -26,11 +26,22 @@ namespace kvfit {
 /// One GPU as the runtimes see it.
 struct device_spec {
     std::string name;              ///< display name ("GPU0", "RTX 4060", "24GiB")
-    uint64_t memory_bytes = 0;     ///< usable memory (total or free), bytes
+    /// The memory the runtime's device query reports, bytes: a GPU table row's CUDA/HIP total
+    /// (gpu_info::memory_bytes: what torch.cuda.mem_get_info() and cudaMemGetInfo give as total, e.g. 22.05 GiB on an
+    /// L4), a size as given, or the free memory a detection tool measured. On an Apple GPU it is the unified RAM
+    /// until metal_budget() replaces it by Metal's working set (memory_is_working_set).
+    uint64_t memory_bytes = 0;
     double compute_capability = 0; ///< CUDA compute capability from the GPU table (8.6 for an RTX 3090); 0 = unknown
     /// "NVIDIA", "AMD", "Apple" from the GPU table (or the detection tool); "" = unknown. llama.cpp's backend is
     /// inferred from it (llamacpp_backend_of).
     std::string vendor{};
+    /// From the GPU table (0 when the device is a size or a detected name): the marketed size in GB ("24 GB" for an
+    /// L4) and the total the vendor's tool reports, bytes (nvidia-smi memory.total, 23034 MiB for an L4; rocm-smi's
+    /// VRAM total; hw.memsize on a Mac). SGLang's default --mem-fraction-static reads the latter (nvidia-smi).
+    uint32_t marketed_gb = 0;
+    uint64_t reported_bytes = 0;
+    bool memory_estimate = false;       ///< memory_bytes is the table's estimate (no published log of that figure)
+    bool memory_is_working_set = false; ///< memory_bytes already is Metal's recommendedMaxWorkingSetSize (Apple)
 };
 
 /// The devices of one node a plan is made for: GPUs in order; none = CPU only.

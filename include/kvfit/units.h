@@ -15,6 +15,13 @@ namespace kvfit {
 /// "size '8XB': unknown unit 'xb' (use GiB, GB, MiB, MB, KiB, KB or B)".
 uint64_t parse_size(std::string_view text);
 
+/// Parse a size flag's value as people type it: parse_size() with the unit required, since a bare number is ambiguous
+/// (GiB? GB? bytes?) and read as bytes it silently plans nothing (`--weights-size 17.5` = 17 B of weights). `flag` is
+/// the flag as the user spells it ("--weights-size"); only "0" may go without a unit. Throws kvfit::error in one line:
+/// "--weights-size 17.5: no unit; write 17.5GiB (2^30 B) or 17.5GB (10^9 B)", else parse_size's message behind the flag.
+/// The flags whose runtime takes bytes (vLLM's --kv-cache-memory-bytes, mlx_lm's --prompt-cache-bytes) use parse_size.
+uint64_t parse_size_flag(std::string_view flag, std::string_view text);
+
 /// Format bytes for people: "0.25 GiB", "50.25 MiB", "32.00 KiB", "512 B" (binary units, 2 decimals).
 std::string human_bytes(uint64_t bytes);
 

@@ -91,6 +91,15 @@ struct vllm_settings {
     std::optional<uint64_t> activation_bytes; ///< torch peak increase of profile_run, weights excluded
     std::optional<uint64_t> non_torch_bytes;  ///< NCCL, cuBLAS workspaces, CUDA context growth
     std::optional<uint64_t> cudagraph_bytes;  ///< profile_cudagraph_memory(); v2026 with graphs only
+    /// --cpu-offload-gb: GiB of weights per GPU moved to pinned host memory and read over PCIe (UVA). vLLM's
+    /// create_offloader builds UVAOffloader(cpu_offload_max_bytes = int(gb x 1024^3)) (model_executor/offloader/base.py)
+    /// and make_layers wraps only the decoder layers; uva.py offloads whole parameters until that many bytes are
+    /// off the GPU. 0 = none.
+    double cpu_offload_gb = 0;
+    /// --dtype: auto, half, float16, bfloat16, float, float32 (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE). The
+    /// weights of an unquantized checkpoint are loaded in it (and so sized), the KV cache and mamba conv state of
+    /// "auto" follow it. auto = the config's dtype, float32 downcast to bfloat16 (_resolve_auto_dtype).
+    std::string dtype = "auto";
     uint32_t concurrency = 1;             ///< kvfit's requirement: full-length requests served at once, all replicas
     vllm_speculative speculative;         ///< --speculative-config; method "" = none
 };
@@ -126,7 +135,8 @@ struct vllm_rank {
     uint32_t first_layer = 0, n_layer = 0; ///< layers of this stage (get_pp_indices)
     uint64_t total_bytes = 0;       ///< device total memory
     uint64_t requested_bytes = 0;   ///< ceil(total x gpu_memory_utilization)
-    uint64_t weights_bytes = 0;     ///< weights on one GPU of this stage ("Model loading took")
+    uint64_t weights_bytes = 0;     ///< weights on one GPU of this stage ("Model loading took"), offloaded ones excluded
+    uint64_t cpu_offload_bytes = 0; ///< --cpu-offload-gb: this stage's decoder-layer weights per GPU in host memory
     uint64_t activation_bytes = 0;  ///< input or default
     uint64_t non_torch_bytes = 0;   ///< input or default
     uint64_t cudagraph_bytes = 0;   ///< input or default

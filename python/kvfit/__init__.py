@@ -2,7 +2,7 @@
 
     >>> import kvfit
     >>> p = kvfit.plan("Qwen3.5-9B", gpu="RTX 4060", ctx_size=32768, cache_type_k="q8_0")
-    >>> p["plan"]["fits"]
+    >>> p["fits"], p["context_tokens"], p["kv_bytes_per_token"]
 
 plan(model, **settings) returns the document ``kvfit MODEL --json`` prints for the same inputs (docs/json.md).
 ``model`` is what the CLI takes: a catalog name (models()), a .gguf, a config.json, a model directory, or

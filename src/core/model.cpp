@@ -70,6 +70,7 @@ const char * recurrent_kind_name(recurrent_kind k) {
     case recurrent_kind::short_conv:     return "short_conv";
     case recurrent_kind::rwkv:           return "rwkv";
     case recurrent_kind::kda:            return "kda";
+    case recurrent_kind::lightning:      return "lightning";
     }
     return "?";
 }
@@ -155,6 +156,7 @@ uint64_t model_desc::n_embd_r() const {
     case recurrent_kind::short_conv: return conv * n_embd;
     case recurrent_kind::rwkv:       return 2ull * n_embd; // token_shift_count (2) * n_embd
     case recurrent_kind::kda:        return 3ull * conv * ssm_n_head * ssm_head_dim;
+    case recurrent_kind::lightning:  return 0; // no convolution (vLLM linear_attention_state_shape: one tensor)
     case recurrent_kind::none:       return 0;
     }
     return 0;
@@ -167,7 +169,8 @@ uint64_t model_desc::n_embd_s() const {
     case recurrent_kind::mamba1:     return uint64_t(ssm_d_state) * ssm_d_inner;
     case recurrent_kind::short_conv: return 0;
     case recurrent_kind::rwkv:       return uint64_t(n_embd) * rwkv_head_size;
-    case recurrent_kind::kda:        return uint64_t(ssm_head_dim) * ssm_head_dim * ssm_n_head;
+    case recurrent_kind::kda:
+    case recurrent_kind::lightning:  return uint64_t(ssm_head_dim) * ssm_head_dim * ssm_n_head;
     case recurrent_kind::none:       return 0;
     }
     return 0;

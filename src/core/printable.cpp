@@ -71,4 +71,12 @@ size_t utf8_incomplete_tail(std::string_view text) {
     return 0;
 }
 
+std::string shell_word(std::string_view word) {
+    static constexpr std::string_view safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%";
+    if (!word.empty() && word.find_first_not_of(safe) == std::string_view::npos) return std::string(word);
+    std::string out = "'";
+    for (const char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
 } // namespace kvfit

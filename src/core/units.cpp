@@ -48,6 +48,20 @@ uint64_t parse_size(std::string_view text) {
     return static_cast<uint64_t>(value + 1e-6L);
 }
 
+uint64_t parse_size_flag(std::string_view flag, std::string_view text) {
+    const bool bare = std::any_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }) &&
+                      std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; }) &&
+                      std::count(text.begin(), text.end(), '.') <= 1;
+    if (bare && text.find_first_not_of("0.") != std::string_view::npos) {
+        throw error(fmt::format("{} {}: no unit; write {}GiB (2^30 B) or {}GB (10^9 B)", flag, text, text, text));
+    }
+    try {
+        return parse_size(text);
+    } catch (const error & e) {
+        throw error(fmt::format("{}: {}", flag, e.what()));
+    }
+}
+
 std::string with_commas(uint64_t n) {
     std::string digits = std::to_string(n);
     std::string out;

@@ -2,6 +2,7 @@
 // Flag names and defaults follow llama.cpp common/arg.cpp.
 #include "kvfit/error.h"
 #include "kvfit/launch.h"
+#include "kvfit/printable.h"
 #include "kvfit/llamacpp.h"
 
 #include <algorithm>
@@ -85,7 +86,7 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         else if (is_one_of(flag, {"-hf", "-hfr", "--hf-repo"})) c.hf_repo = take();
         else if (is_one_of(flag, {"-mm", "--mmproj"})) c.mmproj_path = take();
         else if (flag == "--no-mmproj-offload") c.mmproj_offload = false;
-        else if (is_one_of(flag, {"-c", "--ctx-size"})) s.n_ctx = parse_flag_count(flag, take(), 0, 1ull << 32);
+        else if (is_one_of(flag, {"-c", "--ctx-size"})) s.n_ctx = parse_ctx_size_flag(flag, take(), 0);
         else if (is_one_of(flag, {"-np", "--parallel"})) s.n_seq = uint32_t(std::max<uint64_t>(1, parse_flag_count(flag, take(), 0, 256)));
         else if (is_one_of(flag, {"-b", "--batch-size"})) s.n_batch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
         else if (is_one_of(flag, {"-ub", "--ubatch-size"})) s.n_ubatch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
@@ -126,13 +127,7 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
             s.ctx_checkpoints = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
         }
         else if (is_one_of(flag, {"-fitt", "--fit-target"})) { // MiB per device, "," or "/" separated, one broadcast
-            const std::string v = take();
-            size_t start = 0;
-            while (start <= v.size()) {
-                const size_t end = std::min(v.find_first_of(",/", start), v.size());
-                c.fit_target_bytes = std::max<uint64_t>(c.fit_target_bytes, parse_flag_count(flag, v.substr(start, end - start), 0, 1u << 24) << 20);
-                start = end + 1;
-            }
+            for (const uint64_t b : parse_fit_target_flag(flag, take())) c.fit_target_bytes = std::max(c.fit_target_bytes, b);
         }
         // speculative decoding (src/runtimes/llamacpp/spec.cpp), spelled as v0.5.0's common/arg.cpp:4086-4260
         else if (flag == "--spec-type") s.spec.mtp = parse_spec_type(take());
@@ -207,13 +202,7 @@ std::vector<std::string> with_flag(const std::vector<std::string> & argv, const 
 
 std::string shell_join(const std::vector<std::string> & argv) {
     std::string out;
-    for (const auto & a : argv) {
-        const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                             "0123456789-_./=:,+@%") == std::string::npos;
-        std::string quoted = "'";
-        for (char ch : a) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-        out += (out.empty() ? "" : " ") + (plain ? a : quoted + "'");
-    }
+    for (const auto & a : argv) out += (out.empty() ? "" : " ") + shell_word(a);
     return out;
 }
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <charconv>
 #include <fmt/format.h>
+#include <istream>
 #include <map>
 #include <optional>
 #include <regex>
@@ -111,47 +112,94 @@ const log_value * llamacpp_log::value(std::string_view key) const {
     return nullptr;
 }
 
-llamacpp_log parse_llamacpp_log(std::string_view text) {
-    llamacpp_log log;
-    size_t line_no = 0, start = 0, known = 0;
-    std::string which = "base";
-    while (start < text.size()) {
-        const size_t end = std::min(text.find('\n', start), text.size());
-        const std::string_view raw = text.substr(start, end - start);
-        start = end + 1;
-        ++line_no;
-        if (!may_match(raw)) continue;
-        std::string line(raw);
+namespace {
+
+// The most size and context lines one log may give, over all its runs (a run prints about 40), and the most runs:
+// what a parse keeps stays bounded whatever the log's length ("log: more than 65536 ...").
+constexpr size_t k_max_records = 65536;
+constexpr size_t k_max_runs = 256;
+
+// The reader of a log, line by line. With `split`, a model load after the current run created a context starts the
+// next run (appended logs: two processes' output one after the other), unless the line before announced a draft
+// model ("common_speculative_init_from_params: loading draft model 'X'", common/speculative.cpp: the draft is loaded
+// into the same process after the target's context).
+class log_reader {
+  public:
+    explicit log_reader(bool split) : split_(split) { runs_.emplace_back(); }
+
+    void line(std::string_view raw, size_t line_no) {
+        if (!may_match(raw)) {
+            if (raw.find(": loading draft model '") != std::string_view::npos) draft_next_ = true;
+            return;
+        }
+        std::string line(raw.substr(0, k_max_line));
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
         if (!line.empty() && (std::isdigit(static_cast<unsigned char>(line[0])) || line[0] == '[')) {
             line = std::regex_replace(line, rx().prefix, "", std::regex_constants::format_first_only);
         }
+        if (auto path = loaded_model_path(line)) {
+            if (split_ && !draft_next_ && runs_.back().value("n_ctx") != nullptr) next_run(line_no);
+            if (!draft_next_) runs_.back().model_path = std::move(*path);
+            draft_next_ = false;
+            ++known_;
+            return;
+        }
+        if (read(runs_.back(), line, line_no)) {
+            ++known_;
+            if (++records_ > k_max_records) {
+                throw error(fmt::format("log: more than {} size and context lines (line {}): not a llama.cpp log kvfit "
+                                        "reads", k_max_records, line_no));
+            }
+        }
+    }
+
+    std::vector<llamacpp_log> finish() {
+        if (known_ == 0 && runs_.front().model_buffers.empty()) {
+            throw error("log: no llama.cpp line found (is this a llama.cpp log?)");
+        }
+        return std::move(runs_);
+    }
+
+  private:
+    // lines longer than this are cut: every line a pattern reads is under k_max_pattern_line, the model path line
+    // under a few hundred bytes; a longer line costs no more than this
+    static constexpr size_t k_max_line = 64 << 10;
+
+    void next_run(size_t line_no) {
+        if (runs_.size() >= k_max_runs) {
+            throw error(fmt::format("log: more than {} runs (model loads after a context, line {})", k_max_runs, line_no));
+        }
+        runs_.back().last_line = line_no - 1;
+        runs_.emplace_back();
+        runs_.back().first_line = line_no;
+        which_ = "base";
+    }
+
+    // One size or context line into `log`; false when the line is none kvfit reads.
+    bool read(llamacpp_log & log, const std::string & line, size_t line_no) {
         std::smatch m;
         // A pattern is tried only on a line holding its word; the ones anchored at ^ only at the line's start.
         const auto match = [&](std::string_view word, const std::regex & rx, bool anchored = true) {
             return line.size() <= k_max_pattern_line && line.find(word) != std::string::npos &&
                    std::regex_search(line, m, rx, anchored ? std::regex_constants::match_continuous : std::regex_constants::match_default);
         };
-        const size_t before = known++;
-        if (auto path = loaded_model_path(line)) log.model_path = std::move(*path);
-        else if (match("llama_context: ", rx().context)) {
+        if (match("llama_context: ", rx().context)) {
             if (m[1] == "n_ctx" && log.value("n_ctx") && log.draft_context_line == 0) log.draft_context_line = line_no;
             log.context.push_back({m[1], {line_no, m[2]}});
-        }
-        else if (match("offloaded ", rx().offloaded, false)) {
+        } else if (match("offloaded ", rx().offloaded, false)) {
             log.offloaded = uint32_t(to_u(m[1]));
             log.offload_total = uint32_t(to_u(m[2]));
             log.offloaded_line = line_no;
         } else if (match("model buffer size", rx().model_buffer)) log.model_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("output buffer size", rx().output)) log.output_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("llama_kv_cache_iswa: creating", rx().iswa)) {
-            which = m[1] == "SWA" ? "swa" : "base";
-            log.iswa_cells.push_back({which, to_u(m[2])});
+            which_ = m[1] == "SWA" ? "swa" : "base";
+            log.iswa_cells.push_back({which_, to_u(m[2])});
         } else if (match("KV buffer size", rx().kv_buffer)) {
             log.kv_buffers.push_back({line_no, m[1], to_d(m[2]), int(log.kv_caches.size())});
         } else if (match("llama_kv_cache: size =", rx().kv_size)) {
             log.kv_caches.push_back({line_no, to_d(m[1]), to_d(m[7]), to_d(m[9]), to_u(m[2]), uint32_t(to_u(m[3])),
-                                     uint32_t(to_u(m[4])), uint32_t(to_u(m[5])), m[6], m[8], which});
+                                     uint32_t(to_u(m[4])), uint32_t(to_u(m[5])), m[6], m[8], which_});
         } else if (match("RS buffer size", rx().rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("llama_memory_recurrent: size =", rx().rs_size)) {
             log.recurrent = log_recurrent{line_no, to_d(m[1]), to_d(m[5]), to_d(m[6]), to_u(m[2]), uint32_t(to_u(m[3])),
@@ -162,10 +210,60 @@ llamacpp_log parse_llamacpp_log(std::string_view text) {
         else if (match("LoRA buffer size", rx().lora_buffer)) log.lora_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("compute buffer size =", rx().compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("compute buffer size is", rx().compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
-        else known = before;
+        else return false;
+        return true;
     }
-    if (known == 0 && log.model_buffers.empty()) throw error("log: no llama.cpp line found (is this a llama.cpp log?)");
+
+    bool split_;
+    std::vector<llamacpp_log> runs_;
+    std::string which_ = "base";
+    bool draft_next_ = false;
+    size_t known_ = 0, records_ = 0;
+};
+
+} // namespace
+
+llamacpp_log parse_llamacpp_log(std::string_view text) {
+    log_reader reader(false);
+    size_t line_no = 0, start = 0;
+    while (start < text.size()) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        reader.line(text.substr(start, end - start), ++line_no);
+        start = end + 1;
+    }
+    llamacpp_log log = std::move(reader.finish().front());
+    log.last_line = line_no;
     return log;
+}
+
+std::vector<llamacpp_log> parse_llamacpp_runs(std::istream & in) {
+    log_reader reader(true);
+    std::string pending; // the line being read, at most 64 KiB of it kept
+    std::vector<char> block(1 << 16);
+    size_t line_no = 0;
+    bool cut = false;
+    while (in) {
+        in.read(block.data(), std::streamsize(block.size()));
+        const std::string_view chunk(block.data(), size_t(in.gcount()));
+        size_t start = 0;
+        while (start < chunk.size()) {
+            const size_t nl = chunk.find('\n', start);
+            const std::string_view part = chunk.substr(start, (nl == std::string_view::npos ? chunk.size() : nl) - start);
+            if (!cut) {
+                pending.append(part.substr(0, std::min(part.size(), (64u << 10) - std::min<size_t>(pending.size(), 64u << 10))));
+                cut = pending.size() >= (64u << 10);
+            }
+            if (nl == std::string_view::npos) break;
+            reader.line(pending, ++line_no);
+            pending.clear();
+            cut = false;
+            start = nl + 1;
+        }
+    }
+    if (!pending.empty()) reader.line(pending, ++line_no);
+    std::vector<llamacpp_log> runs = reader.finish();
+    runs.back().last_line = line_no;
+    return runs;
 }
 
 log_settings settings_from_log(const llamacpp_log & log, const model_desc & m) {

@@ -218,10 +218,18 @@ std::vector<device_spec> devices_from_detection(const gpu_detection & d) {
     std::vector<device_spec> out;
     for (const auto & g : d.gpus) {
         const gpu_info * known = find_gpu(g.name);
+        // a name sold with several memory sizes ("NVIDIA GeForce RTX 3060"): the row whose driver total is the one
+        // measured, MiB as nvidia-smi prints it
+        for (const gpu_info * c : known ? std::vector<const gpu_info *>{} : gpu_choices(g.name)) {
+            if (c->reported_bytes >> 20 == g.total_bytes >> 20) known = c;
+        }
         // the vendor (llama.cpp's backend is inferred from it): the table's, else the tool's (NVML and nvidia-smi
         // see NVIDIA GPUs, rocm-smi AMD ones)
         const std::string vendor = known ? known->vendor : d.method == "rocm-smi" ? "AMD" : d.method == "none" ? "" : "NVIDIA";
-        out.push_back({known ? known->name : g.name, g.free_bytes, known ? known->compute_capability : 0, vendor});
+        // the free memory measured; the tool's total is what SGLang's default fraction reads (nvidia-smi memory.total)
+        device_spec dev{known ? known->name : g.name, g.free_bytes, known ? known->compute_capability : 0, vendor};
+        dev.reported_bytes = g.total_bytes;
+        out.push_back(std::move(dev));
     }
     return out;
 }

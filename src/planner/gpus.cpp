@@ -20,8 +20,9 @@ namespace detail {
 namespace {
 
 constexpr std::string_view k_header =
-    "name,aliases,vendor,arch,compute_capability,memory_gib,memory_bandwidth_gbs,fp16_tflops_dense,source,notes";
-constexpr size_t k_columns = 10;
+    "name,aliases,vendor,arch,compute_capability,marketed_gb,reported_mib,reported_source,runtime_mib,runtime_source,"
+    "memory_bandwidth_gbs,fp16_tflops_dense,source,notes";
+constexpr size_t k_columns = 14;
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -80,14 +81,25 @@ std::vector<std::string> split_aliases(std::string_view text) {
     return out;
 }
 
+// A whole positive number of `unit` ("24" GB, "23034" MiB) at most `max`.
+uint64_t parse_whole(std::string_view text, std::string_view column, double max, const std::string & where) {
+    const double v = parse_positive(text, column, where);
+    if (v != std::floor(v) || v > max) {
+        throw error::at(where, fmt::format("{} '{}': expected a whole number up to {}", column, trim(text), max));
+    }
+    return uint64_t(v);
+}
+
 gpu_info parse_row(const std::vector<std::string> & f, const std::string & where) {
     gpu_info g;
     g.name = std::string(trim(f[0]));
     g.aliases = split_aliases(f[1]);
     g.vendor = std::string(trim(f[2]));
     g.arch = std::string(trim(f[3]));
-    g.source = std::string(trim(f[8]));
-    g.notes = std::string(trim(f[9]));
+    g.reported_source = std::string(trim(f[7]));
+    g.runtime_source = std::string(trim(f[9]));
+    g.source = std::string(trim(f[12]));
+    g.notes = std::string(trim(f[13]));
     if (g.name.empty()) throw error::at(where, "empty name");
     if (g.vendor.empty() || g.arch.empty()) throw error::at(where, fmt::format("'{}': empty vendor or arch", g.name));
     if (g.source.empty()) throw error::at(where, fmt::format("'{}': empty source", g.name));
@@ -96,14 +108,31 @@ gpu_info parse_row(const std::vector<std::string> & f, const std::string & where
     if (g.vendor == "NVIDIA" && g.compute_capability == 0) {
         throw error::at(where, fmt::format("'{}': NVIDIA row needs a compute_capability", g.name));
     }
-    const double gib = parse_positive(f[5], "memory_gib", where);
-    if (gib != std::floor(gib) || gib > 1 << 20) {
-        throw error::at(where, fmt::format("memory_gib '{}': expected a whole number of GiB", trim(f[5])));
+    constexpr double max_mib = double(1 << 23); // 8 TiB
+    g.marketed_gb = uint32_t(parse_whole(f[5], "marketed_gb", 1 << 13, where));
+    g.reported_bytes = parse_whole(f[6], "reported_mib", max_mib, where) << 20;
+    if (g.reported_source.empty()) throw error::at(where, fmt::format("'{}': empty reported_source", g.name));
+    const bool apple = g.vendor == "Apple";
+    if (apple != trim(f[8]).empty()) {
+        throw error::at(where, fmt::format("'{}': runtime_mib {} (Metal budgets the working set from the unified "
+                                           "memory; CUDA and HIP report a total)", g.name,
+                                           apple ? "must be empty on an Apple row" : "is missing"));
     }
-    g.memory_bytes = static_cast<uint64_t>(gib) << 30;
+    if (!apple) {
+        g.runtime_bytes = parse_whole(f[8], "runtime_mib", max_mib, where) << 20;
+        if (g.runtime_source.empty()) throw error::at(where, fmt::format("'{}': empty runtime_source", g.name));
+        if (g.runtime_bytes > g.reported_bytes) {
+            throw error::at(where, fmt::format("'{}': runtime_mib {} exceeds reported_mib {} (the driver's total "
+                                               "includes what CUDA sees)", g.name, g.runtime_bytes >> 20,
+                                               g.reported_bytes >> 20));
+        }
+    }
+    g.reported_estimate = g.reported_source.starts_with("estimate:");
+    g.runtime_estimate = g.runtime_source.starts_with("estimate:");
+    g.memory_bytes = apple ? g.reported_bytes : g.runtime_bytes;
     // GB/s and TFLOPS carry at most a few decimals: round to the nearest byte/s and FLOP/s.
-    g.bandwidth_bytes_per_s = static_cast<uint64_t>(std::llround(parse_positive(f[6], "memory_bandwidth_gbs", where) * 1e9));
-    g.fp16_flops_per_s = std::round(parse_positive(f[7], "fp16_tflops_dense", where) * 1e12);
+    g.bandwidth_bytes_per_s = static_cast<uint64_t>(std::llround(parse_positive(f[10], "memory_bandwidth_gbs", where) * 1e9));
+    g.fp16_flops_per_s = std::round(parse_positive(f[11], "fp16_tflops_dense", where) * 1e12);
     return g;
 }
 
@@ -192,6 +221,90 @@ const gpu_info * find_gpu(std::string_view name) {
         }
     }
     return nullptr;
+}
+
+namespace detail {
+
+std::vector<std::string> gpu_family_keys(std::string_view name) {
+    std::vector<std::string> tokens(1);
+    for (char c : name) {
+        if (c == ' ' || c == '-' || c == '_' || c == '\t') {
+            if (!tokens.back().empty()) tokens.emplace_back();
+        } else if (c != '.') {
+            tokens.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    if (tokens.back().empty()) tokens.pop_back();
+    size_t first = 0;
+    while (first < tokens.size() &&
+           std::find(k_vendor_words.begin(), k_vendor_words.end(), tokens[first]) != k_vendor_words.end()) {
+        ++first;
+    }
+    // trailing sizes ("80gb", "144g", "2tb") and form factors: the SXM and PCIe boards of a chip, its HBM generation
+    static const std::vector<std::string_view> forms = {"sxm", "sxm2", "sxm4", "sxm5", "sxm6", "pcie", "hbm3", "hbm3e"};
+    auto is_size = [](const std::string & t) {
+        const size_t d = t.find_first_not_of("0123456789");
+        return d > 0 && d != std::string::npos && (t.substr(d) == "gb" || t.substr(d) == "g" || t.substr(d) == "tb");
+    };
+    size_t last = tokens.size();
+    while (last > first + 1 && (is_size(tokens[last - 1]) ||
+                                std::find(forms.begin(), forms.end(), tokens[last - 1]) != forms.end())) {
+        --last;
+    }
+    std::vector<std::string> keys;
+    if (first == last) return keys;
+    std::string key;
+    for (size_t i = first; i < last; ++i) key += tokens[i];
+    keys.push_back(key);
+    if (tokens[first] == "rtx" && last > first + 1) keys.push_back(key.substr(3)); // "RTX 3060" and "3060"
+    return keys;
+}
+
+} // namespace detail
+
+std::vector<const gpu_info *> gpu_choices(std::string_view name) {
+    if (find_gpu(name)) return {};
+    // family key -> rows, over every name and alias; built once (the table is immutable)
+    static const std::map<std::string, std::vector<size_t>> families = [] {
+        std::map<std::string, std::vector<size_t>> f;
+        const auto & t = gpu_table();
+        for (size_t i = 0; i < t.size(); ++i) {
+            std::vector<std::string> names = t[i].aliases;
+            names.push_back(t[i].name);
+            for (const auto & n : names) {
+                for (const auto & k : detail::gpu_family_keys(n)) {
+                    if (f[k].empty() || f[k].back() != i) f[k].push_back(i);
+                }
+            }
+        }
+        return f;
+    }();
+    const auto keys = detail::gpu_family_keys(name);
+    if (keys.empty()) return {};
+    const auto it = families.find(keys.front());
+    if (it == families.end()) return {};
+    std::vector<const gpu_info *> rows;
+    bool sizes_differ = false;
+    for (size_t i : it->second) {
+        rows.push_back(&gpu_table()[i]);
+        sizes_differ |= rows.back()->marketed_gb != rows.front()->marketed_gb;
+    }
+    return sizes_differ ? rows : std::vector<const gpu_info *>{};
+}
+
+std::string gpu_memory_text(const device_spec & d) {
+    const std::string marketed = d.marketed_gb ? fmt::format("marketed {} GB", d.marketed_gb) : "";
+    if (d.vendor == "Apple" && d.reported_bytes) {
+        const std::string ram = fmt::format("{} unified memory", human_bytes(d.reported_bytes));
+        if (d.memory_is_working_set) return fmt::format("{} Metal working set ({}; {})", human_bytes(d.memory_bytes), ram, marketed);
+        return fmt::format("{} ({})", ram, marketed);
+    }
+    if (d.memory_is_working_set) return fmt::format("{} Metal working set", human_bytes(d.memory_bytes));
+    if (!d.marketed_gb) return human_bytes(d.memory_bytes);
+    const bool amd = d.vendor == "AMD";
+    return fmt::format("{} as {} reports it ({}{} {} MiB; {})", human_bytes(d.memory_bytes), amd ? "HIP" : "CUDA",
+                       d.memory_estimate ? "estimate; " : "", amd ? "rocm-smi" : "nvidia-smi",
+                       with_commas(d.reported_bytes >> 20), marketed);
 }
 
 namespace {
@@ -291,8 +404,16 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
             continue;
         }
         if (const gpu_info * g = find_gpu(rest)) {
-            for (uint64_t i = 0; i < count; ++i) out.push_back({g->name, g->memory_bytes, g->compute_capability, g->vendor});
+            for (uint64_t i = 0; i < count; ++i) {
+                out.push_back({g->name, g->memory_bytes, g->compute_capability, g->vendor, g->marketed_gb,
+                               g->reported_bytes, g->vendor != "Apple" && g->runtime_estimate});
+            }
             continue;
+        }
+        if (const auto choices = gpu_choices(rest); !choices.empty()) {
+            std::vector<std::string> names;
+            for (const gpu_info * c : choices) names.push_back(c->name);
+            throw error::at(where, fmt::format("sold with several memory sizes, name one: {}", fmt::join(names, ", ")));
         }
         const std::string_view name = rest; // clang 14 cannot capture a structured binding
         const auto closest = [&] { return fmt::format("{}", fmt::join(closest_gpu_names(name, 3), ", ")); };
@@ -304,6 +425,8 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
         if (!std::isdigit(static_cast<unsigned char>(rest.front())) && rest.front() != '.') {
             throw error::at(where, fmt::format("unknown GPU (closest: {})", closest()));
         }
+        // a bare number is not a size (GiB? GB? bytes?): refused with the spellings that are
+        if (rest.find_first_not_of("0123456789.") == std::string_view::npos) (void)parse_size_flag("--gpu", rest);
         uint64_t bytes = 0;
         try {
             bytes = parse_size(rest);

@@ -118,7 +118,7 @@ bool states_no_weights(const model_desc & m) { return m.n_layer > 0 && m.weights
 
 void apply_request_weights(model_desc & m, const plan_request & q, const runtime_info & rt, warnings & warn) {
     if (!q.weights_size.empty()) {
-        const uint64_t bytes = parse_size(q.weights_size);
+        const uint64_t bytes = parse_size_flag("--weights-size", q.weights_size);
         if (bytes == 0) throw error(fmt::format("weights size '{}': must be more than 0 bytes", q.weights_size));
         apply_weight_size(m, bytes);
         if (!q.weights.empty()) warn.push_back(fmt::format("weights {} ignored: the weights size {} is planned", q.weights, q.weights_size));
@@ -179,6 +179,15 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
                                 "(plan its GGUF or safetensors)", m.name));
     }
     detail::serving_model_warnings(rt.name, m, warn); // caches and layouts without a source (issue 13)
+    // a GPU table figure without a published log of it (data/gpus.csv "estimate:"): an assumption, said once per card
+    for (size_t i = 0; i < mc.gpus.size(); ++i) {
+        const device_spec & g = mc.gpus[i];
+        if (!g.memory_estimate || (i > 0 && mc.gpus[i - 1].name == g.name)) continue;
+        warn.push_back(fmt::format("{}: {} as CUDA reports it is an estimate of the GPU table (no published log names "
+                                   "this card's figure; data/gpus.csv says how it was derived); --gpu auto on the "
+                                   "machine, or --gpu SIZE with the total torch.cuda.mem_get_info() prints, plans the "
+                                   "measured figure", g.name, human_bytes(g.memory_bytes)));
+    }
     if (q.strict && !warn.empty()) { // a launcher that must not guess: each assumption is a refusal
         std::string all;
         for (const auto & w : warn) all += (all.empty() ? "" : "; ") + w;

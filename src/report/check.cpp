@@ -59,8 +59,15 @@ std::string render_check(const plan_result & r) {
             break;
         }
     }
+    bool gpu_over = false;
+    for (const auto & d : p.devices) gpu_over = gpu_over || (!d.is_host && !d.fits());
+    if (detail::host_over(p)) { // llama.cpp (host_ram.cpp)
+        const auto & h = p.detail["host_ram"];
+        out += fmt::format("  host RAM: {} needed, {} given (--ram): the cause is in the warning above\n",
+                           human_bytes(u64(h, "total_bytes")), human_bytes(u64(h, "capacity_bytes")));
+    }
     for (const auto & e : p.refusals) out += fmt::format("  {} refuses it: {}\n", r.runtime ? r.runtime->display : p.runtime, e);
-    if (llamacpp) {
+    if (llamacpp && gpu_over) {
         out += "  llama.cpp would not refuse this: it moves layers to the CPU (--fit, the default) or fails to allocate, "
                "and a spill to the CPU slows generation sharply.\n";
     }

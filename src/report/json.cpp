@@ -1,5 +1,6 @@
 // The --json document, schema_version 2 (include/kvfit/report.h: render_json; every field in docs/json.md). One
 // document for every runtime: the runtime_plan's common fields, then its runtime-specific detail.
+#include "kvfit/gpus.h"
 #include "kvfit/report.h"
 
 #include <nlohmann/json.hpp>
@@ -79,7 +80,9 @@ std::string render_json(const plan_result & r) {
     j["model"] = model_json(r.model);
     j["gpus"] = json::array();
     for (const auto & g : r.target.gpus) {
-        j["gpus"].push_back({{"name", g.name}, {"memory_bytes", g.memory_bytes}, {"compute_capability", g.compute_capability}});
+        j["gpus"].push_back({{"name", g.name}, {"memory_bytes", g.memory_bytes}, {"compute_capability", g.compute_capability},
+                             {"marketed_gb", g.marketed_gb}, {"reported_bytes", g.reported_bytes},
+                             {"memory_estimate", g.memory_estimate}, {"memory", gpu_memory_text(g)}});
     }
     j["context_tokens"] = p.context_tokens;
     j["sequences"] = p.sequences;

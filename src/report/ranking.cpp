@@ -1,6 +1,7 @@
 // The ranked list as text and JSON (include/kvfit/ranking.h). Every figure is the planner's; nothing is computed here.
 #include "kvfit/ranking.h"
 
+#include "kvfit/gpus.h"
 #include "kvfit/report.h"
 #include "kvfit/runtime.h"
 #include "kvfit/units.h"
@@ -24,7 +25,7 @@ std::string params_text(uint64_t n) {
 std::string gpus_text(const machine & mc) {
     if (mc.gpus.empty()) return "no GPU";
     std::string out;
-    for (const auto & g : mc.gpus) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", g.name, human_bytes(g.memory_bytes));
+    for (const auto & g : mc.gpus) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", g.name, gpu_memory_text(g));
     return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Private to src/report/: the text sections of each runtime (text.cpp for llama.cpp and the common ones,
 // text_serving.cpp for vLLM, SGLang and Ollama) and small readers of a plan's detail (docs/json.md).
+#include "kvfit/gpus.h"
 #include "kvfit/report.h"
 
 #include <cstdint>
@@ -18,6 +19,9 @@ inline bool flag(const ojson & j, const char * key) { return j.contains(key) && 
 inline std::string str(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<std::string>() : ""; }
 
 /// The GPUs of a plan (its devices but the host).
+/// A llama.cpp plan whose host RAM need passes --ram (detail.host_ram.over, src/runtimes/llamacpp/host_ram.cpp).
+inline bool host_over(const runtime_plan & p) { return p.detail.contains("host_ram") && flag(p.detail["host_ram"], "over"); }
+
 inline bool has_gpu(const runtime_plan & p) {
     for (const auto & d : p.devices) {
         if (!d.is_host) return true;

@@ -6,6 +6,7 @@
 #include "kvfit/error.h"
 #include "kvfit/llamacpp.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
@@ -77,6 +78,7 @@ std::string render_generic_text(const plan_result & r) {
 namespace {
 
 using detail::flag;
+using detail::host_over;
 using detail::str;
 using detail::u64;
 
@@ -142,9 +144,25 @@ void render_fit(std::string & out, const plan_result & r) {
     const std::vector<device_spec> & gpus = r.target.gpus;
     const uint64_t n_seq = u64(d, "n_seq");
     out += fmt::format("\nFit with llama.cpp on {} GPU{} (", gpus.size(), gpus.size() == 1 ? "" : "s");
-    for (size_t i = 0; i < gpus.size(); ++i) out += fmt::format("{}{}", i ? " + " : "", human_bytes(gpus[i].memory_bytes));
+    // each GPU's budget as the plan has it: the CUDA total of a table row, an Apple GPU's Metal working set
+    for (size_t i = 0; i < gpus.size(); ++i) {
+        device_spec g = gpus[i];
+        if (i < p.devices.size() && !p.devices[i].is_host && p.devices[i].capacity_bytes != g.memory_bytes) {
+            g.memory_is_working_set = g.vendor == "Apple"; // metal_budget (metal.h) replaced the unified RAM
+            g.memory_bytes = p.devices[i].capacity_bytes;
+        }
+        out += fmt::format("{}{}", i ? " + " : "", gpu_memory_text(g));
+    }
     out += fmt::format("), keeping {} free per GPU (llama.cpp --fit's default target; --margin changes it)\n",
                        human_bytes(u64(s, "margin_bytes")));
+    for (const auto & n : p.notes) { // where an Apple GPU's working set comes from (metal_working_set_text)
+        for (size_t i = 0; i < gpus.size(); ++i) {
+            if (n.starts_with(gpus[i].name + ": Metal working set")) {
+                out += fmt::format("  {}\n", n);
+                break;
+            }
+        }
+    }
     out += fmt::format("  n_ctx {}{} -> llama.cpp sets n_ctx {}, n_ctx_seq {}, {} sequence{}, n_ubatch {}, flash attention {}\n",
                        with_commas(p.context_tokens),
                        flag(d, "requested_from_model") ? " (no -c: llama-server's default is the model's training context)" : "",
@@ -202,13 +220,20 @@ void render_fit(std::string & out, const plan_result & r) {
                                      with_commas(p.context_tokens), type_k, type_v, human_bytes(host.used_bytes()))
                        : fmt::format("  FITS: n_ctx {} with {} K / {} V runs fully on the GPU.\n",
                                      with_commas(p.context_tokens), type_k, type_v);
+    } else if (host_over(p) && std::all_of(p.devices.begin(), p.devices.end(), [](const device_plan & x) { return x.is_host || x.fits(); })) {
+        const auto & h = d["host_ram"];
+        out += fmt::format("  DOES NOT FIT: n_ctx {} fits the GPU memory, but host RAM does not: {} needed, {} given "
+                           "(--ram): {}.\n", with_commas(p.context_tokens), human_bytes(u64(h, "total_bytes")),
+                           human_bytes(u64(h, "capacity_bytes")), str(h, "cause"));
     } else {
         out += fmt::format("  DOES NOT FIT: n_ctx {} needs more than the GPU holds. llama.cpp would not refuse: with --fit "
                            "(on by default) it shrinks the context or moves layers to the CPU, and with a fixed -ngl it "
                            "keeps fewer layers on the GPU; either way generation slows down sharply.\n",
                            with_commas(p.context_tokens));
     }
-    out += "  Largest n_ctx that fits the GPU memory with these placement flags, by KV cache type (-ctk/-ctv):\n";
+    const bool ram_known = d.contains("host_ram") && flag(d["host_ram"], "known");
+    out += fmt::format("  Largest n_ctx that fits the GPU memory{} with these placement flags, by KV cache type (-ctk/-ctv):\n",
+                       ram_known ? " and host RAM" : "");
     // the search stops at the training context (the warning says so); a row at that cap says it too, since more may fit
     const auto capped = [&](const context_limit & c) {
         if (!c.capped) return std::string();
@@ -227,7 +252,8 @@ void render_fit(std::string & out, const plan_result & r) {
             out += fmt::format("    {:<7} refused: {}\n", c.cache_type, c.refusal);
         } else {
             out += fmt::format("    {:<7} {:>9}{}\n", c.cache_type, with_commas(c.context_tokens),
-                               c.context_tokens == 0 ? "  (nothing fits: smaller weights or more GPU memory needed)"
+                               c.context_tokens == 0 ? fmt::format("  (nothing fits: smaller weights or more GPU memory{} needed)",
+                                                                   ram_known ? " or host RAM" : "")
                                                      : capped(c));
         }
     }

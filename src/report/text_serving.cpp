@@ -13,7 +13,7 @@ std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) 
 std::string devices(const plan_result & r, uint64_t nodes) {
     const std::vector<device_spec> & gpus = r.target.gpus;
     if (gpus.empty()) return "no GPU";
-    std::string s = fmt::format("{} x {} ({})", gpus.size(), gpus[0].name, human_bytes(gpus[0].memory_bytes));
+    std::string s = fmt::format("{} x {} ({})", gpus.size(), gpus[0].name, gpu_memory_text(gpus[0]));
     if (nodes > 1) s = fmt::format("{} nodes of {}", nodes, s);
     return s;
 }

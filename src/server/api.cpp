@@ -1,5 +1,6 @@
 // The JSON API's handlers (include/kvfit/server.h), free of any socket: body in, status and document out.
 // Plans go through make_plan, the CLI's own path, so a 200 is the CLI's --json byte for byte.
+#include "sources/json_bounded.h"
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
@@ -63,7 +64,7 @@ void check_upload_size(std::string_view where, size_t bytes, const server_option
 }
 
 // The model a body names: "config", "gguf_base64", or "model" (catalog names only: the server reads no paths).
-model_loader body_loader(const json & body, const plan_request & q, const server_options & o) {
+model_loader body_loader(json & body, const plan_request & q, const server_options & o) {
     const bool has_config = body.contains("config"), has_gguf = body.contains("gguf_base64");
     if (int(has_config) + int(has_gguf) + int(!q.model.empty()) > 1) {
         throw http_error(400, "request: give one of 'model', 'config' or 'gguf_base64'");
@@ -72,11 +73,12 @@ model_loader body_loader(const json & body, const plan_request & q, const server
                                  ? body["upload_name"].get<std::string>().substr(0, 200)
                                  : has_gguf ? "upload.gguf" : "config.json";
     if (has_config) {
-        const json & c = body["config"];
+        json & c = body["config"];
         if (!c.is_string() && !c.is_object()) throw http_error(400, "request: field 'config': expected the config.json text or object");
-        const std::string text = c.is_string() ? c.get<std::string>() : c.dump();
+        // moved out of the body's document, not copied: an upload is held once
+        std::string text = c.is_string() ? std::move(c.get_ref<std::string &>()) : c.dump();
         check_upload_size(name, text.size(), o);
-        return [text, name](warnings & warn) {
+        return [text = std::move(text), name](warnings & warn) { // moved: an upload is held once here
             // As load_model names a config.json file, so that an upload named like the CLI's path gives its JSON.
             model_desc m = model_from_hf_config(text, name, warn);
             m.source = name;
@@ -101,19 +103,20 @@ model_loader body_loader(const json & body, const plan_request & q, const server
     return [spec](warnings & warn) { return load_model(spec, warn); };
 }
 
-// The body as JSON; parse_error and out_of_range (a number like 1e400) are the client's mistake: 400.
+// The body as JSON, within detail::request_json_limits (nesting, value count: a body of a million numbers is refused
+// as it is read, not stored); bad JSON and a number like 1e400 are the client's mistake: 400.
 json parse_body(std::string_view body) {
     try {
-        return json::parse(body.begin(), body.end());
-    } catch (const json::exception & e) {
-        throw http_error(400, fmt::format("request: not valid JSON: {}", e.what()));
+        return detail::parse_json_bounded(body, "request", detail::request_json_limits);
+    } catch (const error & e) {
+        throw http_error(400, e.what());
     }
 }
 
 template <typename F>
 api_response with_plan(std::string_view body, const server_options & o, F && render) {
     try {
-        const json j = parse_body(body);
+        json j = parse_body(body);
         const plan_request q = plan_request_from_json(j, k_upload_fields);
         const model_loader load = body_loader(j, q, o);
         return {200, "application/json", render(make_plan(q, load))};
@@ -187,7 +190,10 @@ std::string gpus_json() {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto & g : gpu_table()) {
         out.push_back({{"name", g.name}, {"vendor", g.vendor}, {"arch", g.arch}, {"memory_bytes", g.memory_bytes},
-                       {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s}, {"source", g.source}});
+                       {"marketed_gb", g.marketed_gb}, {"reported_bytes", g.reported_bytes},
+                       {"reported_source", g.reported_source}, {"runtime_bytes", g.runtime_bytes},
+                       {"runtime_source", g.runtime_source}, {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
+                       {"source", g.source}});
     }
     return out.dump() + "\n";
 }

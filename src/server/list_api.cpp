@@ -1,5 +1,6 @@
 // POST /v1/list (include/kvfit/server.h): the catalog ranked for the body's GPUs, the CLI's `--list --gpu ... --json`
 // document byte for byte (include/kvfit/ranking.h). The server lists the catalog only (it reads no local store).
+#include "sources/json_bounded.h"
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
 #include "kvfit/plan.h"
@@ -13,7 +14,7 @@ namespace kvfit {
 
 api_response handle_list(std::string_view body) {
     try {
-        const nlohmann::json j = nlohmann::json::parse(body.begin(), body.end());
+        const nlohmann::json j = detail::parse_json_bounded(body, "request", detail::request_json_limits);
         const std::vector<std::string> extra = {"name", "family", "min_params", "max_params", "min_context"};
         const plan_request q = plan_request_from_json(j, extra);
         if (!q.model.empty()) throw error("request: field 'model': /v1/list ranks the catalog; filter it with 'name'");
@@ -38,8 +39,6 @@ api_response handle_list(std::string_view body) {
         const machine mc{parse_gpu_list(q.gpu)};
         const auto rows = rank_models(catalog_candidates(), mc, s, f);
         return {200, "application/json", ranking_json(rows, mc, s).dump(2) + "\n"};
-    } catch (const nlohmann::json::parse_error & e) {
-        return api_error(400, fmt::format("request: not valid JSON: {}", e.what()));
     } catch (const error & e) {
         return api_error(400, e.what());
     } catch (const std::exception & e) {

@@ -53,6 +53,7 @@ struct request_state {
     connection_state * conn = nullptr;
     std::string body;
     bool too_large = false;   ///< over max_body_bytes: 413 once the body has been read
+    size_t expected_bytes = 0; ///< Content-Length as announced (0: none); the body buffer is reserved once from it
     bool busy = false;        ///< over max_buffered_bytes: 503
     bool queued = false;      ///< handed to a worker, connection suspended
     bool answered = false;    ///< a response was queued
@@ -205,6 +206,7 @@ struct server::impl {
                 // (bounded by the deadlines) before the 413, so that the answer is not lost to a reset connection.
                 const char * length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
                 const char * expect = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+                if (length) r->expected_bytes = size_t(std::strtoull(length, nullptr, 10));
                 if (length && expect && strcasecmp(expect, "100-continue") == 0 && std::strtoull(length, nullptr, 10) > o.max_body_bytes) {
                     r->answered = true;
                     return queue(connection, api_error(413, fmt::format(
@@ -224,6 +226,8 @@ struct server::impl {
                 self->buffered -= n;
                 r->busy = true;
             } else {
+                // the body's own size once (Content-Length, within the limit): appending would double the buffer
+                if (r->body.empty() && r->expected_bytes > 0) r->body.reserve(std::min(r->expected_bytes, o.max_body_bytes));
                 r->body.append(upload_data, n);
                 return MHD_YES;
             }

@@ -58,6 +58,13 @@ struct param_flags {
     bool mtp_probs_b = false;   ///< each NextN/MTP block's ffn_exp_probs_b.bias is created without the MTP flags
                                 ///< (TENSOR_NOT_REQUIRED only, never TENSOR_SKIP), so it is loaded while the block
                                 ///< is not: deepseek32.cpp:121, glm-dsa.cpp:155 (both releases; measured +1024 B)
+    // what llama.cpp's converter writes (convert_hf_to_gguf.py, conversion/*.py)
+    bool nextn_folded = false;  ///< by default (no --no-mtp) the converter appends the checkpoint's NextN/MTP blocks to
+                                ///< block_count and writes nextn_predict_layers, so a config.json plans them as a
+                                ///< GGUF's (n_layer_mtp: counted by -ngl and split by -ts, loaded as unused):
+                                ///< glm.py Glm4MoeModel/GlmMoeDsaModel/Glm4MoeLiteModel, deepseek.py DeepseekV32Model,
+                                ///< mimo.py, step3.py, nemotron.py (MoE only), qwen.py _QwenMtpMixin (Qwen3-Next, 3.5);
+                                ///< the same in v0.5.0 and 5b4ebc5. Not DeepSeek-V3/V4 (skip_mtp; --mtp only)
     // context facts (speculative decoding, docs/rules/llamacpp-spec.md)
     bool rs_rollback = false;   ///< the recurrent state keeps n_rs_seq extra snapshots per sequence for draft rollback:
                                 ///< llm_arch_supports_rs_rollback (llama-arch.cpp:1112-1127, both releases: qwen35,

@@ -39,6 +39,7 @@ curl_api load() {
     resolve(lib, "curl_easy_reset", a.easy_reset);
     resolve(lib, "curl_easy_setopt", a.easy_setopt);
     resolve(lib, "curl_easy_perform", a.easy_perform);
+    resolve(lib, "curl_easy_getinfo", a.easy_getinfo);
     resolve(lib, "curl_easy_strerror", a.easy_strerror);
     resolve(lib, "curl_slist_append", a.slist_append);
     resolve(lib, "curl_slist_free_all", a.slist_free_all);

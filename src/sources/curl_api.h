@@ -15,6 +15,7 @@ struct curl_api {
     void (*easy_reset)(CURL *);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*easy_perform)(CURL *);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
     const char * (*easy_strerror)(CURLcode);
     curl_slist * (*slist_append)(curl_slist *, const char *);
     void (*slist_free_all)(curl_slist *);

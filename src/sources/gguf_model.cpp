@@ -140,6 +140,10 @@ void read_recurrent(const gguf_keys & k, const detail::arch_row & row, model_des
         m.ssm_head_dim = k.u32("kda.head_dim", 0);
         m.ssm_n_head = n_head0;
         m.ssm_d_inner = m.ssm_n_head * m.ssm_head_dim;
+    } else if (row.rec == recurrent_kind::lightning) { // models/minimax-01.cpp: n_embd_head_la = n_embd_head_k
+        m.ssm_n_head = n_head0;
+        m.ssm_head_dim = k.u32("attention.key_length", n_head0 > 0 ? m.n_embd / n_head0 : 0);
+        m.ssm_d_inner = m.ssm_n_head * m.ssm_head_dim;
     } else {
         m.ssm_d_conv = k.u32("ssm.conv_kernel", 0);
         m.ssm_d_inner = k.u32("ssm.inner_size", 0);

@@ -6,6 +6,7 @@
 // parameters from hf_params.cpp; keys nobody reads are warned about (hf_known_keys.cpp).
 #include "sources/hf_detail.h"
 
+#include "sources/json_bounded.h"
 #include "kvfit/error.h"
 
 #include <fmt/format.h>
@@ -24,7 +25,24 @@ std::string type_of(const nlohmann::json & v) {
 }
 
 // Python's json module writes Infinity, -Infinity and NaN (Nemotron-H's time_step_limit); strict JSON
-// parsers refuse them. Outside strings they become null: kvfit never reads such a value.
+// parsers refuse them. Outside strings they become null: kvfit never reads such a value. The text is copied only
+// when it holds one (most configs do not: no copy of a large file).
+bool has_non_finite(std::string_view text) {
+    bool in_string = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == 'I' || c == 'N') {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::string replace_non_finite(std::string_view text) {
     std::string out;
     out.reserve(text.size());
@@ -54,17 +72,44 @@ std::string replace_non_finite(std::string_view text) {
     return out;
 }
 
-nlohmann::json parse(std::string_view text, std::string_view where) {
-    try {
-        return nlohmann::json::parse(replace_non_finite(text));
-    } catch (const nlohmann::json::exception & e) { // parse_error, and out_of_range for a number like 5e353
-        std::string what = e.what();
-        // "[json.exception.parse_error.101] parse error at line 1, ..." -> "parse error at line 1, ..."
-        if (const auto close = what.find("] "); what.starts_with("[json.exception") && close != std::string::npos) {
-            what = what.substr(close + 2);
-        }
-        throw error::at(where, "not valid JSON: " + what);
+// The objects a language config may sit in (language_config() below; Qwen-Omni: thinker_config.text_config).
+bool is_wrapper(std::string_view key) {
+    return key == "text_config" || key == "language_config" || key == "llm_config" || key == "thinker_config";
+}
+
+// quantization_config members the quantization readers use (hf_quant.cpp weight_quant_from_config and
+// safetensors_model.cpp st_quant_from_config); their objects (config_groups, modelopt's quantization) are kept whole.
+// Per-module tables (AutoRound extra_config, GPTQ dynamic) are not read and not kept.
+bool quant_key(std::string_view key) {
+    static constexpr std::string_view keys[] = {
+        "quant_method", "quant_algo", "quantization", "format", "config_groups", "weight_block_size", "activation_scheme",
+        "bits", "w_bit", "num_bits", "group_size", "q_group_size", "zero_point", "sym", "lm_head", "ignore",
+        "ignored_layers", "modules_to_not_convert", "exclude_modules", "load_in_4bit", "bnb_4bit_quant_type"};
+    return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
+}
+
+// The members of a config.json kvfit keeps (parse_json_bounded's filter): at the root and in a language config, the
+// keys it reads or knows (hf_known_keys.cpp), those whose name suggests memory (warned about by name), the wrappers,
+// quantization_config and vision_config; in quantization_config the keys above; in vision_config the deepstack list;
+// below those, everything. A member not kept (auto_map, id2label, a tokenizer table, any unknown key whose name does
+// not suggest memory) is read past and never stored.
+bool config_member_kept(const std::vector<std::string> & path, std::string_view key) {
+    const bool language = path.empty() || (path.size() <= 2 && std::all_of(path.begin(), path.end(), [](const auto & k) {
+                                               return is_wrapper(k);
+                                           }));
+    if (language) {
+        return known_key(key) || suggests_memory(key) || is_wrapper(key) || key == "quantization_config" ||
+               key == "vision_config";
     }
+    if (path.back() == "quantization_config") return quant_key(key);
+    if (path.size() == 1 && path.back() == "vision_config") return key == "deepstack_visual_indexes";
+    return true;
+}
+
+nlohmann::json parse(std::string_view text, std::string_view where) {
+    const json_limits limits; // depth 32, 262,144 kept values, strings of 64 KiB
+    if (!has_non_finite(text)) return parse_json_bounded(text, where, limits, config_member_kept);
+    return parse_json_bounded(replace_non_finite(text), where, limits, config_member_kept);
 }
 
 } // namespace
@@ -291,8 +336,12 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     } else if (cfg.has("attention_head_dim")) { // Nemotron-H
         b.head_dim = u32(cfg.uint("attention_head_dim", 65536));
     } else if (m.n_embd % n_head != 0) {
-        throw cfg.bad("num_attention_heads",
-                      fmt::format("{} does not divide hidden_size {} and head_dim is absent", n_head, m.n_embd));
+        // No plain attention width; MLA, KDA and the other mixers state their own (kv_lora_rank + qk_rope_head_dim,
+        // linear_attn_config.head_dim: Kimi-K3 has 96 heads and hidden_size 7168). lay_out refuses it by this reason
+        // when a layer is plain attention after all.
+        b.head_dim = 0;
+        b.head_dim_missing = fmt::format("{}num_attention_heads {} does not divide hidden_size {} and head_dim is absent",
+                                         cfg.prefix, n_head, m.n_embd);
     } else {
         b.head_dim = m.n_embd / n_head;
     }
@@ -403,8 +452,16 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
         b.m.parts = {f.qkv_bias, f.o_bias, f.attn_gate, std::find(b.sinks.begin(), b.sinks.end(), 1) != b.sinks.end(),
                      f.router_bias && b.m.n_expert > 0, f.score_bias && b.m.n_expert > 0, f.expert_bias && b.m.n_expert > 0};
     }
-    b.m.quant = weight_quant_from_config(json_text, where, warn);
+    b.m.quant = detail::weight_quant_from_json(root_json, where, warn);
     b.m.gguf_architecture = gguf_arch_of(b.row, b.m);
+    // the GGUF llama.cpp's converter writes from this checkpoint: NextN/MTP blocks appended to block_count by default
+    // (arch_row nextn_folded), so -ngl counts them and -ts splits them as it does a GGUF's (issue 24 item 6: GLM-5.2's
+    // block_count 79 = 78 + 1, its -ts split over 80 layers). The row of the GGUF architecture, which may be the MoE
+    // variant's (nemotron_h -> nemotron_h_moe: conversion/nemotron.py folds the block for MoE models only).
+    if (b.row != nullptr) {
+        const detail::arch_row * g = b.m.gguf_architecture == b.row->gguf_arch ? b.row : detail::find_arch_gguf(b.m.gguf_architecture);
+        if (g != nullptr && g->flags.nextn_folded) b.m.n_layer_mtp = b.m.n_layer_mtp_apart;
+    }
     if (b.row == nullptr) {
         std::string listed;
         std::vector<std::string> seen;

@@ -49,8 +49,9 @@ struct hf_keys {
 
 /// The mixer of a block (what its attention-or-state part computes; decides its parameters and caches).
 /// attention: GQA/MHA softmax attention; mla: multi-head latent attention; dsv4: DeepSeek-V4 sliding MQA with
-/// compressors; gated_deltanet / mamba2 / kda: recurrent mixers; none: no mixer (MLP/MoE-only block, no-op).
-enum class mixer : uint8_t { attention, mla, dsv4, gated_deltanet, mamba2, kda, none };
+/// compressors; gated_deltanet / mamba2 / kda / lightning (MiniMax linear attention): recurrent mixers; none: no
+/// mixer (MLP/MoE-only block, no-op).
+enum class mixer : uint8_t { attention, mla, dsv4, gated_deltanet, mamba2, kda, lightning, none };
 
 /// A model being built: the description plus per-layer facts only the layout and the parameter counter need.
 struct hf_build {
@@ -71,6 +72,8 @@ struct hf_build {
     std::vector<uint8_t> ffn_linear;   ///< per layer: FFN replaced by one n_embd x n_embd linear (DeciLM)
     std::vector<uint32_t> ffn_dense;   ///< per layer: dense MLP width beside the experts (Gemma 4 enable_moe_block)
     uint32_t head_dim = 0;             ///< attention head width (head_dim / attention_head_dim / n_embd / n_head)
+    std::string head_dim_missing;      ///< why head_dim is 0 (n_head does not divide n_embd): a refusal only when a
+                                       ///< layer is plain attention (MLA and recurrent layers state their widths)
     uint32_t index_n_head = 0;         ///< DSA indexer heads (index_n_heads)
     uint32_t index_head_dim = 0;       ///< DSA indexer head width (index_head_dim)
     uint32_t moe_latent = 0;           ///< experts run in a latent of this width (moe_latent_size), 0: n_embd
@@ -96,6 +99,9 @@ void lay_out_ffn(const hf_keys & cfg, hf_build & b);
 void warn_unknown_keys(const hf_keys & cfg, const hf_build & b, warnings & warn);
 /// Keys kvfit reads or knows not to change memory (the registry warn_unknown_keys checks against).
 bool known_key(std::string_view key);
+/// True when one of the '_'-separated words of `key` starts with a word that suggests memory (layer, attention, kv,
+/// expert, ...: k_memory_words in src/sources/hf_known_keys.cpp): "num_experts" does, "do_sample" does not.
+bool suggests_memory(std::string_view key);
 
 /// The per-layer list `key` (layer_types, block_configs, ...): an array of exactly n_layer entries, else throws
 /// kvfit::error "<where>: key '<key>': expected array, got boolean" (or "has 30 entries for num_hidden_layers 32").
@@ -107,6 +113,9 @@ kvfit::error refuse(const hf_keys & cfg, const hf_build & b, std::string_view wh
 /// Parse a config.json text as model_from_hf_config does (bare Infinity/NaN read as null). Throws kvfit::error
 /// "<where>: not valid JSON: ...".
 nlohmann::json parse_config_json(std::string_view text, std::string_view where);
+
+/// weight_quant_from_config (include/kvfit/sources.h) of a config.json parse_config_json has already read.
+weight_quant weight_quant_from_json(const nlohmann::json & root, std::string_view where, warnings & warn);
 
 /// Fills b.m.weights from the shapes (params only, bytes 0). Rules in src/sources/hf_params.cpp.
 void count_params(hf_build & b);

@@ -1,10 +1,11 @@
 // config.json -> layer layout, from the keys, in this order (the first rule that applies wins; later rules refine):
-//  1. a per-layer list: layer_types, hybrid_layer_pattern, layers_block_type, hybrid_override_pattern,
-//     block_configs, linear_attn_config.full_attn_layers;
+//  1. a per-layer list: layer_types, attn_type_list, hybrid_layer_pattern, layers_block_type,
+//     hybrid_override_pattern, block_configs, linear_attn_config.full_attn_layers;
 //  2. without a list: compress_ratios (DeepSeek-V4: every layer a window plus compressed caches), or
 //     full_attention_interval with linear_* keys (Gated DeltaNet hybrids), else every layer attention;
 //  3. kv_lora_rank: attention layers are MLA (one latent); index_head_dim + index_n_heads: a DSA indexer on the
-//     layers indexer_types marks "full" (all MLA layers without it); without a latent, sparse_attention_config
+//     layers indexer_types marks "full" (without it: index_topk_pattern, else index_topk_freq /
+//     index_skip_topk_offset, as GlmMoeDsaConfig derives it; all MLA layers when none); without a latent, sparse_attention_config
 //     (MiniMax-M3 MSA): an indexer beside the attention cache after the leading dense blocks;
 //  4. windows when no list placed them: sliding_window on every layer (row quirk swa_all), on il >=
 //     max_window_layers when use_sliding_window (Qwen2), by sliding_window_pattern (Gemma 3); attention_chunk_size
@@ -72,6 +73,20 @@ void read_kda(const hf_keys & lin, hf_build & b) {
     m.ssm_d_inner = m.ssm_n_head * m.ssm_head_dim;
 }
 
+// MiniMax lightning attention (MiniMax-Text-01, MiniMax-M1: attn_type_list 0): num_attention_heads heads of head_dim
+// (hidden_size / num_attention_heads without it), no convolution; the state is head_dim x head_dim per head
+// (vllm/model_executor/layers/mamba/linear_attn.py MiniMaxText01LinearAttention: linear_attention_state_shape;
+// llama.cpp models/minimax-01.cpp: n_embd_head_la = n_embd_head_k, llama-hparams.cpp n_embd_s).
+void read_lightning(const hf_keys & cfg, hf_build & b) {
+    if (b.head_dim == 0) throw refuse(cfg, b, b.head_dim_missing + ": the lightning-attention head width is not stated");
+    model_desc & m = b.m;
+    m.rec_kind = recurrent_kind::lightning;
+    m.ssm_n_head = u32(cfg.uint("num_attention_heads", 65536));
+    m.ssm_head_dim = b.head_dim;
+    m.ssm_d_inner = m.ssm_n_head * m.ssm_head_dim;
+    m.ssm_d_conv = 0;
+}
+
 // The recurrent mixer a "linear" entry names, by the keys that describe it.
 mixer linear_mixer(const hf_keys & cfg, const hf_build & b, std::string_view entry) {
     if (cfg.has("linear_num_key_heads")) return mixer::gated_deltanet;
@@ -79,6 +94,7 @@ mixer linear_mixer(const hf_keys & cfg, const hf_build & b, std::string_view ent
     // the row knows the family: its keys are then missing (read_gated_deltanet / read_mamba2 name them)
     if (b.row && b.row->rec == recurrent_kind::gated_deltanet) return mixer::gated_deltanet;
     if (b.row && b.row->rec == recurrent_kind::mamba2) return mixer::mamba2;
+    if (b.row && b.row->rec == recurrent_kind::lightning) return mixer::lightning; // MiniMaxConfig layer_types
     throw refuse(cfg, b, fmt::format("{}: a linear layer without linear_num_key_heads or mamba_num_heads: the "
                                      "recurrent mixer is not stated", entry));
 }
@@ -94,19 +110,58 @@ kvfit::error unknown_kind(const hf_keys & cfg, const hf_build & b, std::string_v
 
 std::string text_of(const nlohmann::json & v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// layer_types: full_attention, sliding_attention, chunked_attention, linear_attention (Gated DeltaNet or Mamba2
-// by the keys), mamba. gpt-oss-20b: il 0 window, il 1 full, ...
+// layer_types: full_attention, sliding_attention, chunked_attention, linear_attention (Gated DeltaNet, Mamba2 or
+// MiniMax lightning by the keys), mamba, deepseek_sparse_attention. gpt-oss-20b: il 0 window, il 1 full, ...
+// deepseek_sparse_attention is DSA: MLA with the lightning indexer (transformers GlmMoeDsaConfig writes it for every
+// layer, "drives cache-class dispatch"; a config saved by transformers has the list, zai-org's GLM-5.2 file does not),
+// so it needs kv_lora_rank and the index keys, and mla_and_indexer places the latent and the indexers.
 void from_layer_types(const hf_keys & cfg, hf_build & b) {
     const auto & arr = per_layer_array(cfg, b, "layer_types");
     for (uint32_t il = 0; il < b.m.n_layer; ++il) {
         const std::string t = text_of(arr[il]);
-        if (t == "full_attention") b.attn[il] = cache_kind::full;
+        if (t == "deepseek_sparse_attention") {
+            if (!cfg.has("kv_lora_rank") || !cfg.has("index_head_dim") || !cfg.has("index_n_heads")) {
+                throw refuse(cfg, b, entry_name(cfg, "layer_types", il, t) + ": DeepSeek sparse attention (MLA with an "
+                                     "indexer) needs kv_lora_rank, index_head_dim and index_n_heads");
+            }
+            b.attn[il] = cache_kind::full;
+        } else if (t == "full_attention") b.attn[il] = cache_kind::full;
         else if (t == "sliding_attention") b.attn[il] = cache_kind::window;
         else if (t == "chunked_attention") b.attn[il] = cache_kind::chunked;
         else if (t == "linear_attention") set_mixer(b, il, linear_mixer(cfg, b, entry_name(cfg, "layer_types", il, t)));
         else if (t == "mamba") set_mixer(b, il, mixer::mamba2);
         else throw unknown_kind(cfg, b, "layer_types", il, t);
     }
+}
+
+// attn_type_list (MiniMax's own configs: MiniMax-Text-01, MiniMax-M1, MiniMax-M2 / M3 with every entry 1): 0 lightning
+// (linear) attention, 1 softmax attention (MiniMax-M1 modeling_minimax_m1.py; vllm/config/model.py counts the
+// attention layers as the entries equal to 1). MiniMax-M1: il 0-6 lightning, il 7 full, ... il 79 full.
+void from_attn_type_list(const hf_keys & cfg, hf_build & b) {
+    const auto & arr = per_layer_array(cfg, b, "attn_type_list");
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        if (arr[il] == 1) b.attn[il] = cache_kind::full;
+        else if (arr[il] == 0) set_mixer(b, il, mixer::lightning);
+        else throw unknown_kind(cfg, b, "attn_type_list", il, text_of(arr[il]));
+    }
+}
+
+// llama.cpp's loader of the row's architecture ignores the list: conversion/minimax.py writes none, and
+// models/minimax-01.cpp places the softmax layers at every full_attention_interval-th layer (default 8). A list that
+// says otherwise is named, so a GGUF of the same checkpoint is not expected to plan the same.
+void warn_interval_differs(const hf_keys & cfg, const hf_build & b, warnings & warn) {
+    std::string differ;
+    uint32_t n = 0;
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        if ((b.mix[il] == mixer::attention) == interval_attention(il, b.row->period)) continue;
+        if (++n <= 8) differ += fmt::format("{}{}", differ.empty() ? "" : ", ", il);
+    }
+    if (n == 0) return;
+    warn.push_back(fmt::format("{}: {}attn_type_list differs from llama.cpp's {} layout on {} layer{} (il {}{}): its loader "
+                               "makes every {}th layer softmax attention and the others lightning (models/{}.cpp; the "
+                               "converter writes no layer list), so a GGUF of this checkpoint keeps other caches than "
+                               "planned here", cfg.where, cfg.prefix, b.row->gguf_arch, n, n == 1 ? "" : "s", differ,
+                               n > 8 ? ", ..." : "", b.row->period, b.row->gguf_arch));
 }
 
 // hybrid_layer_pattern (MiMo-V2): 0 full attention, 1 sliding window (conversion/mimo.py writes it as
@@ -266,6 +321,43 @@ void windows_of_list(const hf_keys & cfg, hf_build & b) {
     }
 }
 
+// The indexer type of each layer, "full" or "shared", as transformers' GlmMoeDsaConfig.__post_init__ derives it when
+// the file has no indexer_types (and as llama.cpp's converter then writes them, conversion/glm.py reading the
+// configuration's indexer_types): index_topk_pattern ("FSSS...", or a list of names), else index_topk_freq (default
+// 1) and index_skip_topk_offset (default 2): il is "full" iff max(il - offset + 1, 0) % freq == 0. GLM-5.2 (freq 4,
+// offset 3): il 0, 1, 2 full, 3-5 shared, 6 full, ... (21 of 78).
+std::vector<std::string> indexer_types(const hf_keys & cfg, const hf_build & b) {
+    const uint32_t n = b.m.n_layer;
+    std::vector<std::string> out(n, "full");
+    if (cfg.has("indexer_types")) {
+        const auto & arr = per_layer_array(cfg, b, "indexer_types");
+        for (uint32_t il = 0; il < n; ++il) out[il] = text_of(arr[il]);
+    } else if (cfg.has("index_topk_pattern")) {
+        const auto & p = cfg.at("index_topk_pattern");
+        if (p.is_string()) {
+            const std::string codes = p.get<std::string>();
+            if (codes.size() != n) {
+                throw cfg.bad("index_topk_pattern", fmt::format("has {} entries for num_hidden_layers {}", codes.size(), n));
+            }
+            for (uint32_t il = 0; il < n; ++il) {
+                if (codes[il] != 'F' && codes[il] != 'S') throw unknown_kind(cfg, b, "index_topk_pattern", il, codes.substr(il, 1));
+                out[il] = codes[il] == 'F' ? "full" : "shared";
+            }
+        } else {
+            const auto & arr = per_layer_array(cfg, b, "index_topk_pattern");
+            for (uint32_t il = 0; il < n; ++il) out[il] = text_of(arr[il]);
+        }
+    } else {
+        const uint64_t freq = std::max<uint64_t>(1, cfg.count_or("index_topk_freq", 1, n));
+        const uint64_t offset = cfg.count_or("index_skip_topk_offset", 2, n);
+        for (uint32_t il = 0; il < n; ++il) {
+            const uint64_t from = il + 1 >= offset ? il + 1 - offset : 0;
+            out[il] = from % freq == 0 ? "full" : "shared";
+        }
+    }
+    return out;
+}
+
 // MLA (kv_lora_rank) and the DSA indexer (index_head_dim, index_n_heads, indexer_types).
 void mla_and_indexer(const hf_keys & cfg, hf_build & b) {
     model_desc & m = b.m;
@@ -288,12 +380,11 @@ void mla_and_indexer(const hf_keys & cfg, hf_build & b) {
     m.indexer_n_head = b.index_n_head;
     m.indexer_top_k = u32(cfg.uint_or("index_topk", 0, 1u << 24)); // llama_hparams::indexer_top_k
     // conversion/glm.py: indexer_types "full" own an indexer, "shared" reuse the previous one (glm-dsa PR #26474)
-    const nlohmann::json * types = cfg.has("indexer_types") ? &per_layer_array(cfg, b, "indexer_types") : nullptr;
+    const std::vector<std::string> types = indexer_types(cfg, b);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (b.mix[il] != mixer::mla) continue;
-        const std::string t = types ? text_of((*types)[il]) : "full";
-        if (t != "full" && t != "shared") throw unknown_kind(cfg, b, "indexer_types", il, t);
-        b.indexer[il] = t == "full";
+        if (types[il] != "full" && types[il] != "shared") throw unknown_kind(cfg, b, "indexer_types", il, types[il]);
+        b.indexer[il] = types[il] == "full";
     }
 }
 
@@ -372,6 +463,9 @@ void gates(const hf_keys & cfg, hf_build & b) {
 // Heads and widths by layer type (step 6 above).
 void shapes(const hf_keys & cfg, hf_build & b) {
     model_desc & m = b.m;
+    if (b.head_dim == 0 && std::any_of(b.mix.begin(), b.mix.end(), [](mixer x) { return x == mixer::attention || x == mixer::dsv4; })) {
+        throw cfg.bad("num_attention_heads", b.head_dim_missing.substr(b.head_dim_missing.find(' ') + 1));
+    }
     if (cfg.has("num_attention_heads_per_layer")) { // Laguna: query heads per layer (conversion/laguna.py)
         const auto & arr = per_layer_array(cfg, b, "num_attention_heads_per_layer");
         for (uint32_t il = 0; il < m.n_layer; ++il) {
@@ -427,6 +521,7 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
 
     bool listed = true;
     if (cfg.has("layer_types")) from_layer_types(cfg, b);
+    else if (cfg.has("attn_type_list")) from_attn_type_list(cfg, b);
     else if (cfg.has("hybrid_layer_pattern")) from_hybrid_layer_pattern(cfg, b);
     else if (cfg.has("layers_block_type")) from_layers_block_type(cfg, b);
     else if (cfg.has("hybrid_override_pattern")) from_hybrid_override_pattern(cfg, b);
@@ -495,7 +590,7 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
     const auto uses = [&](mixer x) { return std::find(b.mix.begin(), b.mix.end(), x) != b.mix.end(); };
     // Mamba shape keys with no Mamba layer placed (Falcon-H1's parallel attention + Mamba2 in every layer, an SSM layer
     // list kvfit does not read): refused by name, never planned as attention alone with the state dropped
-    if (!uses(mixer::mamba2) && !uses(mixer::gated_deltanet) && !uses(mixer::kda)) {
+    if (!uses(mixer::mamba2) && !uses(mixer::gated_deltanet) && !uses(mixer::kda) && !uses(mixer::lightning)) {
         for (const char * k : {"mamba_d_ssm", "mamba_d_state", "mamba_n_heads", "mamba_num_heads", "mamba_d_conv",
                                "mamba_expand", "mamba_n_groups"}) {
             if (!cfg.has(k)) continue;
@@ -505,7 +600,9 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
     }
     if (uses(mixer::gated_deltanet)) read_gated_deltanet(cfg, b);
     if (uses(mixer::mamba2)) read_mamba2(cfg, b);
-    if (uses(mixer::gated_deltanet) + uses(mixer::mamba2) + uses(mixer::kda) > 1) {
+    if (uses(mixer::lightning)) read_lightning(cfg, b);
+    if (cfg.has("attn_type_list") && b.row && b.row->layout == gguf_layout::interval) warn_interval_differs(cfg, b, warn);
+    if (uses(mixer::gated_deltanet) + uses(mixer::mamba2) + uses(mixer::kda) + uses(mixer::lightning) > 1) {
         throw refuse(cfg, b, "two recurrent mixer families in one model: kvfit keeps one per model");
     }
     shapes(cfg, b);
@@ -532,7 +629,8 @@ void build_caches(hf_build & b) {
         case mixer::dsv4:            add_dsv4_caches(m, il, b.compress[il], m.head_dim_k[il], b.index_head_dim); break;
         case mixer::gated_deltanet:
         case mixer::mamba2:
-        case mixer::kda:             add_recurrent_state(m, il); break;
+        case mixer::kda:
+        case mixer::lightning:       add_recurrent_state(m, il); break;
         case mixer::none:            break;
         }
     }

@@ -109,6 +109,13 @@ uint64_t kda_params(const model_desc & m) {
     return 3 * e * d + 3 * d * m.ssm_d_conv + 2 * (e * hd + hd * d) + e * h + 2 * h + d + hd + d * e;
 }
 
+// MiniMax lightning attention (llama.cpp models/minimax-01.cpp load_arch_tensors; vLLM MiniMaxText01LinearAttention):
+// wqkv n_embd x 3 d_inner, output gate n_embd x d_inner, out d_inner x n_embd, norm d_inner (d_inner = heads x head_dim).
+uint64_t lightning_params(const model_desc & m) {
+    const uint64_t e = m.n_embd, d = m.ssm_d_inner;
+    return 3 * e * d + e * d + d * e + d;
+}
+
 // One MLP of width n_ff at width `n_in`: gate/up/down (3 matrices) or up/down (2, relu2), with optional biases.
 uint64_t mlp_params(const hf_build & b, uint64_t n_in, uint64_t n_ff, bool bias) {
     const uint64_t n_mat = b.flags.ffn_gated ? 3 : 2;
@@ -145,6 +152,7 @@ weight_group layer_params(const hf_build & b, uint32_t il) {
     case mixer::gated_deltanet: g.n_params += gated_deltanet_params(m); break;
     case mixer::mamba2:         g.n_params += mamba2_params(b); break;
     case mixer::kda:            g.n_params += kda_params(m); break;
+    case mixer::lightning:      g.n_params += lightning_params(m); break;
     case mixer::none:           break;
     }
     if (b.attn_linear[il]) g.n_params += uint64_t(m.n_embd) * m.n_embd;

@@ -125,16 +125,9 @@ weight_quant compressed(const json & qc, std::string_view where, warnings & warn
     return q;
 }
 
-} // namespace
-
-weight_quant weight_quant_from_config(std::string_view config_json, std::string_view where, warnings & warn) {
+// The quantization_config of a parsed config.json (kvfit::{anonymous}: in a unity build detail has a text_of too).
+weight_quant quant_of_root(const json & root, std::string_view where, warnings & warn) {
     weight_quant q;
-    json root;
-    try {
-        root = json::parse(config_json);
-    } catch (const json::exception &) {
-        return q; // model_from_hf_config reports an unreadable config
-    }
     const json * qc = nullptr;
     for (const char * k : {"quantization_config", "text_config"}) {
         if (!root.is_object() || !root.contains(k) || !root[k].is_object()) continue;
@@ -191,6 +184,22 @@ weight_quant weight_quant_from_config(std::string_view config_json, std::string_
         q.label += ", fp4 experts";
     }
     return q;
+}
+
+} // namespace
+
+weight_quant weight_quant_from_config(std::string_view config_json, std::string_view where, warnings & warn) {
+    json root;
+    try {
+        root = detail::parse_config_json(config_json, where);
+    } catch (const error &) {
+        return {}; // model_from_hf_config reports an unreadable config
+    }
+    return quant_of_root(root, where, warn);
+}
+
+weight_quant detail::weight_quant_from_json(const nlohmann::json & root, std::string_view where, warnings & warn) {
+    return quant_of_root(root, where, warn);
 }
 
 weight_quant weight_quant_from_name(std::string_view name_in) {

@@ -218,8 +218,14 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
         curl_lib().easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_lib().easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
         curl_lib().easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_lib().easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 15L);
-        curl_lib().easy_setopt(c, CURLOPT_TIMEOUT, p_->o.timeout_s);
+        // silence: no connection within silence_timeout_s, or under 1 byte/s for that long once connected (a Hub that
+        // accepts and never answers), ends the request; bytes that keep coming may take up to timeout_s
+        const long silence = std::max(1L, p_->o.silence_timeout_s);
+        curl_lib().easy_setopt(c, CURLOPT_CONNECTTIMEOUT, silence);
+        curl_lib().easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_lib().easy_setopt(c, CURLOPT_LOW_SPEED_TIME, silence);
+        const long overall = std::max(p_->o.timeout_s, silence);
+        curl_lib().easy_setopt(c, CURLOPT_TIMEOUT, overall);
         curl_lib().easy_setopt(c, CURLOPT_USERAGENT, "kvfit/0.1");
         curl_lib().easy_setopt(c, CURLOPT_HTTPHEADER, headers);
         if (range) curl_lib().easy_setopt(c, CURLOPT_RANGE, range_text.c_str());
@@ -248,6 +254,23 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
                                               "stopped after {} bytes: kvfit reads headers only", x.body.size()));
         }
         if (x.over_cap) throw error::at(what, fmt::format("response exceeds the limit of {} bytes", cap));
+        curl_off_t connected_us = 0, total_us = 0;
+        curl_lib().easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected_us);
+        curl_lib().easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &total_us);
+        if (rc == CURLE_OPERATION_TIMEDOUT && connected_us > 0) {
+            std::string why;
+            if (x.status == 0) {
+                why = fmt::format("{} accepted the connection but sent nothing for {} s (KVFIT_HTTP_TIMEOUT sets the limit)",
+                                  host_of(url), silence);
+            } else if (total_us >= curl_off_t(overall) * 1000000) {
+                why = fmt::format("{}: the answer did not end within {} s ({} bytes so far)", host_of(url), overall,
+                                  x.body.size());
+            } else {
+                why = fmt::format("{} stopped sending after {} bytes: nothing for {} s (KVFIT_HTTP_TIMEOUT sets the limit)",
+                                  host_of(url), x.body.size(), silence);
+            }
+            throw unreachable_error(error::at(what, why).what());
+        }
         if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
             rc == CURLE_COULDNT_RESOLVE_PROXY) {
             throw unreachable_error(error::at(what, fmt::format("cannot reach {}: {} (no network? offline mode reads the cache)",

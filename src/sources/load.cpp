@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
-#include <sstream>
 
 namespace kvfit {
 namespace {
@@ -27,9 +26,10 @@ std::string read_text(const fs::path & path) {
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) throw error::at(path.string(), "cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    std::string text(size, '\0'); // read in place: a stringstream would hold the file twice
+    in.read(text.data(), std::streamsize(size));
+    text.resize(size_t(in.gcount()));
+    return text;
 }
 
 bool has_gguf_magic(const fs::path & path) {

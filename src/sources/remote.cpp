@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -421,6 +422,14 @@ remote_options remote_options_from_env() {
         o.endpoint = e;
     }
     o.token = detail::env_str("HF_TOKEN");
+    if (const std::string t = detail::env_str("KVFIT_HTTP_TIMEOUT"); !t.empty()) {
+        long s = 0;
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), s);
+        if (ec != std::errc() || end != t.data() + t.size() || s < 1 || s > 600) {
+            throw error(fmt::format("KVFIT_HTTP_TIMEOUT '{}': expected whole seconds from 1 to 600", t.substr(0, 40)));
+        }
+        o.silence_timeout_s = s;
+    }
     o.cache_dir = default_cache_dir();
     o.hub_cache = local_roots_from_env().hf_hub;
     return o;

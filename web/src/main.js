@@ -94,7 +94,7 @@ function showPlan(plan, charts) {
   $('verdict').textContent = !hasGpu
     ? `${plan.model.name}: ${gib(plan.totals.total_bytes)} in all at context ${commas(plan.context_tokens)} (no GPU given)`
     : plan.fits
-      ? `Fits: ${plan.model.name} at context ${commas(plan.context_tokens)} uses ${gib(gpus.reduce((a, d) => a + d.used_bytes, 0))} of ${gib(plan.gpus.reduce((a, g) => a + g.memory_bytes, 0))} (${plan.rules})`
+      ? `Fits: ${plan.model.name} at context ${commas(plan.context_tokens)} uses ${gib(gpus.reduce((a, d) => a + d.used_bytes, 0))} of ${gib(gpus.reduce((a, d) => a + d.capacity_bytes, 0))} (${plan.rules})`
       : plan.starts
         ? `Does not fit at context ${commas(plan.context_tokens)}: the largest context that fits is ${commas(largest)} tokens`
         : `Does not start at context ${commas(plan.context_tokens)} (${plan.rules})`;
@@ -201,7 +201,8 @@ async function init() {
   $('runtime').addEventListener('change', showRuntime);
   showRuntime();
   for (const m of models) $('model').add(new Option(m.name, m.name));
-  for (const g of gpus) $('gpu').add(new Option(`${g.name} (${g.memory_bytes / 2 ** 30} GiB)`, g.name));
+  // the marketed size names the card; plans use what the driver reports (memory_bytes, docs/api.md)
+  for (const g of gpus) $('gpu').add(new Option(`${g.name} (${g.marketed_gb} GB)`, g.name));
   $('settings').addEventListener('input', schedule);
   $('settings').addEventListener('change', schedule);
   $('settings').addEventListener('submit', (e) => e.preventDefault());

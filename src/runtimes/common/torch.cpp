@@ -42,6 +42,13 @@ void recurrent_state_bytes(const model_desc & m, uint32_t tp_, uint32_t conv_s, 
         conv = k1 * (3ull * m.ssm_n_head * m.ssm_head_dim / tp) * conv_s;
         ssm = uint64_t(m.ssm_n_head / tp) * m.ssm_head_dim * m.ssm_head_dim * 4;
         return;
+    case recurrent_kind::lightning: // MiniMax linear attention (vllm/model_executor/layers/mamba/linear_attn.py
+        // MiniMaxText01LinearAttention.get_state_shape): MambaStateShapeCalculator.linear_attention_state_shape
+        // (num_heads / tp, head_dim, head_dim), no conv state, in MambaStateDtypeCalculator.linear_attention_state_dtype
+        // = --mamba-cache-dtype (auto: the model dtype), the conv states' dtype here
+        conv = 0;
+        ssm = uint64_t(m.ssm_n_head / tp) * m.ssm_head_dim * m.ssm_head_dim * conv_s;
+        return;
     default:
         throw error(fmt::format("recurrent layers of kind {} are not modelled for serving runtimes",
                                 recurrent_kind_name(m.rec_kind)));

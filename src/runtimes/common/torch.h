@@ -20,7 +20,8 @@ inline uint64_t weight_bytes(const weight_group & g, uint32_t dtype_s) { return 
 
 /// Recurrent state of one layer on one TP rank, bytes (MambaStateShapeCalculator, n_spec = 0; RULES §1.2):
 /// GDN conv (k-1) x (2 H_k D_k + H_v D_v)/tp, temporal (H_v/tp) x D_v x D_k; Mamba2 with groups replicated when
-/// n_groups % tp != 0; Mamba1; short_conv. Element sizes conv_s and ssm_s. Throws kvfit::error for rwkv.
+/// n_groups % tp != 0; Mamba1; short_conv; KDA; MiniMax lightning attention (no conv; temporal (H/tp) x D x D in
+/// conv_s, vLLM's linear_attention_state_dtype). Element sizes conv_s and ssm_s. Throws kvfit::error for rwkv.
 /// Qwen3.5-27B, tp 1, bf16 conv, f32 temporal: conv 61,440, temporal 3,145,728.
 void recurrent_state_bytes(const model_desc & m, uint32_t tp, uint32_t conv_s, uint32_t ssm_s, uint64_t & conv,
                            uint64_t & ssm);

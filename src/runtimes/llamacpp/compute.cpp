@@ -23,7 +23,7 @@
 //   recurrent layers, rec_kind gated_deltanet -> stages_gated_deltanet (measured: qwen35, qwen3next)
 //   recurrent layers, rec_kind short_conv   -> stages_short_conv     (measured: lfm2)
 //   recurrent layers, rec_kind mamba2       -> stages_mamba2         (measured: mamba2, nemotron_h, granitehybrid)
-//   recurrent layers, mamba1/rwkv           -> stages_ssm            (approximation, not measured)
+//   recurrent layers, mamba1/rwkv/lightning -> stages_ssm            (approximation, not measured)
 //   swa or chunked layers, unlike layers    -> stages_windowed_mixed (compute_swa.cpp; measured: gemma4, mimo2,
 //     (per-type Q width, dense + MoE layers,                          step35)
 //      shared expert, MLP beside experts)
@@ -253,6 +253,10 @@ std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_set
         return fmt::format("the reserve graph of {} was recorded for other shapes or settings only ({}): the figure is "
                            "the stage-set estimate, which the recordings show up to 25 % too small for the 2026 DSA/MSA "
                            "graphs at long contexts", m.gguf_architecture, no_replay);
+    }
+    if (m.rec_kind == recurrent_kind::lightning) {
+        return "the reserve graph of MiniMax-01 lightning attention (models/minimax-01.cpp: a [n_ubatch, n_ubatch, "
+               "n_head] f32 decay mask per layer) is not measured: the figure is an estimate";
     }
     if (m.count(layer_kind::mla) > 0 && m.rec_kind == recurrent_kind::kda && m.attn_res_block > 0) {
         return "MLA + KDA layers with attention residuals: the stage set is fitted, not derived; the figure is an "

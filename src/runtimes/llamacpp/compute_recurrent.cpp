@@ -150,6 +150,13 @@ uint64_t stages_ssm(const model_desc & m, const compute_graph & g) {
     if (m.rec_kind == recurrent_kind::rwkv) {
         proj = 6 * E;
         scan = E + S;
+    } else if (m.rec_kind == recurrent_kind::lightning) {
+        // MiniMax-01 (models/minimax-01.cpp): wqkv [3 d_inner, T]; the decay mask inp_diag_decay [T, T, n_head] f32 is a
+        // graph input, reserved with one sequence ([TAG_RESERVE_DIAG_DECAY]: it grows with n_seq_tokens^2), and each
+        // lightning layer scales and exponentiates it and scores q k^T of the same shape: three such tensors live
+        const uint64_t diag = pad32(T * T * m.ssm_n_head * 4);
+        proj = pad32(3 * d_inner * T * 4);
+        scan = 3 * diag + pad32(d_inner * T * 4) + S;
     } else {
         const bool mamba2 = m.rec_kind == recurrent_kind::mamba2;
         const uint64_t conv_dim = mamba2 ? d_inner + ng_ds : d_inner;

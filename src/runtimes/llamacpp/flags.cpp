@@ -7,6 +7,7 @@
 #include "kvfit/units.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <mutex>
@@ -60,6 +61,36 @@ std::optional<std::string> parse_override_rule(std::string_view rule) {
     return pattern;
 }
 
+uint64_t parse_ctx_size_flag(std::string_view flag, std::string_view text, uint64_t min) {
+    const size_t digits = text.find_first_not_of("0123456789");
+    if (digits != std::string_view::npos && digits > 0 && digits + 1 == text.size() && digits <= 12 &&
+        std::string_view("kKmM").find(text.back()) != std::string_view::npos) {
+        const uint64_t n = parse_flag_count(flag, text.substr(0, digits), 0, 1ull << 40);
+        const bool mega = text.back() == 'm' || text.back() == 'M';
+        const std::string decimal = std::islower(static_cast<unsigned char>(text.back()))
+                                        ? fmt::format(" (or -c {}, as vLLM reads {})", n * (mega ? 1000000 : 1000), text) : "";
+        throw error(fmt::format("{} {}: llama.cpp takes a plain number (its std::stoi reads {} as {}); did you mean {} {}{}?",
+                                flag, text, text, n, flag, n << (mega ? 20 : 10), decimal));
+    }
+    return parse_flag_count(flag, text, min, 1ull << 32);
+}
+
+std::vector<uint64_t> parse_fit_target_flag(std::string_view flag, std::string_view text) {
+    std::vector<uint64_t> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find_first_of(",/", start), text.size());
+        const std::string_view item = text.substr(start, end - start);
+        const bool plain = !item.empty() && item.find_first_not_of("0123456789") == std::string_view::npos;
+        if (item.empty() || (!plain && !std::isdigit(static_cast<unsigned char>(item.front())))) {
+            throw error(fmt::format("{} '{}': expected MiB per device (1024, or 1024,2048)", flag, text));
+        }
+        out.push_back(plain ? parse_flag_count(flag, item, 0, 1u << 24) << 20 : parse_size_flag(flag, item));
+        start = end + 1;
+    }
+    return out;
+}
+
 const std::vector<flag_spec> & llamacpp_flags() {
     using t = flag_type;
     static const std::vector<flag_spec> v = {
@@ -75,7 +106,9 @@ const std::vector<flag_spec> & llamacpp_flags() {
         {"--mla-kv", "", "older llama.cpp MLA layout: K 576 plus V 512 per layer", t::boolean},
         {"--llamacpp-version", "", "llama.cpp release whose rules apply: v0.5.0 (default, node-llama-cpp 3.22.1) or "
                                    "5b4ebc5 (3.21.1)", t::text},
-        {"--margin", "", "memory kept free per GPU (default 1GiB, as llama.cpp --fit)", t::size},
+        {"--margin", "", "memory kept free per GPU, with a unit: 1GiB (default, as llama.cpp --fit), 512MiB", t::size},
+        {"--fit-target", "-fitt", "llama.cpp's spelling of --margin: MiB kept free per GPU (default 1024; A,B per device: "
+                                  "the largest is kept on each)", t::text},
         {"--n-gpu-layers", "-ngl", "layers on the GPU, counting the output layer (default all)", t::text},
         {"--no-kv-offload", "-nkvo", "keep KV cache and state in host memory", t::boolean},
         {"--tensor-split", "-ts", "split proportions across GPUs, e.g. 3,1", t::text},
@@ -116,6 +149,8 @@ const std::vector<flag_spec> & llamacpp_flags() {
         // the backend and its compute terms (compute_cuda.cpp, docs/rules/llamacpp-cuda.md)
         {"--backend", "", "ggml backend of the GPUs: cuda, rocm, vulkan, metal or cpu (default: from the GPU names; "
                           "cuda assumed for --gpu SIZE)", t::text},
+        {"--iogpu-wired-limit-mb", "", "sudo sysctl iogpu.wired_limit_mb=N on a Mac: the Metal working set in MiB "
+                                       "(default: macOS's recommendedMaxWorkingSetSize)", t::count},
         {"--no-op-offload", "", "keep the ops of CPU-resident weights on the CPU (no CUDA staging of CPU experts at "
                                 "n_ubatch >= 32)", t::boolean},
         // llama-server's n_outputs_max (server-context.cpp:41-53) versus libllama's default (llama-context.cpp:250)
@@ -135,7 +170,7 @@ std::vector<uint64_t> parse_contexts(const std::vector<std::string> & values) {
         size_t start = 0;
         while (start <= v.size()) {
             const size_t end = std::min(v.find(',', start), v.size());
-            out.push_back(parse_flag_count("-c", std::string_view(v).substr(start, end - start), 1, 1ull << 32));
+            out.push_back(parse_ctx_size_flag("-c", std::string_view(v).substr(start, end - start), 1));
             start = end + 1;
         }
     }
@@ -249,12 +284,20 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     }
     p.repack = !f.boolean("no_repack");
     p.no_host = f.boolean("no_host");
-    if (given(f, "margin")) in.margin_bytes = parse_size(f.text("margin"));
+    if (given(f, "margin")) in.margin_bytes = parse_size_flag("--margin", f.text("margin"));
+    if (given(f, "fit_target")) { // kvfit keeps one margin on every GPU: the largest target
+        if (given(f, "margin")) throw error("--margin and --fit-target: give one of them (--fit-target is llama.cpp's MiB)");
+        const std::vector<uint64_t> t = parse_fit_target_flag("--fit-target", f.text("fit_target"));
+        in.margin_bytes = *std::max_element(t.begin(), t.end());
+    }
     parse_extras_flags(f, s);
     parse_spec_flags(f, s);
     // the backend (compute_cuda.cpp)
     if (given(f, "backend")) s.backend = parse_gpu_backend(f.text("backend"));
     s.op_offload = !f.boolean("no_op_offload");
+    if (given(f, "iogpu_wired_limit_mb")) {
+        s.iogpu_wired_limit_mb = parse_flag_count("--iogpu-wired-limit-mb", f.text("iogpu_wired_limit_mb"), 1, 1ull << 32);
+    }
     // n_outputs_max: llama-server's rule unless told (rules.cpp llamacpp_context_size)
     s.server_outputs = true;
     if (given(f, "n_outputs_max")) {
@@ -284,7 +327,7 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     if (s.swa_full) f.set("swa_full", "true");
     if (s.mla == mla_layout::k_and_v) f.set("mla_kv", "true");
     f.set("llamacpp_version", s.release == llamacpp_release::b5b4ebc5 ? "5b4ebc5" : "v0.5.0");
-    f.set("margin", std::to_string(margin_bytes));
+    f.set("margin", fmt::format("{}B", margin_bytes));
     if (p.n_gpu_layers >= 0) f.set("n_gpu_layers", std::to_string(p.n_gpu_layers));
     if (p.no_kv_offload) f.set("no_kv_offload", "true");
     if (!p.tensor_split.empty()) {
@@ -316,6 +359,7 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
     if (sp.draft_ctx == spec_draft_ctx::n_ctx_train) f.set("spec_draft_ctx", "train");
     if (s.backend) f.set("backend", gpu_backend_name(*s.backend));
     if (!s.op_offload) f.set("no_op_offload", "true");
+    if (s.iogpu_wired_limit_mb) f.set("iogpu_wired_limit_mb", std::to_string(s.iogpu_wired_limit_mb));
     if (!s.server_outputs) f.set("n_outputs_max", s.n_outputs_max ? std::to_string(s.n_outputs_max) : std::string("batch"));
     return f;
 }

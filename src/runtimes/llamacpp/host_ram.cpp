@@ -11,6 +11,7 @@
 
 #include <charconv>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <sstream>
 #include "core/util.h"
@@ -34,6 +35,49 @@ std::vector<std::string> csv_items(const std::vector<std::string> & values) {
         }
     }
     return out;
+}
+
+uint64_t line_bytes(const host_ram_usage & h, std::string_view name) {
+    for (const auto & l : h.lines) {
+        if (l.name == name) return l.bytes;
+    }
+    return 0;
+}
+
+// What puts the host over --ram (host_ram_usage::cause). The lines held for as long as the server runs (weights,
+// projector and adapters on the CPU; the host's KV, state, output and compute buffers) first: when they alone pass the
+// capacity, each that is at least a quarter of them is named, the larger first, with the changes that shrink it (on a
+// CPU-only plan no GPU can take layers); otherwise the prompt cache and checkpoints, counted at their limits, are.
+std::string host_ram_cause(const host_ram_usage & h, bool mmap, bool gpus) {
+    const uint64_t weights = line_bytes(h, "page_cache") + line_bytes(h, "weights") + line_bytes(h, "projector") +
+                             line_bytes(h, "adapters");
+    const uint64_t buffers = line_bytes(h, "buffers");
+    const uint64_t held = weights + buffers;
+    if (held <= h.capacity_bytes) {
+        return "with the prompt cache and checkpoints at their limits: lower --cache-ram or --ctx-checkpoints, or -np";
+    }
+    const bool name_weights = weights * 4 >= held, name_buffers = buffers * 4 >= held;
+    const std::string w = fmt::format("{} of weights{}", detail::gib_text(weights),
+                                      mmap ? " (memory-mapped: page cache the OS may evict, so running over reads them "
+                                             "from disk on every token rather than failing)"
+                                           : " (--no-mmap: allocated)");
+    const std::string b = fmt::format("{} of KV cache, state and compute buffers", detail::gib_text(buffers));
+    std::vector<std::string> parts, fixes;
+    if (gpus) fixes.push_back("more layers on a GPU (-ngl)");
+    const bool weights_first = weights >= buffers;
+    for (const bool is_weights : {weights_first, !weights_first}) {
+        if (is_weights && name_weights) {
+            parts.push_back(w);
+            fixes.push_back("a smaller quant");
+        } else if (!is_weights && name_buffers) {
+            parts.push_back(b);
+            fixes.push_back("a smaller -c, a quantized cache (-ctk/-ctv q8_0)");
+        }
+    }
+    fixes.push_back("more RAM");
+    std::string fix;
+    for (size_t i = 0; i < fixes.size(); ++i) fix += (i == 0 ? "" : i + 1 == fixes.size() ? " or " : ", ") + fixes[i];
+    return fmt::format("{} stay on the {}: {}", fmt::join(parts, " and "), gpus ? "CPU" : "host", fix);
 }
 
 bool is_extra_shown(const llamacpp_settings & s) {
@@ -61,7 +105,7 @@ void parse_extras_flags(const flag_values & f, llamacpp_settings & s) {
     if (!f.text("ctx_checkpoints").empty()) {
         s.ctx_checkpoints = uint32_t(parse_flag_count("--ctx-checkpoints", f.text("ctx_checkpoints"), 0, 1u << 20));
     }
-    if (const std::string v = f.text("ram"); !v.empty()) s.ram_bytes = v == "auto" ? detect_host_ram_bytes() : parse_size(v);
+    if (const std::string v = f.text("ram"); !v.empty()) s.ram_bytes = v == "auto" ? detect_host_ram_bytes() : parse_size_flag("--ram", v);
     // a host flag given at llama-server's default (--ctx-checkpoints 32, --cache-ram 8192) still asks for the section
     s.host_ram_asked = !f.text("ram").empty() || !f.text("cache_ram").empty() || !f.text("ctx_checkpoints").empty();
 }
@@ -80,7 +124,7 @@ void extras_flag_values(const llamacpp_settings & s, flag_values & f) {
     if (s.ctx_checkpoints != llamacpp_default_ctx_checkpoints || asked_at_defaults) {
         f.set("ctx_checkpoints", std::to_string(s.ctx_checkpoints));
     }
-    if (s.ram_bytes) f.set("ram", std::to_string(s.ram_bytes));
+    if (s.ram_bytes) f.set("ram", fmt::format("{}B", s.ram_bytes));
 }
 
 uint64_t detect_host_ram_bytes() {
@@ -174,6 +218,8 @@ host_ram_usage llamacpp_host_ram(const model_desc & m, const llamacpp_plan & p) 
     h.known = s.ram_bytes > 0;
     h.fits = !h.known || (h.total_bytes <= h.capacity_bytes && !h.unbounded);
     h.starts = !h.known || h.allocated_bytes <= h.capacity_bytes;
+    h.over = h.known && h.total_bytes > h.capacity_bytes;
+    if (h.over) h.cause = host_ram_cause(h, p.placement.mmap, gpus);
     return h;
 }
 
@@ -231,7 +277,7 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
         lines.push_back({{"name", l.name}, {"bytes", l.bytes}, {"bound", l.bound}, {"reclaimable", l.reclaimable}, {"what", l.what}});
     }
     r.detail["host_ram"] = {{"capacity_bytes", h.capacity_bytes}, {"known", h.known}, {"fits", h.fits},
-                            {"starts", h.starts}, {"allocated_bytes", h.allocated_bytes}, {"total_bytes", h.total_bytes}, {"pinned_bytes", h.pinned_bytes},
+                            {"starts", h.starts}, {"over", h.over}, {"cause", h.cause}, {"allocated_bytes", h.allocated_bytes}, {"total_bytes", h.total_bytes}, {"pinned_bytes", h.pinned_bytes},
                             {"prompt_cache_unbounded", h.unbounded}, {"cache_ram_mib", s.cache_ram_mib},
                             {"ctx_checkpoints", s.ctx_checkpoints}, {"checkpoint_bytes", llamacpp_checkpoint_bytes(m, p)},
                             {"lines", lines}};
@@ -239,17 +285,14 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
         r.warnings.push_back("--cache-ram -1: llama-server's prompt cache has no limit in host RAM; the host verdict is "
                              "uncertain");
     }
-    if (!h.starts) {
-        r.fits = false; // the host buffers llama.cpp allocates at start do not fit: the launch fails (exit 3)
-        r.warnings.push_back(fmt::format("host RAM: {} allocated when llama-server starts (KV cache, state, output and "
-                                         "compute buffers on the host{}) but {} given (--ram): it does not fit in host "
-                                         "RAM; a smaller -c, a quantized cache (-ctk/-ctv q8_0) or more layers on a GPU",
-                                         detail::gib_text(h.allocated_bytes), p.placement.mmap ? "" : ", weights read in",
-                                         detail::gib_text(h.capacity_bytes)));
-    } else if (h.known && h.total_bytes > h.capacity_bytes) {
-        r.warnings.push_back(fmt::format("host RAM: {} needed (with the prompt cache and checkpoints at their limits) but "
-                                         "{} given (--ram): lower --cache-ram or --ctx-checkpoints, or -np",
-                                         detail::gib_text(h.total_bytes), detail::gib_text(h.capacity_bytes)));
+    if (h.over) {
+        // host RAM needed exceeds --ram (or the detected RAM): the plan does not fit (exit 3), whatever the GPUs say
+        r.fits = false;
+        r.warnings.push_back(fmt::format("host RAM: {} needed but {} given (--ram){}: {}", detail::gib_text(h.total_bytes),
+                                         detail::gib_text(h.capacity_bytes),
+                                         h.starts ? "" : fmt::format(", {} of it allocated when llama-server starts",
+                                                                     detail::gib_text(h.allocated_bytes)),
+                                         h.cause));
     }
 }
 

@@ -3,6 +3,7 @@
 #include "kvfit/llamacpp.h"
 
 #include "kvfit/error.h"
+#include "kvfit/metal.h"
 #include "kvfit/search.h"
 #include "runtimes/llamacpp/compute.h"
 #include "sources/arch.h"
@@ -133,9 +134,12 @@ uint64_t llamacpp_tied_duplicate_bytes(const model_desc & m) {
 }
 
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
-                            const std::vector<device_spec> & gpus, uint64_t margin_bytes) {
+                            const std::vector<device_spec> & gpus_given, uint64_t margin_bytes) {
     llamacpp_plan plan;
     plan.settings = s;
+    // an Apple GPU: ggml-metal reports recommendedMaxWorkingSetSize as the device's total and free memory
+    // (ggml-metal-device.m ggml_metal_device_get_memory), which -fit and the layer split budget from
+    const std::vector<device_spec> gpus = metal_budget(gpus_given, s.iogpu_wired_limit_mb, plan.notes);
     plan.placement = p;
     plan.ctx = llamacpp_context_size(m, s);
     std::vector<uint64_t> kv_bytes; // per layer (llamacpp_kv_bytes_by_layer), from the same pass

@@ -1,10 +1,12 @@
 // llama.cpp behind the runtime interface (include/kvfit/llamacpp.h, runtime.h): flags -> settings -> plan_llamacpp ->
 // runtime_plan, the llama-server command of a plan, and the registry entry with its knobs.
 #include "kvfit/llamacpp.h"
+#include "kvfit/printable.h"
 #include "runtimes/llamacpp/graph_replay.h"
 #include "runtimes/llamacpp/compute.h"
 #include "core/util.h"
 
+#include "kvfit/metal.h"
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "sources/arch.h"
@@ -226,7 +228,8 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
                                          "at {}", with_commas(requested), with_commas(m.n_ctx_train),
                                          with_commas(m.n_ctx_train)));
     }
-    r.launch = llama_server_command(m, s, in.placement, requested);
+    // a raised Metal working set is part of the plan: the launch sets it first (metal.h)
+    r.launch = iogpu_sysctl_prefix(s.iogpu_wired_limit_mb) + llama_server_command(m, s, in.placement, requested);
 
     json d;
     d["settings"] = settings_json(in);
@@ -254,8 +257,8 @@ bool fits(const model_desc & m, const flag_values & f, const machine & mc) {
     llamacpp_settings at = in.settings;
     at.n_ctx = in.contexts.empty() ? m.n_ctx_train : *std::max_element(in.contexts.begin(), in.contexts.end());
     const llamacpp_plan p = plan_llamacpp(m, at, in.placement, mc.gpus, in.margin_bytes);
-    // with host RAM known (--ram, --gpu auto), the host buffers allocated at start must fit it too (host_ram.cpp)
-    return p.fits() && (at.ram_bytes == 0 || llamacpp_host_ram(m, p).starts);
+    // with host RAM known (--ram, --gpu auto), what the host needs must fit it too (host_ram.cpp)
+    return p.fits() && (at.ram_bytes == 0 || !llamacpp_host_ram(m, p).over);
 }
 
 void check_flags(const flag_values & f) { (void)parse_llamacpp_flags(f); }
@@ -360,6 +363,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         }
         r.warnings.push_back(w + "; keep a margin");
     }
+    r.notes.insert(r.notes.end(), p.notes.begin(), p.notes.end()); // the GPUs' budget (an Apple GPU's working set)
     r.starts = true; // llama.cpp does not refuse for memory: --fit moves layers, or an allocation fails
     r.fits = p.fits();
     json d;
@@ -413,6 +417,14 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
                                       c_features(p.placement.cpu), p.placement.cpu.variant,
                                       mib(p.host_weights.amx_bytes + p.host_weights.repack_bytes)));
     }
+    // a config.json's NextN/MTP blocks, planned as llama.cpp's converter writes the GGUF (model_desc::n_layer_mtp)
+    if (m.n_layer_mtp > 0 && m.n_layer_mtp_apart == m.n_layer_mtp) {
+        r.notes.push_back(fmt::format("planned as llama.cpp's converter writes the GGUF: block_count {} = {} layers + {} "
+                                      "NextN/MTP block{} (loaded unused; -ngl counts {} layers with the output, -ts splits "
+                                      "them); a GGUF converted with --no-mtp has block_count {}",
+                                      m.n_layer + m.n_layer_mtp, m.n_layer, m.n_layer_mtp, m.n_layer_mtp == 1 ? "" : "s",
+                                      m.n_layer + m.n_layer_mtp + 1, m.n_layer));
+    }
     r.detail = std::move(d);
     llamacpp_extras_report(m, p, r); // --mmproj, --lora, host RAM (host_ram.cpp)
     return r;
@@ -423,7 +435,7 @@ std::string llama_server_command(const model_desc & m, const llamacpp_settings &
     // llama-server loads a GGUF: the file planned, else (a catalog model, a config.json, an hf: repository) the GGUF
     // named after the model that the user converts or downloads, never the config.json
     const bool gguf = m.source.size() > 5 && m.source.ends_with(".gguf");
-    std::string cmd = fmt::format("llama-server -m {}", gguf ? m.source : m.name + ".gguf");
+    std::string cmd = fmt::format("llama-server -m {}", shell_word(gguf ? m.source : m.name + ".gguf"));
     // a GGUF read from the Hub (hf:org/name[@rev][:QUANT|:file.gguf]): llama.cpp's own spelling, -hf org/name[:QUANT]
     // or -hf org/name -hff file.gguf (common/arg.cpp; -hf takes no revision)
     if (m.source.starts_with("hf:") && m.weights.format == "gguf") {
@@ -431,7 +443,8 @@ std::string llama_server_command(const model_desc & m, const llamacpp_settings &
         if (const auto c = repo.find(':'); c != std::string::npos) sel = repo.substr(c + 1), repo.resize(c);
         if (const auto at = repo.find('@'); at != std::string::npos) repo.resize(at);
         const bool file = sel.size() > 5 && (sel.ends_with(".gguf") || sel.ends_with(".GGUF"));
-        cmd = fmt::format("llama-server -hf {}{}", repo, file ? " -hff " + sel : sel.empty() ? "" : ":" + sel);
+        cmd = fmt::format("llama-server -hf {}{}", shell_word(file || sel.empty() ? repo : repo + ":" + sel),
+                          file ? " -hff " + shell_word(sel) : "");
     }
     cmd += fmt::format(" -c {}", n_ctx);
     if (s.n_seq != 1) cmd += fmt::format(" -np {}", s.n_seq);
@@ -454,14 +467,17 @@ std::string llama_server_command(const model_desc & m, const llamacpp_settings &
     if (!p.mmap) cmd += " --load-mode none"; // both releases (5b4ebc5's --no-mmap is deprecated, v0.5.0 has none)
     if (!p.repack) cmd += " --no-repack";
     if (p.no_host) cmd += " --no-host";
-    if (s.mmproj) cmd += " --mmproj " + s.mmproj->path + (s.mmproj_offload ? "" : " --no-mmproj-offload");
-    for (const auto & a : s.lora) cmd += a.scale == 1.0 ? " --lora " + a.path : fmt::format(" --lora-scaled {}:{}", a.path, a.scale);
+    if (s.mmproj) cmd += " --mmproj " + shell_word(s.mmproj->path) + (s.mmproj_offload ? "" : " --no-mmproj-offload");
+    for (const auto & a : s.lora) {
+        cmd += a.scale == 1.0 ? " --lora " + shell_word(a.path)
+                              : " --lora-scaled " + shell_word(fmt::format("{}:{}", a.path, a.scale));
+    }
     if (s.cache_ram_mib != llamacpp_default_cache_ram_mib) cmd += fmt::format(" --cache-ram {}", s.cache_ram_mib);
     if (s.ctx_checkpoints != llamacpp_default_ctx_checkpoints) cmd += fmt::format(" --ctx-checkpoints {}", s.ctx_checkpoints);
     // speculative decoding (spec.cpp), as v0.5.0's common/arg.cpp spells it
     const llamacpp_spec & sp = s.spec;
     if (sp.mtp) cmd += " --spec-type draft-mtp";
-    if (!sp.draft_path.empty()) cmd += fmt::format(" -md {}", sp.draft_path);
+    if (!sp.draft_path.empty()) cmd += " -md " + shell_word(sp.draft_path);
     if (sp.active() && sp.n_max != 3) cmd += fmt::format(" --spec-draft-n-max {}", sp.n_max);
     if (sp.draft_n_gpu_layers >= 0) cmd += fmt::format(" -ngld {}", sp.draft_n_gpu_layers);
     if (sp.type_k != ggml_type::f16) cmd += fmt::format(" -ctkd {}", ggml_traits(sp.type_k).name);

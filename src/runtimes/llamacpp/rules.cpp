@@ -307,7 +307,27 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
 
 void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings) {
     const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
-    if (row == nullptr || !row->flags.no_window) return;
+    if (row == nullptr) return;
+    if (row->layout == detail::gguf_layout::chunked_period && row->window > 0) {
+        // llama4: models/llama4.cpp load_arch_hparams sets n_swa = 8192 whatever the file says (both releases), and
+        // conversion/llama4.py writes no chunk size: the config's attention_chunk_size is vLLM's and SGLang's only
+        const uint32_t config_chunk = m.n_chunk;
+        bool chunked = false;
+        for (auto & layer : m.caches) {
+            for (auto & c : layer) {
+                if (c.kind != cache_kind::chunked) continue;
+                c.window = row->window;
+                chunked = true;
+            }
+        }
+        if (chunked) m.n_chunk = row->window;
+        if (chunked && config_chunk != row->window) {
+            warnings.push_back(fmt::format("attention_chunk_size: llama.cpp's {} uses chunks of {} tokens (models/{}.cpp "
+                                           "hard-codes n_swa = {}); the config's {} is planned by vLLM and SGLang only",
+                                           m.gguf_architecture, row->window, m.gguf_architecture, row->window, config_chunk));
+        }
+    }
+    if (!row->flags.no_window) return;
     uint32_t n = 0;
     for (auto & layer : m.caches) {
         for (auto & c : layer) {

@@ -6,6 +6,7 @@
 #include "kvfit/units.h"
 #include "runtimes/common/numbers.h"
 
+#include <cctype>
 #include <fmt/format.h>
 
 namespace kvfit {
@@ -28,7 +29,8 @@ const std::vector<flag_spec> & mlx_flags() {
         {"--decode-concurrency", "", "server: sequences decoded at once (default 32)", t::count},
         {"--prompt-concurrency", "", "server: prompts prefilled at once (default 8)", t::count},
         {"--prompt-cache-size", "", "server: LRU prompt-cache entries (default 10)", t::count},
-        {"--prompt-cache-bytes", "", "server: LRU prompt-cache byte limit", t::size},
+        {"--prompt-cache-bytes", "", "server: LRU prompt-cache byte limit: bytes as mlx_lm.server reads them (8G = 8e9), "
+                                     "or 8GiB", t::size},
         {"--q-bits", "", "weights of a config.json as mlx_lm.convert -q writes them: bits (0 = model dtype)", t::count},
         {"--q-group-size", "", "mlx_lm.convert --q-group-size (default by mode)", t::count},
         {"--q-mode", "", "mlx_lm.convert --q-mode: affine, mxfp4, nvfp4, mxfp8", t::text},
@@ -66,7 +68,13 @@ mlx_settings parse_mlx_flags(const flag_values & f) {
     if (!text("decode_concurrency").empty()) s.decode_concurrency = u32("decode_concurrency", "--decode-concurrency", 1, 4096);
     if (!text("prompt_concurrency").empty()) s.prompt_concurrency = u32("prompt_concurrency", "--prompt-concurrency", 1, 4096);
     if (!text("prompt_cache_size").empty()) s.prompt_cache_size = u32("prompt_cache_size", "--prompt-cache-size", 0, 1u << 20);
-    if (!text("prompt_cache_bytes").empty()) s.prompt_cache_bytes = parse_size(text("prompt_cache_bytes"));
+    if (const std::string v = text("prompt_cache_bytes"); !v.empty()) {
+        // mlx_lm/server.py parse_size: a plain number is bytes; M and G (MB, GB) are decimal there, unlike kvfit's 24G
+        const char last = v.back();
+        const bool mlx_suffix = v.size() > 1 && std::isdigit(static_cast<unsigned char>(v[v.size() - 2])) &&
+                                (last == 'G' || last == 'g' || last == 'M' || last == 'm');
+        s.prompt_cache_bytes = parse_size(mlx_suffix ? v + "B" : v);
+    }
     if (!text("q_bits").empty()) s.weights.bits = u32("q_bits", "--q-bits", 0, 8);
     if (!text("q_group_size").empty()) s.weights.group_size = u32("q_group_size", "--q-group-size", 1, 1u << 20);
     if (!text("q_mode").empty()) s.weights.mode = text("q_mode");

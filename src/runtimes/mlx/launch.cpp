@@ -1,7 +1,9 @@
 // The mlx_lm command line a user pastes (include/kvfit/mlx.h mlx_launch_line): flags as mlx_lm/generate.py,
 // server.py and convert.py spell them, only those that differ from their defaults.
 #include "detail.h"
+#include "kvfit/metal.h"
 #include "kvfit/sources.h"
+#include "kvfit/printable.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -39,17 +41,17 @@ std::string detail::mlx_model_id(const model_desc & m, const mlx_settings & s) {
 
 std::string mlx_launch_line(const mlx_settings & s, const std::string & model_id, bool convert) {
     std::string line;
-    if (s.iogpu_wired_limit_mb) line += fmt::format("sudo sysctl iogpu.wired_limit_mb={} && ", s.iogpu_wired_limit_mb);
+    line += iogpu_sysctl_prefix(s.iogpu_wired_limit_mb);
     std::string model = model_id;
     if (convert) {
         const mlx_quantization & q = s.weights;
         model = fmt::format("{}-{}bit", base_name(model_id), q.bits);
-        line += fmt::format("mlx_lm.convert --hf-path {} -q --q-bits {} --q-group-size {}", model_id, q.bits,
+        line += fmt::format("mlx_lm.convert --hf-path {} -q --q-bits {} --q-group-size {}", shell_word(model_id), q.bits,
                             q.group_size);
         if (q.mode != "affine") line += " --q-mode " + q.mode;
-        line += fmt::format(" --mlx-path {} && ", model);
+        line += fmt::format(" --mlx-path {} && ", shell_word(model));
     }
-    line += fmt::format("{} --model {}", mlx_command_name(s.command), model);
+    line += fmt::format("{} --model {}", mlx_command_name(s.command), shell_word(model));
     if (s.max_tokens) line += fmt::format(" --max-tokens {}", *s.max_tokens);
     if (s.command == mlx_command::generate) {
         if (s.max_kv_size) line += fmt::format(" --max-kv-size {}", *s.max_kv_size);
@@ -58,7 +60,7 @@ std::string mlx_launch_line(const mlx_settings & s, const std::string & model_id
             if (s.kv_group_size != 64) line += fmt::format(" --kv-group-size {}", s.kv_group_size);
             if (s.quantized_kv_start != 5000) line += fmt::format(" --quantized-kv-start {}", s.quantized_kv_start);
         }
-        if (!s.prompt_cache_file.empty()) line += " --prompt-cache-file " + s.prompt_cache_file;
+        if (!s.prompt_cache_file.empty()) line += " --prompt-cache-file " + shell_word(s.prompt_cache_file);
     } else {
         if (s.decode_concurrency != 32) line += fmt::format(" --decode-concurrency {}", s.decode_concurrency);
         if (s.prompt_concurrency != 8) line += fmt::format(" --prompt-concurrency {}", s.prompt_concurrency);

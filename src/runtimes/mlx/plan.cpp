@@ -2,6 +2,7 @@
 // Sources: mlx-lm d78bf58 (mlx_lm/generate.py, server.py, utils.py, models/cache.py) and mlx 846d176.
 #include "detail.h"
 #include "kvfit/error.h"
+#include "kvfit/metal.h"
 #include "kvfit/search.h"
 
 #include <algorithm>
@@ -146,18 +147,12 @@ mlx_device_plan device_of(const std::vector<device_spec> & gpus, const mlx_setti
     mlx_device_plan d;
     d.name = gpu.name;
     d.memory_bytes = gpu.memory_bytes;
-    if (s.memory_is_working_set) {
+    if (s.memory_is_working_set || gpu.memory_is_working_set) {
         d.capacity_bytes = gpu.memory_bytes;
         p.notes.push_back("device memory taken as Metal's recommendedMaxWorkingSetSize");
-    } else if (s.iogpu_wired_limit_mb) {
-        d.capacity_bytes = mlx_working_set_bytes(gpu.memory_bytes, s.iogpu_wired_limit_mb);
-        p.notes.push_back(fmt::format("working set {} MiB from iogpu.wired_limit_mb", s.iogpu_wired_limit_mb));
     } else {
-        d.capacity_bytes = mlx_working_set_bytes(gpu.memory_bytes);
-        p.notes.push_back(fmt::format("working set {} = {} of {} unified memory: macOS's default "
-                                      "recommendedMaxWorkingSetSize (estimate; macOS 26 reports more; `sudo sysctl "
-                                      "iogpu.wired_limit_mb=N` sets it)", detail::gib_text(d.capacity_bytes),
-                                      gpu.memory_bytes <= (36ull << 30) ? "2/3" : "3/4", detail::gib_text(gpu.memory_bytes)));
+        d.capacity_bytes = metal_working_set_bytes(gpu.memory_bytes, s.iogpu_wired_limit_mb);
+        p.notes.push_back(metal_working_set_text(gpu.name, gpu.memory_bytes, s.iogpu_wired_limit_mb));
     }
     return d;
 }

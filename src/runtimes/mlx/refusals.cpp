@@ -36,6 +36,12 @@ std::vector<std::string> mlx_fixed_refusals(const model_desc & m, const mlx_sett
         out.push_back(fmt::format("mlx_lm.generate decodes one sequence, not {}: mlx_lm.server batches them "
                                   "(--decode-concurrency)", s.n_seq));
     }
+    if (m.rec_kind == recurrent_kind::lightning && m.count(layer_kind::recurrent) > 0) {
+        // mlx_lm/models/minimax.py is MiniMax-M2's (every layer softmax attention, a KVCache each)
+        out.push_back("mlx: mlx-lm has no lightning-attention (MiniMax-Text-01, MiniMax-M1) layer: its minimax model "
+                      "is MiniMax-M2's, full attention on every layer");
+        return out;
+    }
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         for (const auto & c : m.caches[il]) {
             if (c.kind == cache_kind::ple_state) {

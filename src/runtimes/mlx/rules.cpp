@@ -1,4 +1,5 @@
-// MLX memory rules: cache cells, quantized rows, weight bytes, the Metal working set (include/kvfit/mlx.h).
+// MLX memory rules: cache cells, quantized rows, weight bytes (include/kvfit/mlx.h); the Metal working set is
+// metal.h's, shared with llama.cpp and Ollama.
 // Each rule cites the file of mlx-lm d78bf58 / mlx 846d176 it mirrors; docs/rules/mlx.md works the examples.
 #include "kvfit/error.h"
 #include "kvfit/mlx.h"
@@ -21,18 +22,6 @@ constexpr uint64_t kv_step = 256; // KVCache.step, RotatingKVCache.step, Chunked
 
 const char * mlx_command_name(mlx_command c) {
     return c == mlx_command::server ? "mlx_lm.server" : "mlx_lm.generate";
-}
-
-uint64_t mlx_working_set_bytes(uint64_t ram_bytes, uint64_t wired_limit_mb) {
-    if (wired_limit_mb > 0) {
-        if (wired_limit_mb * MiB > ram_bytes) {
-            throw error(fmt::format("mlx: iogpu.wired_limit_mb {} exceeds the memory ({} MiB)", wired_limit_mb,
-                                    ram_bytes / MiB));
-        }
-        return wired_limit_mb * MiB;
-    }
-    // macOS's default recommendedMaxWorkingSetSize (docs/rules/mlx.md §7): 2/3 up to 36 GiB, 3/4 above.
-    return ram_bytes <= 36 * GiB ? ram_bytes / 3 * 2 : ram_bytes / 4 * 3;
 }
 
 uint64_t mlx_kvcache_cells(uint64_t tokens) { return round_up(tokens, kv_step); }

@@ -2,6 +2,7 @@
 // llama-server launch it makes (llama.cpp's devices and caches, Ollama's choices in detail) and its launch lines.
 #include "kvfit/ollama.h"
 
+#include "kvfit/metal.h"
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
@@ -22,10 +23,11 @@ const std::vector<flag_spec> & ollama_flags() {
         {"--ollama-kv-cache-type", "", "OLLAMA_KV_CACHE_TYPE f16 q8_0 q4_0", t::text},
         {"--ollama-flash-attention", "", "OLLAMA_FLASH_ATTENTION 1 or 0", t::text},
         {"--ollama-context-length", "", "OLLAMA_CONTEXT_LENGTH", t::count},
-        {"--ollama-gpu-overhead", "", "OLLAMA_GPU_OVERHEAD", t::size},
-        {"--mmproj-size", "", "projector size (vision models)", t::size},
-        {"--fit-target", "", "LLAMA_ARG_FIT_TARGET in extraEnvs", t::size},
+        {"--ollama-gpu-overhead", "", "OLLAMA_GPU_OVERHEAD: bytes, as Ollama reads it (or with a unit: 512MiB)", t::size},
+        {"--mmproj-size", "", "projector size (vision models), with a unit: 900MiB", t::size},
+        {"--fit-target", "", "LLAMA_ARG_FIT_TARGET in extraEnvs: MiB, as llama.cpp reads it", t::size},
         {"--embedding", "", "an embedding model (one slot)", t::boolean},
+        {"--iogpu-wired-limit-mb", "", "sudo sysctl iogpu.wired_limit_mb=N on a Mac: the Metal working set in MiB", t::count},
     };
     return v;
 }
@@ -40,10 +42,16 @@ ollama_settings parse_ollama_flags(const flag_values & f) {
     s.num_parallel = count("--num-parallel", text("num_parallel"), 0, 256);
     s.kv_cache_type = text("ollama_kv_cache_type");
     s.flash_attention = text("ollama_flash_attention");
+    // OLLAMA_GPU_OVERHEAD is a byte count (envconfig/config.go: Uint64), so a plain number is bytes as there
     if (!text("ollama_gpu_overhead").empty()) s.gpu_overhead_bytes = parse_size(text("ollama_gpu_overhead"));
-    if (!text("mmproj_size").empty()) s.mmproj_bytes = parse_size(text("mmproj_size"));
-    if (!text("fit_target").empty()) s.fit_target_bytes = parse_size(text("fit_target"));
+    if (!text("mmproj_size").empty()) s.mmproj_bytes = parse_size_flag("--mmproj-size", text("mmproj_size"));
+    if (!text("fit_target").empty()) { // llama.cpp's MiB per device (one margin on every GPU here: the largest)
+        for (const uint64_t b : parse_fit_target_flag("--fit-target", text("fit_target"))) s.fit_target_bytes = std::max(s.fit_target_bytes, b);
+    }
     s.embedding = f.boolean("embedding");
+    if (!text("iogpu_wired_limit_mb").empty()) {
+        s.iogpu_wired_limit_mb = number<uint64_t>("--iogpu-wired-limit-mb", text("iogpu_wired_limit_mb"), 1, 1ull << 32);
+    }
     return s;
 }
 
@@ -82,7 +90,7 @@ std::string ollama_command(const model_desc & m, const ollama_plan & p) {
         env += fmt::format(" OLLAMA_FLASH_ATTENTION={}", p.flash_attn == flash_attn_mode::on ? 1 : 0);
     }
     if (p.settings.gpu_overhead_bytes) env += fmt::format(" OLLAMA_GPU_OVERHEAD={}", p.settings.gpu_overhead_bytes);
-    std::string out = fmt::format("# server environment\n{} ollama serve\n", env);
+    std::string out = fmt::format("# server environment\n{}{} ollama serve\n", iogpu_sysctl_prefix(p.settings.iogpu_wired_limit_mb), env);
     out += fmt::format("# Modelfile\n{}PARAMETER num_ctx {}\n", modelfile_from(m), p.num_ctx);
     out += fmt::format("# what Ollama starts underneath\nllama-server -c {} -np {} --flash-attn {}", p.llama.n_ctx,
                        p.num_parallel, flash_attn_name(p.flash_attn));

@@ -4,6 +4,7 @@
 #include "kvfit/ollama.h"
 
 #include "kvfit/error.h"
+#include "kvfit/metal.h"
 #include "kvfit/search.h"
 
 #include <algorithm>
@@ -57,9 +58,13 @@ llamacpp_plan fit_layers(const model_desc & m, const llamacpp_settings & ls, con
 
 } // namespace
 
-ollama_plan plan_ollama(const model_desc & m, const ollama_settings & s, const std::vector<device_spec> & gpus) {
+ollama_plan plan_ollama(const model_desc & m, const ollama_settings & s, const std::vector<device_spec> & gpus_given) {
     ollama_plan p;
     p.settings = s;
+    // a Mac: the GPU's memory is Metal's recommendedMaxWorkingSetSize (metal.h): Ollama's discovery read it
+    // (discover/gpu_darwin.go: TotalMemory = getRecommendedMaxVRAM(), gpu_info_darwin.m returns
+    // device.recommendedMaxWorkingSetSize), and since the llama-server runner ggml-metal reports the same figure
+    const std::vector<device_spec> gpus = metal_budget(gpus_given, s.iogpu_wired_limit_mb, p.notes);
     p.cache_type = kv_type(s.kv_cache_type);
 
     uint64_t vram = 0;

@@ -1,6 +1,7 @@
 // SGLang behind the runtime interface (include/kvfit/sglang.h, runtime.h): its flags, the runtime_plan of one TP rank
 // (devices, refusals, detail) and the launch_server command that realises it.
 #include "kvfit/sglang.h"
+#include "kvfit/printable.h"
 
 #include "kvfit/error.h"
 #include "kvfit/sources.h"
@@ -65,7 +66,7 @@ constexpr uint64_t k_default_pre_load_overhead = 512ull << 20; // plan_sglang's 
 
 std::string sglang_command(const std::string & model_ref, const sglang_plan & p) {
     const sglang_settings & s = p.settings;
-    std::string c = fmt::format("python -m sglang.launch_server --model-path {} --tp {}", model_ref, s.tp);
+    std::string c = fmt::format("python -m sglang.launch_server --model-path {} --tp {}", shell_word(model_ref), s.tp);
     if (s.dp > 1) c += fmt::format(" --dp {}{}", s.dp, s.enable_dp_attention ? " --enable-dp-attention" : "");
     c += fmt::format(" --mem-fraction-static {} --context-length {}", s.mem_fraction_static, p.context_length);
     if (p.max_running_requests > 0) c += fmt::format(" --max-running-requests {}", p.max_running_requests);

@@ -161,14 +161,23 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     }
     const uint32_t attn_tp = s.enable_dp_attention ? s.tp / s.dp : s.tp;
     if (s.mem_fraction_static == 0) {
-        s.mem_fraction_static = sglang_default_fraction(gpu.memory_bytes, s.tp, s.dp, s.enable_dp_attention);
+        // get_device_memory_capacity reads nvidia-smi's memory.total (utils get_nvgpu_memory_capacity; on AMD torch's
+        // total_memory): the table's reported figure when the GPU is a table row, else the memory given
+        const uint64_t capacity = gpu.reported_bytes ? gpu.reported_bytes : gpu.memory_bytes;
+        s.mem_fraction_static = sglang_default_fraction(capacity, s.tp, s.dp, s.enable_dp_attention);
         p.notes.push_back(fmt::format("--mem-fraction-static {:.3f}: SGLang's default for {} MiB at --tp {}{} "
                                       "(server_args._handle_gpu_memory_settings; piecewise CUDA graphs not counted)",
-                                      s.mem_fraction_static, gpu.memory_bytes >> 20, s.tp,
+                                      s.mem_fraction_static, capacity >> 20, s.tp,
                                       s.enable_dp_attention ? fmt::format(" --dp {} with DP attention", s.dp) : ""));
     }
     if (!(s.mem_fraction_static > 0 && s.mem_fraction_static < 1)) {
         throw error(fmt::format("--mem-fraction-static {}: must be in (0, 1)", s.mem_fraction_static));
+    }
+    if (m.rec_kind == recurrent_kind::lightning && m.count(layer_kind::recurrent) > 0) {
+        // vLLM sizes these states (MiniMaxText01ForCausalLM, linear_attention_state_shape); no SGLang rule for the
+        // MiniMax-01 / M1 lightning layers was read, so none is guessed
+        throw error("sglang: MiniMax lightning-attention layers (MiniMax-Text-01, MiniMax-M1: attn_type_list 0) are not "
+                    "modelled for SGLang; plan them with --runtime vllm or llama.cpp");
     }
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (m.n_head[il] != 0 && m.n_head[il] % attn_tp != 0) {

@@ -1,6 +1,7 @@
 // vLLM behind the runtime interface (include/kvfit/vllm.h, runtime.h): its flags, the choice among placements, the
 // runtime_plan of the chosen replica (devices, refusals, detail) and the `vllm serve` command that realises it.
 #include "kvfit/vllm.h"
+#include "kvfit/printable.h"
 
 #include "kvfit/error.h"
 #include "kvfit/sources.h"
@@ -59,7 +60,8 @@ const std::vector<flag_spec> & vllm_flags() {
         {"--vllm-rules", "", "vLLM release rules: 2026 (default, v0.24+) or 2025 (<= v0.20)", t::text},
         {"--max-model-len", "", "tokens per request, 131072, 128K (x 1024) or 128k (x 1000); -1 or auto = auto-fit", t::text},
         {"--gpu-memory-utilization", "", "fraction of GPU memory (default 0.92; 0.9 for 2025 rules)", t::fraction},
-        {"--kv-cache-memory-bytes", "", "KV pool per GPU, replaces the budget", t::size},
+        {"--kv-cache-memory-bytes", "", "KV pool per GPU, replaces the budget: bytes as vLLM reads them (8G = 8 x 2^30, "
+                                        "8g = 8 x 10^9), or 8GiB", t::size},
         {"--kv-cache-dtype", "", "auto fp8 fp8_e4m3 fp8_e5m2 fp8_ds_mla fp8_per_token_head int8_per_token_head nvfp4",
          t::text},
         {"--quantization", "-q", "fp8 nvfp4 mxfp4 awq gptq (default: the checkpoint's quantization_config)", t::text},
@@ -82,6 +84,15 @@ const std::vector<flag_spec> & vllm_flags() {
         {"--non-torch-memory", "", "input: non-torch memory per GPU (default 0.35/0.5 GiB)", t::size},
         {"--cudagraph-memory", "", "input: CUDA-graph estimate per GPU (default 0.5/1 GiB)", t::size},
         {"--concurrency", "", "full-length requests that must fit at once (default 1)", t::count},
+        {"--dtype", "", "weights and activations: auto (the config's; float32 loaded as bfloat16), half, float16, "
+                        "bfloat16, float, float32", t::text},
+        {"--cpu-offload-gb", "", "GiB of decoder-layer weights per GPU kept in host memory (UVA offload)", t::text},
+        // accepted as vLLM spells them, named as not modelled (plan() warns): they change no GPU term kvfit plans
+        {"--swap-space", "", "CPU swap space per GPU, GiB (host memory: not modelled)", t::text},
+        {"--enable-chunked-prefill", "", "chunked prefill (not modelled: the token budget is --max-num-batched-tokens)",
+         t::boolean},
+        {"--limit-mm-per-prompt", "", "multimodal items per prompt, JSON (not modelled: the profile run's encoder inputs)",
+         t::text},
         {"--speculative-config", "-sc", "JSON: {\"method\":\"mtp\",\"num_speculative_tokens\":2}, eagle/eagle3/draft_model with "
          "\"model\", ngram, suffix", t::text},
     };
@@ -103,7 +114,12 @@ vllm_settings parse_vllm_flags(const flag_values & f) {
         s.gpu_memory_utilization = fraction("--gpu-memory-utilization", text("gpu_memory_utilization"));
     }
     if (!text("kv_cache_memory_bytes").empty()) {
-        s.kv_cache_memory_bytes = parse_size(text("kv_cache_memory_bytes"));
+        // vLLM reads it with human_readable_int (arg_utils.py _compute_kwargs): bytes, or a k/m/g/t (decimal) or
+        // K/M/G/T (binary) suffix; kvfit's own units (8GiB, 8GB) are taken too
+        const std::string v = text("kv_cache_memory_bytes");
+        const bool vllm_spelling = !v.empty() && std::string_view("0123456789kmgtKMGT").find(v.back()) != std::string_view::npos;
+        s.kv_cache_memory_bytes = vllm_spelling ? uint64_t(human_int("--kv-cache-memory-bytes", v, 0, int64_t(1) << 60))
+                                                : parse_size_flag("--kv-cache-memory-bytes", v);
         if (s.kv_cache_memory_bytes == 0) throw error("--kv-cache-memory-bytes 0: must be positive");
     }
     if (!text("kv_cache_dtype").empty()) s.kv_cache_dtype = text("kv_cache_dtype");
@@ -134,10 +150,18 @@ vllm_settings parse_vllm_flags(const flag_values & f) {
     s.pp = count("-pp", text("pipeline_parallel_size"), 1, 1024);
     s.dp = count("-dp", text("data_parallel_size"), 1, 1024);
     s.dcp = count("-dcp", text("decode_context_parallel_size"), 1, 1024);
-    if (!text("activation_memory").empty()) s.activation_bytes = parse_size(text("activation_memory"));
-    if (!text("non_torch_memory").empty()) s.non_torch_bytes = parse_size(text("non_torch_memory"));
-    if (!text("cudagraph_memory").empty()) s.cudagraph_bytes = parse_size(text("cudagraph_memory"));
+    if (!text("activation_memory").empty()) s.activation_bytes = parse_size_flag("--activation-memory", text("activation_memory"));
+    if (!text("non_torch_memory").empty()) s.non_torch_bytes = parse_size_flag("--non-torch-memory", text("non_torch_memory"));
+    if (!text("cudagraph_memory").empty()) s.cudagraph_bytes = parse_size_flag("--cudagraph-memory", text("cudagraph_memory"));
     s.concurrency = count("--concurrency", text("concurrency"), 1);
+    if (const std::string d = text("dtype"); !d.empty()) {
+        static const char * const known[] = {"auto", "half", "float16", "bfloat16", "float", "float32"};
+        if (std::find(std::begin(known), std::end(known), d) == std::end(known)) {
+            throw error(fmt::format("--dtype '{}': expected auto, half, float16, bfloat16, float or float32", d));
+        }
+        s.dtype = d;
+    }
+    if (!text("cpu_offload_gb").empty()) s.cpu_offload_gb = number<double>("--cpu-offload-gb", text("cpu_offload_gb"), 0.0, 1e6);
     if (f.has("speculative_config")) s.speculative = parse_speculative_config(text("speculative_config"));
     return s;
 }
@@ -214,7 +238,7 @@ bool meets_request(const vllm_choice & c) {
 std::string vllm_command(const std::string & model_ref, const vllm_plan & p, const vllm_choice & c, uint64_t len,
                          uint32_t seqs) {
     const vllm_settings & s = p.settings;
-    std::string cmd = fmt::format("vllm serve {} --max-model-len {}", model_ref, len);
+    std::string cmd = fmt::format("vllm serve {} --max-model-len {}", shell_word(model_ref), len);
     if (s.kv_cache_memory_bytes) cmd += fmt::format(" --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
     else cmd += fmt::format(" --gpu-memory-utilization {}", s.gpu_memory_utilization);
     cmd += fmt::format(" --max-num-seqs {} --max-num-batched-tokens {} --block-size {}", seqs, s.max_num_batched_tokens,
@@ -229,7 +253,9 @@ std::string vllm_command(const std::string & model_ref, const vllm_plan & p, con
         if (s.mamba_cache_dtype != "auto") cmd += " --mamba-cache-dtype " + s.mamba_cache_dtype;
     }
     if (s.enforce_eager) cmd += " --enforce-eager";
-    if (!s.speculative.json.empty()) cmd += " --speculative-config '" + s.speculative.json + "'";
+    if (s.dtype != "auto") cmd += " --dtype " + s.dtype;
+    if (s.cpu_offload_gb > 0) cmd += fmt::format(" --cpu-offload-gb {}", s.cpu_offload_gb);
+    if (!s.speculative.json.empty()) cmd += " --speculative-config " + shell_word(s.speculative.json);
     if (s.tp > 1) cmd += fmt::format(" -tp {}", s.tp);
     if (s.pp > 1) cmd += fmt::format(" -pp {}", s.pp);
     if (s.dcp > 1) cmd += fmt::format(" -dcp {}", s.dcp);
@@ -279,7 +305,8 @@ json detail_json(const vllm_choice & c) {
                      {"mamba_cache_mode", mamba_cache_mode_name(s.mamba_mode)},
                      {"mamba_ssm_cache_dtype", s.mamba_ssm_cache_dtype}, {"mamba_cache_dtype", s.mamba_cache_dtype},
                      {"enforce_eager", s.enforce_eager}, {"tensor_parallel_size", s.tp}, {"pipeline_parallel_size", s.pp},
-                     {"data_parallel_size", s.dp}, {"decode_context_parallel_size", s.dcp}, {"concurrency", s.concurrency}};
+                     {"data_parallel_size", s.dp}, {"decode_context_parallel_size", s.dcp}, {"concurrency", s.concurrency},
+                     {"dtype", s.dtype}, {"cpu_offload_gb", s.cpu_offload_gb}};
     j["nodes"] = c.nodes;
     j["device_name"] = p.device_name;
     j["compute_capability"] = p.compute_capability;
@@ -326,7 +353,8 @@ json detail_json(const vllm_choice & c) {
     for (const auto & k : p.ranks) {
         j["per_rank"].push_back({{"pp_rank", k.pp_rank}, {"first_layer", k.first_layer}, {"n_layer", k.n_layer},
                                  {"total_bytes", k.total_bytes}, {"requested_bytes", k.requested_bytes},
-                                 {"weights_bytes", k.weights_bytes}, {"activation_bytes", k.activation_bytes},
+                                 {"weights_bytes", k.weights_bytes}, {"cpu_offload_bytes", k.cpu_offload_bytes},
+                                 {"activation_bytes", k.activation_bytes},
                                  {"non_torch_bytes", k.non_torch_bytes}, {"cudagraph_bytes", k.cudagraph_bytes},
                                  {"available_kv_bytes", k.available_kv_bytes}, {"n_tensors", k.n_tensors},
                                  {"num_blocks", k.num_blocks}});
@@ -405,6 +433,46 @@ model_desc with_quantization(const model_desc & m_in, const std::string & q, std
     return m;
 }
 
+// --dtype (vllm/config/model.py): the torch dtype the model is loaded in. "auto" keeps the config's dtype except float32,
+// which _resolve_auto_dtype downcasts to the platform's first supported dtype (bfloat16 on CUDA); float16 on a model
+// type in _FLOAT16_NOT_SUPPORTED_MODELS is vLLM's ValueError. An unquantized checkpoint's weights are created in that
+// dtype and the checkpoint's tensors copied in (set_default_torch_dtype in the model loader): n_params x its size. A
+// quantized checkpoint keeps its packed weights; the dtype is then its unquantized layers' and activations'.
+model_desc with_dtype(const model_desc & m_in, const std::string & flag, bool given_size, std::vector<std::string> & warn) {
+    model_desc m = m_in;
+    const std::string to = flag == "half" || flag == "float16" ? "float16"
+                         : flag == "float" || flag == "float32" ? "float32"
+                         : flag == "bfloat16" ? "bfloat16"
+                         : m.dtype == "float32" ? "bfloat16" : "";
+    if (to.empty() || to == m.dtype) return m; // auto on a float16 / bfloat16 (or unstated) config: unchanged
+    static const char * const no_fp16[] = {"gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"};
+    if (to == "float16" && std::find(std::begin(no_fp16), std::end(no_fp16), m.architecture) != std::end(no_fp16)) {
+        throw error(fmt::format("--dtype {}: The model type '{}' does not support float16. Reason: Numerical instability. "
+                                "Please use bfloat16 or float32 instead.", flag, m.architecture));
+    }
+    const std::string from = m.dtype.empty() ? "bfloat16 (assumed)" : m.dtype;
+    m.dtype = to;
+    if (!m.quant.method.empty() || given_size) return m; // packed weights, or --weights-size: the bytes stay
+    const uint64_t s = detail::torch_dtype_bytes(to, 2, "dtype");
+    auto resize = [&](weight_group & g) {
+        g.bytes = g.n_params * s;
+        g.expert_bytes = g.expert_params * s;
+    };
+    resize(m.weights.token_embd);
+    resize(m.weights.output);
+    resize(m.weights.other);
+    resize(m.weights.vision);
+    resize(m.weights.mtp);
+    for (auto & l : m.weights.layers) resize(l);
+    m.weights.format = to == "float16" ? "f16" : to == "float32" ? "f32" : "bf16";
+    const std::string gib = fmt::format("{:.2f} GiB", double(m.weights.total_bytes()) / double(1ull << 30));
+    warn.push_back(flag.empty() || flag == "auto"
+                       ? fmt::format("--dtype auto: vLLM loads a {} checkpoint as {} (_resolve_auto_dtype): its weights "
+                                     "take {}", from, to, gib)
+                       : fmt::format("--dtype {}: weights loaded as {} (the checkpoint's {}): {}", flag, to, from, gib));
+    return m;
+}
+
 // The draft checkpoint of --speculative-config "model" (eagle, eagle3, draft_model, or a method left to detect), read
 // through kvfit's model loading (a local config.json or folder, a catalog name, hf:org/name; offline: local only), in
 // the target's dtype (vllm/config/speculative.py @f19b16d9: ModelConfig(dtype=target_model_config.dtype)).
@@ -444,7 +512,8 @@ uint32_t local_draft_vocab(const std::string & path) {
 
 runtime_plan plan(const model_desc & m_in, const flag_values & f, const machine & mc) {
     std::vector<std::string> quant_warn;
-    const model_desc m = with_quantization(m_in, f.text("quantization"), quant_warn);
+    const model_desc m = with_dtype(with_quantization(m_in, f.text("quantization"), quant_warn), f.text("dtype"),
+                                    m_in.weights.format.starts_with("given"), quant_warn);
     vllm_speculative sp;
     if (f.has("speculative_config")) {
         sp = parse_speculative_config(f.text("speculative_config"));
@@ -471,6 +540,19 @@ runtime_plan plan(const model_desc & m_in, const flag_values & f, const machine 
                                          p.settings.concurrency));
     }
     r.notes = p.notes;
+    // flags vLLM takes that change nothing kvfit plans on the GPU: accepted, and named
+    if (f.has("swap_space")) {
+        r.warnings.push_back(fmt::format("--swap-space {}: not modelled (CPU memory for swapped KV blocks; kvfit plans the "
+                                         "GPUs)", f.text("swap_space")));
+    }
+    if (f.boolean("enable_chunked_prefill")) {
+        r.warnings.push_back("--enable-chunked-prefill: not modelled (the activation estimate follows "
+                             "--max-num-batched-tokens, the tokens per step)");
+    }
+    if (f.has("limit_mm_per_prompt")) {
+        r.warnings.push_back(fmt::format("--limit-mm-per-prompt {}: not modelled (the profile run's multimodal inputs and "
+                                         "encoder cache: pass --activation-memory from a vLLM log)", f.text("limit_mm_per_prompt")));
+    }
     r.launch = vllm_commands(detail::launch_model_ref(m), c);
     r.detail = detail_json(c);
     return r;

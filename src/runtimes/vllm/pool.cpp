@@ -81,6 +81,14 @@ void check_input(const model_desc & m, const vllm_settings & s) {
         throw error(fmt::format("--gpu-memory-utilization {}: must be in (0, 1]", s.gpu_memory_utilization));
     }
     if (s.tp == 0 || s.pp == 0 || s.dp == 0 || s.dcp == 0) throw error("vllm: parallel sizes must be at least 1");
+    if (s.rules == vllm_rules::v2026 && m.rec_kind == recurrent_kind::lightning && m.count(layer_kind::recurrent) > 0) {
+        // vLLM's only lightning-attention model, MiniMaxText01ForCausalLM (MiniMaxForCausalLM, MiniMaxM1ForCausalLM map
+        // to it), is listed in vllm/model_executor/models/registry.py _PREVIOUSLY_SUPPORTED_MODELS as "0.23.0":
+        // _raise_for_unsupported refuses it at startup with these words
+        throw error("vllm: Model architecture MiniMaxText01ForCausalLM (MiniMax-Text-01 / MiniMax-M1 lightning attention) "
+                    "was supported in vLLM until v0.23.0, and is not supported anymore. Please use an older version of "
+                    "vLLM if you want to use this model architecture (--vllm-rules 2025 plans one)");
+    }
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (m.n_head[il] != 0 && m.n_head[il] % s.tp != 0) {
             throw error(fmt::format("Total number of attention heads ({}) must be divisible by tensor parallel size ({}).",
@@ -288,6 +296,11 @@ void budget_ranks(vllm_plan & p, const model_desc & m, const detail::vllm_layout
         k.total_bytes = gpu.memory_bytes;
         k.requested_bytes = uint64_t(std::ceil(static_cast<long double>(gpu.memory_bytes) * s.gpu_memory_utilization));
         k.weights_bytes = stage_weights(m, s.tp, r, s.pp, k.first_layer, k.n_layer, p.compute_capability);
+        if (s.cpu_offload_gb > 0) { // UVA offload of the decoder layers only (make_layers), up to int(gb x 2^30) B
+            const uint64_t limit = uint64_t(s.cpu_offload_gb * double(1ull << 30));
+            k.cpu_offload_bytes = std::min(limit, stage_weights(m, s.tp, 1, 3, k.first_layer, k.n_layer, p.compute_capability));
+            k.weights_bytes -= k.cpu_offload_bytes;
+        }
         if (r == s.pp - 1) { // the drafter runs after the target's last layer, on the last stage
             k.n_draft_layers = p.speculative.draft_kv_layers;
             k.draft_weights_bytes = p.speculative.draft_weights_bytes;
@@ -336,6 +349,14 @@ void note_speculative(vllm_plan & p) {
 void note_inputs(vllm_plan & p) {
     const vllm_settings & s = p.settings;
     const vllm_rank & r0 = p.ranks[0];
+    if (s.cpu_offload_gb > 0) {
+        uint64_t most = 0;
+        for (const auto & k : p.ranks) most = std::max(most, k.cpu_offload_bytes);
+        p.notes.push_back(fmt::format("--cpu-offload-gb {}: {} GiB of decoder-layer weights per GPU in pinned host memory, "
+                                      "read over PCIe on every step (vLLM's UVA offloader: whole parameters until {} B, "
+                                      "model_executor/offloader/uva.py); not in \"Model loading took\"", s.cpu_offload_gb,
+                                      gib(double(most)), uint64_t(s.cpu_offload_gb * double(1ull << 30))));
+    }
     if (s.kv_cache_memory_bytes) {
         p.notes.push_back(fmt::format("reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes "
                                       "(--gpu-memory-utilization and the inputs below are ignored)", gib(double(s.kv_cache_memory_bytes))));

@@ -1,0 +1,67 @@
+// Metal's working set (include/kvfit/metal.h): the one budget of an Apple GPU, shared by the MLX, llama.cpp and
+// Ollama plans. The logs behind the rule are in docs/rules/mlx.md §7.
+#include "kvfit/metal.h"
+
+#include "core/util.h"
+#include "kvfit/error.h"
+
+#include <fmt/format.h>
+
+namespace kvfit {
+
+namespace {
+
+using detail::GiB;
+using detail::MiB;
+
+} // namespace
+
+uint64_t metal_working_set_bytes(uint64_t ram_bytes, uint64_t wired_limit_mb) {
+    if (wired_limit_mb > 0) {
+        if (wired_limit_mb > ram_bytes / MiB) {
+            throw error(fmt::format("iogpu.wired_limit_mb {} exceeds the memory ({} MiB)", wired_limit_mb, ram_bytes / MiB));
+        }
+        return wired_limit_mb * MiB;
+    }
+    // macOS 13-15's default recommendedMaxWorkingSetSize: 2/3 up to 32 GB (32 GB logs 21845.34 MiB), 3/4 from 36 GB
+    // (a 36 GB M4 Max logs 28991.03 MB = 27648 MiB)
+    return ram_bytes <= 32 * GiB ? ram_bytes / 3 * 2 : ram_bytes / 4 * 3;
+}
+
+std::string metal_working_set_text(const std::string & device, uint64_t ram_bytes, uint64_t wired_limit_mb) {
+    const uint64_t ws = metal_working_set_bytes(ram_bytes, wired_limit_mb);
+    if (wired_limit_mb > 0) {
+        return fmt::format("{}: Metal working set {} from iogpu.wired_limit_mb {} (of {} unified memory)", device,
+                           detail::gib_text(ws), wired_limit_mb, detail::gib_text(ram_bytes));
+    }
+    return fmt::format("{}: Metal working set {} = {} of {} unified memory (macOS 13-15's default "
+                       "recommendedMaxWorkingSetSize; macOS 26 reports more; --iogpu-wired-limit-mb N for `sudo sysctl "
+                       "iogpu.wired_limit_mb=N`)", device, detail::gib_text(ws), ram_bytes <= 32 * GiB ? "2/3" : "3/4",
+                       detail::gib_text(ram_bytes));
+}
+
+std::string iogpu_sysctl_prefix(uint64_t wired_limit_mb) {
+    return wired_limit_mb ? fmt::format("sudo sysctl iogpu.wired_limit_mb={} && ", wired_limit_mb) : std::string();
+}
+
+std::vector<device_spec> metal_budget(const std::vector<device_spec> & gpus, uint64_t wired_limit_mb,
+                                      std::vector<std::string> & notes) {
+    std::vector<device_spec> out = gpus;
+    bool apple = false;
+    for (size_t i = 0; i < out.size(); ++i) {
+        device_spec & d = out[i];
+        if (d.vendor != "Apple" || d.memory_is_working_set) continue;
+        apple = true;
+        // one line per distinct device, not one per GPU of a list of identical Macs
+        if (i == 0 || out[i - 1].name != d.name) notes.push_back(metal_working_set_text(d.name, d.memory_bytes, wired_limit_mb));
+        d.memory_bytes = metal_working_set_bytes(d.memory_bytes, wired_limit_mb);
+        d.memory_is_working_set = true;
+    }
+    if (wired_limit_mb > 0 && !apple) {
+        notes.push_back(fmt::format("--iogpu-wired-limit-mb {} ignored: it sets an Apple GPU's Metal working set, and "
+                                    "no Apple GPU is planned", wired_limit_mb));
+    }
+    return out;
+}
+
+} // namespace kvfit
