@@ -95,6 +95,14 @@ TEST(serving_weights, gpt_oss_120b_mxfp4_per_gpu) {
     const auto p = kvfit::plan_vllm(m, s, {"H100 SXM", 81559 * MiB}, 9.0);
     EXPECT_EQ(p.ranks[0].weights_bytes, 65248820352u); // 60.77 GiB (bf16: 217.61)
     EXPECT_TRUE(p.fits()) << (p.errors.empty() ? "" : p.errors[0]);
+    // vllm #23278 (v0.10, H100, defaults): "Model loading took 65.9651 GiB" (the Marlin MXFP4 path on Hopper loads
+    // 5.2 GiB more than the checkpoint's layout; kvfit's 60.77 is the layout), then "Available KV cache memory:
+    // -2.14 GiB": with the logged weights, kvfit's 2025 rules say it does not start either
+    kvfit::model_desc logged = m;
+    kvfit::apply_weight_size(logged, uint64_t(65.9651 * double(1ull << 30)));
+    vllm_settings v10 = s;
+    v10.rules = kvfit::vllm_rules::v2025;
+    EXPECT_FALSE(kvfit::plan_vllm(logged, v10, {"H100 SXM", 81559 * MiB}, 9.0).fits());
     s.tp = 8;
     EXPECT_EQ(kvfit::plan_vllm(m, s, {"H100 SXM", 81559 * MiB}, 9.0).ranks[0].weights_bytes, 8711168256u);
     s.tp = 1; // Blackwell: FlashInfer MXFP4 pads the intermediate and hidden widths to 256

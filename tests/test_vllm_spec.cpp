@@ -287,7 +287,7 @@ TEST(vllm_spec, cli) {
     EXPECT_EQ(bad.err.find("kvfit: --speculative-config: not valid JSON"), 0u) << bad.err;
     EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 
-    const auto j = run_kvfit("Qwen3.5-27B --runtime vllm --gpu H100 --max-num-seqs 64 --json --speculative-config "
+    const auto j = run_kvfit("Qwen3.5-27B --runtime vllm --gpu H100 --max-num-seqs 64 --max-model-len 65536 --json --speculative-config "
                              "'{\"method\":\"mtp\",\"num_speculative_tokens\":2}'");
     ASSERT_EQ(j.status, 0) << j.err;
     const auto sp = nlohmann::json::parse(j.out)["detail"]["speculative"];

@@ -196,6 +196,30 @@ struct weight_quant {
     bool operator==(const weight_quant &) const = default;
 };
 
+/// A vision encoder bundled with a language model (config.json `vision_config`; absent for text-only checkpoints).
+/// Serving runtimes load it with the language model and profile it at startup (vLLM's encoder budget,
+/// docs/rules/vllm-overhead.md §4). Widths are elements; `max_tokens_per_image` is the language-model tokens one image
+/// of the largest size becomes (0 when the config does not say: the runtime names its assumption).
+/// Qwen3.5-27B: depth 27, hidden 1152, intermediate 4304, patch 16, spatial merge 2, out_hidden 5120.
+struct vision_tower {
+    uint32_t depth = 0;              ///< encoder blocks (depth / num_hidden_layers); 0 = no vision tower
+    uint32_t hidden = 0;             ///< hidden_size
+    uint32_t intermediate = 0;       ///< intermediate_size (the MLP width)
+    uint32_t n_head = 0;             ///< num_heads / num_attention_heads
+    uint32_t patch = 0;              ///< patch_size, pixels
+    uint32_t merge = 1;              ///< patches merged into one language token per side (spatial_merge_size,
+                                     ///< pooling_kernel_size): one token = merge x merge patches
+    uint32_t temporal_patch = 1;     ///< temporal_patch_size (video frames per patch); 1 for images-only towers
+    uint32_t out_hidden = 0;         ///< width the merger projects to (out_hidden_size; 0 = the language model's n_embd)
+    uint32_t max_tokens_per_image = 0; ///< the config's own figure (vision_soft_tokens_per_image,
+                                       ///< default_output_length, (image_size / patch / merge)^2); 0 = not stated
+    /// Parameters of the tower and its merger, estimated from the widths: depth x (4 h^2 + 2 h i) + the merger
+    /// (merge^2 h)^2 + merge^2 h x out_hidden. An estimate (biases, norms and position tables left out).
+    uint64_t n_params() const;
+    bool present() const { return depth > 0 && hidden > 0; }
+    bool operator==(const vision_tower &) const = default;
+};
+
 /// The model description. Per-layer vectors all have length n_layer; layer index `il` is explicit in every
 /// query. MTP / NextN prediction layers are not part of n_layer (llama.cpp does not cache them).
 struct model_desc {
@@ -311,6 +335,9 @@ struct model_desc {
 
     // --- weights ---------------------------------------------------------------------------------
     model_weights weights;      ///< parameters (and bytes when exact) by placement
+    /// The bundled vision encoder (config.json vision_config); !present() for text-only checkpoints. Its weights are
+    /// not in `weights` (llama.cpp loads it from a separate mmproj file); serving runtimes add them (vllm, sglang).
+    vision_tower vision;
 
     // --- queries (explicit layer index; no default) ----------------------------------------------
     /// The attention type of layer `il` from its caches: mla if it keeps a latent, else full / swa / chunked by its

@@ -143,6 +143,11 @@ struct runtime_plan {
     std::vector<std::string> refusals;  ///< the runtime's own startup errors, verbatim where it has one
     std::vector<std::string> warnings;  ///< the model source's warnings, then the runtime's: shown in every output
     std::vector<std::string> notes;     ///< defaults taken, inputs assumed, estimates
+    /// The assumptions the verdict rests on that no flag and no runtime rule decided: a kvfit constant (vLLM's activation
+    /// peak, SGLang's CUDA context), a default ratio taken silently by the runtime, a checkpoint part estimated from its
+    /// config (a vision tower). Each names its value and source; shown in every output, and `--strict` refuses a plan
+    /// with any (kvfit::error "strict: N assumptions refused: ...").
+    std::vector<std::string> assumptions;
     std::vector<context_limit> max_context; ///< with GPUs: the largest context per cache type (planner)
     std::vector<alternative> alternatives;  ///< when it does not fit: settings that would (planner)
     /// The command a person pastes unchanged to run this plan; when it does not fit and the planner found the

@@ -28,8 +28,13 @@ struct sglang_settings {
     double mamba_full_memory_ratio = 0.9; ///< --mamba-full-memory-ratio
     uint32_t max_mamba_cache_size = 0;  ///< --max-mamba-cache-size; 0 = from the ratio
     bool disable_radix_cache = false;   ///< --disable-radix-cache
-    double swa_full_tokens_ratio = 0.8; ///< --swa-full-tokens-ratio
-    std::optional<uint64_t> pre_load_overhead_bytes; ///< memory in use before weights load (default 0.5 GiB)
+    /// --swa-full-tokens-ratio: the sliding-window pool's tokens per full-pool token (HybridSWAPoolConfigurator);
+    /// SGLang's default 0.8 (server_args.py `swa_full_tokens_ratio: float = 0.8`)
+    double swa_full_tokens_ratio = 0.8;
+    bool swa_full_tokens_ratio_given = false; ///< the ratio came from the flag (else SGLang's default, noted)
+    /// --cuda-context-memory: memory in use before the weights load (CUDA context, NCCL); default 0.5 GiB, a kvfit
+    /// constant named in the plan's assumptions
+    std::optional<uint64_t> pre_load_overhead_bytes;
 };
 
 /// The SGLang plan for one rank (TP ranks are alike).
@@ -44,10 +49,14 @@ struct sglang_plan {
     uint64_t mamba_bytes_per_request = 0; ///< all recurrent layers, one request, per rank
     uint64_t mamba_slots = 0;          ///< max_mamba_cache_size
     uint64_t kv_pool_bytes = 0;        ///< the part of rest for KV
-    uint64_t max_total_num_tokens = 0; ///< "#tokens" of "KV Cache is allocated"
+    uint64_t max_total_num_tokens = 0; ///< "#tokens" of "KV Cache is allocated" (the full pool of a hybrid SWA model)
+    uint64_t swa_tokens = 0;           ///< the sliding-window pool's tokens (hybrid SWA models); 0 without one
+    uint64_t full_bytes_per_token = 0, swa_bytes_per_token = 0; ///< per rank: full layers' K+V, sliding layers' K+V
+    bool fraction_given = false;       ///< --mem-fraction-static was given (else SGLang's default formula)
     uint64_t max_running_requests = 0; ///< resolved
     uint64_t context_length = 0;
     std::vector<std::string> errors, warnings, notes;
+    std::vector<std::string> assumptions; ///< kvfit constants the verdict rests on (runtime_plan::assumptions)
     bool fits() const { return errors.empty(); }
 };
 

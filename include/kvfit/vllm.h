@@ -18,16 +18,25 @@
 namespace kvfit {
 
 
-/// Which vLLM release's rules are reproduced (RULES §2.1, §2.3, §1.3, §4).
-/// - v2026 (v0.24 and later, as read in 2026): gpu_memory_utilization 0.92, CUDA-graph estimate subtracted from
-///   the budget, "GPU KV cache size" = int(max_concurrency x max_model_len), hybrid alignment grain
-///   max(16, --block-size).
-/// - v2025 (up to v0.19/0.20): gpu_memory_utilization 0.9, no graph term, tokens = (num_blocks // groups) x
-///   block_size, hybrid alignment grain fixed at 16.
-enum class vllm_rules : uint8_t { v2025, v2026 };
+/// Which vLLM release's rules are reproduced (docs/rules/vllm-overhead.md §1 lists what differs, with the source of each).
+/// - v2025 ("0.19"; v0.1x up to v0.20): gpu_memory_utilization 0.9; no CUDA-graph term in the budget (graphs came out of
+///   the 1 - utilization slack); "GPU KV cache size" = (num_blocks // groups) x min block size; hybrid alignment grain
+///   fixed at 16.
+/// - v0_21 ("0.21"; v0.21 to v0.23): as v2025, but VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults on ("CUDA graph
+///   memory profiling is enabled (default since v0.21.0)", gpu_worker.py): the CUDA-graph estimate leaves the budget.
+/// - v2026 ("0.24"; v0.24 and later, as read in 2026): gpu_memory_utilization 0.92, the graph estimate subtracted,
+///   "GPU KV cache size" = int(max_concurrency x max_model_len), hybrid alignment grain max(16, --block-size).
+enum class vllm_rules : uint8_t { v2025, v0_21, v2026 };
 
-/// "vLLM 2026 rules (v0.24+)" or "vLLM 2025 rules (<= v0.20)".
+/// "vLLM 2026 rules (v0.24+)", "vLLM 0.21 rules (v0.21-v0.23)" or "vLLM 2025 rules (<= v0.20)".
 const char * vllm_rules_name(vllm_rules r);
+/// The short name --vllm-rules and detail.settings.vllm_rules use: "2026", "0.21", "2025".
+const char * vllm_rules_key(vllm_rules r);
+/// --vllm-rules: 2025, 0.1x, 0.19, 0.20 -> v2025; 0.21, 0.22, 0.23 -> v0_21; 2026, 0.24 and later -> v2026.
+/// Throws kvfit::error "--vllm-rules 'x': expected 2025, 0.21 or 2026 (or a release such as 0.19, 0.22, 0.26)".
+vllm_rules parse_vllm_rules(const std::string & text);
+/// The release has the CUDA-graph estimate in its budget (v0.21 and later).
+bool vllm_graph_estimate(vllm_rules r);
 
 /// --mamba-cache-mode. automatic: "none", or "align" when prefix caching is on for a hybrid (RULES §4).
 enum class mamba_cache_mode : uint8_t { automatic, none, align, all };
@@ -102,11 +111,56 @@ struct vllm_settings {
     std::string dtype = "auto";
     uint32_t concurrency = 1;             ///< kvfit's requirement: full-length requests served at once, all replicas
     vllm_speculative speculative;         ///< --speculative-config; method "" = none
+    /// --usage-context: "api" (vllm serve, the OpenAI server: UsageContext.OPENAI_API_SERVER) or "llm" (the offline
+    /// LLM class: UsageContext.LLM_CLASS), which EngineArgs.get_batch_defaults gives a larger max_num_batched_tokens
+    /// (16384 / 8192 instead of 8192 / 2048).
+    std::string usage_context = "api";
+    bool language_model_only = false;     ///< --language-model-only: the vision tower is neither loaded nor profiled
+    bool skip_mm_profiling = false;       ///< --skip-mm-profiling: the tower loads, its encoder is not profiled
+    /// --limit-mm-per-prompt: images (and video) one prompt may carry; -1 = vLLM's default (999 images: profiled);
+    /// 0 for every modality = text-only (no encoder profiling, MultiModalBudget.get_encoder_budget() == 0).
+    int32_t limit_mm_images = -1;
+    /// --mm-processor-kwargs max_pixels (or a size with longest_edge): the largest image the processor makes, pixels;
+    /// 0 = the processor's default (kvfit: the config's tokens per image, else 16,777,216 pixels, named).
+    uint64_t mm_max_pixels = 0;
+    /// --compilation-config cudagraph_mode: "" = vLLM's default (FULL_AND_PIECEWISE), NONE, PIECEWISE, FULL,
+    /// FULL_DECODE_ONLY, FULL_AND_PIECEWISE.
+    std::string cudagraph_mode;
+    /// --compilation-config max_cudagraph_capture_size (0 = min(max_num_seqs x (1 + k) x 2, 512, MNBT)), or the largest
+    /// of cudagraph_capture_sizes when that list is given (cudagraph_sizes holds it).
+    uint32_t max_cudagraph_capture_size = 0;
+    std::vector<uint32_t> cudagraph_sizes; ///< --compilation-config cudagraph_capture_sizes, as given; empty = vLLM's
+};
+
+/// One term of vLLM's memory besides the weights and the KV pool, on one GPU of one stage, with where it comes from
+/// (docs/rules/vllm-overhead.md). Listed in the plan (vllm_plan::terms), detail.constants and the text report.
+struct vllm_term {
+    std::string name;   ///< "activation: forward", "activation: sampler", "activation: encoder profiling",
+                        ///< "non-torch", "CUDA graphs", "vision tower weights"
+    uint64_t bytes = 0; ///< per GPU
+    /// "given" (a flag the user set), "rule" (vLLM's source decides it: 0 under --enforce-eager, the budget's own
+    /// figure), or "estimate" (a kvfit constant times vLLM's shapes: --strict refuses it)
+    std::string basis;
+    std::string source; ///< the vLLM file and function the term reproduces
+    std::string how;    ///< the arithmetic, in words: "1,024 requests x 248,320 logits x 15 B"
 };
 
 /// The --kv-cache-dtype choices: auto, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla, fp8_per_token_head,
 /// int8_per_token_head, nvfp4 (get_kv_quant_mode, RULES §1.1).
 const std::vector<std::string> & vllm_kv_cache_dtypes();
+
+/// vLLM's memory besides the weights and the KV pool on one GPU of the PP stage holding layers [first, first + n) (last:
+/// the stage that samples; first_stage: the stage that runs the vision encoder): the profile run's activation peak
+/// (the forward of max_num_batched_tokens, the sampler's logits, the multimodal encoder's profiling), the non-torch
+/// growth and the CUDA-graph estimate, each a vllm_term (docs/rules/vllm-overhead.md §2-§5). Given inputs
+/// (activation_bytes, non_torch_bytes, cudagraph_bytes) replace the estimates.
+std::vector<vllm_term> vllm_overhead_terms(const model_desc & m, const vllm_settings & s, uint32_t first, uint32_t n,
+                                           bool first_stage, bool last_stage);
+
+/// The CUDA-graph capture sizes vLLM uses (vllm/config/vllm.py _set_cudagraph_sizes): 1, 2, 4, then every 8 up to 255,
+/// then every 16, up to max_cudagraph_capture_size = min(max_num_seqs x (1 + k) x 2, 512, max_num_batched_tokens); with
+/// k speculative tokens only multiples of 1 + k (adjust_cudagraph_sizes_for_spec_decode). `s` has defaults resolved.
+std::vector<uint32_t> vllm_cudagraph_sizes(const vllm_settings & s);
 
 /// Default activation peak per GPU: max_num_batched_tokens x 8 x f / tp bytes, f the widest FFN of the stage
 /// (n_ff, or n_expert_used x n_ff_exp + n_ff_shexp for MoE; at least 4 n_embd): four bf16 FFN activations per
@@ -140,6 +194,8 @@ struct vllm_rank {
     uint64_t activation_bytes = 0;  ///< input or default
     uint64_t non_torch_bytes = 0;   ///< input or default
     uint64_t cudagraph_bytes = 0;   ///< input or default
+    uint64_t vision_weights_bytes = 0; ///< the vision tower's weights on this GPU (within weights_bytes; first stage)
+    std::vector<vllm_term> terms;   ///< how activation, non-torch and graphs were made (vllm_overhead_terms)
     int64_t available_kv_bytes = 0; ///< "Available KV cache memory"; negative when nothing is left
     uint32_t n_tensors = 0;         ///< KV tensors on this worker (group_size projected onto the stage)
     uint32_t n_draft_layers = 0;    ///< the drafter's KV layers this worker holds (the last stage holds the drafter)
@@ -193,9 +249,11 @@ struct vllm_plan {
     uint64_t need_bytes = 0;        ///< KV one request of max_model_len needs per worker
     uint64_t max_model_len_fit = 0; ///< largest length whose need fits (search.h over [1, n_ctx_train], as vLLM bisects)
     vllm_spec_plan speculative;     ///< --speculative-config's part (method "" = none)
+    std::vector<vllm_term> terms;   ///< the non-KV terms of the limiting stage (vllm_overhead_terms), in budget order
     std::vector<std::string> errors;   ///< vLLM's startup errors, verbatim; empty = starts
     std::vector<std::string> warnings; ///< vLLM's warnings and kvfit's
     std::vector<std::string> notes;    ///< defaults taken, inputs assumed
+    std::vector<std::string> assumptions; ///< kvfit's estimates a verdict rests on (runtime_plan::assumptions)
     bool fits() const { return errors.empty(); }
 };
 

@@ -87,6 +87,12 @@ uint64_t model_weights::total_bytes() const {
     return n;
 }
 
+uint64_t vision_tower::n_params() const {
+    if (!present()) return 0;
+    const uint64_t h = hidden, i = intermediate, m2 = uint64_t(merge) * merge, out = out_hidden ? out_hidden : h;
+    return uint64_t(depth) * (4 * h * h + 2 * h * i) + (m2 * h) * (m2 * h) + m2 * h * out;
+}
+
 uint64_t model_weights::expert_params() const {
     uint64_t n = 0;
     for (const auto & l : layers) n += l.expert_params;

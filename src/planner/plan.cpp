@@ -202,6 +202,12 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
         }
         if (n > 0) throw error(fmt::format("strict: {} warning{} refused: {}", n, n == 1 ? "" : "s", all));
     }
+    if (q.strict && !r.plan.assumptions.empty()) { // a serving plan's estimates (runtime_plan::assumptions)
+        std::string all;
+        for (const auto & a : r.plan.assumptions) all += (all.empty() ? "" : "; ") + a;
+        throw error(fmt::format("strict: {} assumption{} refused: {}", r.plan.assumptions.size(),
+                                r.plan.assumptions.size() == 1 ? "" : "s", all));
+    }
     return r;
 }
 

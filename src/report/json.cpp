@@ -91,6 +91,7 @@ std::string render_json(const plan_result & r) {
     j["refusals"] = p.refusals;
     j["warnings"] = p.warnings;
     j["notes"] = p.notes;
+    if (!p.assumptions.empty()) j["assumptions"] = p.assumptions; // additive: only where a plan rests on estimates
     j["kv_bytes_per_token"] = optional_json(p.kv_bytes_per_token);
     j["state_bytes_per_sequence"] = optional_json(p.state_bytes_per_sequence);
     j["totals"] = totals_json(p);

@@ -132,6 +132,12 @@ void render_sglang(std::string & out, const ojson & d) {
     }
     out += fmt::format("  KV pool {} at {} B per token (cell_size)\n", gib(int64_t(u64(d, "kv_pool_bytes"))),
                        with_commas(u64(d, "cell_bytes")));
+    if (d.contains("swa_tokens")) { // the hybrid SWA pool: both pools, and the ratio between them
+        out += fmt::format("  full pool {} tokens x {} B; sliding-window pool {} tokens x {} B (--swa-full-tokens-ratio {})\n",
+                           with_commas(u64(d, "full_tokens")), with_commas(u64(d, "full_bytes_per_token")),
+                           with_commas(u64(d, "swa_tokens")), with_commas(u64(d, "swa_bytes_per_token")),
+                           dbl(d, "swa_full_tokens_ratio"));
+    }
     out += fmt::format("  \"KV Cache is allocated. #tokens: {}\"; max running requests {}; context length {}\n",
                        with_commas(u64(d, "kv_cache_tokens")), u64(d, "max_running_requests"),
                        with_commas(u64(s, "context_length")));
@@ -184,6 +190,7 @@ std::string render_serving_text(const plan_result & r) {
                                                  : p.refusals.empty() ? "does not meet the request" : "does not start");
     lines(out, "  error: ", p.refusals);
     lines(out, "  warning: ", p.warnings);
+    lines(out, "  assumed: ", p.assumptions);
     lines(out, "  note: ", p.notes);
     out += "\nLaunch\n" + p.launch;
     out += "\nGiB = 2^30 bytes.\n";

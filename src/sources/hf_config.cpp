@@ -90,8 +90,8 @@ bool quant_key(std::string_view key) {
 
 // The members of a config.json kvfit keeps (parse_json_bounded's filter): at the root and in a language config, the
 // keys it reads or knows (hf_known_keys.cpp), those whose name suggests memory (warned about by name), the wrappers,
-// quantization_config and vision_config; in quantization_config the keys above; in vision_config the deepstack list;
-// below those, everything. A member not kept (auto_map, id2label, a tokenizer table, any unknown key whose name does
+// quantization_config and vision_config, and the tokens per image a multimodal wrapper states; in quantization_config
+// the keys above; in vision_config the deepstack list and the tower's shape (read_vision_tower); below those, everything. A member not kept (auto_map, id2label, a tokenizer table, any unknown key whose name does
 // not suggest memory) is read past and never stored.
 bool config_member_kept(const std::vector<std::string> & path, std::string_view key) {
     const bool language = path.empty() || (path.size() <= 2 && std::all_of(path.begin(), path.end(), [](const auto & k) {
@@ -99,10 +99,17 @@ bool config_member_kept(const std::vector<std::string> & path, std::string_view 
                                            }));
     if (language) {
         return known_key(key) || suggests_memory(key) || is_wrapper(key) || key == "quantization_config" ||
-               key == "vision_config";
+               key == "vision_config" || key == "vision_soft_tokens_per_image" || key == "mm_tokens_per_image";
     }
     if (path.back() == "quantization_config") return quant_key(key);
-    if (path.size() == 1 && path.back() == "vision_config") return key == "deepstack_visual_indexes";
+    if (path.size() == 1 && path.back() == "vision_config") {
+        // read_vision_tower's keys, and Qwen3-VL's deepstack list
+        static constexpr std::string_view tower[] = {
+            "deepstack_visual_indexes", "depth", "num_hidden_layers", "hidden_size", "embed_dim", "intermediate_size",
+            "num_heads", "num_attention_heads", "patch_size", "spatial_merge_size", "pooling_kernel_size",
+            "temporal_patch_size", "out_hidden_size", "default_output_length", "image_size"};
+        return std::find(std::begin(tower), std::end(tower), key) != std::end(tower);
+    }
     return true;
 }
 
@@ -223,6 +230,30 @@ uint32_t pos_per_embd(const hf_keys & cfg) {
         if (sec != cfg.at(key).end() && sec->is_array() && sec->size() >= 2) return 4;
     }
     return 1;
+}
+
+// The bundled vision encoder (vision_config), as the serving runtimes load and profile it: Qwen2-VL / Qwen3-VL /
+// Qwen3.5 spell depth, num_heads, spatial_merge_size, temporal_patch_size, out_hidden_size; Gemma 3/4 and SigLIP
+// spell num_hidden_layers, num_attention_heads, pooling_kernel_size (Gemma 4: one token per 3 x 3 patches) and state
+// the tokens per image themselves (vision_soft_tokens_per_image at the top level, default_output_length,
+// mm_tokens_per_image); a CLIP-style tower states image_size.
+void read_vision_tower(const hf_keys & root, const hf_keys & vis, vision_tower & v) {
+    v.depth = u32(vis.count_or("depth", vis.count_or("num_hidden_layers", 0, 1000), 1000));
+    v.hidden = u32(vis.uint_or("hidden_size", vis.uint_or("embed_dim", 0, 1u << 16), 1u << 16));
+    v.intermediate = u32(vis.uint_or("intermediate_size", 4ull * v.hidden, 1u << 18));
+    v.n_head = u32(vis.count_or("num_heads", vis.count_or("num_attention_heads", 0, 4096), 4096));
+    v.patch = u32(vis.uint_or("patch_size", 0, 4096));
+    v.merge = std::max<uint32_t>(1, u32(vis.uint_or("spatial_merge_size", vis.uint_or("pooling_kernel_size", 1, 64), 64)));
+    v.temporal_patch = std::max<uint32_t>(1, u32(vis.uint_or("temporal_patch_size", 1, 64)));
+    v.out_hidden = u32(vis.uint_or("out_hidden_size", 0, 1u << 20));
+    uint64_t per_image = root.uint_or("vision_soft_tokens_per_image", root.uint_or("mm_tokens_per_image", 0, 1u << 24), 1u << 24);
+    if (per_image == 0) per_image = vis.uint_or("default_output_length", 0, 1u << 24);
+    if (per_image == 0 && vis.has("image_size") && v.patch > 0) {
+        const uint64_t side = vis.uint_or("image_size", 0, 1u << 16) / v.patch / v.merge;
+        per_image = side * side;
+    }
+    v.max_tokens_per_image = u32(per_image);
+    if (v.hidden == 0) v = vision_tower{}; // a vision_config without widths is not a tower kvfit can size
 }
 
 // The language model's keys: the top level, or the wrapper multimodal checkpoints nest it in.
@@ -364,6 +395,7 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
             const size_t ds = vis.at("deepstack_visual_indexes").size();
             if (ds > 0 && ds < 1000) m.n_embd_inp = m.n_embd * uint32_t(1 + ds);
         }
+        read_vision_tower(root, vis, m.vision);
     }
     // Nemotron-3-Super latent experts (moe_latent_size, conversion/nemotron.py writes it as-is)
     m.moe_latent = u32(cfg.count_or("moe_latent_size", 0, 1u << 20));

@@ -35,6 +35,8 @@ const std::vector<flag_spec> & sglang_flags() {
         {"--max-mamba-cache-size", "", "mamba slots", t::count},
         {"--mamba-full-memory-ratio", "", "mamba / KV ratio (0.9)", t::text},
         {"--disable-radix-cache", "", "radix cache off", t::boolean},
+        {"--swa-full-tokens-ratio", "", "sliding-window pool / full pool tokens (default 0.8, server_args.py)", t::text},
+        {"--cuda-context-memory", "", "input: memory in use before the weights load per GPU (default 0.5 GiB)", t::size},
     };
     return v;
 }
@@ -55,6 +57,11 @@ sglang_settings parse_sglang_flags(const flag_values & f) {
         s.mamba_full_memory_ratio = number<double>("--mamba-full-memory-ratio", text("mamba_full_memory_ratio"), 0.01, 100.0);
     }
     s.disable_radix_cache = f.boolean("disable_radix_cache");
+    if (!text("swa_full_tokens_ratio").empty()) {
+        s.swa_full_tokens_ratio = number<double>("--swa-full-tokens-ratio", text("swa_full_tokens_ratio"), 0.001, 100.0);
+        s.swa_full_tokens_ratio_given = true;
+    }
+    if (!text("cuda_context_memory").empty()) s.pre_load_overhead_bytes = parse_size(text("cuda_context_memory"));
     return s;
 }
 
@@ -74,6 +81,7 @@ std::string sglang_command(const std::string & model_ref, const sglang_plan & p)
     if (s.page_size != 1) c += fmt::format(" --page-size {}", s.page_size);
     if (p.mamba_slots) c += fmt::format(" --max-mamba-cache-size {}", p.mamba_slots);
     if (s.disable_radix_cache) c += " --disable-radix-cache";
+    if (s.swa_full_tokens_ratio_given) c += fmt::format(" --swa-full-tokens-ratio {}", s.swa_full_tokens_ratio);
     return c + "\n";
 }
 
@@ -102,6 +110,25 @@ json detail_json(const sglang_plan & p) {
     j["mamba_bytes_per_request"] = p.mamba_bytes_per_request;
     j["max_mamba_cache_size"] = p.mamba_slots;
     j["max_running_requests"] = p.max_running_requests;
+    j["swa_full_tokens_ratio"] = s.swa_full_tokens_ratio;
+    if (p.swa_tokens) { // the hybrid SWA pool (HybridSWAPoolConfigurator): both pools
+        j["full_tokens"] = p.max_total_num_tokens;
+        j["swa_tokens"] = p.swa_tokens;
+        j["full_bytes_per_token"] = p.full_bytes_per_token;
+        j["swa_bytes_per_token"] = p.swa_bytes_per_token;
+    }
+    j["pre_load_overhead_bytes"] = s.pre_load_overhead_bytes.value_or(k_default_pre_load_overhead);
+    j["constants"] = json::array();
+    j["constants"].push_back({{"name", "CUDA context"}, {"bytes", s.pre_load_overhead_bytes.value_or(k_default_pre_load_overhead)},
+                              {"basis", s.pre_load_overhead_bytes ? "given" : "estimate"},
+                              {"source", "model_runner.py: memory in use before the weights load (pre_model_load_free)"},
+                              {"how", s.pre_load_overhead_bytes ? "--cuda-context-memory" : "0.50 GiB (kvfit constant)"}});
+    j["constants"].push_back({{"name", "swa_full_tokens_ratio"}, {"value", s.swa_full_tokens_ratio},
+                              {"basis", s.swa_full_tokens_ratio_given ? "given" : "rule"},
+                              {"source", "server_args.py swa_full_tokens_ratio: float = 0.8"}, {"how", ""}});
+    j["constants"].push_back({{"name", "mem_fraction_static"}, {"value", s.mem_fraction_static},
+                              {"basis", p.fraction_given ? "given" : "rule"},
+                              {"source", "server_args.py _handle_gpu_memory_settings"}, {"how", ""}});
     return j;
 }
 
@@ -183,6 +210,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.refusals = p.errors;
     r.warnings = p.warnings;
     r.notes = p.notes;
+    r.assumptions = p.assumptions;
     r.launch = sglang_command(detail::launch_model_ref(m), p);
     r.detail = detail_json(p);
     return r;

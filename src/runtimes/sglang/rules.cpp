@@ -34,11 +34,12 @@ uint64_t rank_weights(const model_desc & m, uint32_t tp) {
 // 128 (132) per layer, while the pool stores the fp8 latent as 512 + 4 x 4 + 64 x 2 = 656 B (1152 in bf16).
 struct sglang_cell {
     uint64_t budget = 0, alloc = 0;
+    uint64_t full = 0, swa = 0; ///< K+V bytes per token of the full layers and of the sliding layers, all of them
 };
 
 sglang_cell cell_bytes(const model_desc & m, const sglang_settings & s, uint32_t es, uint32_t attn_tp, uint32_t model_s) {
     double cell = 0;
-    uint64_t alloc = 0;
+    uint64_t alloc = 0, full = 0, swa = 0;
     bool approx = false;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         const layer_cache * a = m.attention_cache(il);
@@ -68,10 +69,12 @@ sglang_cell cell_bytes(const model_desc & m, const sglang_settings & s, uint32_t
         cell += m.is_swa(il) ? s.swa_full_tokens_ratio * per : per;
         approx |= m.is_swa(il);
         alloc += uint64_t(per);
+        (m.is_swa(il) ? swa : full) += uint64_t(per);
     }
     sglang_cell c;
     c.budget = uint64_t(std::ceil(cell - 1e-6)); // 0.8 x 204,800 is 163,840 up to float error
     c.alloc = approx ? c.budget : alloc;
+    c.full = full, c.swa = swa;
     return c;
 }
 
@@ -160,6 +163,7 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         throw error(fmt::format("sglang: --enable-dp-attention needs --tp ({}) divisible by --dp ({})", s.tp, s.dp));
     }
     const uint32_t attn_tp = s.enable_dp_attention ? s.tp / s.dp : s.tp;
+    p.fraction_given = s.mem_fraction_static != 0;
     if (s.mem_fraction_static == 0) {
         // get_device_memory_capacity reads nvidia-smi's memory.total (utils get_nvgpu_memory_capacity; on AMD torch's
         // total_memory): the table's reported figure when the GPU is a table row, else the memory given
@@ -223,7 +227,11 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
 
     // rest = free_after_weights - pre_model_load_free x (1 - fraction) = pre_free x fraction - weights
     const uint64_t overhead = s.pre_load_overhead_bytes.value_or(512ull << 20);
-    if (!s.pre_load_overhead_bytes) p.notes.push_back("0.50 GiB in use before the weights load (CUDA context): kvfit default");
+    if (!s.pre_load_overhead_bytes) {
+        p.notes.push_back("0.50 GiB in use before the weights load (CUDA context): kvfit default (--cuda-context-memory)");
+        p.assumptions.push_back("0.50 GiB in use before the weights load (CUDA context, NCCL) is a kvfit constant: "
+                                "give --cuda-context-memory (the log's \"Load weight begin. avail mem\" against the GPU's total)");
+    }
     const uint64_t pre_free = gpu.memory_bytes > overhead ? gpu.memory_bytes - overhead : 0;
     p.weights_bytes = rank_weights(m, s.tp);
     p.rest_bytes = int64_t(double(pre_free) * s.mem_fraction_static) - int64_t(p.weights_bytes);
@@ -274,10 +282,22 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     }
     const uint64_t budget = kv > 0 ? uint64_t(kv) : 0;
     if (!compressed) p.max_total_num_tokens = p.cell_bytes ? budget / p.cell_bytes / s.page_size * s.page_size : 0;
+    // The hybrid SWA pool (HybridSWAPoolConfigurator, mem_cache/pool_configurator.py; sglang-frontier.md §4): the full
+    // pool holds max_total_num_tokens, the sliding-window pool int(full x swa_full_tokens_ratio), page-aligned; both
+    // allocated ("SWAKVPool mem usage: X GB, swa size: N, full size: M").
+    if (!compressed && cell.swa > 0 && cell.full > 0) {
+        p.full_bytes_per_token = cell.full, p.swa_bytes_per_token = cell.swa;
+        p.swa_tokens = uint64_t(double(p.max_total_num_tokens) * s.swa_full_tokens_ratio) / s.page_size * s.page_size;
+        p.notes.push_back(fmt::format("Use sliding window memory pool. full_layer_tokens={}, swa_layer_tokens={} "
+                                      "(--swa-full-tokens-ratio {}{})", p.max_total_num_tokens, p.swa_tokens,
+                                      s.swa_full_tokens_ratio, s.swa_full_tokens_ratio_given ? "" : ": SGLang's default, "
+                                      "server_args.py; SGLang 0.5.6's MiMo-V2-Flash path sized both pools alike, as 1"));
+    }
     // the pool as allocated: DSA buffers hold size + page_size rows (NSATokenToKVPool), 11% above the budget in fp8
     if (!compressed) {
         p.kv_pool_bytes = dsa && p.max_total_num_tokens ? (p.max_total_num_tokens + s.page_size) * p.alloc_bytes_per_token
-                                                        : budget;
+                        : p.swa_tokens ? p.max_total_num_tokens * p.full_bytes_per_token + p.swa_tokens * p.swa_bytes_per_token
+                                       : budget;
     }
     if (dsa && p.max_total_num_tokens) {
         p.notes.push_back(fmt::format("KV Cache is allocated. #tokens: {}, KV size: {:.2f} GB", p.max_total_num_tokens,

@@ -51,13 +51,95 @@ int64_t human_int(const std::string & flag, const std::string & text, int64_t lo
     return int64_t(v);
 }
 
+using njson = nlohmann::json;
+
+njson json_object(const char * flag, const std::string & text) {
+    njson j = njson::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw error(fmt::format("{} '{}': expected a JSON object", flag, text));
+    return j;
+}
+
+// --limit-mm-per-prompt (vllm/config/multimodal.py limit_per_prompt): {"image": N, "video": M}, a count or
+// {"count": N, ...} per modality. Returns the image count, 0 when every modality is 0 (text-only), -1 when images
+// are not limited.
+int32_t parse_limit_mm(const std::string & text) {
+    const njson j = json_object("--limit-mm-per-prompt", text);
+    int64_t images = -1, others = 0;
+    for (const auto & [k, v] : j.items()) {
+        const njson & c = v.is_object() && v.contains("count") ? v["count"] : v;
+        if (!c.is_number_integer() || c.get<int64_t>() < 0 || c.get<int64_t>() > 1000000) {
+            throw error(fmt::format("--limit-mm-per-prompt '{}': {} must be a count from 0 to 1000000", text, k));
+        }
+        if (k == "image") images = c.get<int64_t>();
+        else others += c.get<int64_t>();
+    }
+    if (images < 0) return others == 0 && !j.empty() && !j.contains("image") ? -1 : -1;
+    return images == 0 && others == 0 ? 0 : int32_t(std::max<int64_t>(images, 1));
+}
+
+// --mm-processor-kwargs: max_pixels, or size {"longest_edge": N} (Qwen2-VL / Qwen3-VL image processors), pixels.
+uint64_t parse_mm_kwargs(const std::string & text) {
+    const njson j = json_object("--mm-processor-kwargs", text);
+    const njson * v = j.contains("max_pixels") ? &j["max_pixels"]
+                    : j.contains("size") && j["size"].is_object() && j["size"].contains("longest_edge") ? &j["size"]["longest_edge"]
+                                                                                                        : nullptr;
+    if (v == nullptr) return 0; // kwargs that do not bound the image size
+    if (!v->is_number_integer() || v->get<int64_t>() < 1 || v->get<int64_t>() > (1ll << 34)) {
+        throw error(fmt::format("--mm-processor-kwargs '{}': max_pixels must be a whole number of pixels", text));
+    }
+    return v->get<uint64_t>();
+}
+
+// --compilation-config (vllm/config/compilation.py CompilationConfig): cudagraph_mode, max_cudagraph_capture_size,
+// cudagraph_capture_sizes; an integer alone is the old -O level (ignored: no memory rule).
+void parse_compilation_config(const std::string & text, vllm_settings & s) {
+    if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) return;
+    const njson j = json_object("--compilation-config", text);
+    if (j.contains("cudagraph_mode")) {
+        static const std::vector<std::string> modes = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
+        const std::string m = j["cudagraph_mode"].is_string() ? j["cudagraph_mode"].get<std::string>() : "";
+        if (std::find(modes.begin(), modes.end(), m) == modes.end()) {
+            throw error(fmt::format("--compilation-config cudagraph_mode '{}': expected NONE, PIECEWISE, FULL, "
+                                    "FULL_DECODE_ONLY or FULL_AND_PIECEWISE", m));
+        }
+        s.cudagraph_mode = m;
+    }
+    if (j.contains("max_cudagraph_capture_size")) {
+        const njson & v = j["max_cudagraph_capture_size"];
+        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 65536) {
+            throw error("--compilation-config max_cudagraph_capture_size: expected a whole number from 1 to 65536");
+        }
+        s.max_cudagraph_capture_size = v.get<uint32_t>();
+    }
+    if (j.contains("cudagraph_capture_sizes")) {
+        const njson & v = j["cudagraph_capture_sizes"];
+        if (!v.is_array() || v.size() > 4096) throw error("--compilation-config cudagraph_capture_sizes: expected a list of sizes");
+        for (const auto & x : v) {
+            if (!x.is_number_integer() || x.get<int64_t>() < 1 || x.get<int64_t>() > 65536) {
+                throw error("--compilation-config cudagraph_capture_sizes: expected whole numbers from 1 to 65536");
+            }
+            s.cudagraph_sizes.push_back(x.get<uint32_t>());
+        }
+        if (!s.cudagraph_sizes.empty() && s.max_cudagraph_capture_size == 0) {
+            s.max_cudagraph_capture_size = *std::max_element(s.cudagraph_sizes.begin(), s.cudagraph_sizes.end());
+        }
+    }
+}
+
 } // namespace
 
 const std::vector<flag_spec> & vllm_flags() {
     using t = flag_type;
     static const std::vector<flag_spec> v = {
         {"--nodes", "", "nodes of --gpu each (TP within a node, PP or DP across)", t::count},
-        {"--vllm-rules", "", "vLLM release rules: 2026 (default, v0.24+) or 2025 (<= v0.20)", t::text},
+        {"--vllm-rules", "", "vLLM release rules: 2026 (default, v0.24+), 0.21 (v0.21-v0.23) or 2025 (<= v0.20); or a "
+         "release: 0.19, 0.22, 0.26", t::text},
+        {"--usage-context", "", "api (vllm serve, default) or llm (the offline LLM class: larger batch defaults)", t::text},
+        {"--language-model-only", "", "text only: the vision tower is neither loaded nor profiled", t::boolean},
+        {"--skip-mm-profiling", "", "the vision encoder is loaded but not profiled", t::boolean},
+        {"--limit-mm-per-prompt", "", "JSON: {\"image\":1,\"video\":0}; all 0 = text only (no encoder profiling)", t::text},
+        {"--mm-processor-kwargs", "", "JSON: {\"max_pixels\":1003520} (the largest image the processor makes)", t::text},
+        {"--compilation-config", "-cc", "JSON: {\"cudagraph_mode\":\"PIECEWISE\",\"max_cudagraph_capture_size\":64}", t::text},
         {"--max-model-len", "", "tokens per request, 131072, 128K (x 1024) or 128k (x 1000); -1 or auto = auto-fit", t::text},
         {"--gpu-memory-utilization", "", "fraction of GPU memory (default 0.92; 0.9 for 2025 rules)", t::fraction},
         {"--kv-cache-memory-bytes", "", "KV pool per GPU, replaces the budget: bytes as vLLM reads them (8G = 8 x 2^30, "
@@ -91,8 +173,6 @@ const std::vector<flag_spec> & vllm_flags() {
         {"--swap-space", "", "CPU swap space per GPU, GiB (host memory: not modelled)", t::text},
         {"--enable-chunked-prefill", "", "chunked prefill (not modelled: the token budget is --max-num-batched-tokens)",
          t::boolean},
-        {"--limit-mm-per-prompt", "", "multimodal items per prompt, JSON (not modelled: the profile run's encoder inputs)",
-         t::text},
         {"--speculative-config", "-sc", "JSON: {\"method\":\"mtp\",\"num_speculative_tokens\":2}, eagle/eagle3/draft_model with "
          "\"model\", ngram, suffix", t::text},
     };
@@ -102,10 +182,13 @@ const std::vector<flag_spec> & vllm_flags() {
 vllm_settings parse_vllm_flags(const flag_values & f) {
     vllm_settings s;
     const auto text = [&](const char * name) { return f.text(name); };
-    if (!text("vllm_rules").empty()) {
-        if (text("vllm_rules") != "2025" && text("vllm_rules") != "2026") throw error("--vllm-rules: expected 2026 or 2025");
-        s.rules = text("vllm_rules") == "2025" ? vllm_rules::v2025 : vllm_rules::v2026;
-    }
+    if (!text("vllm_rules").empty()) s.rules = parse_vllm_rules(text("vllm_rules"));
+    if (!text("usage_context").empty()) s.usage_context = text("usage_context");
+    s.language_model_only = f.boolean("language_model_only");
+    s.skip_mm_profiling = f.boolean("skip_mm_profiling");
+    if (!text("limit_mm_per_prompt").empty()) s.limit_mm_images = parse_limit_mm(text("limit_mm_per_prompt"));
+    if (!text("mm_processor_kwargs").empty()) s.mm_max_pixels = parse_mm_kwargs(text("mm_processor_kwargs"));
+    if (!text("compilation_config").empty()) parse_compilation_config(text("compilation_config"), s);
     if (!text("max_model_len").empty()) {
         s.max_model_len = text("max_model_len") == "auto" ? -1 : human_int("--max-model-len", text("max_model_len"), -1, 1ll << 32);
     }
@@ -247,6 +330,10 @@ std::string vllm_command(const std::string & model_ref, const vllm_plan & p, con
     if (!s.quantization.empty()) cmd += " --quantization " + s.quantization;
     if (s.disable_hybrid_kv_cache_manager) cmd += " --disable-hybrid-kv-cache-manager";
     cmd += s.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
+    if (s.usage_context == "llm") cmd = "# the offline LLM class (usage context llm), as its engine arguments:\n" + cmd;
+    if (s.language_model_only) cmd += " --language-model-only";
+    if (s.skip_mm_profiling) cmd += " --skip-mm-profiling";
+    if (s.limit_mm_images >= 0) cmd += fmt::format(" --limit-mm-per-prompt '{{\"image\":{},\"video\":0}}'", s.limit_mm_images);
     if (p.hybrid && s.rules == vllm_rules::v2026) {
         cmd += fmt::format(" --mamba-cache-mode {}", mamba_cache_mode_name(s.mamba_mode));
         if (s.mamba_ssm_cache_dtype != "auto") cmd += " --mamba-ssm-cache-dtype " + s.mamba_ssm_cache_dtype;
@@ -296,7 +383,10 @@ json detail_json(const vllm_choice & c) {
     const vllm_plan & p = c.plan;
     const vllm_settings & s = p.settings;
     json j;
-    j["settings"] = {{"vllm_rules", s.rules == vllm_rules::v2026 ? "2026" : "2025"},
+    j["settings"] = {{"vllm_rules", vllm_rules_key(s.rules)}, {"usage_context", s.usage_context},
+                     {"language_model_only", s.language_model_only}, {"skip_mm_profiling", s.skip_mm_profiling},
+                     {"limit_mm_images", s.limit_mm_images}, {"mm_max_pixels", s.mm_max_pixels},
+                     {"cudagraph_mode", s.cudagraph_mode.empty() ? "FULL_AND_PIECEWISE" : s.cudagraph_mode},
                      {"max_model_len", s.max_model_len},
                      {"gpu_memory_utilization", s.gpu_memory_utilization}, {"kv_cache_memory_bytes", s.kv_cache_memory_bytes},
                      {"kv_cache_dtype", s.kv_cache_dtype}, {"quantization", s.quantization},
@@ -363,6 +453,14 @@ json detail_json(const vllm_choice & c) {
             j["per_rank"].back()["n_draft_layers"] = k.n_draft_layers;
         }
     }
+    // every term besides the weights and the pool, with its basis and source (docs/rules/vllm-overhead.md)
+    j["constants"] = json::array();
+    for (const vllm_term & t : p.terms) {
+        j["constants"].push_back({{"name", t.name}, {"bytes", t.bytes}, {"basis", t.basis}, {"source", t.source},
+                                  {"how", t.how}});
+    }
+    if (!p.ranks.empty()) j["vision_weights_bytes"] = p.ranks[0].vision_weights_bytes;
+    j["cudagraph_sizes"] = vllm_cudagraph_sizes(s);
     j["placements"] = json::array();
     for (const auto & pl : c.placements) {
         j["placements"].push_back({{"tensor_parallel_size", pl.tp}, {"pipeline_parallel_size", pl.pp},
@@ -388,7 +486,7 @@ std::vector<device_plan> devices_of(const model_desc & m, const vllm_choice & c)
         d.capacity_bytes = k.total_bytes;
         d.reserved_bytes = s.kv_cache_memory_bytes ? 0 : k.total_bytes - std::min(k.total_bytes, k.requested_bytes);
         d.n_layers = k.n_layer;
-        const bool graphs = s.rules == vllm_rules::v2026 && !s.enforce_eager;
+        const bool graphs = vllm_graph_estimate(s.rules) && !s.enforce_eager;
         d.buffers = {{"weights", k.weights_bytes, !m.weights.exact, "\"Model loading took\""},
                      {"activation", k.activation_bytes, !s.activation_bytes, "torch peak of the profile run"},
                      {"non_torch", k.non_torch_bytes, !s.non_torch_bytes, "NCCL, cuBLAS workspaces, CUDA context"},
@@ -549,10 +647,7 @@ runtime_plan plan(const model_desc & m_in, const flag_values & f, const machine 
         r.warnings.push_back("--enable-chunked-prefill: not modelled (the activation estimate follows "
                              "--max-num-batched-tokens, the tokens per step)");
     }
-    if (f.has("limit_mm_per_prompt")) {
-        r.warnings.push_back(fmt::format("--limit-mm-per-prompt {}: not modelled (the profile run's multimodal inputs and "
-                                         "encoder cache: pass --activation-memory from a vLLM log)", f.text("limit_mm_per_prompt")));
-    }
+    r.assumptions = p.assumptions;
     r.launch = vllm_commands(detail::launch_model_ref(m), c);
     r.detail = detail_json(c);
     return r;

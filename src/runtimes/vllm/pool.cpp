@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <fmt/format.h>
 
 namespace kvfit {
@@ -19,7 +20,30 @@ namespace kvfit {
 using detail::cdiv;
 
 const char * vllm_rules_name(vllm_rules r) {
-    return r == vllm_rules::v2026 ? "vLLM 2026 rules (v0.24+)" : "vLLM 2025 rules (<= v0.20)";
+    switch (r) {
+    case vllm_rules::v2026: return "vLLM 2026 rules (v0.24+)";
+    case vllm_rules::v0_21: return "vLLM 0.21 rules (v0.21-v0.23)";
+    default: return "vLLM 2025 rules (<= v0.20)";
+    }
+}
+
+const char * vllm_rules_key(vllm_rules r) {
+    return r == vllm_rules::v2026 ? "2026" : r == vllm_rules::v0_21 ? "0.21" : "2025";
+}
+
+vllm_rules parse_vllm_rules(const std::string & text) {
+    if (text == "2025") return vllm_rules::v2025;
+    if (text == "2026") return vllm_rules::v2026;
+    // a release "0.N" or "0.N.M": its rule set by minor version (docs/rules/vllm-overhead.md §1)
+    unsigned minor = 0;
+    int used = 0;
+    if (text.size() <= 12 && std::sscanf(text.c_str(), "0.%u%n", &minor, &used) == 1 && minor >= 1 && minor < 1000) {
+        const std::string rest = text.substr(size_t(used));
+        const bool patch = rest.empty() || (rest.size() >= 2 && rest[0] == '.' &&
+                                            rest.find_first_not_of("0123456789", 1) == std::string::npos);
+        if (patch) return minor <= 20 ? vllm_rules::v2025 : minor <= 23 ? vllm_rules::v0_21 : vllm_rules::v2026;
+    }
+    throw error(fmt::format("--vllm-rules '{}': expected 2025, 0.21 or 2026 (or a release such as 0.19, 0.22, 0.26)", text));
 }
 
 const char * mamba_cache_mode_name(mamba_cache_mode m) {
@@ -49,7 +73,7 @@ uint64_t vllm_default_activation_bytes(const model_desc & m, uint32_t mnbt, uint
 uint64_t vllm_default_non_torch_bytes(uint32_t world) { return world > 1 ? 512ull << 20 : 358ull << 20; }
 
 uint64_t vllm_default_cudagraph_bytes(const model_desc & m, const vllm_settings & s) {
-    if (s.rules == vllm_rules::v2025 || s.enforce_eager) return 0;
+    if (!vllm_graph_estimate(s.rules) || s.enforce_eager) return 0;
     return m.count(layer_kind::recurrent) > 0 ? 1ull << 30 : 512ull << 20;
 }
 
@@ -121,8 +145,12 @@ vllm_settings resolve(const model_desc & m, vllm_settings s, const device_spec &
     std::string lower = gpu.name;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
     const bool big = gpu.memory_bytes >= (70ull << 30) && lower.find("a100") == std::string::npos;
+    if (s.usage_context != "api" && s.usage_context != "llm") {
+        throw error(fmt::format("--usage-context '{}': expected api (vllm serve) or llm (the offline LLM class)", s.usage_context));
+    }
+    const bool llm = s.usage_context == "llm"; // UsageContext.LLM_CLASS: default_max_num_batched_tokens's first column
     if (s.max_num_seqs == 0) s.max_num_seqs = big ? 1024 : 256;
-    if (s.max_num_batched_tokens == 0) s.max_num_batched_tokens = big ? 8192 : 2048;
+    if (s.max_num_batched_tokens == 0) s.max_num_batched_tokens = big ? (llm ? 16384 : 8192) : (llm ? 8192 : 2048);
     // DeepSeek-V3.2 / GLM-5 (an indexer beside the latent): DeepseekV32ForCausalLM.verify_and_update_config
     // (vllm/model_executor/models/config.py) maps any fp8 kv-cache dtype to fp8_ds_mla and bfloat16 to auto; the
     // sparse-MLA backends take block 64 only (get_supported_kernel_block_sizes), vllm-frontier.md §2.1.
@@ -174,8 +202,8 @@ vllm_settings resolve(const model_desc & m, vllm_settings s, const device_spec &
         else if (m.count(layer_kind::mla) > 0) p.notes.push_back("block size 16 assumed; FlashMLA backends prefer 64 (--block-size 64)");
     }
     const bool hybrid = is_hybrid(m);
-    if (hybrid && s.enable_prefix_caching && s.rules == vllm_rules::v2025) {
-        p.warnings.push_back("prefix caching is disabled for hybrid models under the 2025 rules");
+    if (hybrid && s.enable_prefix_caching && s.rules != vllm_rules::v2026) {
+        p.warnings.push_back(fmt::format("prefix caching is disabled for hybrid models under the {} rules", vllm_rules_key(s.rules)));
         s.enable_prefix_caching = false;
     }
     if (s.mamba_mode == mamba_cache_mode::automatic) {
@@ -244,6 +272,19 @@ uint64_t draft_weights(const model_desc & m, const vllm_settings & s, double cc)
     return b;
 }
 
+// The bundled vision tower's weights on one GPU of the first stage: vLLM loads it with the language model unless
+// --language-model-only (vllm/config/multimodal.py language_model_only: the tower's modules are not created). Read
+// from the checkpoint when its tensors were listed (weights.vision, already in weights.other: removed when skipped),
+// else estimated from vision_config in bf16, sharded by TP (--mm-encoder-tp-mode weights, the default).
+int64_t vision_weights_signed(const model_desc & m, const vllm_settings & s) {
+    if (m.weights.exact) return s.language_model_only ? -int64_t(m.weights.vision.bytes / s.tp) : 0;
+    if (!m.vision.present()) return 0;
+    const bool given = m.weights.format.rfind("given", 0) == 0; // --weights-size: the checkpoint's bytes, tower included
+    if (given) return s.language_model_only ? -int64_t(m.vision.n_params() * 2 / s.tp) : 0;
+    if (s.language_model_only) return 0;
+    return int64_t(m.vision.n_params() * 2 / s.tp);
+}
+
 // Warnings vLLM (or its kernels) would give for a KV dtype the GPU cannot run (RULES §4).
 void warn_dtype(vllm_plan & p, double cc) {
     const vllm_settings & s = p.settings;
@@ -306,10 +347,18 @@ void budget_ranks(vllm_plan & p, const model_desc & m, const detail::vllm_layout
             k.draft_weights_bytes = p.speculative.draft_weights_bytes;
             k.weights_bytes += k.draft_weights_bytes;
         }
-        k.activation_bytes = s.activation_bytes.value_or(
-            vllm_default_activation_bytes(m, s.max_num_batched_tokens, s.tp, k.first_layer, k.n_layer));
-        k.non_torch_bytes = s.non_torch_bytes.value_or(vllm_default_non_torch_bytes(world));
-        k.cudagraph_bytes = s.rules == vllm_rules::v2025 || s.enforce_eager ? 0 : s.cudagraph_bytes.value_or(vllm_default_cudagraph_bytes(m, s));
+        if (r == 0) { // the vision tower loads with the first stage ("Model loading took"), unless text-only
+            const int64_t vw = vision_weights_signed(m, s);
+            k.vision_weights_bytes = uint64_t(std::max<int64_t>(0, vw));
+            k.weights_bytes = uint64_t(std::max<int64_t>(0, int64_t(k.weights_bytes) + vw));
+        }
+        k.terms = vllm_overhead_terms(m, s, k.first_layer, k.n_layer, r == 0, r == s.pp - 1);
+        for (const vllm_term & t : k.terms) {
+            if (t.name == "activation") k.activation_bytes = t.bytes;
+            if (t.name == "non-torch") k.non_torch_bytes = t.bytes;
+            if (t.name == "CUDA graphs") k.cudagraph_bytes = t.bytes;
+        }
+        (void)world;
         k.available_kv_bytes = s.kv_cache_memory_bytes
             ? int64_t(s.kv_cache_memory_bytes)
             : int64_t(k.requested_bytes) - int64_t(k.weights_bytes + k.activation_bytes + k.non_torch_bytes + k.cudagraph_bytes);
@@ -345,8 +394,9 @@ void note_speculative(vllm_plan & p) {
                       "and graphs (kvfit estimates; give --activation-memory / --cudagraph-memory from a log)");
 }
 
-// Says which budget inputs were given and which are kvfit's defaults.
-void note_inputs(vllm_plan & p) {
+// Says what the budget was made of: each non-KV term of the first stage with its basis and source (vllm_term), the
+// encoder budget line vLLM prints, and the vision tower's weights. Estimates are the plan's assumptions.
+void note_inputs(vllm_plan & p, const model_desc & m) {
     const vllm_settings & s = p.settings;
     const vllm_rank & r0 = p.ranks[0];
     if (s.cpu_offload_gb > 0) {
@@ -357,18 +407,37 @@ void note_inputs(vllm_plan & p) {
                                       "model_executor/offloader/uva.py); not in \"Model loading took\"", s.cpu_offload_gb,
                                       gib(double(most)), uint64_t(s.cpu_offload_gb * double(1ull << 30))));
     }
+    p.terms = r0.terms;
     if (s.kv_cache_memory_bytes) {
         p.notes.push_back(fmt::format("reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes "
-                                      "(--gpu-memory-utilization and the inputs below are ignored)", gib(double(s.kv_cache_memory_bytes))));
-    } else {
-        auto said = [&](const char * what, uint64_t v, bool given, const char * flag, const char * how) {
-            p.notes.push_back(fmt::format("{} {} GiB per GPU: {} ({})", what, gib(double(v)), given ? "given" : how, flag));
-        };
-        said("activation peak", r0.activation_bytes, s.activation_bytes.has_value(), "--activation-memory",
-             "kvfit estimate, MNBT x 8 x FFN width / tp");
-        said("non-torch memory", r0.non_torch_bytes, s.non_torch_bytes.has_value(), "--non-torch-memory", "kvfit default");
-        if (s.rules == vllm_rules::v2026 && !s.enforce_eager) {
-            said("CUDA-graph estimate", r0.cudagraph_bytes, s.cudagraph_bytes.has_value(), "--cudagraph-memory", "kvfit default");
+                                      "(--gpu-memory-utilization and the terms below are ignored)", gib(double(s.kv_cache_memory_bytes))));
+        return;
+    }
+    if (m.vision.present()) {
+        p.notes.push_back(s.language_model_only
+            ? "vision tower: not loaded, not profiled (--language-model-only)"
+            : fmt::format("vision tower: {} blocks of {} wide{}, {} GiB of weights per GPU ({}); its encoder is {}",
+                          m.vision.depth, m.vision.hidden, m.weights.exact ? "" : " (weights estimated from vision_config, bf16)",
+                          gib(double(r0.vision_weights_bytes)), m.weights.exact ? "read from the checkpoint"
+                          : m.weights.format.rfind("given", 0) == 0 ? "counted in --weights-size" : "estimate",
+                          s.skip_mm_profiling ? "not profiled (--skip-mm-profiling)"
+                          : s.limit_mm_images == 0 ? "not profiled (--limit-mm-per-prompt: no images, no video)"
+                                                   : "profiled at startup (below)"));
+        if (!m.weights.exact && !s.language_model_only && m.weights.format.rfind("given", 0) != 0) {
+            p.assumptions.push_back(fmt::format("vision tower weights {} GiB per GPU estimated from vision_config (bf16; "
+                                                "--language-model-only if the tower is not served)",
+                                                gib(double(r0.vision_weights_bytes))));
+        }
+    }
+    for (const vllm_term & t : r0.terms) {
+        if (t.name.rfind("activation:", 0) == 0 && t.bytes == 0) continue;
+        p.notes.push_back(fmt::format("{} {} GiB per GPU [{}; {}]{}", t.name, gib(double(t.bytes)), t.basis, t.source,
+                                      t.how.empty() ? "" : ": " + t.how));
+        if (t.basis == "estimate" && t.name.find(':') == std::string::npos) {
+            p.assumptions.push_back(fmt::format("{} {} GiB per GPU is a kvfit estimate ({}); give {} from a log", t.name,
+                                                gib(double(t.bytes)), t.how,
+                                                t.name == "activation" ? "--activation-memory"
+                                                : t.name == "non-torch" ? "--non-torch-memory" : "--cudagraph-memory"));
         }
     }
 }
@@ -518,7 +587,7 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
     note_speculative(p);
     take_layout(p, lay);
     budget_ranks(p, m, lay, gpu);
-    note_inputs(p);
+    note_inputs(p, m);
     p.num_gpu_blocks = p.ranks[0].num_blocks;
     p.available_kv_bytes = p.ranks[0].available_kv_bytes;
     for (const auto & k : p.ranks) {

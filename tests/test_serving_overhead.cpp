@@ -1,0 +1,293 @@
+// Issue 27: what vLLM and SGLang reserve besides the KV pool, per release, each term named with its source; the cases
+// of the issue reproduced from their public logs (tests/data/serving_logs, INDEX.md names each source and launch).
+#include "kvfit/error.h"
+#include "kvfit/sglang.h"
+#include "kvfit/sources.h"
+#include "kvfit/vllm.h"
+#include "support/files.h"
+#include "support/run_cli.h"
+
+#include <fmt/format.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using kvfit::vllm_settings;
+constexpr uint64_t MiB = 1ull << 20;
+constexpr double GiB = double(1ull << 30);
+
+kvfit::model_desc shared_config(const char * file) {
+    kvfit::warnings w;
+    kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/" + file, w);
+    return m;
+}
+
+const kvfit::vllm_term * term(const kvfit::vllm_plan & p, const std::string & name) {
+    for (const auto & t : p.terms) {
+        if (t.name == name) return &t;
+    }
+    return nullptr;
+}
+
+// --vllm-rules: three rule sets, selectable by name or by release (docs/rules/vllm-overhead.md §1).
+TEST(vllm_releases, names_and_differences) {
+    EXPECT_EQ(kvfit::parse_vllm_rules("0.19"), kvfit::vllm_rules::v2025);
+    EXPECT_EQ(kvfit::parse_vllm_rules("0.20.1"), kvfit::vllm_rules::v2025);
+    EXPECT_EQ(kvfit::parse_vllm_rules("0.21"), kvfit::vllm_rules::v0_21);
+    EXPECT_EQ(kvfit::parse_vllm_rules("0.23.0"), kvfit::vllm_rules::v0_21);
+    EXPECT_EQ(kvfit::parse_vllm_rules("0.26"), kvfit::vllm_rules::v2026);
+    EXPECT_EQ(kvfit::parse_vllm_rules("2026"), kvfit::vllm_rules::v2026);
+    for (const char * bad : {"0.x", "1.0", "0.", "0.21.", "latest", ""}) {
+        EXPECT_THROW((void)kvfit::parse_vllm_rules(bad), kvfit::error) << bad;
+    }
+    const kvfit::model_desc m = shared_config("meta-llama__Meta-Llama-3.1-8B.json");
+    vllm_settings s;
+    s.max_model_len = 8192;
+    double util[3];
+    uint64_t graphs[3];
+    int i = 0;
+    for (auto r : {kvfit::vllm_rules::v2025, kvfit::vllm_rules::v0_21, kvfit::vllm_rules::v2026}) {
+        s.rules = r;
+        const auto p = kvfit::plan_vllm(m, s, {"H100 SXM", 81559 * MiB}, 9.0);
+        util[i] = p.settings.gpu_memory_utilization;
+        graphs[i] = p.ranks[0].cudagraph_bytes;
+        ++i;
+    }
+    EXPECT_EQ(util[0], 0.9);  // <= v0.20
+    EXPECT_EQ(util[1], 0.9);  // v0.21-v0.23
+    EXPECT_EQ(util[2], 0.92); // v0.24+
+    EXPECT_EQ(graphs[0], 0u); // graphs came out of the slack before v0.21
+    EXPECT_GT(graphs[1], 0u); // "CUDA graph memory profiling is enabled (default since v0.21.0)"
+    EXPECT_EQ(graphs[1], graphs[2]);
+}
+
+// The capture sizes of vllm/config/vllm.py, as the logs print them: "PIECEWISE=51 (largest=512)" at the defaults;
+// with 3 MTP tokens and --max-num-seqs 8, "PIECEWISE=9 (largest=64), FULL=5 (largest=32)" (Qwen3.6-35B-A3B, 05-30 log).
+TEST(vllm_releases, cudagraph_capture_sizes_as_logged) {
+    vllm_settings s;
+    s.max_num_seqs = 1024, s.max_num_batched_tokens = 8192;
+    EXPECT_EQ(kvfit::vllm_cudagraph_sizes(s).size(), 51u);
+    EXPECT_EQ(kvfit::vllm_cudagraph_sizes(s).back(), 512u);
+    s.max_num_seqs = 8;
+    s.speculative.num_speculative_tokens = 3;
+    const auto sizes = kvfit::vllm_cudagraph_sizes(s);
+    EXPECT_EQ(sizes.size(), 9u);
+    EXPECT_EQ(sizes.back(), 64u);
+    size_t decode = 0;
+    for (auto x : sizes) decode += x <= 32;
+    EXPECT_EQ(decode, 5u);
+    s.speculative.num_speculative_tokens = 6; // "PIECEWISE=15 (largest=112), FULL=8 (largest=56)"
+    EXPECT_EQ(kvfit::vllm_cudagraph_sizes(s).size(), 15u);
+}
+
+// Case 1 of the issue (vllm-project/recipes PR #831): Qwen3.8-27B on an RTX PRO 6000 Blackwell Max-Q (97,887 MiB),
+// the recipe's command at vLLM's defaults (max_num_seqs 1024, MNBT 8192): "max_num_seqs (1024) exceeds available Mamba
+// cache blocks (939)" for FP8 and 1011 for NVFP4. The checkpoint sizes are the recipe's (30,866,866,928 B and
+// 26,381,249,312 B); the model is Qwen3.5-27B's config (the same backbone and vision tower). kvfit used to say 1,187
+// and 1,417 blocks and "starts": it charged 2.6 GiB outside the pool, the run ~14.5 GiB.
+TEST(serving_cases, qwen38_27b_rtx_pro_6000_vision_sampler_graphs) {
+    const kvfit::model_desc base = shared_config("Qwen__Qwen3.5-27B.json");
+    const std::pair<uint64_t, uint64_t> runs[] = {{30866866928u, 939}, {26381249312u, 1011}};
+    for (const auto & [bytes, logged] : runs) {
+        kvfit::model_desc m = base;
+        kvfit::apply_weight_size(m, bytes);
+        vllm_settings s;
+        s.max_model_len = 262144;
+        s.kv_cache_dtype = "fp8";
+        const auto p = kvfit::plan_vllm(m, s, {"RTX PRO 6000 Max-Q", 97887 * MiB}, 12.0);
+        ASSERT_FALSE(p.fits()) << bytes;
+        EXPECT_NE(p.errors[0].find("max_num_seqs (1024) exceeds available Mamba cache blocks"), std::string::npos);
+        const double err = (double(p.num_gpu_blocks) - double(logged)) / double(logged);
+        EXPECT_LT(std::abs(err), 0.02) << bytes << ": kvfit " << p.num_gpu_blocks << " blocks, logged " << logged;
+        // every term named, with its source and basis
+        ASSERT_NE(term(p, "activation: encoder profiling"), nullptr);
+        EXPECT_EQ(term(p, "activation: encoder profiling")->how.find("\"a budget of 16384 tokens, and profiled with 1 image items\""), 0u);
+        ASSERT_NE(term(p, "activation: sampler"), nullptr);
+        EXPECT_NE(term(p, "activation: sampler")->how.find("1024 request rows x 248320 logits"), std::string::npos);
+        ASSERT_NE(term(p, "CUDA graphs"), nullptr);
+        EXPECT_NE(term(p, "CUDA graphs")->how.find("PIECEWISE=51 (largest=512), FULL=51 (largest=512)"), std::string::npos);
+        for (const auto & t : p.terms) EXPECT_FALSE(t.source.empty()) << t.name;
+        EXPECT_FALSE(p.assumptions.empty());
+    }
+}
+
+// The recipe's own 1 x RTX 5090 measurements (Qwen3.8-27B NVFP4, --enforce-eager, 32,768 tokens, fp8 KV): 91,022 tokens,
+// 135,926 with --language-model-only, 152,917 also with --max-num-seqs 8, i.e. 75 -> 112 -> 126 blocks of 51,380,224 B.
+// The vision tower (weights + encoder profiling) and the sampler's 256 -> 8 rows are what those flags free.
+TEST(serving_cases, qwen38_27b_rtx_5090_what_the_flags_free) {
+    kvfit::model_desc m = shared_config("Qwen__Qwen3.5-27B.json");
+    kvfit::apply_weight_size(m, 26381249312u);
+    vllm_settings s;
+    s.max_model_len = 32768;
+    s.kv_cache_dtype = "fp8";
+    s.enforce_eager = true;
+    const kvfit::device_spec gpu{"RTX 5090", uint64_t(31.36 * GiB)};
+    const auto all = kvfit::plan_vllm(m, s, gpu, 12.0);
+    s.language_model_only = true;
+    const auto text = kvfit::plan_vllm(m, s, gpu, 12.0);
+    EXPECT_EQ(term(text, "activation: encoder profiling"), nullptr);
+    s.max_num_seqs = 8;
+    const auto few = kvfit::plan_vllm(m, s, gpu, 12.0);
+    EXPECT_NEAR(double(text.num_gpu_blocks) - double(all.num_gpu_blocks), 37.0, 3.0); // logged 112 - 75
+    EXPECT_NEAR(double(few.num_gpu_blocks) - double(text.num_gpu_blocks), 14.0, 3.0);  // logged 126 - 112
+}
+
+// Case 3 (vllm #44376, v0.22): DeepSeek-V4-Flash on 2 x GH200, the offline LLM class (UsageContext.LLM_CLASS: MNBT
+// 16,384 on a >= 70 GiB GPU), max_model_len 30,000, block 256, fp8: "6.66 GiB KV cache is needed, which is larger than
+// the available KV cache memory (5.44 GiB) ... the estimated maximum model length is 13528". kvfit used the API
+// server's 8,192 and needed 3.40 GiB. With the logged budget the message is vLLM's, figure for figure.
+TEST(serving_cases, dsv4_flash_gh200_llm_class) {
+    kvfit::warnings w;
+    const kvfit::model_desc m = kvfit::load_model("DeepSeek-V4-Flash", w);
+    vllm_settings s;
+    s.rules = kvfit::vllm_rules::v0_21;
+    s.usage_context = "llm";
+    s.tp = 2;
+    s.max_model_len = 30000;
+    s.enable_prefix_caching = true;
+    s.gpu_memory_utilization = 0.95;
+    s.kv_cache_dtype = "fp8";
+    s.block_size = 256;
+    // the logged "5.44 GiB" is rounded: [5.435, 5.445) GiB; vLLM's 13528 holds for [5.4404, 5.4423) (vllm-frontier.md §3.2)
+    s.kv_cache_memory_bytes = uint64_t(5.441 * GiB);
+    const auto p = kvfit::plan_vllm(m, s, {"GH200", 96ull << 30}, 9.0);
+    EXPECT_EQ(p.settings.max_num_batched_tokens, 16384u);
+    ASSERT_FALSE(p.fits());
+    EXPECT_NE(p.errors[0].find("(6.66 GiB KV cache is needed, which is larger than the available KV cache memory (5.44 GiB)"),
+              std::string::npos) << p.errors[0];
+    EXPECT_NE(p.errors[0].find("the estimated maximum model length is 13528."), std::string::npos) << p.errors[0];
+    s.usage_context = "api"; // what kvfit assumed before: vllm serve's batch defaults
+    EXPECT_EQ(kvfit::plan_vllm(m, s, {"GH200", 96ull << 30}, 9.0).settings.max_num_batched_tokens, 8192u);
+    s.usage_context = "offline";
+    EXPECT_THROW((void)kvfit::plan_vllm(m, s, {"GH200", 96ull << 30}, 9.0), kvfit::error);
+}
+
+// Case 2 (sgl-project/sglang PR #15464, SGLang ~0.5.6, 4 ranks): MiMo-V2-Flash's two pools were equal, "SWAKVPool mem
+// usage: 77.63 GB, swa size: 1496958, full size: 1496958": that build charged the sliding layers at full weight (ratio
+// 1). kvfit reads SGLang's later HybridSWAPoolConfigurator, whose default ratio is 0.8 (server_args.py), and now names
+// the ratio and prints both pools; --swa-full-tokens-ratio 1 reproduces the log.
+TEST(serving_cases, mimo_v2_flash_sglang_swa_pools) {
+    const kvfit::model_desc m = shared_config("XiaomiMiMo__MiMo-V2-Flash.json");
+    kvfit::sglang_settings s;
+    s.tp = 4;
+    s.mem_fraction_static = 0.9;
+    s.swa_full_tokens_ratio = 1.0;
+    s.swa_full_tokens_ratio_given = true;
+    const auto p = kvfit::plan_sglang(m, s, {"B200", 183359 * MiB});
+    EXPECT_EQ(p.full_bytes_per_token, 9u * 1 * (192 + 128) * 2);  // 9 full layers, 1 KV head per rank
+    EXPECT_EQ(p.swa_bytes_per_token, 39u * 2 * (192 + 128) * 2); // 39 sliding layers, 2 KV heads per rank
+    EXPECT_EQ(p.swa_tokens, p.max_total_num_tokens);
+    // the logged 77.63 GB (GiB, 2 decimals) holds 1,496,958 tokens of 55,680 B: the pool size rounds to it
+    const uint64_t cell = p.full_bytes_per_token + p.swa_bytes_per_token;
+    EXPECT_LE(uint64_t(77.625 * GiB) / cell, 1496958u);
+    EXPECT_GE(uint64_t(77.635 * GiB) / cell, 1496958u);
+    // SGLang's default ratio: the sliding pool is 0.8 x the full pool, both printed, the ratio named
+    kvfit::sglang_settings d = s;
+    d.swa_full_tokens_ratio = 0.8, d.swa_full_tokens_ratio_given = false;
+    const auto q = kvfit::plan_sglang(m, d, {"B200", 183359 * MiB});
+    EXPECT_EQ(q.swa_tokens, uint64_t(double(q.max_total_num_tokens) * 0.8));
+    bool named = false;
+    for (const auto & n : q.notes) named |= n.find("swa_layer_tokens=") != std::string::npos && n.find("SGLang's default") != std::string::npos;
+    EXPECT_TRUE(named);
+}
+
+// Item 4: every estimate is an assumption in the plan, and --strict refuses it; the terms are in detail.constants.
+TEST(serving_cases, constants_in_json_and_refused_by_strict) {
+    using kvfit::test::run_kvfit;
+    const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3.5-27B.json";
+    const auto j = run_kvfit(cfg + " --runtime vllm --gpu H100 --max-model-len 32768 --json");
+    ASSERT_TRUE(j.status == 0 || j.status == 3) << j.err;
+    const auto doc = nlohmann::json::parse(j.out);
+    bool encoder = false;
+    for (const auto & c : doc["detail"]["constants"]) {
+        EXPECT_FALSE(c["source"].get<std::string>().empty());
+        encoder |= c["name"] == "activation: encoder profiling";
+    }
+    EXPECT_TRUE(encoder);
+    EXPECT_FALSE(doc["assumptions"].empty());
+    const auto strict = run_kvfit(cfg + " --runtime vllm --gpu H100 --max-model-len 32768 --weights bf16 --strict");
+    EXPECT_EQ(strict.status, 2);
+    EXPECT_NE(strict.err.find("strict: "), std::string::npos);
+    EXPECT_NE(strict.err.find("activation"), std::string::npos) << strict.err;
+    // given every term, nothing is assumed
+    const auto given = run_kvfit(cfg + " --runtime vllm --gpu H100 --max-model-len 32768 --strict --weights-size 55.6GB "
+                                 "--activation-memory 5GiB --non-torch-memory 0.4GiB --cudagraph-memory 2GiB");
+    EXPECT_TRUE(given.status == 0 || given.status == 3) << given.err;
+    const auto sg = run_kvfit(std::string(KVFIT_SHARED_DIR) + "/configs/XiaomiMiMo__MiMo-V2-Flash.json --runtime sglang "
+                              "--gpu 4xB200 --tp 4 --json");
+    const auto sd = nlohmann::json::parse(sg.out)["detail"];
+    EXPECT_TRUE(sd.contains("swa_tokens"));
+    EXPECT_EQ(sd["swa_full_tokens_ratio"], 0.8);
+}
+
+} // namespace
+
+namespace {
+
+std::string log_text(const std::string & name) {
+    return kvfit::test::read_text(std::string(KVFIT_TEST_DATA) + "/serving_logs/" + name);
+}
+
+kvfit::vllm_plan plan_at(const char * config, vllm_settings s, uint64_t kv_bytes) {
+    kvfit::warnings w;
+    kvfit::model_desc m = config[0] == '/' ? kvfit::load_model(config, w) : shared_config(config);
+    s.kv_cache_memory_bytes = kv_bytes;
+    return kvfit::plan_vllm(m, s, {"GPU", 80ull << 30}, 9.0);
+}
+
+// tests/data/serving_logs: each log's figure, read from the file, reproduced by kvfit with the budget the log states.
+TEST(serving_logs, corpus) {
+    { // vllm #10517: kv_cache_size=2.89GiB -> "# GPU blocks: 1478", 23,648 tokens (2 MiB blocks)
+        const std::string t = log_text("vllm-10517_llama31-8b_rtx3090.log");
+        ASSERT_NE(t.find("# GPU blocks: 1478"), std::string::npos);
+        vllm_settings s;
+        s.rules = kvfit::vllm_rules::v2025, s.max_model_len = 29000, s.max_num_batched_tokens = 29000, s.max_num_seqs = 256;
+        // "2.89GiB" is rounded: [2.885, 2.895) GiB; 1478 blocks of 2 MiB are 2.8867 GiB
+        const auto p = plan_at("meta-llama__Meta-Llama-3.1-8B.json", s, uint64_t(2.887 * GiB));
+        EXPECT_EQ(p.num_gpu_blocks, 1478u);
+        EXPECT_EQ(p.num_gpu_blocks * p.block_size, 23648u);
+        EXPECT_FALSE(p.fits()); // 29,000 > 23,648: the V0 engine refused it
+    }
+    { // vllm #40691: 33.04x -> 1487 blocks; "GPU KV cache size: 290,864 tokens" (the v0.19 line)
+        const std::string t = log_text("vllm-40691_qwen35-27b_h20.log");
+        ASSERT_NE(t.find("GPU KV cache size: 290,864 tokens"), std::string::npos);
+        vllm_settings s;
+        s.rules = kvfit::vllm_rules::v2025, s.max_model_len = 32768, s.max_num_seqs = 16, s.max_num_batched_tokens = 16384;
+        const auto p = plan_at("Qwen__Qwen3.5-27B.json", s, 1487ull * 16 * 3211264);
+        EXPECT_EQ(p.num_gpu_blocks, 1487u);
+        EXPECT_EQ(p.kv_cache_tokens_v2025, 290864u);
+        EXPECT_EQ(fmt::format("{:.2f}", p.max_concurrency), "33.04");
+    }
+    { // talos #1995: the stated 4.99 GiB pool per rank -> 208 blocks, 302,921 tokens, 2.31x (the 2026 line)
+        const std::string t = log_text("vllm-talos1995_qwen38-27b-fp8_2x3090.log");
+        ASSERT_NE(t.find("GPU KV cache size: 302,921 tokens"), std::string::npos);
+        vllm_settings s;
+        s.tp = 2, s.max_model_len = 131072, s.kv_cache_dtype = "fp8_e4m3", s.enable_prefix_caching = true;
+        s.max_num_batched_tokens = 8192, s.max_num_seqs = 8;
+        const auto p = plan_at("Qwen__Qwen3.5-27B.json", s, uint64_t(4.99 * GiB));
+        EXPECT_EQ(p.num_gpu_blocks, 208u);
+        EXPECT_EQ(p.kv_cache_tokens, 302921u);
+        EXPECT_EQ(fmt::format("{:.2f}", p.max_concurrency), "2.31");
+    }
+    { // vllm #15871: 0.95 GiB needed at 32,768, 0.93 available: does not start
+        const std::string t = log_text("vllm-15871_deepseek-v2-lite.log");
+        ASSERT_NE(t.find("(0.95 GiB KV cache is needed"), std::string::npos);
+        vllm_settings s;
+        s.rules = kvfit::vllm_rules::v2025, s.max_model_len = 32768;
+        const auto p = plan_at(KVFIT_TEST_DATA "/configs/DeepSeek-V2-Lite-Chat.json", s, uint64_t(0.93 * GiB));
+        ASSERT_FALSE(p.fits());
+        EXPECT_NE(p.errors[0].find("(0.95 GiB KV cache is needed, which is larger than the available KV cache memory "
+                                   "(0.93 GiB)"), std::string::npos) << p.errors[0];
+    }
+    // the other four rows are the cases above: recipes #831, vllm #44376, sglang #15464, vllm #23278
+    for (const char * f : {"vllm-recipes831_qwen38-27b-fp8_rtxpro6000.log", "vllm-44376_dsv4-flash_2xgh200.log",
+                           "sglang-15464_mimo-v2-flash_tp4.log", "vllm-23278_gpt-oss-120b_h100.log"}) {
+        const std::string t = log_text(f);
+        EXPECT_EQ(t.rfind("# source: https://github.com/", 0), 0u) << f;
+        EXPECT_NE(t.find("# launch"), std::string::npos) << f;
+    }
+}
+
+} // namespace
