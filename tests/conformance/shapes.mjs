@@ -38,6 +38,11 @@ export const FAMILIES = {
             // synthetic: 224-wide heads (a multiple of q8_0's 32-value block, not of 64), 3 KV heads: a third shape of
             // the unrotated graph
             ["llama-s10", (nv) => llama({ n_layer: 10, n_embd: 1792, n_head: 6, n_head_kv: 3, head_dim: 224, n_ff: 4608 }, nv), 512],
+            // synthetic: the rotated-cache graph (heads a multiple of 64) with queries wider than n_embd (40 x 128 =
+            // 5120 > 3072) and narrower (16 x 128 = 2048 < 4096): on every shape above that rotates, n_head x head_dim
+            // equals n_embd, so a width of either fitted as n_embd (found: syn-llama-qbig q8_0, 3 MiB under)
+            ["llama-r14", (nv) => llama({ n_layer: 14, n_embd: 3072, n_head: 40, n_head_kv: 8, head_dim: 128, n_ff: 8192 }, nv), 512],
+            ["llama-r6", (nv) => llama({ n_layer: 6, n_embd: 4096, n_head: 16, n_head_kv: 4, head_dim: 128, n_ff: 11008 }, nv), 512],
         ],
         check: [
             // Llama-3.1-70B (meta-llama/Llama-3.1-70B config.json): 80 layers, 8192 wide, 64 heads, 28672 FFN
@@ -65,6 +70,11 @@ export const FAMILIES = {
             // synthetic: 96-wide DeltaNet heads, 5 KV heads, a 3-wide convolution
             ["qwen35-s20", (nv) => qwen35({ n_layer: 20, n_embd: 2560, n_head: 20, n_head_kv: 5, head_dim: 256, n_ff: 7168,
                 lin_k_heads: 10, lin_k_dim: 96, lin_v_heads: 20, lin_v_dim: 96, d_conv: 3 }, nv), 512],
+            // synthetic: as many DeltaNet value heads as key heads (every shape above has two or three per key head)
+            // and a width unrelated to them: on the shapes above the convolution's channels equalled n_embd x d_state /
+            // 64, and a fit took it (Qwen3.5-0.8B then 33 % under)
+            ["qwen35-r8", (nv) => qwen35({ n_layer: 8, n_embd: 1792, n_head: 14, n_head_kv: 2, head_dim: 128, n_ff: 4864,
+                lin_k_heads: 12, lin_k_dim: 64, lin_v_heads: 12, lin_v_dim: 64 }, nv), 512],
         ],
         check: [
             // synthetic: 24 layers, one KV head, Qwen3's vocabulary

@@ -174,6 +174,8 @@ def canon_name(name, il):
     s = re.sub(rf"^blk\.{il}\.", "blk.{L}.", name)
     s = re.sub(rf"-{il}((?: \([^)]*\))*)$", r"-{L}\1", s)
     s = re.sub(rf"_l{il}((?: \([^)]*\))*)$", r"_l{L}\1", s)
+    # the layer's number inside a copy's or view's suffix ("conv_state_update-3 (copy of conv_state_last-3)")
+    s = re.sub(rf"(\((?:copy of|view of|reshaped|permuted|transposed|cont) [^)]*?)-{il}\)", r"\1-{L})", s)
     return s
 
 
@@ -329,19 +331,26 @@ class DimFitter:
                 r = Fr(cs[0]) / vals[0]
                 if integral and r.denominator != 1: continue
                 if all(r * v == c for v, c in zip(vals, cs)): return [(r, m)]
-        # r * mon + d
+        # r * mon + d: solved from two groups where the monomial differs (not only the first two: the first shapes may
+        # share a value, Qwen3.5's d_conv 4 beside one shape's 3)
         for m, vals in zip(self.mons, self.vals):
-            if len(cs) < 3 or vals[0] == vals[1]: continue
-            r = Fr(cs[1] - cs[0]) / (vals[1] - vals[0]); d = cs[0] - r * vals[0]
+            if len(cs) < 3: continue
+            j = next((j for j in range(1, len(vals)) if vals[j] != vals[0]), None)
+            if j is None: continue
+            r = Fr(cs[j] - cs[0]) / (vals[j] - vals[0]); d = cs[0] - r * vals[0]
             if all(r * v + d == c for v, c in zip(vals, cs)): return [(r, m), (d, ())]
         # r1 * mon1 + r2 * mon2 (degree <= 2 each)
         if len(cs) >= 3:
             small = [(m, v) for m, v in zip(self.mons, self.vals) if len(m) <= 2]
             for (m1, v1), (m2, v2) in itertools.combinations(small, 2):
-                det = v1[0] * v2[1] - v1[1] * v2[0]
-                if det == 0: continue
-                r1 = Fr(cs[0] * v2[1] - cs[1] * v2[0], det)
-                r2 = Fr(v1[0] * cs[1] - v1[1] * cs[0], det)
+                # two groups whose values make the system solvable (the first pair may be singular)
+                ij = next(((i, j) for i in range(len(cs)) for j in range(i + 1, len(cs))
+                           if v1[i] * v2[j] - v1[j] * v2[i] != 0), None)
+                if ij is None: continue
+                i, j = ij
+                det = v1[i] * v2[j] - v1[j] * v2[i]
+                r1 = Fr(cs[i] * v2[j] - cs[j] * v2[i], det)
+                r2 = Fr(v1[i] * cs[j] - v1[j] * cs[i], det)
                 if r1 == 0 or r2 == 0: continue
                 if all(r1 * a + r2 * b == c for a, b, c in zip(v1, v2, cs)): return [(r1, m1), (r2, m2)]
         return None
@@ -559,6 +568,25 @@ def infer_roots(tr):
     return roots
 
 
+def walk_order(tr, roots):
+    """the node and leaf order ggml_visit_parents gives when the roots are expanded in this order"""
+    T, visited, en, el = tr.t, set(), [], []
+    for r in roots:
+        stack = [(r, 0)]
+        while stack:
+            x, k = stack.pop()
+            if k == 0:
+                if x in visited: continue
+                visited.add(x)
+            srcs = T[x]["src"]
+            if k < len(srcs):
+                stack.append((x, k + 1))
+                if srcs[k] >= 0 and srcs[k] not in visited: stack.append((srcs[k], 0))
+                continue
+            (el if T[x]["op"] == "NONE" else en).append(x)
+    return en, el
+
+
 def root_pattern(tr, roots):
     """(global prefix, per-layer roots, global suffix): roots = prefix, layer 0's, ..., layer n-1's, suffix; a global
     root met after a layer's own began is listed with the next layer's (g<i> among its s<i>)"""
@@ -622,7 +650,13 @@ def build_variant(key, trs, eid, sfit):
             inst.setdefault(k, []).append((tr, il))
             sig = tr.shape["layers"][il]["sig"] if il < len(tr.shape["layers"]) else f"extra{il}"
             if sig_kind.setdefault(sig, k) != k:
-                raise RuntimeError(f"variant {key}: layers with signature {sig} have different graphs")
+                # name where the two graphs part: the first tensor whose topology differs
+                other = next(t for t, kk in kinds.items() if kk == sig_kind[sig])
+                at = next((i for i, (a, b) in enumerate(zip(tp, other)) if a != b), min(len(tp), len(other)))
+                where = (f"{len(tp)} vs {len(other)} tensors; first difference at tensor {at}: "
+                         f"{tp[at] if at < len(tp) else '-'} vs {other[at] if at < len(other) else '-'}")
+                raise RuntimeError(f"variant {key}: layers with signature {sig} have different graphs "
+                                   f"({os.path.basename(tr.shape.get('path', '?'))} il {il}: {where})")
 
     def lines_for(members_of, topo_tensors):
         """fitted lines of one segment kind; members_of: [(trace, [indices], il)]"""
@@ -636,7 +670,19 @@ def build_variant(key, trs, eid, sfit):
             kind = {0: "n", 1: "l", 2: "x"}[t0["leaf"]]
             i0 = idx0 = members_of[0][1][p]
             if role(t0) == "w" and t0["view_src"] < 0:
-                lines.append(f"t {kind} {t0['op']} w - - - - w {t0['flags']} - - - - w {name}")
+                # the model's own tensor; its recorded type and shape (fitted over the dimensions) stand in for a model
+                # that lists no tensors (a config.json): a weight is a leaf, its type and shape size no compute buffer
+                # but place its users' ops
+                # (the conformance builders give a weight different types on different shapes: the first shape's
+                # stands in; kvfit uses the recorded weights only where their type sizes nothing, compute_sched.cpp)
+                wt = t0["type"]
+                pts = [tr.vars_at(il) for tr, _, il in ts]
+                wne = []
+                for d in range(4):
+                    e = sfit.fit(pts, [t["ne"][d] for _, t, _ in ts])
+                    wne.append(str(eid(e)) if e is not None and wt != "-" else "-")
+                if "-" in wne: wt = "-"
+                lines.append(f"t {kind} {t0['op']} w={wt} {' '.join(wne) if wt != '-' else '- - - -'} w {t0['flags']} - - - - w {name}")
                 continue
             types = [t["type"] for _, t, _ in ts]
             if len(set(types)) == 1: ty = types[0]
@@ -694,26 +740,42 @@ def build_variant(key, trs, eid, sfit):
     kind_lines = {}
     for tp, k in kinds.items():
         kind_lines[k] = lines_for([(tr, tr.members[il], il) for tr, il in inst[k]], tp)
-    # roots
-    pat = None
+    # roots: per layer kind the roots llama.cpp expands. infer_roots leaves out a root the next expand's walk reaches
+    # at the same place anyway, so layers of one kind can differ by such redundant roots (Qwen3.5's first full
+    # attention layer lists attn_gated, the later ones do not: the first visit of the graph's inputs differs). Each
+    # kind takes the longest list that holds every other as a subsequence, and every trace's recorded order is then
+    # rebuilt from the merged pattern (walk_order) and must be the same.
+    pre0 = post0 = None
+    cands = {}
     for tr in trs:
         pre, per, post = root_pattern(tr, infer_roots(tr))
-        by_kind = {}
-        for il in tr.layers:
-            tp = tuple(tr.topo(i) for i in tr.members[il])
-            k = kinds[tp]
-            got = tuple(per.get(il, []))
-            if by_kind.setdefault(k, got) != got:
-                raise RuntimeError(f"variant {key}: layers of one kind expand different roots")
-        p = (tuple(pre), tuple(sorted(by_kind.items())), tuple(post))
-        if pat is None: pat = p
-        elif {k: v for k, v in p[1]} != {k: v for k, v in pat[1]} and False: pass
-        if p[0] != pat[0] or p[2] != pat[2]:
+        if pre0 is None: pre0, post0 = pre, post
+        if pre != pre0 or post != post0:
             raise RuntimeError(f"variant {key}: the global roots differ between shapes / contexts")
-        merged = dict(pat[1]); merged.update(dict(p[1]))
-        for k, v in p[1]:
-            if dict(pat[1]).get(k, v) != v: raise RuntimeError(f"variant {key}: kind {k}'s roots differ")
-        pat = (pat[0], tuple(sorted(merged.items())), pat[2])
+        for il in tr.layers:
+            k = kinds[tuple(tr.topo(i) for i in tr.members[il])]
+            got = tuple(per.get(il, []))
+            if got not in cands.setdefault(k, []): cands[k].append(got)
+
+    def subseq(a, b):
+        it = iter(b)
+        return all(x in it for x in a)
+    by_kind = {}
+    for k, lists in cands.items():
+        best = max(lists, key=len)
+        bad = [l for l in lists if not subseq(l, best)]
+        if bad: raise RuntimeError(f"variant {key}: layers of one kind expand different roots ({list(bad[0])} vs {list(best)})")
+        by_kind[k] = best
+    for tr in trs:
+        roots = [tr.members["g"][int(x[1:])] for x in pre0]
+        for il in tr.layers:
+            k = kinds[tuple(tr.topo(i) for i in tr.members[il])]
+            roots += [tr.members["g" if x[0] == "g" else il][int(x[1:])] for x in by_kind[k]]
+        roots += [tr.members["g"][int(x[1:])] for x in post0]
+        en, el = walk_order(tr, roots)
+        if en != tr.order["nodes"] or el != tr.order["leafs"]:
+            raise RuntimeError(f"variant {key}: the merged roots do not rebuild the recorded order of {tr.opts}")
+    pat = (tuple(pre0), tuple(sorted(by_kind.items())), tuple(post0))
     return glob, kind_lines, sig_kind, pat
 
 

@@ -12,9 +12,13 @@
 #include "core/embedded.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 namespace kvfit::detail {
@@ -57,16 +61,24 @@ void export_graph(const ggraph & g, const std::vector<const sched_backend *> & b
 
 /// The device index (into plan.devices) of each weight tensor of the instance, as placement.cpp places its group.
 uint32_t weight_device(const model_desc & m, const llamacpp_plan & plan, const graph_instance & gi, size_t t,
-                       const std::vector<std::vector<int32_t>> & users) {
+                       const std::vector<std::vector<int32_t>> & users,
+                       const std::map<std::string_view, const weight_tensor *> & by_name) {
     const uint32_t host = uint32_t(plan.devices.size() - 1);
     uint32_t out_dev = host;
     for (size_t d = 0; d + 1 < plan.devices.size(); ++d) {
         if (plan.devices[d].has_output) out_dev = uint32_t(d);
     }
     const std::string & name = gi.weight[t];
-    const weight_tensor * w = nullptr;
-    for (const weight_tensor & x : m.weights.tensors) {
-        if (x.name == name) { w = &x; break; }
+    const auto found = by_name.find(name);
+    const weight_tensor * w = found == by_name.end() ? nullptr : found->second;
+    // a weight the model does not list (a config.json's, a tied head's output.weight): its layer from its GGUF name
+    // (llama-arch.cpp LLM_TENSOR_NAMES: blk.N.*, output*, else the input layer)
+    weight_tensor named;
+    if (w == nullptr) {
+        named.name = name;
+        if (name.rfind("blk.", 0) == 0) named.layer = int32_t(std::strtol(name.c_str() + 4, nullptr, 10));
+        else if (name.rfind("output", 0) == 0) named.layer = weight_tensor::output;
+        w = &named;
     }
     if (w == nullptr) return host;
     // a tied output head: token_embd again, created as the output layer's weight on its device
@@ -99,6 +111,19 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
     }
     const size_t n_gpu = gpus.size();
     const uint32_t host = uint32_t(plan.devices.size() - 1);
+    // a model that lists no tensors (config.json, the catalog) gets the template's recorded weights: their shapes are
+    // the model's, their types are not. A weight's type sizes the copy the scheduler makes of it when an op on a GPU
+    // reads it from host memory (op offload, a partial -ngl), so only plans whose every weight-reading op runs beside
+    // its weights are replayed for such a model: CPU only, or every layer and the output on GPUs with the KV there too
+    if (m.weights.tensors.empty() && n_gpu > 0) {
+        const bool all_on_gpus = plan.n_gpu_layers > m.n_layer + m.n_layer_mtp && !p.cpu_moe && p.n_cpu_moe == 0 &&
+                                 p.override_tensor_cpu.empty() && !p.no_kv_offload;
+        if (!all_on_gpus) {
+            if (why) *why = "the model lists no tensors, and with weights in host memory their types (unknown) size the "
+                            "copies op offload makes on the GPUs";
+            return std::nullopt;
+        }
+    }
     sched_compute_result res;
     // the graphs llama.cpp reserves (llama-context.cpp sched_reserve): the prompt graph, the token graph, the prompt
     // graph again, each after graph_reserve's ggml_backend_sched_reset and the graph build, whose callback pins a
@@ -109,12 +134,20 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
     const uint32_t n_all_layers = m.n_layer + m.n_layer_mtp;
     const bool pins_ever = n_gpu > 0 && (plan.n_gpu_layers > n_all_layers || plan.ctx.n_ubatch < 32 || plan.ctx.n_seq < 32);
     if (pins_ever) passes.insert(passes.begin(), pass::prompt_fit);
+    // each graph instantiated once (the prompt graph serves both prompt passes); a pass sets its buffers and pins anew
+    std::optional<graph_instance> inst_pp, inst_tg;
+    // the model's tensors by name (weight_device)
+    std::map<std::string_view, const weight_tensor *> by_name;
+    for (const weight_tensor & w : m.weights.tensors) by_name.emplace(w.name, &w);
     for (const pass ps : passes) {
         const bool tg = ps == pass::token;
-        auto inst = instantiate_graph(m, s, plan.ctx, tg, why);
+        std::optional<graph_instance> & inst = tg ? inst_tg : inst_pp;
+        if (!inst) inst = instantiate_graph(m, s, plan.ctx, tg, why);
         if (!inst) return std::nullopt;
         graph_instance & gi = *inst;
         ggraph & g = gi.g;
+        g.buffers.clear();
+        for (gtensor & t : g.t) t.buffer = -1, t.preset = -1;
         // buffers: per GPU its weights and its caches; the host's weights (pinned host type with GPUs and no mmap,
         // CPU_Mapped with mmap: host memory either way) and caches
         for (size_t d = 0; d < n_gpu; ++d) {
@@ -134,7 +167,7 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
             }
         }
         for (size_t t = 0; t < g.t.size(); ++t) {
-            if (!gi.weight[t].empty()) g.t[t].buffer = buffer_of(weight_device(m, plan, gi, t, users), true);
+            if (!gi.weight[t].empty()) g.t[t].buffer = buffer_of(weight_device(m, plan, gi, t, users, by_name), true);
             else if (gi.cache[t]) {
                 const int32_t il = gi.layer[t];
                 const uint32_t dev = p.no_kv_offload || il < 0 || size_t(il) >= plan.layer_device.size() ? host
@@ -223,6 +256,25 @@ std::optional<measured_error> gpu_compute_error(const llamacpp_settings & s, con
 
 std::optional<graph_replay_result> sched_compute_cpu(const model_desc & m, const llamacpp_settings & s,
                                                      const llamacpp_context & c, std::string * why) {
+    // one plan asks twice (llamacpp_compute_unmodelled, then llamacpp_compute_bytes): the last answer is kept, keyed by
+    // everything the graph reads (the model by its graph key, which hashes every dimension, and its tensor count; the
+    // settings' cache rules; the context)
+    struct memo {
+        std::string graph_key;
+        std::array<uint64_t, 20> key{};
+        std::optional<graph_replay_result> r;
+        std::string why;
+    };
+    thread_local memo last;
+    const std::array<uint64_t, 20> key{m.n_layer, m.n_embd, m.n_vocab, m.weights.tensors.size(), m.n_layer_mtp,
+                                       uint64_t(s.release), uint64_t(s.type_k), uint64_t(s.type_v), s.swa_full,
+                                       s.kv_unified, s.op_offload, c.n_ctx, c.n_ctx_seq, c.n_seq, c.n_stream, c.n_batch,
+                                       c.n_ubatch, c.flash_attn, c.n_rs_seq, c.n_outputs_max};
+    const std::string graph_key = llamacpp_graph_key(m);
+    if (last.graph_key == graph_key && last.key == key) {
+        if (why && !last.r) *why = last.why;
+        return last.r;
+    }
     // the plan of a CPU build: one device, the host, holding every layer (placement.cpp with no GPU)
     llamacpp_plan plan;
     plan.settings = s;
@@ -233,9 +285,12 @@ std::optional<graph_replay_result> sched_compute_cpu(const model_desc & m, const
     plan.layer_device.assign(n_all, 0);
     plan.weight_device.assign(n_all, 0);
     plan.expert_device.assign(n_all, 0);
-    const auto r = sched_compute(m, plan, {}, why);
-    if (!r) return std::nullopt;
-    return graph_replay_result{r->bytes.at(0), r->variant};
+    std::string no;
+    const auto r = sched_compute(m, plan, {}, &no);
+    last.graph_key = graph_key, last.key = key, last.why = no;
+    last.r = r ? std::optional<graph_replay_result>(graph_replay_result{r->bytes.at(0), r->variant}) : std::nullopt;
+    if (why && !r) *why = no;
+    return last.r;
 }
 
 } // namespace kvfit::detail

@@ -102,6 +102,7 @@ struct tline {
     char kind = 'n';   ///< l leaf, n node, x in no list (a view source: a KV cache tensor)
     gop op = gop::none;
     int type = 0;      ///< ggml type id; -2 type_k, -3 type_v, -4 the model weight's own type
+    int weight_type = -1; ///< a weight's recorded type (ne[] its recorded shape), for a model without a tensor list
     uint32_t ne[4] = {};
     bool nb_contiguous = true;
     uint32_t nb[4] = {}; ///< expr ids of the strides in elements of the tensor's type (nb * block / type size)
@@ -199,11 +200,15 @@ tline parse_tline(std::istringstream & ls, size_t n_exprs) {
         if (e < 0 || size_t(e) >= n_exprs) throw std::runtime_error("expr id out of range");
         return uint32_t(e);
     };
-    const bool weight = type == "w";
+    // a weight: "w" (the model's own tensor), or "w=TYPE" with its recorded shape's expressions, which stand in for a
+    // model that lists no tensors (config.json)
+    const bool weight = type == "w" || type.rfind("w=", 0) == 0;
     l.type = weight ? -4 : parse_type(type);
+    if (weight && type.size() > 2 && type.substr(2) != "-") l.weight_type = parse_type(type.substr(2));
     for (uint32_t & d : l.ne) {
         ls >> w;
-        d = weight ? 0 : expr_id(w);
+        if (weight && l.weight_type < 0 && w != "-") throw std::runtime_error("a weight's shape without its type");
+        d = weight && w == "-" ? 0 : expr_id(w);
     }
     ls >> w;
     if (weight || w == "c") {
@@ -783,8 +788,12 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
                         (rot != "-" ? " and rotated caches" : "") + " in this stream layout";
         return std::nullopt;
     }
-    // each layer's segment kind by its signature
-    const size_t n_layers = size_t(m.n_layer) + m.n_layer_mtp;
+    // each layer's segment kind by its signature. NextN/MTP blocks (signature "x") are in the graph only where the
+    // template recorded them: the target graph of qwen35 builds n_layer blocks (models/qwen35.cpp; the MTP head runs in
+    // a context of its own, ctx_type mtp), measured on qwen35-9b-mtp (tests/test_cuda_sched.cpp)
+    bool nextn_in_graph = false;
+    for (const auto & [sig, k] : var->kinds) nextn_in_graph |= sig.rfind("x", 0) == 0;
+    const size_t n_layers = size_t(m.n_layer) + (nextn_in_graph ? m.n_layer_mtp : 0);
     std::vector<uint32_t> kind(n_layers);
     for (size_t il = 0; il < n_layers; ++il) {
         const std::string sig = graph_layer_sig(m, uint32_t(il));
@@ -857,13 +866,28 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         t.name = name;
         out.layer[at] = il;
         if (l.type == -4) { // a weight: the model's own tensor
-            const auto it = weights.find(name);
-            if (it == weights.end()) {
+            auto it = weights.find(name);
+            // a tied head: llama.cpp creates output.weight as token_embd again (TENSOR_DUPLICATED), in the output's buffer
+            if (it == weights.end() && name == "output.weight" && m.tied_embeddings) it = weights.find("token_embd.weight");
+            if (it != weights.end()) {
+                t.type = it->second->type;
+                for (size_t d = 0; d < 4; ++d) t.ne[d] = int64_t(it->second->ne[d]);
+            } else if (m.weights.tensors.empty() && l.weight_type >= 0) {
+                // a model that lists no tensors (config.json, the catalog): the recorded type and shape. A leaf: it
+                // sizes no compute buffer; its place (weight_device, by its name) places its users
+                t.type = ggml_type(l.weight_type);
+                for (size_t d = 0; d < 4; ++d) {
+                    const auto x = ev(l.ne[d]);
+                    if (!x || *x <= 0) {
+                        if (why) *why = "the recorded graph's weight " + name + " has no shape for this model";
+                        return false;
+                    }
+                    t.ne[d] = *x;
+                }
+            } else {
                 if (why) *why = "the recorded graph reads the weight " + name + ", which the model does not have";
                 return false;
             }
-            t.type = it->second->type;
-            for (size_t d = 0; d < 4; ++d) t.ne[d] = int64_t(it->second->ne[d]);
             t.nb = contiguous_nb(t.type, t.ne);
             out.weight[at] = name;
         } else {
@@ -910,12 +934,54 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         for (const tref & r : l.src) t.src.push_back(resolve(r, il));
         return !bad_ref;
     };
+    // a layer of the same kind and the same dimensions as an earlier one has its tensors' types, shapes, strides,
+    // view offsets and op parameters: copied, only names and sources resolved anew (most layers of a model: the
+    // expressions are evaluated once per distinct layer, not once per layer)
+    auto link = [&](const tline & l, size_t at, size_t from, int32_t il) -> bool {
+        gtensor & t = out.g.t[at];
+        const gtensor & f = out.g.t[from];
+        t.op = f.op, t.flags = f.flags, t.type = f.type, t.ne = f.ne, t.nb = f.nb, t.view_offs = f.view_offs;
+        t.params = f.params;
+        std::string name = l.name;
+        for (size_t p = name.find("{L}"); p != std::string::npos; p = name.find("{L}")) name.replace(p, 3, std::to_string(il));
+        if (l.type == -4) { // the model's own tensor, whose type may differ by layer (a Q4_K_M's q6_K rows)
+            auto it = weights.find(name);
+            if (it == weights.end() && name == "output.weight" && m.tied_embeddings) it = weights.find("token_embd.weight");
+            if (it != weights.end()) {
+                t.type = it->second->type;
+                for (size_t d = 0; d < 4; ++d) t.ne[d] = int64_t(it->second->ne[d]);
+                t.nb = contiguous_nb(t.type, t.ne);
+            } else if (!weights.empty()) {
+                if (why) *why = "the recorded graph reads the weight " + name + ", which the model does not have";
+                return false;
+            }
+            out.weight[at] = name;
+        }
+        t.name = std::move(name);
+        out.layer[at] = il;
+        out.cache[at] = out.cache[from];
+        t.view_src = resolve(l.view_src, il);
+        t.src.reserve(l.src.size());
+        for (const tref & r : l.src) t.src.push_back(resolve(r, il));
+        return !bad_ref;
+    };
     bool ok = true;
     const auto & glob = tp->segs2[var->global];
     for (size_t i = 0; i < glob.size() && ok; ++i) ok = fill(glob[i], i, -1);
+    std::vector<size_t> first_alike(n_layers);
     for (size_t il = 0; il < n_layers && ok; ++il) {
+        first_alike[il] = il;
+        for (size_t j = 0; j < il; ++j) {
+            if (first_alike[j] == j && kind[j] == kind[il] && lv[j] == lv[il]) {
+                first_alike[il] = j;
+                break;
+            }
+        }
         const auto & seg = tp->segs2[kind[il]];
-        for (size_t i = 0; i < seg.size() && ok; ++i) ok = fill(seg[i], base[il] + i, int32_t(il));
+        const size_t from = first_alike[il];
+        for (size_t i = 0; i < seg.size() && ok; ++i) {
+            ok = from == il ? fill(seg[i], base[il] + i, int32_t(il)) : link(seg[i], base[il] + i, base[from] + i, int32_t(il));
+        }
     }
     if (!ok) {
         if (why && why->empty()) *why = "the recorded graph does not cover this context";

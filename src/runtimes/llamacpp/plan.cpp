@@ -316,20 +316,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
                       make_buffer("compute", u.compute_bytes - sp.compute_bytes, !compute_unmodelled.empty())};
         if (d.is_host) dp.buffers[0].what = host_weights_what(p);
         // with GPUs: a compute buffer the scheduler replay did not give is an estimate, with its measured error
-        if (p.gpu_compute.replayed) {
-        // llama.cpp's own fit (--fit, llama-fit-params, node-llama-cpp) sizes the prompt graph in no_alloc mode, after
-        // a scheduler reset that drops the graph callback's pins: it can see other compute buffers than a context
-        for (size_t i = 0; i < p.devices.size() && i < p.gpu_compute.prompt_bytes.size(); ++i) {
-            const uint64_t fit = p.gpu_compute.prompt_bytes[i], run = p.devices[i].used.compute_bytes - p.devices[i].spec.compute_bytes;
-            if (fit == run) continue;
-            std::string note = fmt::format("{}: llama.cpp's --fit (no_alloc) measures a {} compute buffer here, a context "
-                                          "allocates {} (its prompt graph pins each layer's norm to the layer's GPU; "
-                                          "the fit's reserve drops the pins: ggml_backend_sched_reserve_size)",
-                                          p.devices[i].name, detail::mib_text(fit), detail::mib_text(run));
-            if (std::find(r.notes.begin(), r.notes.end(), note) == r.notes.end()) r.notes.push_back(std::move(note));
-        }
-    }
-    if (p.devices.size() > 1 && !p.gpu_compute.replayed) {
+        if (p.devices.size() > 1 && !p.gpu_compute.replayed) {
             buffer & cb = dp.buffers[4];
             cb.estimate = true;
             if (const auto e = detail::gpu_compute_error(s, gpu_class, d.is_host)) {
@@ -342,6 +329,16 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         backend_terms_what(p, uint32_t(i), dp); // the backend's terms on this GPU (compute_cuda.cpp)
         r.devices.push_back(std::move(dp));
         if (d.has_output) output_device = uint32_t(i);
+    }
+    // llama.cpp's own fit (--fit, llama-fit-params, node-llama-cpp) sizes the prompt graph in no_alloc mode, after a
+    // scheduler reset that drops the graph callback's pins: it can see other compute buffers than a context allocates
+    for (size_t i = 0; p.gpu_compute.replayed && i < p.devices.size() && i < p.gpu_compute.prompt_bytes.size(); ++i) {
+        const uint64_t fit = p.gpu_compute.prompt_bytes[i], run = p.devices[i].used.compute_bytes - p.devices[i].spec.compute_bytes;
+        if (fit == run) continue;
+        r.notes.push_back(fmt::format("{}: llama.cpp's --fit (no_alloc) measures a {} compute buffer here, a context "
+                                      "allocates {} (its prompt graph pins each layer's norm to the layer's GPU; the fit's "
+                                      "reserve drops the pins: ggml_backend_sched_reserve_size)",
+                                      p.devices[i].name, detail::mib_text(fit), detail::mib_text(run)));
     }
     for (const auto & kv : p.kv) {
         r.caches.push_back({kv.name, kv.cells_per_stream, kv.n_stream, kv.n_layer, kv.k_bytes, kv.v_bytes});
