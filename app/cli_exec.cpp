@@ -219,13 +219,7 @@ int run_exec(const exec_options & o) {
 
 // The log's runs, read line by line (parse_llamacpp_runs: memory bounded by what kvfit keeps, not by the file).
 std::vector<llamacpp_log> read_log_runs(const std::string & path) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw error(fmt::format("{}: no such file", path));
-    if (!std::filesystem::is_regular_file(path, ec)) throw error(fmt::format("{}: not a regular file", path));
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec || size > (256ull << 20)) throw error(fmt::format("{}: a log over 256 MiB is not read", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error(fmt::format("{}: cannot open", path));
+    std::ifstream in = open_log_file(path);
     return parse_llamacpp_runs(in);
 }
 
@@ -245,6 +239,26 @@ std::string run_model_spec(const std::string & log_path, const llamacpp_log & lo
     return log.model_path;
 }
 
+// With -m, a run whose log loads another model than the one planned (its figures would be compared with the wrong
+// model's plan): a GGUF given to -m whose file name differs from the run's model file, or, for a -m kvfit cannot
+// compare by file (a catalog name, a config.json), a run that loads another file than the log's first run. "" when
+// nothing says so.
+std::string other_model_note(const std::vector<llamacpp_log> & runs, size_t i, const std::string & model_spec) {
+    const std::string & path = runs[i].model_path;
+    if (model_spec.empty() || path.empty()) return "";
+    const auto file_name = [](const std::string & p) { return std::filesystem::path(p).filename().string(); };
+    const bool gguf = model_spec.size() > 5 && model_spec.ends_with(".gguf");
+    if (gguf && file_name(model_spec) != file_name(path)) {
+        return fmt::format("the log{} loads {}, not -m {}: its lines are compared with the plan of -m's model",
+                           runs.size() > 1 ? fmt::format("'s run {}", i + 1) : "", path, model_spec);
+    }
+    if (!gguf && i > 0 && !runs[0].model_path.empty() && path != runs[0].model_path) {
+        return fmt::format("run {} loads {}, run 1 {}: -m {} is planned for both", i + 1, path, runs[0].model_path,
+                           model_spec);
+    }
+    return "";
+}
+
 int run_explain(const std::string & log_path, const std::string & model_spec, const explain_files & files = {}) {
     const std::vector<llamacpp_log> runs = read_log_runs(log_path);
     llamacpp_settings extras;
@@ -261,6 +275,9 @@ int run_explain(const std::string & log_path, const std::string & model_spec, co
         if (runs.size() > 1) {
             fmt::print("{}run {} of {}: lines {}-{}, model {}\n", i == 0 ? "" : "\n", i + 1, runs.size(), log.first_line,
                        log.last_line, kvfit::printable(log.model_path.empty() ? spec : log.model_path, false));
+        }
+        if (const std::string other = other_model_note(runs, i, model_spec); !other.empty()) {
+            fmt::print("note: {}\n", kvfit::printable(other, false));
         }
         if (i == 0 || spec != loaded_spec) { // the same model is loaded once for all its runs
             warnings warn;
@@ -295,14 +312,20 @@ int main_subcommand(int argc, char ** argv) {
     exec->add_option("command", eo.command, "-- then the command")->required()->type_name("COMMAND...");
     exec->positionals_at_end();
     std::string log_path, model;
-    auto * explain = app.add_subcommand("explain", "a llama.cpp log beside kvfit's plan, line by line");
-    explain->add_option("log", log_path, "llama.cpp log file")->required()->type_name("LOG");
+    auto * explain = app.add_subcommand("explain", "a llama.cpp, vLLM, SGLang or mlx-lm log beside kvfit's plan, line by line");
+    explain->add_option("log", log_path, "llama.cpp, vLLM, SGLang or mlx-lm log file")->required()->type_name("LOG");
     explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path")
         ->type_name("MODEL");
     explain_files files;
     explain->add_option("--mmproj", files.mmproj, "the projector the run loaded: its clip lines are compared")->type_name("FILE");
     explain->add_option("--lora", files.lora, "a LoRA adapter the run loaded (repeatable): its buffer lines are compared")
         ->type_name("FILE");
+    std::string serving_gpu;
+    std::vector<std::string> assumed;
+    explain->add_option("--gpu", serving_gpu, "vLLM / SGLang / mlx-lm logs: the GPU the run had (kvfit then derives the "
+                                              "budget itself)")->type_name("GPUS");
+    explain->add_option("--assume", assumed, "vLLM / SGLang / mlx-lm logs: an engine argument the log does not print "
+                                             "(repeatable): kv_cache_dtype=fp8")->type_name("KEY=VALUE");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &) {
@@ -313,7 +336,21 @@ int main_subcommand(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
-        return exec->parsed() ? run_exec(eo) : run_explain(log_path, model, files);
+        if (exec->parsed()) return run_exec(eo);
+        if (is_serving_log_file(log_path)) {
+            serving_inputs in;
+            in.gpu = serving_gpu;
+            for (const auto & a : assumed) {
+                const size_t eq = a.find('=');
+                if (eq == std::string::npos || eq == 0) throw error(fmt::format("--assume '{}': expected KEY=VALUE", a));
+                in.assumed.emplace_back(a.substr(0, eq), a.substr(eq + 1));
+            }
+            return run_explain_serving(log_path, model, in);
+        }
+        if (!serving_gpu.empty() || !assumed.empty()) {
+            throw error("--gpu and --assume apply to vLLM, SGLang and mlx-lm logs (a llama.cpp log states its devices)");
+        }
+        return run_explain(log_path, model, files);
     } catch (const error & e) {
         fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;

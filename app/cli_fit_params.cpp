@@ -1,7 +1,8 @@
 // `kvfit fit-params`: a drop-in for llama.cpp v0.5.0's llama-fit-params (tools/fit-params/fit-params.cpp,
 // common/fit.cpp), answered from kvfit's llama.cpp plan instead of loading the model on the GPUs: no weights and
 // no GPU needed. Same flags, same stdout:
-//   --fit-print on   common_fit_print: one line per device "CUDA0 <model> <context> <compute> " and "Host ...",
+//   --fit-print on   common_fit_print: one line per device "CUDA0 <model> <context> <compute> " (ROCm0, Vulkan0, MTL0
+//                    by the backend: device_name) and "Host ...",
 //                    MiB rounded down (bytes/1024/1024); model = weights, context = KV caches + recurrent state
 //                    (llama_context::memory_breakdown: memory->memory_breakdown()), compute = the scheduler's buffer;
 //                    the output (logits) buffer is in none of them (memory_breakdown_print calls it unaccounted).
@@ -19,6 +20,7 @@
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
 #include "kvfit/llamacpp.h"
+#include "kvfit/metal.h"
 #include "kvfit/plan.h"
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
@@ -29,6 +31,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +67,8 @@ const std::vector<value_flag> & value_flags() {
         {{"-b", "--batch-size"}, "batch_size"},
         {{"-ncmoe", "--n-cpu-moe"}, "n_cpu_moe"},
         {{"--llamacpp-version"}, "llamacpp_version"},
+        {{"--backend"}, "backend"},                           // kvfit's: the build's GPU backend (device names)
+        {{"--iogpu-wired-limit-mb"}, "iogpu_wired_limit_mb"}, // kvfit's: a Mac's Metal working set (metal.h)
         {{"-fitt", "--fit-target"}, ""},
         {{"-fitc", "--fit-ctx"}, ""},
         {{"-fitp", "--fit-print"}, ""},
@@ -209,12 +214,19 @@ std::vector<dev_mem> measure(const model_desc & m, const llamacpp_settings & s, 
     return out;
 }
 
-std::string device_name(size_t i) { return fmt::format("CUDA{}", i); } // ggml_backend_dev_name of CUDA device i
+// ggml_backend_dev_name of GPU `i` of `backend`'s build: "CUDA0" (ggml-cuda.h GGML_CUDA_NAME; "ROCm0" in a HIP build),
+// "Vulkan0" (ggml-vulkan.h GGML_VK_NAME), "MTL0" (ggml-metal-device.m: "%s%d", "MTL", device).
+std::string device_name(gpu_backend backend, size_t i) {
+    const char * prefix = backend == gpu_backend::rocm ? "ROCm" : backend == gpu_backend::vulkan ? "Vulkan"
+                        : backend == gpu_backend::metal ? "MTL" : "CUDA";
+    return fmt::format("{}{}", prefix, i);
+}
 
-std::string print_lines(const std::vector<dev_mem> & dmd) {
+std::string print_lines(const std::vector<dev_mem> & dmd, gpu_backend backend) {
     std::string out;
     for (size_t id = 0; id + 1 < dmd.size(); ++id) {
-        out += fmt::format("{} {} {} {} \n", device_name(id), dmd[id].model / MiB, dmd[id].context / MiB, dmd[id].compute / MiB);
+        out += fmt::format("{} {} {} {} \n", device_name(backend, id), dmd[id].model / MiB, dmd[id].context / MiB,
+                           dmd[id].compute / MiB);
     }
     out += fmt::format("Host {} {} {} \n", dmd.back().model / MiB, dmd.back().context / MiB, dmd.back().compute / MiB);
     return out;
@@ -236,7 +248,7 @@ bool all_fit(const std::vector<dev_mem> & dmd, const std::vector<device_spec> & 
 
 // common_params_fit_impl (common/fit.cpp), steps 1 and 2 exactly on kvfit's figures; step 3 see the file comment.
 fit_result fit(const model_desc & m, llamacpp_settings s, placement_settings p, const std::vector<device_spec> & gpus,
-               const fit_args & a, bool ngl_given) {
+               const fit_args & a, std::optional<int32_t> ngl_given) {
     const size_t nd = gpus.size();
     if (nd == 0) throw fit_failure{"no GPU given or detected (--gpu): kvfit fits device memory only"};
     std::vector<int64_t> margins(nd, int64_t(1024 * MiB));
@@ -286,7 +298,7 @@ fit_result fit(const model_desc & m, llamacpp_settings s, placement_settings p, 
         r.n_ctx = s.n_ctx;
     }
     // step 3: preconditions as fit.cpp
-    if (ngl_given) throw fit_failure{fmt::format("n_gpu_layers already set by user to {}, abort", p.n_gpu_layers)};
+    if (ngl_given) throw fit_failure{fmt::format("n_gpu_layers already set by user to {}, abort", *ngl_given)};
     if (nd > 1 && !p.tensor_split.empty()) throw fit_failure{"model_params::tensor_split already set by user, abort"};
     if (!p.override_tensor_cpu.empty() || p.cpu_moe || p.n_cpu_moe > 0) {
         throw fit_failure{"model_params::tensor_buft_overrides already set by user, abort"};
@@ -342,7 +354,10 @@ std::string print_fit(const fit_result & r) {
 std::string fit_params_output(int argc, char ** argv) {
     const fit_args a = parse_args(argc, argv);
     const llamacpp_inputs in = parse_llamacpp_flags(a.flags); // flag errors before the model is read, as the CLI
-    const std::vector<device_spec> gpus = gpus_from_option(a.gpu);
+    // an Apple GPU's budget is Metal's working set, as ggml-metal reports it to fit.cpp (metal.h), the plan's one rule
+    std::vector<std::string> notes;
+    const std::vector<device_spec> gpus = metal_budget(gpus_from_option(a.gpu), in.settings.iogpu_wired_limit_mb, notes);
+    const gpu_backend backend = llamacpp_backend_of(gpus, in.settings.backend).backend;
     warnings warn;
     model_desc m = load_model(a.model, warn);
     llamacpp_adapt_model(m, warn); // the model as llama.cpp builds it (a window it does not read is full)
@@ -351,6 +366,7 @@ std::string fit_params_output(int argc, char ** argv) {
     q.weights_size = a.weights_size;
     apply_request_weights(m, q, find_runtime("llama.cpp"), warn);
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", w);
+    for (const auto & n : notes) fmt::print(stderr, "kvfit: {}\n", n);
     llamacpp_settings s = in.settings;
     s.n_ctx = in.contexts.empty() ? 0 : in.contexts.back();
     // llama-fit-params measures with common_context_params_to_llama(params), common_params' n_outputs_max 0 -> n_batch
@@ -359,9 +375,13 @@ std::string fit_params_output(int argc, char ** argv) {
     s.n_outputs_max = 0;
     if (a.print) {
         fmt::print(stderr, "llama_fit_params: printing estimated memory in MiB to stdout (device, model, context, compute) ...\n");
-        return print_lines(measure(m, s, in.placement, gpus));
+        return print_lines(measure(m, s, in.placement, gpus), backend);
     }
-    const fit_result r = fit(m, s, in.placement, gpus, a, a.flags.has("n_gpu_layers") && in.placement.n_gpu_layers != -1);
+    // -ngl as common_params holds it (arg.cpp:2785): "all" is -2, a number itself (-1 and auto were dropped as the
+    // default): any of them makes fit.cpp abort before step 3
+    std::optional<int32_t> ngl_given;
+    if (const std::string t = a.flags.text("n_gpu_layers"); !t.empty()) ngl_given = t == "all" ? -2 : std::stoi(t);
+    const fit_result r = fit(m, s, in.placement, gpus, a, ngl_given);
     fmt::print(stderr, "llama_fit_params: printing fitted CLI arguments to stdout...\n");
     return print_fit(r);
 }

@@ -84,7 +84,7 @@ void add_runtime_flags(CLI::App & app, runtime_flags & f, const std::vector<std:
     for (const auto & rt : runtimes()) names.emplace_back(rt.name);
     app.add_option("--runtime", f.runtime, fmt::format("runtime whose rules apply: {} (default {})",
                                                        fmt::join(names, ", "), names.front()))
-        ->check(CLI::IsMember(names));
+        ->transform(CLI::IsMember(names, CLI::ignore_case)); // --runtime vLLM: the registry's spelling
     for (const auto & rt : runtimes()) {
         for (const auto & s : rt.flags()) {
             auto it = std::find_if(f.entries.begin(), f.entries.end(), [&](const auto & e) { return e.spec.name == s.name; });
@@ -137,6 +137,15 @@ void check_owners(const CLI::App & app, const runtime_flags & f, const std::vect
             if (owns(*e, f.runtime)) continue;
             const runtime_info & owner = *e->owners.front();
             if (owner.name == "llama.cpp") throw error(llama_flag_hint(name, f.runtime));
+            // another runtime's context flag: this runtime has its own spelling (--context-length under vLLM)
+            const runtime_info & current = find_runtime(f.runtime);
+            const CLI::Option * runtime_opt = app.get_option_no_throw("--runtime");
+            const bool runtime_given = runtime_opt && runtime_opt->count() > 0;
+            if (runtime_given && e->spec.json_name() == owner.context.flag && !current.context.spelled.empty()) {
+                throw error(fmt::format("{} is {} {} flag; {} spells it {} (or use --runtime {})", name,
+                                        article(owner.display), owner.display, current.display, current.context.spelled,
+                                        owner.name));
+            }
             throw error(fmt::format("{} is {} {} flag; add --runtime {}{}", name, article(owner.display), owner.display, owner.name,
                                     f.runtime == "llama.cpp" ? "" : fmt::format(" (the runtime is {})", f.runtime)));
         }

@@ -111,9 +111,12 @@ int run(options & o) {
         fmt::print("{}", text);
         return exit_fits;
     }
-    if (o.check && o.req.gpu.empty()) throw kvfit::error("--check needs --gpu (the devices to check against)");
     o.req.runtime = o.flags.runtime;
     o.req.flags = kvfit::cli::values_of(o.flags);
+    // a CPU-only llama.cpp plan checks against the host's RAM (--ram): that is a check too
+    if (o.check && o.req.gpu.empty() && !(o.req.runtime == "llama.cpp" && o.req.flags.has("ram"))) {
+        throw kvfit::error("--check needs --gpu (the devices to check against), or --ram for a CPU-only llama.cpp plan");
+    }
     // planning for this machine (--gpu auto): llama.cpp's CPU backend variant from /proc/cpuinfo. Without it the plan is
     // for any machine (the same as `kvfit serve` gives): the CPU is assumed, and a note says so where it matters.
     if (o.req.runtime == "llama.cpp" && !o.req.flags.has("cpu_features") && o.req.gpu == "auto")
@@ -163,7 +166,7 @@ int main(int argc, char ** argv) {
     app.add_option("--hf-file", o.hf_file, "-hff: the GGUF file of the -hf repository (overrides :QUANT)");
     app.add_option("--gpu", o.req.gpu, "GPUs by name or memory: \"RTX 4060\", 2xH100, 8GiB, 24GiB,24GiB; answers whether it fits");
     app.add_option("--weights", o.req.weights, "weight format for config.json models: f16 bf16 q8_0 q6_k q5_k_m q4_k_m ...");
-    app.add_option("--weights-size", o.req.weights_size, "total weight size, e.g. 6.6GB (overrides --weights)");
+    app.add_option("--weights-size", o.req.weights_size, "total weight size, e.g. 6.6GB (10^9 B) or 6.2GiB; G alone is GiB, as llama.cpp reads it (overrides --weights)");
     app.add_flag("--json", o.json, "print the plan as JSON");
     app.add_flag("--check", o.check, "check your own flags against --gpu: exit 3 naming the buffer that overflows");
     app.add_option("--chart", o.chart, "write the memory-vs-context chart: FILE.svg or FILE.png (needs rsvg-convert)");

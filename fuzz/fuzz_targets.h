@@ -11,6 +11,7 @@
 #include "kvfit/llamacpp.h"
 #include "kvfit/runtime.h"
 #include "kvfit/server.h"
+#include "kvfit/serving_log.h"
 #include "kvfit/sources.h"
 #include "sources/hub_listing.h"
 
@@ -47,6 +48,26 @@ inline void read_llamacpp_log(std::string_view bytes) {
         const llamacpp_log log = parse_llamacpp_log(bytes);
         (void)settings_from_log(log, model);
         (void)render_explanation(model, explain_log(log, model));
+    } catch (const error &) {
+    }
+}
+
+/// A vLLM, SGLang or mlx-lm log -> its lines and arguments (serving_log.cpp), the explanation against a small dense
+/// model (the arguments the log gives become the runtime's flags: their errors are kvfit::error) and its text.
+inline void read_serving_log(std::string_view bytes) {
+    static const model_desc model = [] {
+        warnings warn;
+        model_desc m = model_from_hf_config(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "head_dim": 64, "hidden_size": 256, "intermediate_size": 512, "max_position_embeddings": 8192,
+            "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "vocab_size": 512,
+            "torch_dtype": "bfloat16"})", "fuzz/llama-tiny.json", warn);
+        apply_weight_size(m, 4u << 20);
+        return m;
+    }();
+    try {
+        const serving_log log = parse_serving_log(bytes);
+        serving_inputs in;
+        (void)render_serving_explanation(log, model, explain_serving_log(log, model, in));
     } catch (const error &) {
     }
 }

@@ -4,7 +4,7 @@
 #                                      $FUZZ_JOBS at once (default: the number of cores)
 #   fuzz/run.sh --long [TARGET...]     each target (default: all) to 10,000,000 executions (-runs), outside CI;
 #                                      docs/reliability.md records the figures
-# Targets: gguf safetensors (binary headers), hf_config llamacpp_log http_request hub_listing (fuzz/fuzz_targets.h).
+# Targets: gguf safetensors (binary headers), hf_config llamacpp_log serving_log http_request hub_listing (fuzz/fuzz_targets.h).
 # Seeds come from kvfit's writers, the repository's fixtures and fuzz/seeds/. Exits non-zero on any finding; the
 # input is left in fuzz/build/artifacts/ — keep it under tests/data/gguf_crashes/, tests/data/safetensors_crashes/
 # or tests/data/fuzz_crashes/<target>/, where the tests replay it.
@@ -20,7 +20,7 @@ for a in "$@"; do
     *) targets+=("$a") ;;
   esac
 done
-all=(gguf safetensors hf_config llamacpp_log http_request hub_listing)
+all=(gguf safetensors hf_config llamacpp_log serving_log http_request hub_listing)
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
 # $FUZZ_BUILD: an existing clang build configured with KVFIT_BUILD_FUZZ=ON and the library instrumented with
 # -fsanitize=fuzzer-no-link,address,undefined (scripts/test.sh passes its sanitizer build, so CI compiles the
@@ -47,6 +47,7 @@ seed() {
     safetensors) "$build/fuzz/fuzz_safetensors_seeds" "$dir"; cp tests/data/safetensors_crashes/*.safetensors "$dir/" 2>/dev/null || true ;;
     hf_config) cp data/catalog/*.json tests/data/configs/*.json "$dir/"; cp ../shared/configs/*.json "$dir/" 2>/dev/null || true ;;
     llamacpp_log) cp tests/data/logs/*.log "$dir/" ;;
+    serving_log) cp tests/data/serving_logs/*.log "$dir/" ;;
     http_request) cp fuzz/seeds/http_request/* "$dir/" ;;
     hub_listing) cp fuzz/seeds/hub_listing/* "$dir/" ;;
   esac

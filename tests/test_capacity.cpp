@@ -69,7 +69,7 @@ TEST(capacity, bare_a100_is_refused_naming_the_choices) {
     const auto r = kvfit::test::run_kvfit("Qwen3-8B --gpu A100");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "kvfit: gpu 'A100': sold with several memory sizes, name one: A100 40GB SXM, A100 80GB SXM, "
-                     "A100 80GB PCIe\n");
+                     "A100 40GB PCIe, A100 80GB PCIe\n");
     EXPECT_EQ(kvfit::test::run_kvfit("Qwen3-8B --gpu 'A100 80GB SXM'").status, 0);
 }
 

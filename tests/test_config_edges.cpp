@@ -80,6 +80,34 @@ TEST(config_edges, kimi_k3_mla_and_kda_need_no_head_dim) {
     for (const auto & w : warn) EXPECT_EQ(w.find("num_attention_heads"), std::string::npos) << w;
 }
 
+// A trial planned Kimi-K3 under vLLM at 645 GiB per GPU on 8 x B300: its quantization_config names only
+// {"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized"}, and the weights were sized in bf16. The
+// format is MXFP4 packed two values a byte with a uint8 E8M0 scale per 32 (vLLM compressed_tensors_w4a16_mxfp4.py;
+// the MoE method compressed_tensors_moe_w4a4_mxfp4.py creates (E, 2I, H/2) + (E, 2I, H/32) and (E, H, I/2) +
+// (E, H, I/32), unpadded), and Kimi-K3's experts run in routed_expert_hidden_size 3584 (the latent, not 7168). The
+// routed experts of the 92 MoE layers (first_k_dense_replace 1) per TP-8 rank are exactly that; the rest of the
+// weights (MLA, KDA, shared experts, embeddings: the parameters left) add at most their bf16 bytes.
+TEST(config_edges, kimi_k3_mxfp4_pack_quantized_experts_under_vllm) {
+    const auto r = kvfit::test::run_kvfit(fixture_path("moonshotai__Kimi-K3.json") + " --runtime vllm --gpu 8xB300 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const uint64_t E = 896, I = 3072 / 8, H = 3584, moe_layers = 92;
+    const uint64_t per_expert = 2 * I * H / 2 + 2 * I * H / 32 + H * I / 2 + H * I / 32;
+    const uint64_t experts = moe_layers * E * per_expert; // 169.6 GiB per rank
+    const uint64_t expert_params = moe_layers * E * 3 * 3072 * H;
+    const uint64_t rest_params = j["model"]["parameter_count"].get<uint64_t>() - expert_params;
+    const uint64_t weights = j["detail"]["per_rank"][0]["weights_bytes"].get<uint64_t>();
+    EXPECT_GT(weights, experts);
+    EXPECT_LT(weights, experts + 2 * rest_params);
+    EXPECT_EQ(j["model"]["weights_format"], "mxfp4-pack-quantized (experts)");
+    // the config names no config_groups: the experts-only scope is an assumption, and a warning says so
+    bool said = false;
+    for (const auto & w : j["warnings"]) said |= w.get<std::string>().find("mxfp4-pack-quantized without config_groups") != std::string::npos;
+    EXPECT_TRUE(said) << j["warnings"];
+    // the launch line loads the folder of the config file, never the .json itself
+    EXPECT_TRUE(j["launch"].get<std::string>().starts_with("vllm serve " + std::string(KVFIT_TEST_DATA) + "/configs ")) << j["launch"];
+}
+
 // The reason stands where it matters: a plain attention layer with no stated width is still refused.
 TEST(config_edges, plain_attention_without_a_width_is_still_refused) {
     kvfit::warnings warn;

@@ -3,11 +3,14 @@
 // kvfit's llama.cpp plan (plan_llamacpp), so a change of a memory rule moves both sides together.
 #include "support/run_cli.h"
 
+#include "kvfit/error.h"
+#include "kvfit/launch.h"
 #include "kvfit/llamacpp.h"
 #include "kvfit/plan.h"
 #include "kvfit/sources.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cinttypes>
 #include <cstdio>
@@ -200,4 +203,57 @@ TEST(FitParams, HelpListsItsFlagsAndAMissingModelIsOneLine) {
     const auto r = run_kvfit("fit-params -c 4096");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "kvfit fit-params: no model: give -m MODEL (a .gguf, config.json, model directory or catalog name)\n");
+}
+
+// A new user's trial (issue 25 follow-up): on a Mac, fit-params printed "-c 131072 -ngl -1" for a 24 GB M4 Pro where
+// the plan says 131072 does not fit. ggml-metal reports Metal's working set as the device's memory
+// (ggml-metal-device.m ggml_metal_device_get_memory), so fit.cpp budgets 16 GiB there, as the plan does (metal.h):
+// the answer is the one for a 16 GiB device, the context it gives fits the plan, and the device is MTL0.
+TEST(FitParams, MacBudgetsTheMetalWorkingSetAsThePlan) {
+    const auto mac = run_kvfit("fit-params -m Meta-Llama-3.1-8B --weights q4_k_m --gpu 'M4 Pro 24GB'");
+    ASSERT_EQ(mac.status, 0) << mac.err;
+    const auto sized = run_kvfit("fit-params -m Meta-Llama-3.1-8B --weights q4_k_m --gpu 16GiB --backend metal");
+    ASSERT_EQ(sized.status, 0) << sized.err;
+    EXPECT_EQ(mac.out, sized.out);
+    ASSERT_TRUE(mac.out.starts_with("-c ")) << mac.out;
+    EXPECT_NE(mac.out, fit_args_line(131072, -1));
+    const std::string n_ctx = mac.out.substr(3, mac.out.find(' ', 3) - 3);
+    EXPECT_EQ(run_kvfit("Meta-Llama-3.1-8B --weights q4_k_m --gpu 'M4 Pro 24GB' --check -c " + n_ctx).status, 0);
+    EXPECT_EQ(run_kvfit("Meta-Llama-3.1-8B --weights q4_k_m --gpu 'M4 Pro 24GB' --check -c 131072").status, 3);
+    EXPECT_NE(mac.err.find("M4 Pro 24GB: Metal working set 16.00 GiB"), std::string::npos) << mac.err;
+    // `sudo sysctl iogpu.wired_limit_mb=20480`: fit-params takes the flag the plan takes (it was "invalid argument")
+    const auto wired = run_kvfit("fit-params -m Meta-Llama-3.1-8B --weights q4_k_m --gpu 'M4 Pro 24GB' "
+                                 "--iogpu-wired-limit-mb 20480");
+    ASSERT_EQ(wired.status, 0) << wired.err;
+    EXPECT_EQ(wired.out, run_kvfit("fit-params -m Meta-Llama-3.1-8B --weights q4_k_m --gpu 20GiB --backend metal").out);
+    // the device names of the backend's build (ggml_backend_dev_name)
+    const auto print = run_kvfit("fit-params -m Meta-Llama-3.1-8B --weights q4_k_m -c 8192 --gpu 'M1 8GB' --fit-print on");
+    ASSERT_EQ(print.status, 0) << print.err;
+    EXPECT_TRUE(print.out.starts_with("MTL0 ")) << print.out;
+    EXPECT_TRUE(run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8192 --gpu MI300X --fit-print on").out.starts_with("ROCm0 "));
+    EXPECT_TRUE(run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8192 --gpu 24GiB --backend vulkan --fit-print on")
+                    .out.starts_with("Vulkan0 "));
+}
+
+// llama.cpp's -ngl takes auto (-1), all (-2) and any integer (common/arg.cpp:2785-2800; a negative one offloads every
+// layer, llama-model.cpp:1926): -ngl -1, the value fit-params prints, is accepted everywhere kvfit reads -ngl, and a
+// user's -2 / all aborts fit.cpp's layer step as llama-fit-params does.
+TEST(FitParams, NegativeNglAsLlamaCpp) {
+    EXPECT_EQ(kvfit::parse_ngl_flag("-ngl", "-1"), -1);
+    EXPECT_EQ(kvfit::parse_ngl_flag("-ngl", "-2"), -1);
+    EXPECT_EQ(kvfit::parse_ngl_flag("-ngl", "all"), -1);
+    EXPECT_EQ(kvfit::parse_ngl_flag("-ngl", "20"), 20);
+    EXPECT_THROW((void)kvfit::parse_ngl_flag("-ngl", "-"), kvfit::error);
+    EXPECT_THROW((void)kvfit::parse_ngl_flag("-ngl", "2x"), kvfit::error);
+    const auto all = run_kvfit("Meta-Llama-3.1-8B --gpu 12GiB -c 8192 -ngl -1 --json");
+    ASSERT_EQ(all.status, 0) << all.err;
+    const auto dflt = run_kvfit("Meta-Llama-3.1-8B --gpu 12GiB -c 8192 --json");
+    EXPECT_EQ(nlohmann::json::parse(all.out)["devices"], nlohmann::json::parse(dflt.out)["devices"]);
+    // kvfit exec reads the command fit-params answers (it refused "-ngl -1" before)
+    const auto c = kvfit::parse_launch_command({"llama-server", "-m", "X.gguf", "-c", "52736", "-ngl", "-1"});
+    EXPECT_EQ(c.placement.n_gpu_layers, -1);
+    EXPECT_EQ(c.settings.n_ctx, 52736u);
+    const auto two = run_kvfit("fit-params -m Meta-Llama-3.1-8B -c 8192 -ngl -2 --gpu 4GiB");
+    EXPECT_EQ(two.status, 1);
+    EXPECT_NE(two.err.find("n_gpu_layers already set by user to -2, abort"), std::string::npos) << two.err;
 }

@@ -37,6 +37,7 @@ TEST(fuzz_replay, finds_and_seeds_end_in_kvfit_error_or_nothing) {
     const target_row rows[] = {
         {"hf_config", kvfit::fuzz::read_hf_config},
         {"llamacpp_log", kvfit::fuzz::read_llamacpp_log},
+        {"serving_log", kvfit::fuzz::read_serving_log},
         {"http_request", kvfit::fuzz::read_http_request},
         {"hub_listing", kvfit::fuzz::read_hub_listing},
     };
@@ -46,6 +47,7 @@ TEST(fuzz_replay, finds_and_seeds_end_in_kvfit_error_or_nothing) {
     }
     EXPECT_GT(replay(fs::path(KVFIT_TEST_DATA) / "logs", kvfit::fuzz::read_llamacpp_log), 0u);
     EXPECT_GT(replay(fs::path(KVFIT_TEST_DATA) / "configs", kvfit::fuzz::read_hf_config), 0u);
+    EXPECT_GT(replay(fs::path(KVFIT_TEST_DATA) / "serving_logs", kvfit::fuzz::read_serving_log), 0u);
 }
 
 } // namespace

@@ -242,6 +242,38 @@ TEST(gpus, find_by_name_alias_and_nvidia_smi_name) {
 }
 
 // Issue 25 item 1: a name sold with several memory sizes asks which; one sold in one size is found.
+// A trial's names: a size or form factor stated in another order than the row's name picks the row ("RTX 4090 24GB",
+// "NVIDIA A100-PCIE-40GB", "H100 PCIe 80GB"); a family with its form but not its size is still "name one", listing
+// the sizes; a size the family is not sold in says so with the family's rows ("M5 Max 36GB" was "name one" although a
+// size was named; the M5 Max with 36 GB is not in the table).
+TEST(gpus, a_stated_size_or_form_picks_the_row) {
+    const std::pair<const char *, const char *> picks[] = {
+        {"RTX 4090 24GB", "RTX 4090"}, {"A100 40GB PCIe", "A100 40GB PCIe"}, {"NVIDIA A100-PCIE-40GB", "A100 40GB PCIe"},
+        {"A100 PCIe 80GB", "A100 80GB PCIe"}, {"H100 PCIe 80GB", "H100 PCIe"}, {"M4 Pro 24 GB", "M4 Pro 24GB"},
+        {"RTX 3080 Ti", "RTX 3080 Ti"}, {"L40", "L40"},
+    };
+    for (const auto & [query, name] : picks) {
+        const auto g = kvfit::parse_gpu_list(query);
+        ASSERT_EQ(g.size(), 1u) << query;
+        EXPECT_EQ(g[0].name, name) << query;
+    }
+    EXPECT_EQ(kvfit::parse_gpu_list("24 GiB")[0].memory_bytes, 24ull << 30); // a size as kvfit prints one
+    const std::pair<const char *, const char *> refusals[] = {
+        {"A100 PCIe", "gpu 'A100 PCIe': sold with several memory sizes, name one: A100 40GB PCIe, A100 80GB PCIe"},
+        {"M5 Max 36GB", "gpu 'M5 Max 36GB': the GPU table has no M5 Max with 36 GB: it has M5 Max 48GB, M5 Max 64GB, "
+                        "M5 Max 128GB"},
+        {"RTX 4090 16GB", "gpu 'RTX 4090 16GB': the GPU table has no RTX 4090 with 16 GB: it has RTX 4090"},
+    };
+    for (const auto & [query, message] : refusals) {
+        try {
+            (void)kvfit::parse_gpu_list(query);
+            ADD_FAILURE() << query << " accepted";
+        } catch (const kvfit::error & e) {
+            EXPECT_STREQ(e.what(), message);
+        }
+    }
+}
+
 TEST(gpus, ambiguous_names_list_their_choices) {
     auto names = [](std::string_view q) {
         std::vector<std::string> out;
@@ -249,8 +281,8 @@ TEST(gpus, ambiguous_names_list_their_choices) {
         return out;
     };
     using v = std::vector<std::string>;
-    EXPECT_EQ(names("A100"), (v{"A100 40GB SXM", "A100 80GB SXM", "A100 80GB PCIe"}));
-    EXPECT_EQ(names("NVIDIA A100 SXM4"), (v{"A100 40GB SXM", "A100 80GB SXM", "A100 80GB PCIe"}));
+    EXPECT_EQ(names("A100"), (v{"A100 40GB SXM", "A100 80GB SXM", "A100 40GB PCIe", "A100 80GB PCIe"}));
+    EXPECT_EQ(names("NVIDIA A100 SXM4"), (v{"A100 40GB SXM", "A100 80GB SXM", "A100 40GB PCIe", "A100 80GB PCIe"}));
     EXPECT_EQ(names("V100"), (v{"V100 SXM2 32GB", "V100 16GB"}));
     EXPECT_EQ(names("Tesla V100-SXM2"), (v{"V100 SXM2 32GB", "V100 16GB"}));
     EXPECT_EQ(names("RTX 4060 Ti"), (v{"RTX 4060 Ti 8GB", "RTX 4060 Ti 16GB"}));
@@ -369,7 +401,7 @@ TEST(gpus, parse_gpu_list_errors) {
         {"0GiB", "gpu '0GiB': device memory must be positive"},
         {"-8GiB", "gpu '-8GiB': device memory must be positive"},
         // issue 25: a name sold with several memory sizes asks which, naming them
-        {"A100", "gpu 'A100': sold with several memory sizes, name one: A100 40GB SXM, A100 80GB SXM, A100 80GB PCIe"},
+        {"A100", "gpu 'A100': sold with several memory sizes, name one: A100 40GB SXM, A100 80GB SXM, A100 40GB PCIe, A100 80GB PCIe"},
         {"2xV100", "gpu '2xV100': sold with several memory sizes, name one: V100 SXM2 32GB, V100 16GB"},
         {"RTX 4060 Ti", "gpu 'RTX 4060 Ti': sold with several memory sizes, name one: RTX 4060 Ti 8GB, RTX 4060 Ti 16GB"},
         {"M3 Ultra", "gpu 'M3 Ultra': sold with several memory sizes, name one: M3 Ultra 96GB, M3 Ultra 256GB, M3 Ultra 512GB"},
@@ -384,7 +416,7 @@ TEST(gpus, parse_gpu_list_errors) {
         ADD_FAILURE() << "no error for 24QB";
     } catch (const kvfit::error & e) {
         EXPECT_NE(std::string(e.what()).find("gpu '24QB': not a known GPU (closest: "), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("unknown unit 'qb'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("unknown unit 'QB'"), std::string::npos) << e.what();
     }
 }
 

@@ -249,6 +249,26 @@ TEST(explain, cli_takes_the_model_from_the_log_or_m) {
 }
 
 // ../shared/cases K1: 262,144 tokens, 4 sequences sharing one cache (unified) on the 64-layer hybrid model.
+// A trial: `explain LOG -m MODEL` on a log whose runs load different models applied MODEL to every run silently. A run
+// whose model file is not -m's (a GGUF) is named in a note; with a -m that is no file to compare (a catalog name),
+// a run that loads another file than the first run is.
+TEST(explain, a_run_of_another_model_than_m_is_noted) {
+    const std::string two = kvfit::test::write_temp("two_models.log",
+        kvfit::test::read_text(logs_dir + "llama31-8b_c4096.log") + kvfit::test::read_text(logs_dir + "qwen35-9b_c4096_np2.log"));
+    const auto r = kvfit::test::run_kvfit("explain " + two + " -m " + gguf_dir + "llama31-8b_v512.gguf");
+    EXPECT_NE(r.out.find("run 2 of 2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("note: the log's run 2 loads /work/scratch/conformance/models/qwen35-9b_v512.gguf, not -m " +
+                         gguf_dir + "llama31-8b_v512.gguf"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("note: the log's run 1"), std::string::npos) << r.out; // run 1 is -m's model
+    const auto cat = kvfit::test::run_kvfit("explain " + two + " -m Meta-Llama-3.1-8B");
+    EXPECT_NE(cat.out.find("note: run 2 loads /work/scratch/conformance/models/qwen35-9b_v512.gguf, run 1 "
+                           "/work/scratch/conformance/models/llama31-8b_v512.gguf: -m Meta-Llama-3.1-8B is planned for both"),
+              std::string::npos) << cat.out << cat.err;
+    // one model throughout: no note
+    const auto one = kvfit::test::run_kvfit("explain " + logs_dir + "llama31-8b_c4096.log -m " + gguf_dir + "llama31-8b_v512.gguf");
+    EXPECT_EQ(one.out.find("note: "), std::string::npos) << one.out;
+}
+
 TEST(explain, case_k1_unified_hybrid_excerpt) {
     const std::string text =
         "llama_context: n_seq_max     = 4\n"

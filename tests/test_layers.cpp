@@ -23,7 +23,7 @@ const std::map<std::string, int> k_public = {
     {"mlx.h", 2}, {"metal.h", 2},
     {"plan.h", 3}, {"ranking.h", 3}, {"gpus.h", 3}, {"detect.h", 3}, {"speed.h", 3},
     {"report.h", 4}, {"chart.h", 4},
-    {"launch.h", 5}, {"server.h", 5},
+    {"launch.h", 5}, {"serving_log.h", 5}, {"server.h", 5},
 };
 
 // The runtime a public header belongs to ("" for the interface and non-runtime headers).

@@ -113,12 +113,17 @@ TEST(metal, budget_replaces_the_memory_of_apple_gpus_only) {
     std::vector<std::string> again;
     EXPECT_EQ(kvfit::metal_budget(b, 0, again)[0].memory_bytes, 48 * GiB);
     EXPECT_TRUE(again.empty());
-    // a wired limit without a Mac is said to do nothing
+    // a wired limit without a Mac would change nothing planned: refused by name, never silently dropped
     std::vector<std::string> cuda;
-    (void)kvfit::metal_budget(kvfit::parse_gpu_list("RTX 4090"), 20000, cuda);
-    ASSERT_EQ(cuda.size(), 1u);
-    EXPECT_EQ(cuda[0], "--iogpu-wired-limit-mb 20000 ignored: it sets an Apple GPU's Metal working set, and no Apple GPU "
-                       "is planned");
+    try {
+        (void)kvfit::metal_budget(kvfit::parse_gpu_list("RTX 4090"), 20000, cuda);
+        ADD_FAILURE() << "no refusal";
+    } catch (const kvfit::error & e) {
+        EXPECT_STREQ(e.what(), "--iogpu-wired-limit-mb 20000: it sets a Mac's Metal working set, and --gpu names no Mac: "
+                               "name one (e.g. --gpu \"M4 Max 64GB\") or drop the flag");
+    }
+    // 0 is macOS's default (`sysctl iogpu.wired_limit_mb=0`): accepted, and the default rule applies
+    EXPECT_EQ(kvfit::metal_budget(kvfit::parse_gpu_list("M4 Max 64GB"), 0, cuda)[0].memory_bytes, 48 * GiB);
 }
 
 // Meta-Llama-3.1-70B's config.json is the 8B's with four fields changed (oumi's llama3_1 recipe table: hidden 8192,
@@ -201,3 +206,35 @@ TEST(metal, the_table_covers_the_macs_people_own) {
 }
 
 } // namespace
+
+// A trial's Mac mistakes: vLLM and SGLang said "starts" on an M4 Max (refused by name now, as MLX refuses an NVIDIA
+// card); MLX's --memory-is-working-set on a named Mac planned the whole 64 GiB (the flag is for a size that already
+// is the working set); --iogpu-wired-limit-mb with no Mac was dropped in silence (refused: it would change nothing).
+TEST(metal, runtimes_and_flags_on_a_mac_say_what_they_plan) {
+    for (const char * rt : {"vllm", "sglang"}) {
+        const auto r = kvfit::test::run_kvfit(std::string("Qwen3-8B --runtime ") + rt + " --gpu 'M4 Max 64GB'");
+        EXPECT_EQ(r.status, 2) << rt;
+        EXPECT_NE(r.err.find("M4 Max 64GB is an Apple GPU"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("(on a Mac: --runtime llama.cpp, ollama or mlx)"), std::string::npos) << r.err;
+    }
+    const auto named = kvfit::test::run_kvfit("Qwen3-8B --runtime mlx --gpu 'M4 Max 64GB' --memory-is-working-set --json");
+    ASSERT_EQ(named.status, 0) << named.err;
+    const auto nj = nlohmann::json::parse(named.out);
+    EXPECT_EQ(nj["devices"][0]["capacity_bytes"], 48 * GiB);
+    bool warned = false;
+    for (const auto & w : nj["warnings"]) warned |= w.get<std::string>().starts_with("--memory-is-working-set ignored");
+    EXPECT_TRUE(warned) << nj["warnings"];
+    const auto sized = kvfit::test::run_kvfit("Qwen3-8B --runtime mlx --gpu 48GiB --memory-is-working-set --json");
+    ASSERT_EQ(sized.status, 0) << sized.err;
+    EXPECT_EQ(nlohmann::json::parse(sized.out)["devices"][0]["capacity_bytes"], 48 * GiB);
+    for (const char * args : {"--gpu 48GiB --backend metal", "--gpu 'RTX 4090' --runtime ollama"}) {
+        const auto r = kvfit::test::run_kvfit(std::string("Qwen3-8B --iogpu-wired-limit-mb 40000 ") + args);
+        EXPECT_EQ(r.status, 2) << args;
+        EXPECT_NE(r.err.find("--iogpu-wired-limit-mb 40000: it sets a Mac's Metal working set"), std::string::npos) << r.err;
+    }
+    // 0 is macOS's default (sysctl iogpu.wired_limit_mb=0): accepted by every runtime that reads it
+    for (const char * rt : {"llama.cpp", "ollama", "mlx"}) {
+        EXPECT_EQ(kvfit::test::run_kvfit(std::string("Qwen3-8B --gpu 'M4 Max 64GB' --iogpu-wired-limit-mb 0 --runtime ") + rt).status, 0) << rt;
+    }
+}
+

@@ -197,6 +197,30 @@ TEST(remote_guards, silent_hub_is_left_after_the_silence_limit) {
     ::close(fd);
 }
 
+// A Hub that trickles (one byte every 1.2 s, under curl's low-speed limit of 1 byte/s kept for the silence limit, 2 s
+// here) was reported as "stopped sending after 6 bytes: nothing for 10 s"; bytes kept coming, so the message says the
+// transfer was too slow. The test takes about the silence limit.
+TEST(remote_guards, trickling_hub_is_reported_as_too_slow) {
+    kvfit::test::http_server trickle([](const kvfit::test::http_request &) {
+        kvfit::test::http_reply r;
+        r.body = std::string(64, '[');
+        r.chunk_delay_ms = 1200;
+        r.chunk_bytes = 1;
+        return r;
+    });
+    scratch_dir cache("rg_trickle_cache");
+    kvfit::remote_options o;
+    o.endpoint = trickle.origin();
+    o.cache_dir = cache.path.string();
+    o.silence_timeout_s = 2;
+    kvfit::warnings warn;
+    const std::string why = error_of([&] { kvfit::model_from_hf("hf:org/trickle", o, warn); });
+    const std::string host = trickle.origin().substr(7);
+    EXPECT_TRUE(why.starts_with("hf:org/trickle: file listing: " + host + " is too slow: ")) << why;
+    EXPECT_NE(why.find("under the low-speed limit of 1 byte/s over 2 s (KVFIT_HTTP_TIMEOUT sets the limit)"),
+              std::string::npos) << why;
+}
+
 // Fields of the wrong type are skipped (json::value() would have thrown nlohmann's type_error).
 TEST(remote_guards, listing_of_the_wrong_shape) {
     const auto files = kvfit::detail::parse_hub_listing(

@@ -163,6 +163,8 @@ TEST(server, bad_input_gives_4xx_with_the_cli_message_and_the_server_keeps_servi
          "request: more than 262144 JSON values in the keys kvfit reads"},
         {"nested too deep", R"({"model": )" + std::string(40, '[') + std::string(40, ']') + "}", "", 400,
          "request: JSON nested deeper than 32 levels"},
+        // a field given twice: the CLI refuses an option given twice, so the body does too (was: the last one won)
+        {"a field twice", R"({"gpu": "8GiB", "model": "Qwen3-8B", "gpu": "24GiB"})", "", 400, "request: member 'gpu' given twice"},
     };
     live_server s;
     auto c = s.client();
@@ -184,6 +186,23 @@ TEST(server, bad_input_gives_4xx_with_the_cli_message_and_the_server_keeps_servi
         ASSERT_TRUE(alive) << "server stopped after " << k.name;
         EXPECT_EQ(alive->status, 200);
     }
+}
+
+// A config sent as an object is read as the CLI reads the file: members kvfit does not keep (id2label here, 300,000
+// values) are read past and not counted, so the body plans as the CLI plans the same text (it was 400, "more than
+// 262144 JSON values in the keys kvfit reads").
+TEST(server, a_config_object_counts_only_the_keys_kvfit_reads) {
+    json cfg = json::parse(R"({"model_type":"llama","hidden_size":2048,"num_hidden_layers":16,"num_attention_heads":32,)"
+                           R"("num_key_value_heads":8,"vocab_size":32000,"intermediate_size":8192,"max_position_embeddings":8192})");
+    cfg["id2label"] = json::array();
+    for (int i = 0; i < 300000; ++i) cfg["id2label"].push_back(0);
+    const std::string path = write_temp("api_config_big.json", cfg.dump());
+    const auto cli = run_kvfit(path + " --gpu 8GiB --json");
+    ASSERT_EQ(cli.status, 0) << cli.err;
+    kvfit::server_options o;
+    const auto res = kvfit::handle_plan(json{{"config", cfg}, {"upload_name", path}, {"gpu", "8GiB"}}.dump(), o);
+    EXPECT_EQ(res.status, 200) << res.body.substr(0, 300);
+    EXPECT_EQ(res.body, cli.out);
 }
 
 TEST(server, body_over_the_limit_is_413_and_unknown_paths_404) {
@@ -238,6 +257,12 @@ TEST(server, page_models_and_gpus) {
     for (const auto & g : gpus) {
         found = found || (g["name"] == "RTX 4060" && g["memory_bytes"] == (7782ull << 20) && g["marketed_gb"] == 8 &&
                           g["reported_bytes"] == (8188ull << 20));
+        // a Mac: its unified RAM, and the working set the Mac runtimes budget (2/3 of 24 GiB)
+        if (g["name"] == "M4 Pro 24GB") {
+            EXPECT_EQ(g["memory_bytes"], 24ull << 30);
+            EXPECT_EQ(g["working_set_bytes"], 16ull << 30);
+        }
+        if (g["vendor"] != "Apple") EXPECT_FALSE(g.contains("working_set_bytes")) << g["name"];
     }
     EXPECT_TRUE(found);
     const auto chart = c.Post("/v1/chart", R"({"model":"Qwen3.5-9B","gpu":"8GiB","weights_size":"6.6GB"})", "application/json");

@@ -109,7 +109,10 @@ TEST(serving_cli, flags_of_the_wrong_runtime_and_bad_parallelism) {
         {"Qwen3.5-27B --max-model-len 8192", "--max-model-len is a vLLM flag; add --runtime vllm"},
         {"Qwen3.5-27B --runtime vllm --gpu H100 -ctk q8_0", "-ctk/--cache-type-k is a llama.cpp flag; with --runtime vllm use --kv-cache-dtype"},
         {"Qwen3.5-27B --runtime vllm --gpu H100 -c 8192", "-c/--ctx-size is a llama.cpp flag; with --runtime vllm use --max-model-len"},
-        {"Qwen3.5-27B --runtime ollama --max-model-len 8192", "--max-model-len is a vLLM flag; add --runtime vllm (the runtime is ollama)"},
+        {"Qwen3.5-27B --runtime ollama --max-model-len 8192", "--max-model-len is a vLLM flag; Ollama spells it --num-ctx (or use --runtime vllm)"},
+        // a trial: another runtime's context flag under an explicit --runtime names this runtime's spelling
+        {"Qwen3.5-27B --runtime vllm --gpu H100 --context-length 8192", "--context-length is an SGLang flag; vLLM spells it --max-model-len (or use --runtime sglang)"},
+        {"Qwen3.5-27B --runtime vLLM --gpu H100 --context-length 8192", "vLLM spells it --max-model-len"}, // names in any case
         {"Qwen3.5-27B --runtime vllm --gpu 8xH100 -tp 5", "Total number of attention heads (24) must be divisible by tensor parallel size (5)."},
         {"Qwen3.5-27B --runtime vllm --gpu 2xH100 -tp 4", "-tp 4 x -pp 1 x -dp 1 = 4 GPUs, but 2 are given"},
         {"Qwen3.5-27B --runtime vllm --gpu H100 --kv-cache-dtype fp4", "--kv-cache-dtype 'fp4': invalid choice"},
@@ -142,3 +145,47 @@ TEST(serving_cli, fp8_e4m3_on_ampere_warns_as_triton_fails) {
 }
 
 } // namespace
+
+namespace {
+
+bool any_warning(const nlohmann::json & j, const std::string & part) {
+    for (const auto & w : j["warnings"]) {
+        if (w.get<std::string>().find(part) != std::string::npos) return true;
+    }
+    return false;
+}
+
+} // namespace
+
+// A trial's "--weights fp8 plans fp8 weights but the launch line loads the bf16 checkpoint". vLLM and SGLang quantize
+// an unquantized checkpoint to fp8 when asked (--quantization fp8: vLLM fp8.py Fp8Config, dynamic per-tensor), so the
+// launch line asks; the other quantized formats are read from a quantized checkpoint, and GGUF formats are no
+// checkpoint of theirs: a warning names what the launch line must load instead.
+TEST(serving_cli, the_launch_line_loads_the_weights_planned) {
+    const auto fp8 = kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --max-model-len 40960 --weights fp8 --json");
+    ASSERT_EQ(fp8.status, 0) << fp8.err; // 8.2 GiB of fp8 weights leave room for 40960 tokens on the L4 (bf16 does not)
+    const auto j = nlohmann::json::parse(fp8.out);
+    EXPECT_NE(j["launch"].get<std::string>().find(" --quantization fp8"), std::string::npos) << j["launch"];
+    EXPECT_EQ(j["detail"]["settings"]["quantization"], "fp8");
+    const auto sg = nlohmann::json::parse(kvfit::test::run_kvfit("Qwen3-8B --runtime sglang --gpu L4 --weights fp8 --json").out);
+    EXPECT_NE(sg["launch"].get<std::string>().find(" --quantization fp8"), std::string::npos) << sg["launch"];
+    // the bf16 default plans the checkpoint as it is: no flag
+    const auto plain = nlohmann::json::parse(kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu H100 --json").out);
+    EXPECT_EQ(plain["launch"].get<std::string>().find("--quantization"), std::string::npos) << plain["launch"];
+    // AWQ: a quantized checkpoint is needed, and the warning names it
+    const auto awq = nlohmann::json::parse(kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --weights awq --json").out);
+    EXPECT_EQ(awq["launch"].get<std::string>().find("--quantization"), std::string::npos) << awq["launch"];
+    EXPECT_TRUE(any_warning(awq, "--weights awq: vLLM reads these weights (awq-int4 (group 128)) from a quantized "
+                                 "checkpoint")) << awq["warnings"];
+    // a GGUF format: sized as asked, and said to be no vLLM / SGLang checkpoint; --strict refuses the guess
+    const auto gguf = nlohmann::json::parse(kvfit::test::run_kvfit("Qwen3-8B --runtime sglang --gpu L4 --weights q4_k_m --json").out);
+    EXPECT_TRUE(any_warning(gguf, "--weights q4_k_m: a GGUF (llama.cpp) format, which SGLang does not load")) << gguf["warnings"];
+    EXPECT_EQ(kvfit::test::run_kvfit("Qwen3-8B --runtime vllm --gpu H100 --weights q4_k_m --strict").status, 2);
+}
+
+// The serving model line counts every kind of layer: Llama-4's 36 chunked layers were missing ("48 layers (12 full,
+// 0 sliding, 0 MLA, 0 recurrent)").
+TEST(serving_cli, the_model_line_counts_chunked_layers) {
+    const auto r = kvfit::test::run_kvfit("Llama-4-Scout-17B-16E-Instruct --runtime vllm --gpu 8xH100");
+    EXPECT_NE(r.out.find("model: 48 layers (12 full, 0 sliding, 36 chunked, 0 MLA, 0 recurrent)"), std::string::npos) << r.out;
+}

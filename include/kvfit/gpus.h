@@ -68,6 +68,18 @@ const gpu_info * find_gpu(std::string_view name);
 /// "RTX". Empty when `name` is a row's own name or alias, or no such family.
 std::vector<const gpu_info *> gpu_choices(std::string_view name);
 
+/// A name read by its family (gpu_family_keys) and the marketed size and form factor it states, for a name no row or
+/// alias spells: "RTX 4090 24GB" -> rows {RTX 4090}; "A100 PCIe" -> {A100 40GB PCIe, A100 80GB PCIe} (form pcie);
+/// "M5 Max 36GB" -> rows {} (size 36: the family has 48, 64 and 128 GB rows). --gpu takes a single row, refuses no row
+/// with the family's names, and several with "name one".
+struct gpu_family_match {
+    std::vector<const gpu_info *> family; ///< every row of the family, table order; empty: no family
+    std::vector<const gpu_info *> rows;   ///< those with the size and form stated
+    uint32_t size_gb = 0;                 ///< the size stated ("24GB", "24G"), 0 = none
+    std::string form;                     ///< the form factor stated: "sxm", "pcie", "nvl"; "" = none
+};
+gpu_family_match match_gpu_family(std::string_view name);
+
 /// How a device's memory reads in reports: "22.05 GiB as CUDA reports it (estimate; nvidia-smi 23,034 MiB;
 /// marketed 24 GB)" for a table row, "64.00 GiB unified memory (marketed 64 GB)" for a Mac before the working set,
 /// "48.00 GiB Metal working set (64.00 GiB unified memory)" after metal_budget, the size alone for a sized device.

@@ -576,8 +576,18 @@ flash_attn_mode parse_flash_attn_flag(std::string_view flag, std::string_view va
 /// -c N as llama.cpp reads it: a plain token count from `min` to 2^32. common/arg.cpp parses int flags with std::stoi,
 /// which reads "128K" as 128 and ignores the rest, so a suffix is refused with the count it means (K and k x 1024,
 /// M and m x 2^20; vLLM's lower-case decimal reading is named too): "-c 128K: llama.cpp takes a plain number (its
-/// std::stoi reads 128K as 128); did you mean -c 131072?". Other mistakes as parse_flag_count.
+/// std::stoi reads 128K as 128); did you mean -c 131072?". A number with thousands separators (a first part of 1-3
+/// digits, then parts of exactly 3: "131,072") is refused too, here and in kvfit's comma list of contexts: "-c
+/// 131,072: reads as one number with thousands separators; did you mean -c 131072? (a list of contexts below 1000 is
+/// spelled by repeating the flag: -c 131 -c 072)". Other mistakes as parse_flag_count.
 uint64_t parse_ctx_size_flag(std::string_view flag, std::string_view text, uint64_t min);
+
+/// -ngl / --gpu-layers (and -ngld for a draft) as llama.cpp v0.5.0 reads it (common/arg.cpp:2785-2800): "auto" (-1,
+/// the default: -fit chooses), "all" (-2) or an integer (std::stoi); llama_model::n_gpu_layers() (src/llama-model.cpp:
+/// 1926) offloads every layer and the output for any negative value. Returns the count from 0 to 100000, or -1 for
+/// every layer (auto, all, any negative integer). Throws kvfit::error "-ngl 'x': expected a non-negative integer,
+/// auto, all or a negative integer (every layer)".
+int32_t parse_ngl_flag(std::string_view flag, std::string_view text);
 
 /// --fit-target / -fitt as llama.cpp reads it (common/arg.cpp, v0.5.0 and 5b4ebc5): MiB per device, separated by ','
 /// or '/', one value broadcast to every device; a value with a unit (1GiB) is taken as that size. Bytes per device, in

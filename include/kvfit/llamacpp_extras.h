@@ -150,10 +150,13 @@ struct host_ram_usage {
     };
     std::vector<line> lines;
     uint64_t total_bytes = 0;       ///< sum of the lines
+    /// What must fit --ram: total_bytes less the prompt cache, which llama-server evicts within its --cache-ram
+    /// limit (server_prompt_cache::update, tools/server/server-task.cpp:1750-1772) rather than needs. Bytes.
+    uint64_t needed_bytes = 0;
     uint64_t pinned_bytes = 0;      ///< of which pinned (CUDA_Host: compute and output buffers with GPUs, --no-mmap weights)
     uint64_t capacity_bytes = 0;    ///< --ram (or detected); 0 = unknown
     bool known = false;             ///< capacity given
-    bool fits = true;               ///< total <= capacity (true when unknown)
+    bool fits = true;               ///< needed_bytes <= capacity and the cache bounded (true when unknown)
     /// The lines allocated when llama.cpp starts: neither an upper bound that grows while serving (prompt cache,
     /// checkpoints) nor reclaimable page cache (KV, state, output and compute buffers on the host, --no-mmap weights,
     /// a host projector, host adapters). Bytes.
@@ -162,13 +165,15 @@ struct host_ram_usage {
     /// which makes the plan not fit (exit 3) and bounds every search (plan.cpp fits).
     bool starts = true;
     bool unbounded = false;         ///< --cache-ram -1: no limit on the prompt cache
-    /// known and total_bytes > capacity: host RAM needed exceeds --ram, so the plan does not fit (exit 3; plan.cpp
+    /// known and needed_bytes > capacity: host RAM needed exceeds --ram, so the plan does not fit (exit 3; plan.cpp
     /// fits bounds every search by it). Mapped weights count: they are read from the page cache on every token, so a
     /// host that cannot keep them cached reads them from disk each token (the kernel evicts, it does not kill).
     bool over = false;
+    /// known, not over, and total_bytes (the prompt cache at its limit) > capacity: a warning, not a verdict.
+    bool cache_over = false;
     /// What puts it over, with the change that helps, one clause: the CPU-resident weights ("more layers on a GPU
-    /// (-ngl), a smaller quant or more RAM"), the host's buffers ("a smaller -c, ..."), or the prompt cache and
-    /// checkpoints at their limits ("lower --cache-ram or --ctx-checkpoints, or -np"). "" when not over.
+    /// (-ngl), a smaller quant or more RAM"), the host's buffers ("a smaller -c, ..."), or the context checkpoints at
+    /// their limit ("lower --ctx-checkpoints", "or -np" with several slots). "" when not over.
     std::string cause;
 };
 

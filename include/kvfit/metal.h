@@ -41,8 +41,9 @@ std::string iogpu_sysctl_prefix(uint64_t wired_limit_mb);
 
 /// `gpus` with every Apple GPU's memory (the unified RAM) replaced by its working set (memory_is_working_set set),
 /// and one line per device in `notes` (metal_working_set_text). Devices of other vendors, sizes given without a
-/// vendor, and devices already budgeted pass unchanged. With `wired_limit_mb` > 0 and no Apple GPU, `notes` says
-/// the setting applies to Macs only. Throws as metal_working_set_bytes.
+/// vendor, and devices already budgeted pass unchanged. With `wired_limit_mb` > 0 and no Apple GPU to budget, throws
+/// kvfit::error "--iogpu-wired-limit-mb N: it sets a Mac's Metal working set, and --gpu names no Mac ..." (the
+/// setting would change nothing planned); otherwise throws as metal_working_set_bytes.
 std::vector<device_spec> metal_budget(const std::vector<device_spec> & gpus, uint64_t wired_limit_mb,
                                       std::vector<std::string> & notes);
 

@@ -193,6 +193,10 @@ struct weight_quant {
                                  ///< expert_dtype fp4 beside fp8 blocks); "" = method
     bool lm_head = false;        ///< the LM head is quantized too (GPTQ lm_head, compressed-tensors without it ignored)
     std::vector<std::string> ignore; ///< modules_to_not_convert / ignore / ignored_layers, as written
+    /// Set by a weight format asked for (--weights fp8: apply_weight_format), not read from a quantization_config: the
+    /// launch line must ask the runtime for it (vLLM's and SGLang's --quantization fp8 quantizes at load) or name the
+    /// quantized checkpoint it needs.
+    bool requested = false;
     bool operator==(const weight_quant &) const = default;
 };
 

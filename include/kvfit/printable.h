@@ -19,8 +19,11 @@ std::string printable(std::string_view text, bool keep_newlines = true);
 
 /// One word of a command line to paste into a POSIX shell (every "Launch:" line, `kvfit exec`'s commands): unchanged
 /// when it holds only characters no shell interprets (letters, digits and - _ . / = : , + @ %), else in single quotes
-/// with each ' written '\''. The pasted command passes exactly `word` as one argument; nothing in it runs.
-/// Examples: "model.gguf" -> "model.gguf"; "$(touch x).gguf" -> "'$(touch x).gguf'"; "it's" -> "'it'\''s'"; "" -> "''".
+/// with each ' written '\''; a word holding a control character (a newline in a file name) in ANSI-C quotes $'...'
+/// with \n, \t, \r, \xHH, \' and \\ (bash, zsh, ksh, POSIX.1-2024 sh), so no control character is printed raw. The
+/// pasted command passes exactly `word` as one argument; nothing in it runs.
+/// Examples: "model.gguf" -> "model.gguf"; "$(touch x).gguf" -> "'$(touch x).gguf'"; "it's" -> "'it'\''s'"; "" -> "''";
+/// "a\nb.gguf" -> "$'a\\nb.gguf'".
 std::string shell_word(std::string_view word);
 
 /// Bytes at the end of `text` that begin a UTF-8 sequence not yet complete (0-3): a writer that escapes text in

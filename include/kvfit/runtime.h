@@ -261,7 +261,8 @@ struct runtime_info {
 /// Every runtime, llama.cpp first (src/runtimes/registry.cpp).
 const std::vector<runtime_info> & runtimes();
 
-/// The runtime called `name`. Throws kvfit::error "--runtime 'x': expected llama.cpp, vllm, sglang or ollama".
+/// The runtime called `name`, its case ignored ("vLLM" is vllm). Throws kvfit::error "--runtime 'x': expected llama.cpp,
+/// vllm, sglang, ollama, mlx".
 const runtime_info & find_runtime(std::string_view name);
 
 } // namespace kvfit

@@ -35,6 +35,9 @@ struct sglang_settings {
     /// --cuda-context-memory: memory in use before the weights load (CUDA context, NCCL); default 0.5 GiB, a kvfit
     /// constant named in the plan's assumptions
     std::optional<uint64_t> pre_load_overhead_bytes;
+    /// The weights per rank as a log states them ("Load weight end. ... mem usage=X GB", `kvfit explain`); unset = the
+    /// model's weights split over --tp (rank_weights)
+    std::optional<uint64_t> weights_bytes;
 };
 
 /// The SGLang plan for one rank (TP ranks are alike).

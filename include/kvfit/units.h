@@ -9,10 +9,12 @@
 
 namespace kvfit {
 
-/// Parse a size: "8GiB", "6.6GB", "512MiB", "24G" (= GiB, as llama.cpp and nvidia-smi speak), "1024" bytes.
-/// Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB, GB, TB) units are exact; the result is rounded down to
-/// a byte. Throws kvfit::error for an empty, negative, non-numeric or over-2^60 value or an unknown unit:
-/// "size '8XB': unknown unit 'xb' (use GiB, GB, MiB, MB, KiB, KB or B)".
+/// Parse a size: "8GiB", "6.6GB", "512MiB", "24 GiB", "24G" (= GiB, as llama.cpp and nvidia-smi speak; g too),
+/// "1024" bytes. Binary (KiB, MiB, GiB, TiB) and decimal (KB, MB, GB, TB) units are exact, case-insensitive except
+/// for a lower-case b, which is a bit ("5Kb": "size '5Kb': a lower-case b is a bit; write 5KB (10^3 B) or 5KiB
+/// (2^10 B)"); spaces may stand between the number and the unit. The result is rounded down to a byte. Throws
+/// kvfit::error for an empty, negative, non-numeric or over-2^60 value or an unknown unit: "size '8XB': unknown unit
+/// 'XB' (use TiB, TB, GiB, GB, MiB, MB, KiB, KB or B; T, G, M, K = TiB, GiB, MiB, KiB)".
 uint64_t parse_size(std::string_view text);
 
 /// Parse a size flag's value as people type it: parse_size() with the unit required, since a bare number is ambiguous

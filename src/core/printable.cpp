@@ -1,6 +1,8 @@
 // Escaping of text for people (include/kvfit/printable.h).
 #include "kvfit/printable.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace kvfit {
@@ -74,6 +76,20 @@ size_t utf8_incomplete_tail(std::string_view text) {
 std::string shell_word(std::string_view word) {
     static constexpr std::string_view safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%";
     if (!word.empty() && word.find_first_not_of(safe) == std::string_view::npos) return std::string(word);
+    const auto control = [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; };
+    if (std::any_of(word.begin(), word.end(), control)) {
+        // ANSI-C quoting (bash, zsh, ksh; POSIX.1-2024 sh): a newline or escape is spelled out, never printed raw
+        std::string out = "$'";
+        for (const char ch : word) {
+            if (ch == '\'' || ch == '\\') out += std::string("\\") + ch;
+            else if (ch == '\n') out += "\\n";
+            else if (ch == '\t') out += "\\t";
+            else if (ch == '\r') out += "\\r";
+            else if (control(ch)) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(ch));
+            else out += ch;
+        }
+        return out + "'";
+    }
     std::string out = "'";
     for (const char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
     return out + "'";

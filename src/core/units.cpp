@@ -10,16 +10,32 @@
 #include <fmt/format.h>
 
 namespace kvfit {
+namespace {
+
+// The units parse_size reads, for its messages (K, M, G, T alone are the binary ones).
+constexpr const char * k_units = "TiB, TB, GiB, GB, MiB, MB, KiB, KB or B; T, G, M, K = TiB, GiB, MiB, KiB";
+
+} // namespace
 
 uint64_t parse_size(std::string_view text) {
     const std::string where = fmt::format("size '{}'", text);
     size_t i = 0;
     while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
     const std::string_view number = text.substr(0, i);
-    std::string unit(text.substr(i));
+    const size_t unit_at = text.find_first_not_of(' ', i); // "24 GiB", as kvfit prints sizes
+    const std::string_view typed = unit_at == std::string_view::npos ? std::string_view{} : text.substr(unit_at);
+    std::string unit(typed);
     std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (number.empty() || std::count(number.begin(), number.end(), '.') > 1) {
-        throw error(fmt::format("{}: expected a number with an optional unit (GiB, GB, MiB, MB, KiB, KB, B)", where));
+    if (number.empty() || std::count(number.begin(), number.end(), '.') > 1 || (unit.empty() && i < text.size())) {
+        throw error(fmt::format("{}: expected a number with an optional unit ({})", where, k_units));
+    }
+    // a lower-case b is a bit (Kb, Mb, Gb, kb: kilobit ...): no byte size is read from it
+    if (!typed.empty() && typed.back() == 'b' && (typed.size() == 1 || std::string_view("kKmMgGtT").find(typed[0]) != std::string_view::npos)) {
+        const char p = char(std::toupper(static_cast<unsigned char>(typed[0])));
+        const int e = p == 'K' ? 1 : p == 'M' ? 2 : p == 'G' ? 3 : p == 'T' ? 4 : 0;
+        throw error(e == 0 ? fmt::format("{}: a lower-case b is a bit; write {}B", where, number)
+                           : fmt::format("{}: a lower-case b is a bit; write {}{}B (10^{} B) or {}{}iB (2^{} B)", where,
+                                         number, p, 3 * e, number, p, 10 * e));
     }
     struct unit_row { std::string_view name; double factor; };
     static constexpr unit_row units[] = {
@@ -33,7 +49,7 @@ uint64_t parse_size(std::string_view text) {
     for (const auto & row : units) {
         if (row.name == unit) u = &row;
     }
-    if (!u) throw error(fmt::format("{}: unknown unit '{}' (use GiB, GB, MiB, MB, KiB, KB or B)", where, unit));
+    if (!u) throw error(fmt::format("{}: unknown unit '{}' (use {})", where, typed, k_units));
     // Exact for integers and for decimals with up to 9 fraction digits: scale in integer arithmetic.
     const size_t dot = number.find('.');
     const std::string_view int_part = number.substr(0, dot);

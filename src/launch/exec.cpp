@@ -97,8 +97,7 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
             const bool has_value = inline_value || (i + 1 < argv.size() && (argv[i + 1][0] != '-' || argv[i + 1] == "-1"));
             s.flash_attn = parse_flash_attn_flag("exec: " + flag, has_value ? take() : "on");
         } else if (is_one_of(flag, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) {
-            const std::string v = take();
-            p.n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_flag_count(flag, v, 0, 100000));
+            p.n_gpu_layers = parse_ngl_flag(flag, take());
         } else if (is_one_of(flag, {"-ts", "--tensor-split"})) p.tensor_split = parse_tensor_split(take());
         else if (is_one_of(flag, {"-ot", "--override-tensor"})) add_overrides(c, take());
         else if (is_one_of(flag, {"-ncmoe", "--n-cpu-moe"})) p.n_cpu_moe = uint32_t(parse_flag_count(flag, take(), 0, 100000));
@@ -134,8 +133,7 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         else if (flag == "--spec-draft-n-max") s.spec.n_max = uint32_t(parse_flag_count(flag, take(), 0, 1024));
         else if (is_one_of(flag, {"-md", "--spec-draft-model", "--model-draft"})) s.spec.draft_path = take();
         else if (is_one_of(flag, {"-ngld", "--spec-draft-ngl", "--gpu-layers-draft", "--n-gpu-layers-draft"})) {
-            const std::string v = take();
-            s.spec.draft_n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_flag_count(flag, v, 0, 100000));
+            s.spec.draft_n_gpu_layers = parse_ngl_flag(flag, take());
         } else if (is_one_of(flag, {"-ctkd", "--spec-draft-type-k", "--cache-type-k-draft"})) s.spec.type_k = parse_cache_type_flag(flag, take());
         else if (is_one_of(flag, {"-ctvd", "--spec-draft-type-v", "--cache-type-v-draft"})) s.spec.type_v = parse_cache_type_flag(flag, take());
         else if (is_one_of(flag, {"-devd", "--spec-draft-device", "--device-draft"})) s.spec.draft_devices = parse_draft_devices(take());
@@ -202,7 +200,10 @@ std::vector<std::string> with_flag(const std::vector<std::string> & argv, const 
 
 std::string shell_join(const std::vector<std::string> & argv) {
     std::string out;
-    for (const auto & a : argv) out += (out.empty() ? "" : " ") + shell_word(a);
+    for (const auto & a : argv) { // appended in place: `"" + word` made GCC 12 -O3 warn (-Wrestrict, a false alarm)
+        if (!out.empty()) out += ' ';
+        out += shell_word(a);
+    }
     return out;
 }
 

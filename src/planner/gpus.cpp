@@ -262,9 +262,10 @@ std::vector<std::string> gpu_family_keys(std::string_view name) {
 
 } // namespace detail
 
-std::vector<const gpu_info *> gpu_choices(std::string_view name) {
-    if (find_gpu(name)) return {};
-    // family key -> rows, over every name and alias; built once (the table is immutable)
+namespace {
+
+// Family key -> rows, over every name and alias (gpu_family_keys); built once (the table is immutable).
+const std::map<std::string, std::vector<size_t>> & family_index() {
     static const std::map<std::string, std::vector<size_t>> families = [] {
         std::map<std::string, std::vector<size_t>> f;
         const auto & t = gpu_table();
@@ -279,10 +280,71 @@ std::vector<const gpu_info *> gpu_choices(std::string_view name) {
         }
         return f;
     }();
+    return families;
+}
+
+// The words of a name, lower case, split at spaces, '-' and '_' (as gpu_family_keys splits them).
+std::vector<std::string> name_words(std::string_view name) {
+    std::vector<std::string> words(1);
+    for (char c : name) {
+        if (c == ' ' || c == '-' || c == '_' || c == '\t') {
+            if (!words.back().empty()) words.emplace_back();
+        } else {
+            words.back() += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+    }
+    if (words.back().empty()) words.pop_back();
+    return words;
+}
+
+// "24gb", "24g" -> 24; anything else -> 0.
+uint32_t size_word_gb(const std::string & w) {
+    const size_t d = w.find_first_not_of("0123456789");
+    if (d == 0 || d == std::string::npos || d > 6 || (w.substr(d) != "gb" && w.substr(d) != "g")) return 0;
+    return uint32_t(std::stoul(w.substr(0, d)));
+}
+
+bool is_form_word(const std::string & w) {
+    static const std::vector<std::string_view> forms = {"sxm", "sxm2", "sxm4", "sxm5", "sxm6", "pcie", "nvl"};
+    return std::find(forms.begin(), forms.end(), w) != forms.end();
+}
+
+} // namespace
+
+gpu_family_match match_gpu_family(std::string_view name) {
+    gpu_family_match out;
+    const auto keys = detail::gpu_family_keys(name);
+    if (keys.empty()) return out;
+    const auto it = family_index().find(keys.front());
+    if (it == family_index().end()) return out;
+    for (const std::string & w : name_words(name)) {
+        if (const uint32_t gb = size_word_gb(w)) out.size_gb = gb;
+        else if (is_form_word(w)) out.form = w.starts_with("sxm") ? "sxm" : w;
+    }
+    for (size_t i : it->second) {
+        const gpu_info & g = gpu_table()[i];
+        out.family.push_back(&g);
+        if (out.size_gb && uint32_t(g.marketed_gb) != out.size_gb) continue;
+        if (!out.form.empty()) { // the row's own name or an alias spells the form factor
+            bool has = false;
+            std::vector<std::string> names = g.aliases;
+            names.push_back(g.name);
+            for (const auto & n : names) {
+                for (const auto & w : name_words(n)) has |= w == out.form || (out.form == "sxm" && w.starts_with("sxm"));
+            }
+            if (!has) continue;
+        }
+        out.rows.push_back(&g);
+    }
+    return out;
+}
+
+std::vector<const gpu_info *> gpu_choices(std::string_view name) {
+    if (find_gpu(name)) return {};
     const auto keys = detail::gpu_family_keys(name);
     if (keys.empty()) return {};
-    const auto it = families.find(keys.front());
-    if (it == families.end()) return {};
+    const auto it = family_index().find(keys.front());
+    if (it == family_index().end()) return {};
     std::vector<const gpu_info *> rows;
     bool sizes_differ = false;
     for (size_t i : it->second) {
@@ -366,6 +428,24 @@ std::pair<uint64_t, std::string_view> split_count(std::string_view item, const s
     return {count, rest};
 }
 
+// A name without its size and form-factor words, as typed: "M5 Max 36GB" -> "M5 Max".
+std::string family_text(std::string_view name) {
+    std::string out;
+    for (const std::string & w : name_words(name)) {
+        if (size_word_gb(w) || is_form_word(w)) continue;
+        // the word as typed (its case), found at the same position in the lower-case copy
+        out += (out.empty() ? "" : " ") + w;
+    }
+    std::string typed(name);
+    const std::string lower = [&] {
+        std::string l = typed;
+        for (auto & c : l) c = char(std::tolower(static_cast<unsigned char>(c)));
+        return l;
+    }();
+    const size_t at = lower.find(out);
+    return at == std::string::npos ? out : typed.substr(at, out.size());
+}
+
 // A number with a unit parse_size() reads: "24GiB", "80GB", "512MiB" (not "4090": no unit).
 bool size_with_unit(std::string_view text) {
     if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text.front())) || text.front() == '.') ||
@@ -410,10 +490,40 @@ std::vector<device_spec> parse_gpu_list(std::string_view text) {
             }
             continue;
         }
-        if (const auto choices = gpu_choices(rest); !choices.empty()) {
+        // a family name with its size or form factor spelled another way ("RTX 4090 24GB", "A100 PCIe 40GB")
+        if (const gpu_family_match fm = match_gpu_family(rest); !fm.family.empty() && !size_with_unit(rest)) {
             std::vector<std::string> names;
-            for (const gpu_info * c : choices) names.push_back(c->name);
-            throw error::at(where, fmt::format("sold with several memory sizes, name one: {}", fmt::join(names, ", ")));
+            for (const gpu_info * c : fm.rows.empty() ? fm.family : fm.rows) names.push_back(c->name);
+            // one row left, and no size left open: a size stated, or a family sold in one size
+            const bool sizes_differ = std::any_of(fm.family.begin(), fm.family.end(), [&](const gpu_info * c) {
+                return c->marketed_gb != fm.family.front()->marketed_gb;
+            });
+            if (fm.rows.size() == 1 && !fm.size_gb && sizes_differ) {
+                names.clear();
+                for (const gpu_info * c : fm.family) names.push_back(c->name);
+                throw error::at(where, fmt::format("sold with several memory sizes, name one: {}", fmt::join(names, ", ")));
+            }
+            if (fm.rows.size() == 1) {
+                const gpu_info * g = fm.rows.front();
+                for (uint64_t i = 0; i < count; ++i) {
+                    out.push_back({g->name, g->memory_bytes, g->compute_capability, g->vendor, g->marketed_gb,
+                                   g->reported_bytes, g->vendor != "Apple" && g->runtime_estimate});
+                }
+                continue;
+            }
+            if (fm.rows.empty()) {
+                throw error::at(where, fmt::format("the GPU table has no {} {}{}: it has {}", family_text(rest),
+                                                   fm.size_gb ? fmt::format("with {} GB", fm.size_gb) : "",
+                                                   fm.form.empty() ? "" : fmt::format("{}in the {} form", fm.size_gb ? " " : "", fm.form),
+                                                   fmt::join(names, ", ")));
+            }
+            if (fm.rows.size() > 1) {
+                const bool sizes = std::any_of(fm.rows.begin(), fm.rows.end(), [&](const gpu_info * c) {
+                    return c->marketed_gb != fm.rows.front()->marketed_gb;
+                });
+                throw error::at(where, fmt::format("{}, name one: {}", sizes ? "sold with several memory sizes" : "sold as several boards",
+                                                   fmt::join(names, ", ")));
+            }
         }
         const std::string_view name = rest; // clang 14 cannot capture a structured binding
         const auto closest = [&] { return fmt::format("{}", fmt::join(closest_gpu_names(name, 3), ", ")); };

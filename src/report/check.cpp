@@ -40,6 +40,10 @@ std::string render_check(const plan_result & r) {
             if (!d.is_host) out += fmt::format(" {} uses {} of {} ({} free after the {});", d.name, human_bytes(d.used_bytes()),
                                                human_bytes(d.capacity_bytes), signed_bytes(d.free_bytes()), reserve);
         }
+        if (p.detail.contains("host_ram") && detail::flag(p.detail["host_ram"], "known")) { // llama.cpp's host verdict (--ram)
+            const auto & h = p.detail["host_ram"];
+            out += fmt::format(" host RAM {} of {} (--ram);", human_bytes(u64(h, "needed_bytes")), human_bytes(u64(h, "capacity_bytes")));
+        }
         out.back() = '\n';
         return out;
     }
@@ -51,9 +55,11 @@ std::string render_check(const plan_result & r) {
         for (const auto & b : d.buffers) { // in the runtime's allocation order: the first to cross the budget
             sum += b.bytes;
             if (sum <= budget) continue;
-            out += fmt::format("  {}: the {} ({}) overflows it: {} with the buffers allocated before it, {} "
+            const std::string label(buffer_label(b.name));
+            const bool plural = label.ends_with('s'); // "the weights (...) overflow it", "the KV cache (...) overflows it"
+            out += fmt::format("  {}: the {} ({}) {} it: {} with the buffers allocated before it, {} "
                                "available ({} minus a {} {}); all buffers together are over by {}\n", d.name,
-                               buffer_label(b.name), human_bytes(b.bytes), human_bytes(sum), human_bytes(budget),
+                               label, human_bytes(b.bytes), plural ? "overflow" : "overflows", human_bytes(sum), human_bytes(budget),
                                human_bytes(d.capacity_bytes), human_bytes(d.reserved_bytes), reserve,
                                human_bytes(uint64_t(-d.free_bytes())));
             break;
@@ -64,7 +70,7 @@ std::string render_check(const plan_result & r) {
     if (detail::host_over(p)) { // llama.cpp (host_ram.cpp)
         const auto & h = p.detail["host_ram"];
         out += fmt::format("  host RAM: {} needed, {} given (--ram): the cause is in the warning above\n",
-                           human_bytes(u64(h, "total_bytes")), human_bytes(u64(h, "capacity_bytes")));
+                           human_bytes(u64(h, "needed_bytes")), human_bytes(u64(h, "capacity_bytes")));
     }
     for (const auto & e : p.refusals) out += fmt::format("  {} refuses it: {}\n", r.runtime ? r.runtime->display : p.runtime, e);
     if (llamacpp && gpu_over) {

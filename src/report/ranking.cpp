@@ -2,6 +2,7 @@
 #include "kvfit/ranking.h"
 
 #include "kvfit/gpus.h"
+#include "kvfit/metal.h"
 #include "kvfit/report.h"
 #include "kvfit/runtime.h"
 #include "kvfit/units.h"
@@ -22,10 +23,17 @@ std::string params_text(uint64_t n) {
     return b >= 100 ? fmt::format("{:.0f}B", b) : b >= 1 ? fmt::format("{:.1f}B", b) : fmt::format("{:.2f}B", b);
 }
 
-std::string gpus_text(const machine & mc) {
+// The GPUs as the plans budget them: an Apple GPU by its Metal working set beside its unified memory (metal.h: the
+// rule every runtime that runs on a Mac plans with), "16.00 GiB Metal working set (24.00 GiB unified memory; ...)".
+std::string gpus_text(const machine & mc, const rank_settings & s) {
     if (mc.gpus.empty()) return "no GPU";
+    std::vector<std::string> notes;
+    uint64_t wired = 0;
+    if (const std::string w = s.flags.text("iogpu_wired_limit_mb"); !w.empty()) wired = parse_flag_count("--iogpu-wired-limit-mb", w, 0, 1ull << 32);
+    const bool apple = std::any_of(mc.gpus.begin(), mc.gpus.end(), [](const device_spec & g) { return g.vendor == "Apple"; });
+    const std::vector<device_spec> gpus = apple ? metal_budget(mc.gpus, wired, notes) : mc.gpus;
     std::string out;
-    for (const auto & g : mc.gpus) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", g.name, gpu_memory_text(g));
+    for (const auto & g : gpus) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", g.name, gpu_memory_text(g));
     return out;
 }
 
@@ -42,7 +50,7 @@ std::string render_ranking_text(const std::vector<rank_row> & rows, const machin
     size_t n_fit = 0, n_short = 0, n_err = 0;
     for (const auto & r : rows) (r.error.empty() ? (r.fits ? n_fit : n_short) : n_err)++;
     std::string out = fmt::format("{} model{} on {} under {} rules: {} fit{}, {} do not{}\n", rows.size(),
-                                  rows.size() == 1 ? "" : "s", gpus_text(mc), rt.display, n_fit, n_fit == 1 ? "s" : "",
+                                  rows.size() == 1 ? "" : "s", gpus_text(mc, s), rt.display, n_fit, n_fit == 1 ? "s" : "",
                                   n_short, n_err ? fmt::format(", {} could not be planned", n_err) : "");
     if (n_fit) {
         out += fmt::format("\n  {:<{}} {:>6}  {:<18} {:<5} {:>20} {:>10}\n", "model", w, "params", "weights", "KV",

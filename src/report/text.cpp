@@ -223,7 +223,7 @@ void render_fit(std::string & out, const plan_result & r) {
     } else if (host_over(p) && std::all_of(p.devices.begin(), p.devices.end(), [](const device_plan & x) { return x.is_host || x.fits(); })) {
         const auto & h = d["host_ram"];
         out += fmt::format("  DOES NOT FIT: n_ctx {} fits the GPU memory, but host RAM does not: {} needed, {} given "
-                           "(--ram): {}.\n", with_commas(p.context_tokens), human_bytes(u64(h, "total_bytes")),
+                           "(--ram): {}.\n", with_commas(p.context_tokens), human_bytes(u64(h, "needed_bytes")),
                            human_bytes(u64(h, "capacity_bytes")), str(h, "cause"));
     } else {
         out += fmt::format("  DOES NOT FIT: n_ctx {} needs more than the GPU holds. llama.cpp would not refuse: with --fit "

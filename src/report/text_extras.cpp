@@ -31,9 +31,11 @@ std::string render_llamacpp_extras(const plan_result & r) {
     if (d.contains("host_ram")) {
         const auto & h = d["host_ram"];
         const bool known = flag(h, "known");
-        out += fmt::format("\nHost RAM{}: {} needed{}{}\n",
+        const uint64_t needed = u64(h, "needed_bytes"), total = u64(h, "total_bytes");
+        out += fmt::format("\nHost RAM{}: {} needed{}{}{}\n",
                            known ? fmt::format(" ({} given)", human_bytes(u64(h, "capacity_bytes"))) : "",
-                           human_bytes(u64(h, "total_bytes")),
+                           human_bytes(needed),
+                           total > needed ? fmt::format(", {} with the prompt cache at its limit", human_bytes(total)) : "",
                            u64(h, "pinned_bytes") ? fmt::format(", {} of it pinned", human_bytes(u64(h, "pinned_bytes"))) : "",
                            !known ? " (pass --ram SIZE for a verdict)"
                                   : flag(h, "fits") ? ": FITS" : flag(h, "prompt_cache_unbounded") ? ": UNCERTAIN (--cache-ram -1)"

@@ -178,9 +178,13 @@ std::string render_serving_text(const plan_result & r) {
     const runtime_plan & p = r.plan;
     std::string out;
     out += fmt::format("{} on {}: {}\n", printable(m.name, false), devices(r, p.runtime == "vllm" ? u64(p.detail, "nodes") : 1), p.rules);
-    out += fmt::format("model: {} layers ({} full, {} sliding, {} MLA, {} recurrent), dtype {}{}\n", m.n_layer,
-                       m.count(layer_kind::full), m.count(layer_kind::swa), m.count(layer_kind::mla),
-                       m.count(layer_kind::recurrent), m.dtype.empty() ? "unstated (bf16 assumed)" : m.dtype,
+    // every kind a layer has: chunked (Llama-4's local layers) and layers without attention only when present
+    const uint32_t chunked = m.count(layer_kind::chunked), none = m.count(layer_kind::none);
+    out += fmt::format("model: {} layers ({} full, {} sliding, {}{} MLA, {} recurrent{}), dtype {}{}\n", m.n_layer,
+                       m.count(layer_kind::full), m.count(layer_kind::swa),
+                       chunked ? fmt::format("{} chunked, ", chunked) : "", m.count(layer_kind::mla),
+                       m.count(layer_kind::recurrent), none ? fmt::format(", {} without attention", none) : "",
+                       m.dtype.empty() ? "unstated (bf16 assumed)" : m.dtype,
                        m.ssm_dtype.empty() ? "" : ", mamba_ssm_dtype " + m.ssm_dtype);
     if (p.runtime == "vllm") render_vllm(out, m, p.detail);
     if (p.runtime == "sglang") render_sglang(out, p.detail);

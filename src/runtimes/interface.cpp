@@ -4,6 +4,8 @@
 #include "kvfit/error.h"
 
 #include <charconv>
+#include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 
 namespace kvfit {
@@ -71,8 +73,13 @@ uint64_t parse_flag_count(std::string_view flag, std::string_view text, uint64_t
 
 const runtime_info & find_runtime(std::string_view name) {
     std::string names;
+    const auto same = [](std::string_view a, std::string_view b) { // "vLLM" finds vllm, as --runtime reads it
+        return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+                   return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+               });
+    };
     for (const auto & r : runtimes()) {
-        if (r.name == name) return r;
+        if (same(r.name, name)) return r;
         names += fmt::format("{}{}", names.empty() ? "" : ", ", r.name);
     }
     throw error(fmt::format("--runtime '{}': expected one of {}", name, names));

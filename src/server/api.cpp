@@ -1,10 +1,12 @@
 // The JSON API's handlers (include/kvfit/server.h), free of any socket: body in, status and document out.
 // Plans go through make_plan, the CLI's own path, so a 200 is the CLI's --json byte for byte.
+#include "sources/hf_detail.h"
 #include "sources/json_bounded.h"
 #include "kvfit/chart.h"
 #include "kvfit/error.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
+#include "kvfit/metal.h"
 #include "kvfit/plan.h"
 #include "kvfit/report.h"
 #include "kvfit/server.h"
@@ -104,10 +106,16 @@ model_loader body_loader(json & body, const plan_request & q, const server_optio
 }
 
 // The body as JSON, within detail::request_json_limits (nesting, value count: a body of a million numbers is refused
-// as it is read, not stored); bad JSON and a number like 1e400 are the client's mistake: 400.
+// as it is read, not stored); bad JSON, a number like 1e400 and a field given twice are the client's mistake: 400.
+// A "config" object keeps only the members the CLI keeps of a config.json (detail::config_member_kept), so what the
+// limits count is what kvfit reads, as on the command line: an unused 300,000-element array is read past.
 json parse_body(std::string_view body) {
+    const detail::json_key_filter keep = [](const std::vector<std::string> & path, std::string_view key) {
+        if (path.empty() || path.front() != "config") return true;
+        return detail::config_member_kept(std::vector<std::string>(path.begin() + 1, path.end()), key);
+    };
     try {
-        return detail::parse_json_bounded(body, "request", detail::request_json_limits);
+        return detail::parse_json_bounded(body, "request", detail::request_json_limits, keep);
     } catch (const error & e) {
         throw http_error(400, e.what());
     }
@@ -194,6 +202,8 @@ std::string gpus_json() {
                        {"reported_source", g.reported_source}, {"runtime_bytes", g.runtime_bytes},
                        {"runtime_source", g.runtime_source}, {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
                        {"source", g.source}});
+        // a Mac's memory_bytes is its unified RAM; what llama.cpp, Ollama and MLX budget is the working set (metal.h)
+        if (g.vendor == "Apple") out.back()["working_set_bytes"] = metal_working_set_bytes(g.memory_bytes);
     }
     return out.dump() + "\n";
 }

@@ -88,6 +88,16 @@ bool quant_key(std::string_view key) {
     return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
 }
 
+nlohmann::json parse(std::string_view text, std::string_view where) {
+    const json_limits limits; // depth 32, 262,144 kept values, strings of 64 KiB
+    if (!has_non_finite(text)) return parse_json_bounded(text, where, limits, config_member_kept);
+    return parse_json_bounded(replace_non_finite(text), where, limits, config_member_kept);
+}
+
+} // namespace
+
+nlohmann::json parse_config_json(std::string_view text, std::string_view where) { return parse(text, where); }
+
 // The members of a config.json kvfit keeps (parse_json_bounded's filter): at the root and in a language config, the
 // keys it reads or knows (hf_known_keys.cpp), those whose name suggests memory (warned about by name), the wrappers,
 // quantization_config and vision_config, and the tokens per image a multimodal wrapper states; in quantization_config
@@ -113,15 +123,6 @@ bool config_member_kept(const std::vector<std::string> & path, std::string_view 
     return true;
 }
 
-nlohmann::json parse(std::string_view text, std::string_view where) {
-    const json_limits limits; // depth 32, 262,144 kept values, strings of 64 KiB
-    if (!has_non_finite(text)) return parse_json_bounded(text, where, limits, config_member_kept);
-    return parse_json_bounded(replace_non_finite(text), where, limits, config_member_kept);
-}
-
-} // namespace
-
-nlohmann::json parse_config_json(std::string_view text, std::string_view where) { return parse(text, where); }
 
 // --- hf_keys ---------------------------------------------------------------------------------------
 

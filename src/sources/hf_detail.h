@@ -114,6 +114,11 @@ kvfit::error refuse(const hf_keys & cfg, const hf_build & b, std::string_view wh
 /// "<where>: not valid JSON: ...".
 nlohmann::json parse_config_json(std::string_view text, std::string_view where);
 
+/// Whether parse_config_json keeps the member `key` of the object at `path` (the names from the config's root down):
+/// the keys kvfit reads or warns about, the wrappers, quantization_config and vision_config. A request body that
+/// carries a config as an object is filtered alike (src/server/api.cpp), so the server counts what the CLI counts.
+bool config_member_kept(const std::vector<std::string> & path, std::string_view key);
+
 /// weight_quant_from_config (include/kvfit/sources.h) of a config.json parse_config_json has already read.
 weight_quant weight_quant_from_json(const nlohmann::json & root, std::string_view where, warnings & warn);
 

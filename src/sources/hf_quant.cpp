@@ -82,17 +82,53 @@ weight_quant int_n(const std::string & method, uint32_t bits, uint32_t group, bo
     return q;
 }
 
+// compressed-tensors "mxfp4-pack-quantized" (vllm compressed_tensors/schemes/compressed_tensors_w4a16_mxfp4.py
+// CompressedTensorsW4A16Mxfp4, and the MoE method of compressed_tensors_moe_w4a4_mxfp4.py): E2M1 values two per uint8
+// (weight_packed [N, K/2]) and one uint8 E8M0 scale per 32 (weight_scale [N, K/32]), no global scale: MXFP4's bytes.
+// `experts` when the group's targets name the routed experts only (Kimi-K3: "re:.*experts.*" style targets).
+weight_quant mxfp4_packed(bool experts) {
+    weight_quant q;
+    q.method = "mxfp4";
+    q.bits = 4;
+    q.group_size = 32;
+    q.experts_only = experts;
+    q.label = experts ? "mxfp4-pack-quantized (experts)" : "mxfp4-pack-quantized";
+    return q;
+}
+
+// Whether every target of a config_groups entry names routed experts (".experts." in a module name or a regex).
+bool targets_experts_only(const json & group) {
+    if (!group.contains("targets") || !group["targets"].is_array() || group["targets"].empty()) return false;
+    return std::all_of(group["targets"].begin(), group["targets"].end(), [](const json & t) {
+        return t.is_string() && t.get<std::string>().find("experts") != std::string::npos;
+    });
+}
+
 // compressed-tensors: the first config_groups entry (vllm compressed_tensors.py _get_scheme_from_parts).
 weight_quant compressed(const json & qc, std::string_view where, warnings & warn) {
     weight_quant q;
     const json * w = nullptr;
+    const json * grp = nullptr;
     if (qc.contains("config_groups") && qc["config_groups"].is_object()) {
         for (const auto & g : qc["config_groups"]) {
             if (g.is_object() && g.contains("weights") && g["weights"].is_object()) {
                 w = &g["weights"];
+                grp = &g;
                 break;
             }
         }
+    }
+    // the format names the bytes: the top level's, or the group's (both spellings are published)
+    const std::string format = !text_of(qc, "format").empty() ? text_of(qc, "format") : grp ? text_of(*grp, "format") : "";
+    if (format == "mxfp4-pack-quantized") {
+        if (grp == nullptr) {
+            warn.push_back(fmt::format("{}: quantization_config: compressed-tensors format mxfp4-pack-quantized without "
+                                       "config_groups: the layers it covers are not stated; sized as MXFP4 routed experts "
+                                       "(Kimi-K3's published targets), the other weights in the model dtype", where));
+        }
+        q = mxfp4_packed(grp == nullptr || targets_experts_only(*grp));
+        q.ignore = list_of(qc, {"ignore"});
+        return q;
     }
     if (w == nullptr) {
         warn.push_back(fmt::format("{}: quantization_config: compressed-tensors without config_groups weights: weights "

@@ -62,6 +62,7 @@ struct exchange {
     uint64_t cap = 0;            // most body bytes accepted
     uint64_t range_bytes = 0;    // bytes asked for by Range (0: no range)
     bool over_cap = false, ignored_range = false;
+    std::chrono::steady_clock::time_point last_byte{}; // when the last body bytes came (a trickle or a silence)
 };
 
 size_t on_header(char * data, size_t size, size_t n, void * user) {
@@ -94,6 +95,7 @@ size_t on_body(char * data, size_t size, size_t n, void * user) {
         return 0; // aborts the transfer: CURLE_WRITE_ERROR
     }
     x.body.append(data, size * n);
+    x.last_byte = std::chrono::steady_clock::now();
     return size * n;
 }
 
@@ -265,6 +267,12 @@ http_response http_client::get(const std::string & start_url, std::optional<byte
             } else if (total_us >= curl_off_t(overall) * 1000000) {
                 why = fmt::format("{}: the answer did not end within {} s ({} bytes so far)", host_of(url), overall,
                                   x.body.size());
+            } else if (x.last_byte != std::chrono::steady_clock::time_point{} &&
+                       std::chrono::steady_clock::now() - x.last_byte < std::chrono::seconds(silence)) {
+                // bytes still came, under CURLOPT_LOW_SPEED_LIMIT (1 byte/s) averaged over `silence` seconds: a trickle
+                why = fmt::format("{} is too slow: {} bytes in {:.0f} s, under the low-speed limit of 1 byte/s over {} s "
+                                  "(KVFIT_HTTP_TIMEOUT sets the limit)", host_of(url), x.body.size(),
+                                  double(total_us) / 1e6, silence);
             } else {
                 why = fmt::format("{} stopped sending after {} bytes: nothing for {} s (KVFIT_HTTP_TIMEOUT sets the limit)",
                                   host_of(url), x.body.size(), silence);

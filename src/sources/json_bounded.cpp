@@ -47,6 +47,9 @@ class bounded_sax {
                                     limits_.max_string_bytes));
         }
         if (!count_bytes(k.size())) return false;
+        if (limits_.unique_root_keys && stack_.size() == 1 && stack_.back()->contains(k)) {
+            return fail(fmt::format("member '{}' given twice", k.substr(0, 64)));
+        }
         slot_ = &(*stack_.back())[k];
         key_ = std::move(k);
         return true;

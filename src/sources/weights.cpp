@@ -77,7 +77,10 @@ void apply_weight_format(model_desc & m, std::string_view format, bool force) {
     // linear from m.quant (src/runtimes/common/quant.cpp); here every group gets the format's average size.
     if (const weight_quant q = weight_quant_from_name(format); !q.method.empty()) {
         if (m.weights.exact && !force) return;
-        if (m.quant.method != q.method) m.quant = q;
+        if (m.quant.method != q.method) {
+            m.quant = q;
+            m.quant.requested = true; // not the checkpoint's own quantization_config (weight_quant::requested)
+        }
         const double bpw = it != k_formats.end() ? it->bits_per_weight
                          : q.method == "fp8" ? 8.0 : q.method == "nvfp4" ? 4.5 : q.bits + 16.0 / 128 + q.bits / 128.0;
         for_each_group(m.weights, [&](weight_group & g) { set_bytes(g, bpw); });

@@ -133,9 +133,11 @@ void http_server::serve() {
         out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\nConnection: close\r\n\r\n";
         out += reply.body;
         size_t sent = 0;
-        const size_t piece = reply.chunk_delay_ms > 0 ? 65536 : out.size();
+        const size_t head = out.size() - reply.body.size();
         while (sent < out.size()) { // a client that stops reading (a capped body) ends the loop with an error
             if (sent > 0 && reply.chunk_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(reply.chunk_delay_ms));
+            const size_t piece = reply.chunk_delay_ms <= 0 ? out.size() - sent
+                               : sent < head ? head - sent : std::max<size_t>(1, reply.chunk_bytes);
             const ssize_t n = ::send(fd, out.data() + sent, std::min(piece, out.size() - sent), MSG_NOSIGNAL);
             if (n <= 0) break;
             sent += size_t(n);

@@ -27,6 +27,7 @@ struct http_reply {
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
     int chunk_delay_ms = 0; ///< > 0: the body goes out in 64 KiB pieces, this long apart (a slow link)
+    size_t chunk_bytes = 65536; ///< the pieces' size with chunk_delay_ms (1: a trickle); the headers go at once
 };
 
 class http_server {

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace kvfit {
 
 namespace {
@@ -50,16 +52,21 @@ std::vector<device_spec> metal_budget(const std::vector<device_spec> & gpus, uin
     bool apple = false;
     for (size_t i = 0; i < out.size(); ++i) {
         device_spec & d = out[i];
-        if (d.vendor != "Apple" || d.memory_is_working_set) continue;
+        if (d.vendor != "Apple") continue;
         apple = true;
+        if (d.memory_is_working_set) continue;
         // one line per distinct device, not one per GPU of a list of identical Macs
         if (i == 0 || out[i - 1].name != d.name) notes.push_back(metal_working_set_text(d.name, d.memory_bytes, wired_limit_mb));
         d.memory_bytes = metal_working_set_bytes(d.memory_bytes, wired_limit_mb);
         d.memory_is_working_set = true;
     }
+    // the setting changes a Mac's budget only: planned beside an NVIDIA card or a size (already the budget) it would
+    // be dropped, so it is refused by name rather than ignored
     if (wired_limit_mb > 0 && !apple) {
-        notes.push_back(fmt::format("--iogpu-wired-limit-mb {} ignored: it sets an Apple GPU's Metal working set, and "
-                                    "no Apple GPU is planned", wired_limit_mb));
+        const bool sized = std::any_of(gpus.begin(), gpus.end(), [](const device_spec & d) { return d.vendor.empty(); });
+        throw error(fmt::format("--iogpu-wired-limit-mb {}: it sets a Mac's Metal working set, and --gpu names no Mac: "
+                                "name one (e.g. --gpu \"M4 Max 64GB\") or drop the flag{}", wired_limit_mb,
+                                sized ? " (a size given to --gpu is taken as the working set itself)" : ""));
     }
     return out;
 }

@@ -2,9 +2,24 @@
 // or no public log that checks it (issue 13; docs/rules/vllm-frontier.md §6 and §8.1, sglang-frontier.md §6).
 #include "runtimes/common/model_warnings.h"
 
+#include "kvfit/error.h"
+#include "kvfit/sources.h"
+#include "runtimes/common/launch.h"
+
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace kvfit::detail {
+namespace {
+
+// A llama.cpp weight format of the table (sources/weights.cpp: q4_k_m, q8_0, iq4_xs ...), not a float dtype.
+bool is_gguf_format(const std::string & format) {
+    if (format == "f32" || format == "f16" || format == "bf16") return false;
+    const auto & all = weight_formats();
+    return std::any_of(all.begin(), all.end(), [&](const weight_format & f) { return f.name == format; });
+}
+
+} // namespace
 
 void serving_model_warnings(std::string_view runtime, const model_desc & m, std::vector<std::string> & warn) {
     const char * name = runtime == "vllm" ? "vLLM" : runtime == "sglang" ? "SGLang" : nullptr;
@@ -26,12 +41,32 @@ void serving_model_warnings(std::string_view runtime, const model_desc & m, std:
         warn.push_back(fmt::format("{}: no {} source was found for the index keys of a hybrid recurrent model (llama.cpp's "
                                    "hybrid-idx memory); they are sized as MiniMax-M3's MSA ({})", runtime, name, rule));
     }
+    // weights planned in a format the checkpoint does not state (--weights): the launch line loads the checkpoint
+    if (m.quant.requested && launch_quantization(m).empty()) {
+        warn.push_back(fmt::format("--weights {}: {} reads these weights ({}) from a quantized checkpoint (it quantizes "
+                                   "only to per-tensor fp8 when it loads): the launch line must name such a checkpoint "
+                                   "(a repository whose config.json has quantization_config quant_method {}), not {}'s "
+                                   "own weights", m.weights.format, name, m.quant.label, m.quant.method, m.name));
+    } else if (m.quant.method.empty() && !m.weights.exact && is_gguf_format(m.weights.format)) {
+        warn.push_back(fmt::format("--weights {}: a GGUF (llama.cpp) format, which {} does not load from a checkpoint "
+                                   "repository: the weights are sized as {}, but the launch line loads {}'s own weights "
+                                   "(a .gguf file is an experimental path of {}; --runtime llama.cpp or ollama serves "
+                                   "it)", m.weights.format, name, m.weights.format, m.name, name));
+    }
     const bool nvfp4 = m.quant.method == "nvfp4" || m.quant.expert_method == "nvfp4" ||
                        m.quant.label.find("nvfp4") != std::string::npos;
     if (nvfp4) {
         warn.push_back(fmt::format("weights: the NVFP4 layout (4.5 bits per weight plus fp32 globals per shard) is an "
                                    "estimate: no public {} log of an NVFP4 checkpoint's loaded size was found to check it",
                                    name));
+    }
+}
+
+void refuse_apple_gpus(std::string_view runtime, std::string_view display, const std::vector<device_spec> & gpus) {
+    for (const auto & g : gpus) {
+        if (g.vendor != "Apple") continue;
+        throw error(fmt::format("{}: {} is an Apple GPU; {}'s plan is for CUDA and ROCm GPUs (on a Mac: --runtime "
+                                "llama.cpp, ollama or mlx)", runtime, g.name, display));
     }
 }
 

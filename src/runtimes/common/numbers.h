@@ -4,18 +4,25 @@
 #include "kvfit/error.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
 #include <string>
+#include <type_traits>
 
 namespace kvfit::detail {
 
 /// `text` as a T in [lo, hi]; throws kvfit::error "<flag> '<text>': expected a number from <lo> to <hi>".
+/// std::from_chars reads "nan", "inf" and "infinity" into a floating T, and NaN compares false with both bounds:
+/// only finite values pass (Python's float() takes "nan" too, but no vLLM or SGLang size or ratio means anything
+/// with it).
 template <class T>
 T number(const std::string & flag, const std::string & text, T lo, T hi) {
     T v{};
     const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi) {
+    bool finite = true;
+    if constexpr (std::is_floating_point_v<T>) finite = std::isfinite(v);
+    if (ec != std::errc() || p != text.data() + text.size() || !finite || v < lo || v > hi) {
         throw error(fmt::format("{} '{}': expected a number from {} to {}", flag, text, lo, hi));
     }
     return v;

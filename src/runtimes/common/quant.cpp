@@ -54,6 +54,9 @@ uint64_t linear_bytes(const linear_ctx & c, uint64_t N, uint64_t K, split sp, bo
     if (q.method == "nvfp4") { // u8 packed pairs, fp8 scale per group, fp32 global scale and input scale per shard
         return N * K / 2 + N * cdiv(K, q.group_size) + 8ull * shards;
     }
+    if (q.method == "mxfp4") { // compressed-tensors mxfp4-pack-quantized on every linear (compressed_tensors_w4a16_mxfp4.py):
+        return N * K / 2 + N * cdiv(K, q.group_size); // u8 packed pairs, a u8 E8M0 scale per group of 32
+    }
     // GPTQ / AWQ / compressed-tensors wNa16: packed ints, fp16 scales per group, packed zeros, (GPTQ) g_idx
     const uint64_t g = q.group_size ? q.group_size : K;
     const uint64_t groups = cdiv(K, g);
@@ -71,6 +74,7 @@ double average_bytes(const linear_ctx & c) {
     if (q.method.empty() || q.experts_only) return c.s;
     if (q.method == "fp8") return 1.0 + (q.block_n ? 4.0 / (double(q.block_n) * q.block_k) : 0.0);
     if (q.method == "nvfp4") return 0.5 + 1.0 / q.group_size;
+    if (q.method == "mxfp4") return 0.5 + 1.0 / q.group_size;
     const double g = q.group_size ? q.group_size : 4096;
     return q.bits / 8.0 + 2.0 / g + (q.zero_point ? q.bits / 8.0 / g : 0.0);
 }
@@ -157,27 +161,34 @@ rank_weight_bytes quant_rank_weights(const model_desc & m, uint32_t tp, uint32_t
         const uint64_t n_mat = m.ffn_gated ? 3 : 2;
         if (moe && m.n_expert > 0) {
             const uint64_t E = m.n_expert, I = m.n_ff_exp;
+            // latent experts (Nemotron-3 moe_latent_size, Kimi-K3 routed_expert_hidden_size): FusedMoE runs in the
+            // latent width (vLLM nemotron_h.py NemotronHMoE: FusedMoE(hidden_size=moe_latent_size)); the projections
+            // into and out of it are left to "other" below
+            const uint64_t He = m.n_expert_latent ? m.n_expert_latent : H;
             const bool quant_exp = !q.method.empty() && !skipped(pre + "mlp.experts");
             uint64_t b = 0;
             if ((q.method == "mxfp4" || q.expert_method == "mxfp4") && quant_exp) { // mxfp4.py: w13 (E, 2Ip, H/2) + (E, 2Ip, H/32); w2 (E, H, Ip/2) + (E, H, Ip/32)
-                const uint64_t Ip = cdiv(I / tp, t.mxfp4_pad) * t.mxfp4_pad;
-                const uint64_t Hp = t.pad_hidden ? cdiv(H, t.mxfp4_pad) * t.mxfp4_pad : H;
+                // compressed-tensors' mxfp4-pack-quantized (CompressedTensorsW4A4Mxfp4MoEMethod.create_weights,
+                // compressed_tensors_moe_w4a4_mxfp4.py) creates the same tensors unpadded
+                const bool packed = q.label.starts_with("mxfp4-pack-quantized");
+                const uint64_t Ip = packed ? I / tp : cdiv(I / tp, t.mxfp4_pad) * t.mxfp4_pad;
+                const uint64_t Hp = t.pad_hidden && !packed ? cdiv(He, t.mxfp4_pad) * t.mxfp4_pad : He;
                 b = E * ((n_mat - 1) * Ip * Hp / 2 + (n_mat - 1) * Ip * Hp / 32 + Hp * Ip / 2 + Hp * Ip / 32);
                 if (m.parts.expert_bias) b += E * ((n_mat - 1) * Ip + Hp) * 2; // w13_bias, w2_bias (whole) bf16
             } else if (quant_exp && q.method == "fp8" && q.block_n) { // Fp8MoEMethod: scales per 128 x 128 block
                 const uint64_t Ir = I / tp;
-                b = E * ((n_mat - 1) * Ir * H + (n_mat - 1) * cdiv(Ir, q.block_n) * cdiv(H, q.block_k) * 4 +
-                         H * Ir + cdiv(H, q.block_n) * cdiv(Ir, q.block_k) * 4);
-                if (m.parts.expert_bias) b += E * ((n_mat - 1) * Ir + H) * s;
+                b = E * ((n_mat - 1) * Ir * He + (n_mat - 1) * cdiv(Ir, q.block_n) * cdiv(He, q.block_k) * 4 +
+                         He * Ir + cdiv(He, q.block_n) * cdiv(Ir, q.block_k) * 4);
+                if (m.parts.expert_bias) b += E * ((n_mat - 1) * Ir + He) * s;
             } else {
                 linear_ctx ce = c;
                 weight_quant qq = q;
                 qq.experts_only = false;
                 const linear_ctx cq{qq, tp, s};
                 const linear_ctx & use = quant_exp ? cq : ce;
-                b = E * (linear_bytes(use, (n_mat - 1) * I, H, split::column, quant_exp, 2) +
-                         linear_bytes(use, H, I, split::row, quant_exp));
-                if (m.parts.expert_bias) b += E * ((n_mat - 1) * I / tp + H) * s;
+                b = E * (linear_bytes(use, (n_mat - 1) * I, He, split::column, quant_exp, 2) +
+                         linear_bytes(use, He, I, split::row, quant_exp));
+                if (m.parts.expert_bias) b += E * ((n_mat - 1) * I / tp + He) * s;
             }
             r.experts += b;
             counted += g.expert_params;

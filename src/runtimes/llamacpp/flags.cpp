@@ -61,7 +61,48 @@ std::optional<std::string> parse_override_rule(std::string_view rule) {
     return pattern;
 }
 
+namespace {
+
+// "131,072" or "1,048,576": one number written with thousands separators, not a list -- the first part 1 to 3 digits,
+// every later part exactly 3. Returns the digits joined ("131072"), or "" for any other text. A real list of that
+// shape holds contexts below 1000 only ("256,512"), which the refusal asks to repeat the flag for.
+std::string thousands_separated(std::string_view text) {
+    std::string joined;
+    size_t start = 0, parts = 0;
+    while (start <= text.size()) {
+        const size_t end = std::min(text.find(',', start), text.size());
+        const std::string_view part = text.substr(start, end - start);
+        const bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos;
+        if (!digits || (parts == 0 ? part.size() > 3 : part.size() != 3)) return "";
+        joined += part;
+        ++parts;
+        start = end + 1;
+    }
+    return parts > 1 ? joined : "";
+}
+
+// Throws when `text` is one number with thousands separators (thousands_separated), with the number it means.
+void refuse_thousands_separators(std::string_view flag, std::string_view text) {
+    std::string n = thousands_separated(text);
+    if (n.empty()) return;
+    n.erase(0, std::min(n.find_first_not_of('0'), n.size() - 1)); // "000,512" -> 512
+    std::string repeated; // "256,512" -> "256 -c 512" (leading zeros dropped: "1,048" -> "1 -c 48")
+    for (size_t start = 0; start <= text.size();) {
+        const size_t end = std::min(text.find(',', start), text.size());
+        std::string_view part = text.substr(start, end - start);
+        part.remove_prefix(std::min(part.find_first_not_of('0'), part.size() - 1));
+        repeated += fmt::format("{}{}", start == 0 ? "" : fmt::format(" {} ", flag), part);
+        start = end + 1;
+    }
+    throw error(fmt::format("{} {}: reads as one number with thousands separators; did you mean {} {}? (a list of "
+                            "contexts below 1000 is spelled by repeating the flag: {} {})", flag, text, flag, n, flag,
+                            repeated));
+}
+
+} // namespace
+
 uint64_t parse_ctx_size_flag(std::string_view flag, std::string_view text, uint64_t min) {
+    refuse_thousands_separators(flag, text); // llama.cpp's std::stoi would read "131,072" as 131
     const size_t digits = text.find_first_not_of("0123456789");
     if (digits != std::string_view::npos && digits > 0 && digits + 1 == text.size() && digits <= 12 &&
         std::string_view("kKmM").find(text.back()) != std::string_view::npos) {
@@ -73,6 +114,18 @@ uint64_t parse_ctx_size_flag(std::string_view flag, std::string_view text, uint6
                                 flag, text, text, n, flag, n << (mega ? 20 : 10), decimal));
     }
     return parse_flag_count(flag, text, min, 1ull << 32);
+}
+
+int32_t parse_ngl_flag(std::string_view flag, std::string_view text) {
+    if (text == "auto" || text == "all") return -1;
+    const bool negative = text.size() > 1 && text[0] == '-';
+    const std::string_view digits = negative ? text.substr(1) : text;
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+        throw error(fmt::format("{} '{}': expected a non-negative integer, auto, all or a negative integer (every layer)",
+                                flag, text));
+    }
+    const uint64_t n = parse_flag_count(flag, digits, 0, 100000);
+    return negative && n > 0 ? -1 : int32_t(n);
 }
 
 std::vector<uint64_t> parse_fit_target_flag(std::string_view flag, std::string_view text) {
@@ -163,10 +216,13 @@ const std::vector<flag_spec> & llamacpp_flags() {
 
 namespace {
 
-// -c takes one value as in llama.cpp, or several (repeated or comma-separated) for the table.
+// -c takes one value as in llama.cpp, or several (repeated or comma-separated) for the table. A value shaped like one
+// number with thousands separators is refused (llama.cpp's std::stoi reads "131,072" as 131, and a list would plan
+// 131 and 72 tokens, both padded to 256 cells by llama_context: GGML_PAD(n_ctx, 256), src/llama-context.cpp:289).
 std::vector<uint64_t> parse_contexts(const std::vector<std::string> & values) {
     std::vector<uint64_t> out;
     for (const auto & v : values) {
+        refuse_thousands_separators("-c", v);
         size_t start = 0;
         while (start <= v.size()) {
             const size_t end = std::min(v.find(',', start), v.size());
@@ -215,8 +271,7 @@ void parse_spec_flags(const flag_values & f, llamacpp_settings & s) {
     if (given(f, "spec_draft_type_k")) sp.type_k = parse_cache_type_flag("-ctkd", f.text("spec_draft_type_k"));
     if (given(f, "spec_draft_type_v")) sp.type_v = parse_cache_type_flag("-ctvd", f.text("spec_draft_type_v"));
     if (given(f, "spec_draft_ngl")) {
-        const std::string v = f.text("spec_draft_ngl");
-        sp.draft_n_gpu_layers = v == "auto" || v == "all" ? -1 : int32_t(parse_flag_count("-ngld", v, 0, 100000));
+        sp.draft_n_gpu_layers = parse_ngl_flag("-ngld", f.text("spec_draft_ngl")); // arg.cpp:4218, as -ngl
     }
     if (given(f, "spec_draft_device")) sp.draft_devices = parse_draft_devices(f.text("spec_draft_device"));
     if (given(f, "spec_draft_ctx")) {
@@ -261,7 +316,7 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
 
     placement_settings & p = in.placement;
     const std::string ngl = f.text("n_gpu_layers");
-    if (!ngl.empty() && ngl != "all" && ngl != "auto") p.n_gpu_layers = int32_t(parse_flag_count("-ngl", ngl, 0, 100000));
+    if (!ngl.empty()) p.n_gpu_layers = parse_ngl_flag("-ngl", ngl);
     p.no_kv_offload = f.boolean("no_kv_offload");
     p.cpu_moe = f.boolean("cpu_moe");
     if (given(f, "n_cpu_moe")) p.n_cpu_moe = uint32_t(parse_flag_count("--n-cpu-moe", f.text("n_cpu_moe"), 0, 100000));
@@ -296,7 +351,7 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     if (given(f, "backend")) s.backend = parse_gpu_backend(f.text("backend"));
     s.op_offload = !f.boolean("no_op_offload");
     if (given(f, "iogpu_wired_limit_mb")) {
-        s.iogpu_wired_limit_mb = parse_flag_count("--iogpu-wired-limit-mb", f.text("iogpu_wired_limit_mb"), 1, 1ull << 32);
+        s.iogpu_wired_limit_mb = parse_flag_count("--iogpu-wired-limit-mb", f.text("iogpu_wired_limit_mb"), 0, 1ull << 32);
     }
     // n_outputs_max: llama-server's rule unless told (rules.cpp llamacpp_context_size)
     s.server_outputs = true;

@@ -48,13 +48,14 @@ uint64_t line_bytes(const host_ram_usage & h, std::string_view name) {
 // projector and adapters on the CPU; the host's KV, state, output and compute buffers) first: when they alone pass the
 // capacity, each that is at least a quarter of them is named, the larger first, with the changes that shrink it (on a
 // CPU-only plan no GPU can take layers); otherwise the prompt cache and checkpoints, counted at their limits, are.
-std::string host_ram_cause(const host_ram_usage & h, bool mmap, bool gpus) {
+std::string host_ram_cause(const host_ram_usage & h, bool mmap, bool gpus, uint32_t n_seq) {
     const uint64_t weights = line_bytes(h, "page_cache") + line_bytes(h, "weights") + line_bytes(h, "projector") +
                              line_bytes(h, "adapters");
     const uint64_t buffers = line_bytes(h, "buffers");
     const uint64_t held = weights + buffers;
-    if (held <= h.capacity_bytes) {
-        return "with the prompt cache and checkpoints at their limits: lower --cache-ram or --ctx-checkpoints, or -np";
+    if (held <= h.capacity_bytes) { // the checkpoints at their limit (a model that keeps none has no such line)
+        return fmt::format("with the context checkpoints at their limit: lower --ctx-checkpoints{}",
+                           n_seq > 1 ? " or -np" : "");
     }
     const bool name_weights = weights * 4 >= held, name_buffers = buffers * 4 >= held;
     const std::string w = fmt::format("{} of weights{}", detail::gib_text(weights),
@@ -105,7 +106,11 @@ void parse_extras_flags(const flag_values & f, llamacpp_settings & s) {
     if (!f.text("ctx_checkpoints").empty()) {
         s.ctx_checkpoints = uint32_t(parse_flag_count("--ctx-checkpoints", f.text("ctx_checkpoints"), 0, 1u << 20));
     }
-    if (const std::string v = f.text("ram"); !v.empty()) s.ram_bytes = v == "auto" ? detect_host_ram_bytes() : parse_size_flag("--ram", v);
+    if (const std::string v = f.text("ram"); !v.empty()) {
+        s.ram_bytes = v == "auto" ? detect_host_ram_bytes() : parse_size_flag("--ram", v);
+        // 0 B of host RAM is no machine: refused, never read as "not given" (ram_bytes 0)
+        if (s.ram_bytes == 0 && v != "auto") throw error(fmt::format("--ram {}: the host's memory must be more than 0", v));
+    }
     // a host flag given at llama-server's default (--ctx-checkpoints 32, --cache-ram 8192) still asks for the section
     s.host_ram_asked = !f.text("ram").empty() || !f.text("cache_ram").empty() || !f.text("ctx_checkpoints").empty();
 }
@@ -216,10 +221,15 @@ host_ram_usage llamacpp_host_ram(const model_desc & m, const llamacpp_plan & p) 
                     s.ctx_checkpoints, with_commas(ckpt)));
     h.capacity_bytes = s.ram_bytes;
     h.known = s.ram_bytes > 0;
-    h.fits = !h.known || (h.total_bytes <= h.capacity_bytes && !h.unbounded);
+    // the prompt cache is a limit llama-server evicts within, not memory it needs: server_prompt_cache::update drops
+    // its oldest entries to stay under --cache-ram and lowers the limit when an allocation fails
+    // (tools/server/server-task.cpp:1750-1772, v0.5.0); only a warning says it may grow past --ram
+    h.needed_bytes = h.total_bytes - line_bytes(h, "prompt_cache");
+    h.fits = !h.known || (h.needed_bytes <= h.capacity_bytes && !h.unbounded);
     h.starts = !h.known || h.allocated_bytes <= h.capacity_bytes;
-    h.over = h.known && h.total_bytes > h.capacity_bytes;
-    if (h.over) h.cause = host_ram_cause(h, p.placement.mmap, gpus);
+    h.over = h.known && h.needed_bytes > h.capacity_bytes;
+    h.cache_over = h.known && !h.over && h.total_bytes > h.capacity_bytes;
+    if (h.over) h.cause = host_ram_cause(h, p.placement.mmap, gpus, p.ctx.n_seq);
     return h;
 }
 
@@ -277,7 +287,8 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
         lines.push_back({{"name", l.name}, {"bytes", l.bytes}, {"bound", l.bound}, {"reclaimable", l.reclaimable}, {"what", l.what}});
     }
     r.detail["host_ram"] = {{"capacity_bytes", h.capacity_bytes}, {"known", h.known}, {"fits", h.fits},
-                            {"starts", h.starts}, {"over", h.over}, {"cause", h.cause}, {"allocated_bytes", h.allocated_bytes}, {"total_bytes", h.total_bytes}, {"pinned_bytes", h.pinned_bytes},
+                            {"starts", h.starts}, {"over", h.over}, {"cause", h.cause}, {"allocated_bytes", h.allocated_bytes},
+                            {"needed_bytes", h.needed_bytes}, {"total_bytes", h.total_bytes}, {"pinned_bytes", h.pinned_bytes},
                             {"prompt_cache_unbounded", h.unbounded}, {"cache_ram_mib", s.cache_ram_mib},
                             {"ctx_checkpoints", s.ctx_checkpoints}, {"checkpoint_bytes", llamacpp_checkpoint_bytes(m, p)},
                             {"lines", lines}};
@@ -285,10 +296,20 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
         r.warnings.push_back("--cache-ram -1: llama-server's prompt cache has no limit in host RAM; the host verdict is "
                              "uncertain");
     }
+    if (h.cache_over) {
+        const uint64_t room = (h.capacity_bytes - h.needed_bytes) >> 20;
+        r.warnings.push_back(fmt::format("host RAM: llama-server's prompt cache may grow to {} (--cache-ram {}{}), {} with "
+                                         "it, {} given (--ram); it evicts its oldest prompts to stay within the limit "
+                                         "(tools/server/server-task.cpp:1750), so the plan fits, but the OS may swap "
+                                         "first: --cache-ram {} keeps it within the RAM (0 turns it off)",
+                                         detail::gib_text(line_bytes(h, "prompt_cache")), s.cache_ram_mib,
+                                         s.cache_ram_mib == llamacpp_default_cache_ram_mib ? ", the default" : "",
+                                         detail::gib_text(h.total_bytes), detail::gib_text(h.capacity_bytes), room));
+    }
     if (h.over) {
         // host RAM needed exceeds --ram (or the detected RAM): the plan does not fit (exit 3), whatever the GPUs say
         r.fits = false;
-        r.warnings.push_back(fmt::format("host RAM: {} needed but {} given (--ram){}: {}", detail::gib_text(h.total_bytes),
+        r.warnings.push_back(fmt::format("host RAM: {} needed but {} given (--ram){}: {}", detail::gib_text(h.needed_bytes),
                                          detail::gib_text(h.capacity_bytes),
                                          h.starts ? "" : fmt::format(", {} of it allocated when llama-server starts",
                                                                      detail::gib_text(h.allocated_bytes)),

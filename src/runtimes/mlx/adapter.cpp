@@ -80,7 +80,7 @@ mlx_settings parse_mlx_flags(const flag_values & f) {
     if (!text("q_mode").empty()) s.weights.mode = text("q_mode");
     s.weights.experts_only = f.boolean("q_experts_only");
     if (!text("iogpu_wired_limit_mb").empty()) {
-        s.iogpu_wired_limit_mb = u64("iogpu_wired_limit_mb", "--iogpu-wired-limit-mb", 1, 1ull << 32);
+        s.iogpu_wired_limit_mb = u64("iogpu_wired_limit_mb", "--iogpu-wired-limit-mb", 0, 1ull << 32);
     }
     s.memory_is_working_set = f.boolean("memory_is_working_set");
     return s;

@@ -147,7 +147,15 @@ mlx_device_plan device_of(const std::vector<device_spec> & gpus, const mlx_setti
     mlx_device_plan d;
     d.name = gpu.name;
     d.memory_bytes = gpu.memory_bytes;
-    if (s.memory_is_working_set || gpu.memory_is_working_set) {
+    // --memory-is-working-set says a size given (--gpu 48GiB) already is the working set; a Mac named from the GPU
+    // table carries its unified RAM, whose working set the rule below gives, so the flag does not apply to it
+    const bool named_mac = gpu.vendor == "Apple" && !gpu.memory_is_working_set;
+    if (s.memory_is_working_set && named_mac) {
+        p.warnings.push_back(fmt::format("--memory-is-working-set ignored: {} is named from the GPU table with its "
+                                         "unified memory ({}), so its working set is planned from it (give --gpu SIZE "
+                                         "to plan a measured working set)", gpu.name, detail::gib_text(gpu.memory_bytes)));
+    }
+    if ((s.memory_is_working_set && !named_mac) || gpu.memory_is_working_set) {
         d.capacity_bytes = gpu.memory_bytes;
         p.notes.push_back("device memory taken as Metal's recommendedMaxWorkingSetSize");
     } else {

@@ -14,8 +14,8 @@ std::string mlx_unrecognized_flags(const mlx_settings & s) {
         if (s.kv_group_size != 64) bad.push_back(fmt::format("--kv-group-size {}", s.kv_group_size));
         if (s.quantized_kv_start != 5000) bad.push_back(fmt::format("--quantized-kv-start {}", s.quantized_kv_start));
         if (!s.prompt_cache_file.empty()) bad.push_back("--prompt-cache-file " + s.prompt_cache_file);
-    } else { // generate.py setup_arg_parser has none of the server's
-        if (s.prefill_step_size != 2048) bad.push_back(fmt::format("--prefill-step-size {}", s.prefill_step_size));
+    } else { // generate.py setup_arg_parser has none of the server's but --prefill-step-size (mlx-lm PR #1781, merged
+             // 2026-08-24: "add --prefill-step-size also to mlx_lm.generate and mlx_lm.chat")
         if (s.decode_concurrency != 32) bad.push_back(fmt::format("--decode-concurrency {}", s.decode_concurrency));
         if (s.prompt_concurrency != 8) bad.push_back(fmt::format("--prompt-concurrency {}", s.prompt_concurrency));
         if (s.prompt_cache_size != 10) bad.push_back(fmt::format("--prompt-cache-size {}", s.prompt_cache_size));

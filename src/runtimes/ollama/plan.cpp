@@ -50,7 +50,7 @@ ollama_settings parse_ollama_flags(const flag_values & f) {
     }
     s.embedding = f.boolean("embedding");
     if (!text("iogpu_wired_limit_mb").empty()) {
-        s.iogpu_wired_limit_mb = number<uint64_t>("--iogpu-wired-limit-mb", text("iogpu_wired_limit_mb"), 1, 1ull << 32);
+        s.iogpu_wired_limit_mb = number<uint64_t>("--iogpu-wired-limit-mb", text("iogpu_wired_limit_mb"), 0, 1ull << 32);
     }
     return s;
 }

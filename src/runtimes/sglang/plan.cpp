@@ -7,6 +7,7 @@
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
+#include "runtimes/common/model_warnings.h"
 #include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
 
@@ -71,9 +72,12 @@ using json = nlohmann::ordered_json;
 
 constexpr uint64_t k_default_pre_load_overhead = 512ull << 20; // plan_sglang's default: the CUDA context
 
-std::string sglang_command(const std::string & model_ref, const sglang_plan & p) {
+std::string sglang_command(const model_desc & m, const sglang_plan & p) {
     const sglang_settings & s = p.settings;
-    std::string c = fmt::format("python -m sglang.launch_server --model-path {} --tp {}", shell_word(model_ref), s.tp);
+    std::string c = fmt::format("python -m sglang.launch_server --model-path {} --tp {}",
+                                shell_word(detail::launch_model_ref(m)), s.tp);
+    // --weights fp8 on an unquantized checkpoint: SGLang's --quantization fp8 quantizes it at load (launch.h)
+    if (const std::string q = detail::launch_quantization(m); !q.empty()) c += " --quantization " + q;
     if (s.dp > 1) c += fmt::format(" --dp {}{}", s.dp, s.enable_dp_attention ? " --enable-dp-attention" : "");
     c += fmt::format(" --mem-fraction-static {} --context-length {}", s.mem_fraction_static, p.context_length);
     if (p.max_running_requests > 0) c += fmt::format(" --max-running-requests {}", p.max_running_requests);
@@ -195,6 +199,7 @@ sglang_plan choose(const model_desc & m, const flag_values & f, const machine & 
 
 runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
     if (mc.gpus.empty()) throw error("sglang: no GPUs given (the devices it runs on)");
+    detail::refuse_apple_gpus("sglang", "SGLang", mc.gpus); // Metal is no SGLang device (model_warnings.h)
     device_spec gpu = mc.gpus[0];
     for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
     std::vector<std::string> considered;
@@ -211,7 +216,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.warnings = p.warnings;
     r.notes = p.notes;
     r.assumptions = p.assumptions;
-    r.launch = sglang_command(detail::launch_model_ref(m), p);
+    r.launch = sglang_command(m, p);
     r.detail = detail_json(p);
     return r;
 }

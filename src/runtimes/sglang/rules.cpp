@@ -233,7 +233,7 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
                                 "give --cuda-context-memory (the log's \"Load weight begin. avail mem\" against the GPU's total)");
     }
     const uint64_t pre_free = gpu.memory_bytes > overhead ? gpu.memory_bytes - overhead : 0;
-    p.weights_bytes = rank_weights(m, s.tp);
+    p.weights_bytes = s.weights_bytes ? *s.weights_bytes : rank_weights(m, s.tp);
     p.rest_bytes = int64_t(double(pre_free) * s.mem_fraction_static) - int64_t(p.weights_bytes);
     const bool compressed = dsv4;
     if (compressed) { // DeepSeek-V4: DSV4PoolConfigurator.calculate_pool_sizes (see dsv4_pool_sizes)

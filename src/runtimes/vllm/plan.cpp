@@ -7,6 +7,7 @@
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
+#include "runtimes/common/model_warnings.h"
 #include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
 #include "runtimes/vllm/layout.h"
@@ -245,6 +246,8 @@ vllm_settings parse_vllm_flags(const flag_values & f) {
         s.dtype = d;
     }
     if (!text("cpu_offload_gb").empty()) s.cpu_offload_gb = number<double>("--cpu-offload-gb", text("cpu_offload_gb"), 0.0, 1e6);
+    // --swap-space GiB (host memory, not planned: a warning names it) is still checked as vLLM's float >= 0
+    if (!text("swap_space").empty()) (void)number<double>("--swap-space", text("swap_space"), 0.0, 1e6);
     if (f.has("speculative_config")) s.speculative = parse_speculative_config(text("speculative_config"));
     return s;
 }
@@ -262,6 +265,7 @@ struct vllm_choice {
 
 vllm_choice choose(const model_desc & m, const flag_values & f, const machine & mc, const vllm_speculative & sp) {
     if (mc.gpus.empty()) throw error("vllm: no GPUs given (the devices it runs on)");
+    detail::refuse_apple_gpus("vllm", "vLLM", mc.gpus); // Metal is no vLLM device (model_warnings.h)
     vllm_choice c;
     c.per_node = uint32_t(mc.gpus.size());
     c.nodes = count("--nodes", f.text("nodes"), 1, 1024);
@@ -608,7 +612,12 @@ uint32_t local_draft_vocab(const std::string & path) {
     return 0;
 }
 
-runtime_plan plan(const model_desc & m_in, const flag_values & f, const machine & mc) {
+runtime_plan plan(const model_desc & m_in, const flag_values & f_given, const machine & mc) {
+    // --weights fp8 on an unquantized checkpoint: vLLM's --quantization fp8 loads what was planned (launch.h)
+    flag_values f = f_given;
+    if (f.text("quantization").empty() && !detail::launch_quantization(m_in).empty()) {
+        f.set("quantization", detail::launch_quantization(m_in));
+    }
     std::vector<std::string> quant_warn;
     const model_desc m = with_dtype(with_quantization(m_in, f.text("quantization"), quant_warn), f.text("dtype"),
                                     m_in.weights.format.starts_with("given"), quant_warn);

@@ -1,0 +1,544 @@
+// `kvfit explain` for vLLM, SGLang and mlx-lm logs (include/kvfit/serving_log.h): the log's settings become the
+// runtime's flags (parse_vllm_flags, parse_sglang_flags, parse_mlx_flags: the same parsing as the CLI's), the run is
+// planned, and every figure the log prints is set beside kvfit's. Two kinds of row:
+// - at the log's budget: the pool the log's own "Available KV cache memory" (vLLM) or avail-mem figures (SGLang) give,
+//   planned over the rounding of the printed figure (2 decimals of GiB): equal when the logged figure is within it;
+// - kvfit's own: what kvfit derives without the log's budget (its non-KV terms, the GPU given), equal within 2 %.
+#include "kvfit/serving_log.h"
+
+#include "kvfit/error.h"
+#include "kvfit/gpus.h"
+#include "kvfit/mlx.h"
+#include "kvfit/printable.h"
+#include "kvfit/sglang.h"
+#include "kvfit/vllm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace kvfit {
+namespace {
+
+constexpr double GiB = double(1ull << 30);
+constexpr double k_derived_tolerance = 0.02; // issue 27: kvfit's own budget within 2 % of the log
+
+void add(explanation & e, size_t line, std::string what, std::string log, std::string mine, bool same, std::string note = {}) {
+    e.rows.push_back({line, std::move(what), std::move(log), std::move(mine), same, std::move(note)});
+    if (!same) ++e.differences;
+}
+
+bool within(double mine, double logged, double tol) {
+    return logged == 0 ? mine == 0 : std::abs(mine - logged) <= tol * std::abs(logged);
+}
+
+std::string pct(double mine, double logged) {
+    return logged == 0 ? std::string("-") : fmt::format("{:+.1f} %", (mine - logged) / logged * 100);
+}
+
+std::string tokens(uint64_t n) { return fmt::format("{}", n); }
+
+// A Python repr as a flag's text: strings unquoted, True/False as true/false, None as absent, a dict or list as JSON.
+bool flag_text(const std::string & repr, std::string & out) {
+    if (repr == "None" || repr.empty()) return false;
+    if (repr == "True" || repr == "False") {
+        out = repr == "True" ? "true" : "false";
+        return true;
+    }
+    if ((repr.front() == '\'' || repr.front() == '"') && repr.size() >= 2 && repr.back() == repr.front()) {
+        out = repr.substr(1, repr.size() - 2);
+        return true;
+    }
+    if (repr.rfind("torch.", 0) == 0) {
+        out = repr.substr(6);
+        return true;
+    }
+    if (repr.front() == '{' || repr.front() == '[') { // {'method': 'mtp', 'x': True} -> JSON
+        std::string j;
+        char quote = 0;
+        for (size_t i = 0; i < repr.size(); ++i) {
+            const char c = repr[i];
+            if (quote) {
+                j += c == quote ? '"' : c;
+                if (c == quote) quote = 0;
+                continue;
+            }
+            if (c == '\'' || c == '"') {
+                quote = c;
+                j += '"';
+            } else if (repr.compare(i, 4, "True") == 0) {
+                j += "true", i += 3;
+            } else if (repr.compare(i, 5, "False") == 0) {
+                j += "false", i += 4;
+            } else if (repr.compare(i, 4, "None") == 0) {
+                j += "null", i += 3;
+            } else {
+                j += c;
+            }
+        }
+        out = j;
+        return true;
+    }
+    out = repr;
+    return true;
+}
+
+// The runtime's flags from the log's arguments (those the runtime knows, by JSON name; `rename` maps an engine's
+// argument name to kvfit's), then the --assume values; each assumption noted.
+flag_values flags_from(const serving_log & log, const serving_inputs & in, const std::vector<flag_spec> & known,
+                       const std::vector<std::pair<std::string, std::string>> & rename, std::vector<std::string> & notes) {
+    flag_values f;
+    auto json_of = [&](std::string name) {
+        for (const auto & [from, to] : rename) {
+            if (name == from) name = to;
+        }
+        for (const auto & k : known) {
+            if (k.json_name() == name) return name;
+        }
+        return std::string();
+    };
+    std::vector<std::string> read;
+    for (const auto & [k, v] : log.args) {
+        const std::string name = json_of(k);
+        std::string text;
+        if (name.empty() || !flag_text(v.text, text)) continue;
+        f.set(name, text);
+        read.push_back(fmt::format("{}={}", name, text));
+    }
+    if (!read.empty()) {
+        std::string s;
+        for (const auto & r : read) s += (s.empty() ? "" : ", ") + r;
+        notes.push_back("from the log: " + s);
+    }
+    for (const auto & [k, v] : in.assumed) {
+        const std::string name = json_of(k);
+        if (name.empty() && k != "vllm_rules") {
+            throw error(fmt::format("--assume {}: not a {} setting kvfit plans", k, serving_engine_name(log.engine)));
+        }
+        f.set(name.empty() ? k : name, v);
+        notes.push_back(fmt::format("given (the log does not print it): {}={}", name.empty() ? k : name, v));
+    }
+    return f;
+}
+
+// The printed figure's rounding interval: "5.98" -> [5.975, 5.985).
+std::pair<double, double> rounding(const serving_figure & f) {
+    const size_t dot = f.text.find('.');
+    const int decimals = dot == std::string::npos ? 0 : int(f.text.size() - dot - 1);
+    const double half = 0.5 * std::pow(10.0, -decimals);
+    return {f.value - half, f.value + half};
+}
+
+std::string range_text(uint64_t lo, uint64_t hi) { return lo == hi ? tokens(lo) : fmt::format("{}-{}", lo, hi); }
+
+const device_spec * first_gpu(const std::vector<device_spec> & gpus) { return gpus.empty() ? nullptr : &gpus.front(); }
+
+// The log's verdict: a refusal line, or a pool it sized (or a peak it printed).
+std::string log_verdict(const serving_log & log, size_t & line) {
+    if (!log.errors.empty()) {
+        line = log.errors.front().line_no;
+        return "does not start";
+    }
+    for (const auto & f : log.figures) {
+        if (f.key == "kv_tokens" || f.key == "gpu_blocks" || f.key == "peak_gb" || f.key == "max_total_num_tokens") {
+            line = f.line_no;
+            return "starts";
+        }
+    }
+    line = 0;
+    return "";
+}
+
+// ---- vLLM --------------------------------------------------------------------------------------------------------
+
+// vLLM's release from the log's version: "0.24.0" -> 0.24; a dev build with no release ("0.1.dev19754+g...") and a
+// log that prints none take the 2026 rules, said so.
+void vllm_release(const serving_log & log, flag_values & f, std::vector<std::string> & notes) {
+    if (f.has("vllm_rules")) return;
+    const std::string & v = log.version;
+    const size_t dot = v.find('.');
+    const size_t dot2 = dot == std::string::npos ? dot : v.find_first_not_of("0123456789", dot + 1);
+    const std::string minor = dot == std::string::npos ? "" : v.substr(0, dot2 == std::string::npos ? v.size() : dot2);
+    try {
+        if (!minor.empty() && minor != "0.1") {
+            f.set("vllm_rules", minor);
+            (void)parse_vllm_rules(minor);
+            notes.push_back(fmt::format("vLLM {} (the log's release): {}", v, vllm_rules_name(parse_vllm_rules(minor))));
+            return;
+        }
+    } catch (const error &) {
+    }
+    f.set("vllm_rules", log.v0_engine ? "2025" : "2026");
+    notes.push_back(fmt::format("vLLM release {}: {} assumed", v.empty() ? "not printed" : "'" + v + "' (a dev build)",
+                                vllm_rules_name(log.v0_engine ? vllm_rules::v2025 : vllm_rules::v2026)));
+}
+
+std::string vllm_terms(const vllm_rank & r) {
+    std::string s;
+    for (const auto & t : r.terms) {
+        if (t.name == "vision tower weights") continue;
+        s += fmt::format("; {} {:.2f} GiB ({}: {})", t.name, double(t.bytes) / GiB, t.basis, t.how);
+    }
+    return s;
+}
+
+void explain_vllm(explanation & e, const serving_log & log, const model_desc & m, const serving_inputs & in) {
+    flag_values f = flags_from(log, in, vllm_flags(), {{"max_seq_len", "max_model_len"}}, e.notes);
+    vllm_release(log, f, e.notes);
+    if (f.has("quantization")) { // a method kvfit does not size (auto_round, ...): the weights row shows the log's
+        flag_values q;
+        q.set("quantization", f.text("quantization"));
+        try {
+            (void)parse_vllm_flags(q);
+        } catch (const error &) {
+            e.notes.push_back(fmt::format("quantization '{}' is not one kvfit sizes: weights as the model's source gives them",
+                                          f.text("quantization")));
+            f.erase("quantization");
+        }
+    }
+    if (!f.has("max_model_len")) {
+        for (const char * k : {"max_model_len", "concurrency_len"}) {
+            if (const auto * x = log.figure(k); x && !f.has("max_model_len")) {
+                f.set("max_model_len", fmt::format("{:.0f}", x->value));
+                e.notes.push_back(fmt::format("max_model_len {:.0f} from line {}", x->value, x->line_no));
+            }
+        }
+    }
+    if (!f.has("gpu_memory_utilization")) {
+        if (const auto * x = log.figure("gpu_memory_utilization")) f.set("gpu_memory_utilization", x->text);
+    }
+    vllm_settings s = parse_vllm_flags(f);
+    if (log.v0_engine && s.max_num_batched_tokens == 0 && s.max_model_len > 0) {
+        // V0's SchedulerConfig: without chunked prefill the profile batch is max(max_model_len, 2048) tokens (chunked
+        // prefill came on by default above 32K, with 512: EngineArgs.create_engine_config, v0.5-v0.6)
+        s.max_num_batched_tokens = uint32_t(s.max_model_len > 32768 ? 512 : std::max<int64_t>(s.max_model_len, 2048));
+        e.notes.push_back(fmt::format("V0 engine: max_num_batched_tokens {} (V0's SchedulerConfig default)", s.max_num_batched_tokens));
+    }
+    std::vector<device_spec> gpus;
+    if (!in.gpu.empty()) gpus = parse_gpu_list(in.gpu);
+    else if (const auto * t = log.figure("total_gpu_gib")) {
+        gpus.push_back({"GPU (the log's total)", uint64_t(t->value * GiB)});
+        e.notes.push_back(fmt::format("GPU total {} GiB from line {}", t->text, t->line_no));
+    }
+    const device_spec unknown{"GPU", 1ull << 40};
+    const device_spec & gpu = first_gpu(gpus) ? gpus.front() : unknown;
+
+    // weights
+    const serving_figure * w = log.figure("weights_gib");
+    const vllm_plan own = plan_vllm(m, s, gpu, gpu.compute_capability);
+    size_t limiting = 0;
+    for (size_t i = 0; i < own.ranks.size(); ++i) {
+        if (own.ranks[i].available_kv_bytes < own.ranks[limiting].available_kv_bytes) limiting = i;
+    }
+    const vllm_rank & r0 = own.ranks.at(limiting);
+    if (w) {
+        const double mine = double(r0.weights_bytes) / GiB;
+        add(e, w->line_no, "weights per GPU", w->text + " GiB", fmt::format("{:.2f} GiB", mine), within(mine, w->value, k_derived_tolerance),
+            within(mine, w->value, k_derived_tolerance) ? "kvfit's weights, within 2 %"
+                : fmt::format("{}: kvfit sizes the config's {} parameters as {}; the checkpoint loaded takes the log's "
+                              "figure, which kvfit's budget below uses", pct(mine, w->value), m.n_params(),
+                              m.weights.exact ? "read from the checkpoint" : "the runtime's default weights"));
+    }
+
+    // the pool at the log's budget
+    const serving_figure * avail = log.figure("available_kv_gib", true);
+    const serving_figure * toks = log.figure("kv_tokens");
+    const serving_figure * blocks = log.figure("gpu_blocks");
+    const serving_figure * conc = log.figure("max_concurrency");
+    const serving_figure * mamba = log.figure("mamba_blocks");
+    const serving_figure * need_err = nullptr;
+    for (const auto & x : log.errors) {
+        if (x.key == "kv_needed") need_err = &x;
+    }
+    // the budget: the log's (over the rounding of its 2 decimals), else --kv-cache-memory-bytes as the run gave it
+    const bool given_budget = s.kv_cache_memory_bytes > 0;
+    if ((avail && avail->value > 0) || given_budget) {
+        vllm_settings a = s, b = s;
+        std::string at;
+        if (avail && avail->value > 0) {
+            const auto [lo, hi] = rounding(*avail);
+            a.kv_cache_memory_bytes = uint64_t(std::max(0.0, lo) * GiB);
+            b.kv_cache_memory_bytes = uint64_t(hi * GiB) - 1;
+            at = fmt::format("at the log's {} GiB (line {})", avail->text, avail->line_no);
+        } else {
+            at = fmt::format("at --kv-cache-memory-bytes {}", s.kv_cache_memory_bytes);
+        }
+        const vllm_plan pa = plan_vllm(m, a, gpu, gpu.compute_capability), pb = plan_vllm(m, b, gpu, gpu.compute_capability);
+        if (toks) {
+            const bool v2025 = pa.settings.rules == vllm_rules::v2025;
+            const uint64_t tl = v2025 ? pa.kv_cache_tokens_v2025 : pa.kv_cache_tokens, th = v2025 ? pb.kv_cache_tokens_v2025 : pb.kv_cache_tokens;
+            const bool v0_tokens = log.v0_engine || toks->key == "kv_tokens" && blocks != nullptr;
+            const uint64_t l0 = v0_tokens ? pa.num_gpu_blocks * pa.block_size : tl, h0 = v0_tokens ? pb.num_gpu_blocks * pb.block_size : th;
+            const bool same = toks->value >= double(l0) && toks->value <= double(h0);
+            add(e, toks->line_no, "GPU KV cache size (tokens)", toks->text, range_text(l0, h0), same,
+                same ? at : fmt::format("{} {}: {} blocks of {} tokens, {} per request", at, pct(double(l0), toks->value),
+                                        pa.num_gpu_blocks, pa.block_size, pa.per_request_blocks));
+        }
+        if (blocks) {
+            const bool same = blocks->value >= double(pa.num_gpu_blocks) && blocks->value <= double(pb.num_gpu_blocks);
+            add(e, blocks->line_no, "GPU blocks", blocks->text, range_text(pa.num_gpu_blocks, pb.num_gpu_blocks), same, at);
+        }
+        if (conc) {
+            const std::string cl = fmt::format("{:.2f}", pa.max_concurrency), ch = fmt::format("{:.2f}", pb.max_concurrency);
+            const bool same = conc->value >= std::stod(cl) - 1e-9 && conc->value <= std::stod(ch) + 1e-9;
+            add(e, conc->line_no, "maximum concurrency", conc->text + "x", cl == ch ? cl + "x" : cl + "x-" + ch + "x", same, at);
+        }
+        if (mamba) {
+            const bool same = mamba->value >= double(pa.num_gpu_blocks) && mamba->value <= double(pb.num_gpu_blocks);
+            add(e, mamba->line_no, "Mamba cache blocks", mamba->text, range_text(pa.num_gpu_blocks, pb.num_gpu_blocks), same, at);
+        }
+        if (need_err) {
+            const std::string mine = fmt::format("{:.2f} GiB", double(pa.need_bytes) / GiB);
+            const std::string logged = fmt::format("{:.2f} GiB", need_err->value);
+            add(e, need_err->line_no, "KV one request of max_model_len needs", logged, mine, mine == logged,
+                "kv_cache_spec.max_memory_usage_bytes summed over the worker's layers");
+            if (const auto * est = log.figure("estimated_max_len")) {
+                const bool same = est->value >= double(std::min(pa.max_model_len_fit, pb.max_model_len_fit)) &&
+                                  est->value <= double(std::max(pa.max_model_len_fit, pb.max_model_len_fit));
+                add(e, est->line_no, "estimated maximum model length", est->text,
+                    range_text(pa.max_model_len_fit, pb.max_model_len_fit), same, at);
+            }
+        }
+    }
+
+    // the pool at kvfit's own budget (the GPU known)
+    bool derived = false;
+    vllm_plan mine = own;
+    int64_t budget = 0;
+    if (first_gpu(gpus) && !given_budget) {
+        budget = own.available_kv_bytes;
+        if (w) budget += int64_t(r0.weights_bytes) - int64_t(w->value * GiB);
+        std::string how = fmt::format("{} x {:.2f} GiB = {:.2f} GiB, minus weights {:.2f} GiB ({}){}", s.gpu_memory_utilization ? s.gpu_memory_utilization : own.settings.gpu_memory_utilization,
+                                      double(r0.total_bytes) / GiB, double(r0.requested_bytes) / GiB,
+                                      w ? w->value : double(r0.weights_bytes) / GiB, w ? "the log's" : "kvfit's", vllm_terms(r0));
+        if (budget > 0) {
+            vllm_settings d = s;
+            d.kv_cache_memory_bytes = uint64_t(budget);
+            mine = plan_vllm(m, d, gpu, gpu.compute_capability);
+        }
+        derived = true;
+        if (avail) {
+            const double kb = double(budget) / GiB;
+            const bool same = within(kb, avail->value, k_derived_tolerance) || (budget <= 0 && avail->value <= 0);
+            add(e, avail->line_no, "available KV cache memory (kvfit's budget)", avail->text + " GiB", fmt::format("{:.2f} GiB", kb), same,
+                fmt::format("{}{}", same ? "within 2 %: " : pct(kb, avail->value) + ": the profile run measured what kvfit "
+                            "estimates here; ", how));
+        }
+        if (toks && budget > 0) {
+            const bool v2025 = mine.settings.rules == vllm_rules::v2025;
+            const uint64_t t = log.v0_engine || blocks ? mine.num_gpu_blocks * mine.block_size : v2025 ? mine.kv_cache_tokens_v2025 : mine.kv_cache_tokens;
+            add(e, toks->line_no, "pool tokens at kvfit's budget", toks->text, tokens(t), within(double(t), toks->value, k_derived_tolerance),
+                within(double(t), toks->value, k_derived_tolerance) ? "within 2 %" : pct(double(t), toks->value) + ": from the budget above");
+        }
+    }
+
+    // the verdict
+    size_t vline = 0;
+    const std::string lv = log_verdict(log, vline);
+    if (!lv.empty()) {
+        vllm_plan at_log = given_budget ? own : mine;
+        if (!derived && !given_budget && avail && avail->value > 0) {
+            vllm_settings a = s;
+            a.kv_cache_memory_bytes = uint64_t(avail->value * GiB);
+            at_log = plan_vllm(m, a, gpu, gpu.compute_capability);
+        }
+        const bool starts = derived ? budget > 0 && mine.fits() : avail && avail->value <= 0 ? false : at_log.fits();
+        const std::string kv = derived || given_budget || (avail && avail->value > 0) ? (starts ? "starts" : "does not start") : "unknown (no GPU, no budget)";
+        add(e, vline, "start", lv, kv, kv == lv,
+            kv == lv ? (derived ? "kvfit's budget" : "at the log's budget")
+                     : (at_log.errors.empty() ? std::string("kvfit: no refusal") : "kvfit: " + at_log.errors.front()));
+    }
+    for (const auto & x : own.assumptions) e.notes.push_back("assumed: " + x);
+}
+
+// ---- SGLang ------------------------------------------------------------------------------------------------------
+
+void explain_sglang(explanation & e, const serving_log & log, const model_desc & m, const serving_inputs & in) {
+    flag_values f = flags_from(log, in, sglang_flags(), {{"tp_size", "tp"}, {"dp_size", "dp"}}, e.notes);
+    sglang_settings s = parse_sglang_flags(f);
+    const serving_figure * begin = log.figure("load_begin_avail_gb", true);
+    const serving_figure * w = log.figure("weights_gb");
+    std::vector<device_spec> gpus;
+    if (!in.gpu.empty()) gpus = parse_gpu_list(in.gpu);
+    const serving_figure * toks = log.figure("kv_tokens");
+    const serving_figure * swa = log.figure("swa_layer_tokens");
+    const serving_figure * slots = log.figure("mamba_slots");
+    const serving_figure * mrr = log.figure("max_running_requests");
+
+    // at the log's budget: the free memory before the load is the total, the load's use the weights
+    sglang_plan at{};
+    bool have_at = false;
+    if (begin && w) {
+        auto plan_at = [&](double a, double wb) {
+            sglang_settings x = s;
+            x.pre_load_overhead_bytes = 0;
+            x.weights_bytes = uint64_t(std::max(0.0, wb) * GiB);
+            return plan_sglang(m, x, {"GPU (the log's free memory)", uint64_t(a * GiB)});
+        };
+        const auto [alo, ahi] = rounding(*begin);
+        const auto [wlo, whi] = rounding(*w);
+        const sglang_plan lo = plan_at(alo, whi), hi = plan_at(ahi, wlo);
+        at = plan_at(begin->value, w->value);
+        have_at = true;
+        const std::string how = fmt::format("at the log's {} GB free before the load (line {}) and {} GB of weights (line {}), "
+                                            "--mem-fraction-static {}", begin->text, begin->line_no, w->text, w->line_no,
+                                            at.settings.mem_fraction_static);
+        if (toks) {
+            const bool same = toks->value >= double(lo.max_total_num_tokens) && toks->value <= double(hi.max_total_num_tokens);
+            add(e, toks->line_no, "KV cache #tokens", toks->text, range_text(lo.max_total_num_tokens, hi.max_total_num_tokens), same,
+                same ? how : fmt::format("{} {}: {} B per token per rank", how, pct(double(at.max_total_num_tokens), toks->value), at.cell_bytes));
+        }
+        if (swa) {
+            const bool same = swa->value >= double(lo.swa_tokens) && swa->value <= double(hi.swa_tokens);
+            add(e, swa->line_no, "sliding-window pool tokens", swa->text, range_text(lo.swa_tokens, hi.swa_tokens), same,
+                fmt::format("--swa-full-tokens-ratio {}{}", at.settings.swa_full_tokens_ratio,
+                            at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)"));
+        }
+        if (slots) {
+            const bool same = slots->value >= double(lo.mamba_slots) && slots->value <= double(hi.mamba_slots);
+            add(e, slots->line_no, "mamba cache slots", slots->text, range_text(lo.mamba_slots, hi.mamba_slots), same,
+                fmt::format("--mamba-full-memory-ratio {}", at.settings.mamba_full_memory_ratio));
+        }
+        if (mrr) {
+            add(e, mrr->line_no, "max_running_requests", mrr->text, tokens(at.max_running_requests),
+                mrr->value == double(at.max_running_requests), "SGLang's default from the pool and the context");
+        }
+    }
+    const serving_figure * pool = log.figure("swa_pool_gb");
+    if (!have_at && pool && toks) {
+        // the sliding-window pool's own size ("SWAKVPool mem usage: X GB"): full x full_bytes + swa x swa_bytes
+        at = plan_sglang(m, s, {"GPU", 1ull << 40});
+        const double ratio = at.settings.swa_full_tokens_ratio;
+        const double per = double(at.full_bytes_per_token) + ratio * double(at.swa_bytes_per_token);
+        if (per > 0) {
+            const auto [lo, hi] = rounding(*pool);
+            const uint64_t tl = uint64_t(lo * GiB / per), th = uint64_t(hi * GiB / per);
+            const bool same = toks->value >= double(tl) && toks->value <= double(th);
+            add(e, toks->line_no, "KV cache #tokens (full pool)", toks->text, range_text(tl, th), same,
+                fmt::format("in the log's {} GB sliding-window pool (line {}): {} B per full token + {} x {} B per "
+                            "sliding token", pool->text, pool->line_no, at.full_bytes_per_token, ratio, at.swa_bytes_per_token));
+            have_at = true;
+        }
+    }
+    const serving_figure * full = log.figure("full_layer_tokens");
+    if (!have_at && full && swa) {
+        // the sliding-window pool from the full pool the log prints (HybridSWAPoolConfigurator: int(full x ratio),
+        // page-aligned)
+        at = plan_sglang(m, s, {"GPU", 1ull << 40});
+        const uint64_t page = std::max<uint32_t>(1, at.settings.page_size);
+        const uint64_t mine = uint64_t(full->value * at.settings.swa_full_tokens_ratio) / page * page;
+        add(e, swa->line_no, "sliding-window pool tokens", swa->text, tokens(mine), swa->value == double(mine),
+            fmt::format("int({} full tokens (line {}) x --swa-full-tokens-ratio {}{}), page {}", full->text, full->line_no,
+                        at.settings.swa_full_tokens_ratio, at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)", page));
+        have_at = true;
+    }
+    if (w) {
+        const uint64_t own_w = plan_sglang(m, s, first_gpu(gpus) ? gpus.front() : device_spec{"GPU", 1ull << 40}).weights_bytes;
+        const double mine = double(own_w) / GiB;
+        add(e, w->line_no, "weights per rank (mem usage)", w->text + " GB", fmt::format("{:.2f} GB", mine), within(mine, w->value, k_derived_tolerance),
+            within(mine, w->value, k_derived_tolerance) ? "within 2 %" : pct(mine, w->value) + ": the load also holds what the weights do not (CUDA graphs come later)");
+    }
+    bool derived = false;
+    sglang_plan own{};
+    if (first_gpu(gpus)) {
+        sglang_settings x = s;
+        if (w) x.weights_bytes = uint64_t(w->value * GiB);
+        own = plan_sglang(m, x, gpus.front());
+        derived = true;
+        if (toks) {
+            const bool same = within(double(own.max_total_num_tokens), toks->value, k_derived_tolerance);
+            std::string how = fmt::format("{} x {:.2f} GiB free before the load ({} GiB CUDA context: {}), minus {} weights",
+                                          own.settings.mem_fraction_static, double(gpus.front().memory_bytes) / GiB,
+                                          x.pre_load_overhead_bytes ? fmt::format("{:.2f}", double(*x.pre_load_overhead_bytes) / GiB) : "0.50",
+                                          x.pre_load_overhead_bytes ? "given" : "kvfit's constant", w ? "the log's" : "kvfit's");
+            add(e, toks->line_no, "KV cache #tokens at kvfit's budget", toks->text, tokens(own.max_total_num_tokens), same,
+                (same ? "within 2 %: " : pct(double(own.max_total_num_tokens), toks->value) + ": ") + how);
+        }
+    }
+    size_t vline = 0;
+    const std::string lv = log_verdict(log, vline);
+    if (!lv.empty() && (have_at || derived)) {
+        const sglang_plan & p = derived ? own : at;
+        const std::string kv = p.fits() ? "starts" : "does not start";
+        add(e, vline, "start", lv, kv, kv == lv, p.errors.empty() ? (derived ? "kvfit's budget" : "at the log's budget") : "kvfit: " + p.errors.front());
+    }
+}
+
+// ---- mlx-lm ------------------------------------------------------------------------------------------------------
+
+void explain_mlx(explanation & e, const serving_log & log, const model_desc & m, const serving_inputs & in) {
+    flag_values f = flags_from(log, in, mlx_flags(), {{"command", "mlx_command"}}, e.notes);
+    const serving_figure * pt = log.figure("prompt_tokens");
+    const serving_figure * gt = log.figure("generation_tokens");
+    const serving_figure * peak = log.figure("peak_gb");
+    if (!f.has("context_tokens") && pt) {
+        const uint64_t ctx = uint64_t(pt->value) + (gt ? uint64_t(gt->value) : 0);
+        f.set("context_tokens", std::to_string(ctx));
+        e.notes.push_back(fmt::format("context {} tokens: the prompt (line {}){}", ctx, pt->line_no,
+                                      gt ? fmt::format(" and the generation (line {})", gt->line_no) : ""));
+    }
+    if (!m.weights.exact && !f.has("q_bits")) { // an MLX checkpoint's name says its bits ("...-4bit")
+        for (const char * b : {"2bit", "3bit", "4bit", "5bit", "6bit", "8bit"}) {
+            if (log.model.find(b) != std::string::npos) {
+                f.set("q_bits", std::string(1, b[0]));
+                e.notes.push_back(fmt::format("weights: {}-bit affine, group 64 (from the model's name {})", b[0], log.model));
+            }
+        }
+    }
+    const mlx_settings s = parse_mlx_flags(f);
+    std::vector<device_spec> gpus = in.gpu.empty() ? std::vector<device_spec>{{"Mac (not given)", 1ull << 40}} : parse_gpu_list(in.gpu);
+    const mlx_plan p = plan_mlx(m, s, gpus);
+    if (peak && !p.devices.empty()) {
+        uint64_t used = 0;
+        std::string parts;
+        for (const auto & b : p.devices.front().buffers) {
+            used += b.bytes;
+            parts += fmt::format("{}{} {:.2f} GB{} ({})", parts.empty() ? "" : "; ", b.name, double(b.bytes) / 1e9,
+                                 b.estimate ? " estimate" : "", b.what);
+        }
+        const double mine = double(used) / 1e9;
+        const bool same = within(mine, peak->value, k_derived_tolerance);
+        add(e, peak->line_no, "peak memory (mx.get_peak_memory)", peak->text + " GB", fmt::format("{:.3f} GB", mine), same,
+            (same ? "within 2 %: " : pct(mine, peak->value) + ": ") + parts);
+    }
+    size_t vline = 0;
+    const std::string lv = log_verdict(log, vline);
+    if (!lv.empty()) {
+        const std::string kv = p.starts && (in.gpu.empty() || p.fits) ? "starts" : "does not start";
+        add(e, vline, "start", lv, kv, kv == lv, p.refusals.empty() ? (in.gpu.empty() ? "no Mac given: the working set not checked" : "")
+                                                                    : "kvfit: " + p.refusals.front());
+    }
+}
+
+} // namespace
+
+explanation explain_serving_log(const serving_log & log, const model_desc & m, const serving_inputs & in) {
+    explanation e;
+    switch (log.engine) {
+    case serving_engine::vllm: explain_vllm(e, log, m, in); break;
+    case serving_engine::sglang: explain_sglang(e, log, m, in); break;
+    case serving_engine::mlx_lm: explain_mlx(e, log, m, in); break;
+    }
+    std::stable_sort(e.rows.begin(), e.rows.end(), [](const explain_row & a, const explain_row & b) { return a.line_no < b.line_no; });
+    return e;
+}
+
+std::string render_serving_explanation(const serving_log & log, const model_desc & m, const explanation & e) {
+    std::string out = fmt::format("{} ({}): the {}{} log beside kvfit's plan\n", printable(m.name, false), printable(m.source, false),
+                                  serving_engine_name(log.engine), log.version.empty() ? "" : " " + printable(log.version, false));
+    for (const auto & n : e.notes) out += fmt::format("  settings: {}\n", printable(n, false));
+    size_t width = 0;
+    for (const auto & r : e.rows) width = std::max(width, r.what.size());
+    for (const auto & r : e.rows) {
+        out += fmt::format("  line {:>5}  {:<{}}  log {}\n", r.line_no, r.what, width, printable(r.log, false));
+        out += fmt::format("  {:>10}  {:<{}}  kvfit {}{}\n", r.same ? "=" : "DIFFERS", "", width, r.kvfit,
+                           r.note.empty() ? "" : "  (" + printable(r.note, false) + ")");
+    }
+    if (e.rows.empty()) out += "  no figure of the log could be compared (no pool, peak or refusal line kvfit reads)\n";
+    out += e.differences == 0 ? fmt::format("All {} lines match.\n", e.rows.size())
+                              : fmt::format("{} of {} lines differ.\n", e.differences, e.rows.size());
+    return out;
+}
+
+} // namespace kvfit

@@ -1,0 +1,445 @@
+// The serving-engine log readers of `kvfit explain` (include/kvfit/serving_log.h): vLLM, SGLang and mlx-lm lines, read
+// by hand (a literal, then a number) rather than by regex, so that any line costs time linear in its length. Which
+// engine prints each line, and from which file, is listed in serving_log.h.
+#include "kvfit/serving_log.h"
+
+#include "kvfit/error.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fmt/format.h>
+#include <sstream>
+
+namespace kvfit {
+
+const char * serving_engine_name(serving_engine e) {
+    switch (e) {
+    case serving_engine::vllm: return "vLLM";
+    case serving_engine::sglang: return "SGLang";
+    case serving_engine::mlx_lm: return "mlx-lm";
+    }
+    return "?";
+}
+
+const log_value * serving_log::arg(std::string_view key) const {
+    for (const auto & [k, v] : args) {
+        if (k == key) return &v;
+    }
+    return nullptr;
+}
+
+const serving_figure * serving_log::figure(std::string_view key, bool min_of) const {
+    const serving_figure * best = nullptr;
+    for (const auto & f : figures) {
+        if (f.key != key) continue;
+        if (!best) best = &f;
+        if (!min_of) break;
+        if (f.value < best->value) best = &f;
+    }
+    return best;
+}
+
+namespace {
+
+constexpr size_t k_max_line = 64 << 10;   // longer lines are cut
+constexpr size_t k_max_records = 65536;   // figures + arguments kept over the whole log
+
+// The number printed right after `key` in `line` (spaces skipped; "1,234", "5.98", "-2.14"); false when none.
+bool number_after(std::string_view line, std::string_view key, double & value, std::string & text, size_t from = 0) {
+    const size_t at = line.find(key, from);
+    if (at == std::string_view::npos) return false;
+    size_t i = at + key.size();
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const size_t start = i;
+    if (i < line.size() && line[i] == '-') ++i;
+    bool digit = false;
+    while (i < line.size() && (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == ',' || line[i] == '.')) {
+        digit |= std::isdigit(static_cast<unsigned char>(line[i])) != 0;
+        ++i;
+    }
+    while (i > start && (line[i - 1] == ',' || line[i - 1] == '.')) --i; // "... 1478, # CPU" / "took 1.2."
+    if (!digit || i - start > 40) return false;
+    text = std::string(line.substr(start, i - start));
+    std::string plain;
+    for (char c : text) {
+        if (c != ',') plain += c;
+    }
+    const auto [p, ec] = std::from_chars(plain.data(), plain.data() + plain.size(), value);
+    return ec == std::errc() && p == plain.data() + plain.size();
+}
+
+// Python reprs of engine arguments: "k=v, k2=v2" (a dataclass / Namespace / engine config line) or "'k': v, ..." (a
+// dict). Items split at top-level commas (quotes and brackets balanced); a value keeps its repr. Linear in the text.
+std::vector<std::pair<std::string, std::string>> python_items(std::string_view body, bool dict) {
+    std::vector<std::pair<std::string, std::string>> out;
+    size_t depth = 0, start = 0;
+    char quote = 0;
+    auto item = [&](std::string_view s) {
+        while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+        while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+        const size_t sep = dict ? s.find(':') : s.find('=');
+        if (sep == std::string_view::npos || sep == 0) return;
+        std::string_view k = s.substr(0, sep), v = s.substr(sep + 1);
+        while (!k.empty() && k.back() == ' ') k.remove_suffix(1);
+        while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+        if (dict) {
+            if (k.size() < 2 || (k.front() != '\'' && k.front() != '"') || k.back() != k.front()) return;
+            k = k.substr(1, k.size() - 2);
+        }
+        if (k.empty() || k.size() > 64) return;
+        if (!std::all_of(k.begin(), k.end(), [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-'; })) return;
+        out.emplace_back(std::string(k), std::string(v.substr(0, 4096)));
+    };
+    for (size_t i = 0; i < body.size(); ++i) {
+        const char c = body[i];
+        if (quote) {
+            if (c == '\\') ++i;
+            else if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"') quote = c;
+        else if (c == '(' || c == '[' || c == '{') ++depth;
+        else if (c == ')' || c == ']' || c == '}') {
+            if (depth == 0) { // the list's own closing bracket
+                item(body.substr(start, i - start));
+                return out;
+            }
+            --depth;
+        } else if (c == ',' && depth == 0) {
+            item(body.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    item(body.substr(start));
+    return out;
+}
+
+// A repr without its quotes: "'Qwen/Qwen3-8B'" -> "Qwen/Qwen3-8B"; "torch.bfloat16" -> "bfloat16".
+std::string unquote(std::string_view v) {
+    if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) return std::string(v.substr(1, v.size() - 2));
+    if (v.rfind("torch.", 0) == 0) return std::string(v.substr(6));
+    return std::string(v);
+}
+
+// A release number at `at` ("0.24.0", "v0.8.3.dev", "0.20.2rc1.dev9+g01d4d1ad3"): the token up to a space, ')' or ','.
+std::string version_at(std::string_view line, size_t at) {
+    if (at < line.size() && line[at] == 'v') ++at;
+    size_t end = at;
+    while (end < line.size() && line[end] != ' ' && line[end] != ')' && line[end] != ',' && end - at < 64) ++end;
+    const std::string_view v = line.substr(at, end - at);
+    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v.front()))) return {};
+    return std::string(v);
+}
+
+bool has(std::string_view line, std::string_view word) { return line.find(word) != std::string_view::npos; }
+
+// The words that mark each engine's lines (and llama.cpp's, which keep a log with the llama.cpp reader).
+int engine_of(std::string_view line) {
+    static constexpr std::string_view vllm[] = {"GPU KV cache size:", "Available KV cache memory:", "Model loading took",
+                                                "Loading model weights took", "# GPU blocks:", "# cuda blocks:",
+                                                "LLM engine (v", "non-default args:", "vLLM API server version",
+                                                "KV cache is needed, which is larger than the available KV cache memory",
+                                                "the rest of the memory reserved for KV Cache", "kv_cache_size="};
+    static constexpr std::string_view sglang[] = {"KV Cache is allocated. #tokens", "server_args=ServerArgs(",
+                                                  "max_total_num_tokens=", "Load weight end.", "Memory pool end."};
+    static constexpr std::string_view mlx[] = {"Peak memory:", "peak_memory=", "mlx_lm.generate", "mlx_lm.server",
+                                               "mlx_lm.benchmark", "mlx-lm"};
+    static constexpr std::string_view llama[] = {"llama_model_loader:", "llama_context:", "llama_kv_cache"};
+    for (auto w : llama) {
+        if (has(line, w)) return 3;
+    }
+    for (auto w : vllm) {
+        if (has(line, w)) return 0;
+    }
+    for (auto w : sglang) {
+        if (has(line, w)) return 1;
+    }
+    for (auto w : mlx) {
+        if (has(line, w)) return 2;
+    }
+    return -1;
+}
+
+class serving_reader {
+  public:
+    void line(std::string_view raw, size_t line_no) {
+        last_ = line_no;
+        std::string_view l = raw.substr(0, k_max_line);
+        while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.remove_suffix(1);
+        if (!body_ && (l.rfind("# ", 0) == 0 || l == "#")) return; // a corpus file's header (tests/data/serving_logs)
+        body_ = true;
+        const int e = engine_of(l);
+        if (e >= 0 && e < 3) votes_[e] += 1;
+        read_vllm(l, line_no);
+        read_sglang(l, line_no);
+        read_mlx(l, line_no);
+    }
+
+    serving_log finish() {
+        const int best = int(std::max_element(votes_, votes_ + 3) - votes_);
+        if (votes_[best] == 0) throw error("log: no vLLM, SGLang or mlx-lm line found (is this a serving engine's log?)");
+        serving_log log;
+        log.engine = serving_engine(best);
+        log.version = versions_[best];
+        log.v0_engine = best == 0 && v0_;
+        log.model = models_[best];
+        for (auto & [k, v] : args_) {
+            if (k.first == best) log.args.emplace_back(k.second, v);
+        }
+        for (auto & f : figures_) {
+            if (f.first == best) log.figures.push_back(std::move(f.second));
+        }
+        for (auto & f : errors_) {
+            if (f.first == best) log.errors.push_back(std::move(f.second));
+        }
+        if (log.model.empty()) {
+            for (const char * k : {"model", "model_path", "model_tag"}) {
+                if (const log_value * v = log.arg(k); v && log.model.empty()) log.model = unquote(v->text);
+            }
+        }
+        log.last_line = last_;
+        return log;
+    }
+
+  private:
+    void count() {
+        if (++records_ > k_max_records) {
+            throw error(fmt::format("log: more than {} figures and arguments (line {}): not a serving log kvfit reads",
+                                    k_max_records, last_));
+        }
+    }
+    void fig(int engine, size_t line_no, std::string key, double v, std::string text) {
+        count();
+        figures_.push_back({engine, {line_no, std::move(key), v, std::move(text)}});
+    }
+    // `key` followed by a number on `l`: a figure
+    bool num(int engine, std::string_view l, size_t line_no, std::string_view key, const char * name, size_t from = 0) {
+        double v = 0;
+        std::string t;
+        if (!number_after(l, key, v, t, from)) return false;
+        fig(engine, line_no, name, v, t);
+        return true;
+    }
+    void error_line(int engine, size_t line_no, const char * key, std::string_view l, double v = 0) {
+        count();
+        errors_.push_back({engine, {line_no, key, v, std::string(l.substr(0, 1024))}});
+    }
+    void arg(int engine, size_t line_no, const std::string & k, const std::string & v) {
+        for (const auto & [key, val] : args_) { // the first value of a key wins (several ranks print the same)
+            if (key.first == engine && key.second == k) return;
+        }
+        count();
+        args_.push_back({{engine, k}, {line_no, v}});
+    }
+    void items(int engine, size_t line_no, std::string_view body, bool dict) {
+        for (auto & [k, v] : python_items(body, dict)) arg(engine, line_no, k, v);
+    }
+
+    void read_vllm(std::string_view l, size_t n) {
+        constexpr int E = 0;
+        size_t at = 0;
+        if ((at = l.find("non-default args: {")) != std::string_view::npos) items(E, n, l.substr(at + 19), true);
+        if ((at = l.find(" LLM engine (")) != std::string_view::npos) { // "Initializing a V1 LLM engine (v0.24.0) with config: "
+            v0_ |= has(l, "Initializing an LLM engine") || has(l, "a V0 LLM engine");
+            if (versions_[E].empty()) versions_[E] = version_at(l, at + 13);
+            if (const size_t c = l.find("with config: ", at); c != std::string_view::npos) items(E, n, l.substr(c + 13), false);
+        }
+        if ((at = l.find("vLLM API server version ")) != std::string_view::npos && versions_[E].empty()) {
+            versions_[E] = version_at(l, at + 24);
+        }
+        if ((at = l.find("args: Namespace(")) != std::string_view::npos) items(E, n, l.substr(at + 16), false);
+        if (versions_[E].empty() && (at = l.find("  version ")) != std::string_view::npos && has(l, "\xe2\x96")) {
+            versions_[E] = version_at(l, at + 10); // the 2026 banner: "█▄█▀ █ ... version 0.18.0"
+        }
+        if ((at = l.find("  model   ")) != std::string_view::npos && has(l, "\xe2\x96") && models_[E].empty()) {
+            std::string_view m = l.substr(at + 10);
+            while (!m.empty() && m.front() == ' ') m.remove_prefix(1);
+            models_[E] = std::string(m.substr(0, m.find(' ')));
+        }
+        // V0's memory-profiling lines (worker/worker.py determine_num_available_blocks, v0.6-v0.9)
+        v0_ |= has(l, "Memory profiling results: total_gpu_memory=") || has(l, "the rest of the memory reserved for KV Cache") ||
+               has(l, "# CPU blocks:") || has(l, "Loading model weights took ");
+        num(E, l, n, "Model loading took ", "weights_gib") || num(E, l, n, "Loading model weights took ", "weights_gib") ||
+            num(E, l, n, "model weights take ", "weights_gib");
+        num(E, l, n, "Available KV cache memory: ", "available_kv_gib") ||
+            num(E, l, n, "the rest of the memory reserved for KV Cache is ", "available_kv_gib") ||
+            num(E, l, n, "kv_cache_size=", "available_kv_gib") || num(E, l, n, "available_kv_cache_memory ", "available_kv_gib");
+        num(E, l, n, "total_gpu_memory (", "total_gpu_gib") || num(E, l, n, "total_gpu_memory=", "total_gpu_gib") ||
+            num(E, l, n, "total_gpu_memory ", "total_gpu_gib");
+        num(E, l, n, "gpu_memory_utilization (", "gpu_memory_utilization") ||
+            num(E, l, n, "gpu_memory_utilization=", "gpu_memory_utilization");
+        num(E, l, n, "non_torch_memory takes ", "non_torch_gib") || num(E, l, n, "non_torch_memory=", "non_torch_gib");
+        num(E, l, n, "PyTorch activation peak memory takes ", "activation_gib") ||
+            num(E, l, n, "peak_torch_memory=", "peak_torch_gib");
+        num(E, l, n, "GPU KV cache size: ", "kv_tokens");
+        num(E, l, n, "# GPU blocks: ", "gpu_blocks") || num(E, l, n, "# cuda blocks: ", "gpu_blocks") ||
+            num(E, l, n, "GPU blocks: ", "gpu_blocks");
+        if ((at = l.find("Maximum concurrency for ")) != std::string_view::npos) {
+            num(E, l, n, "Maximum concurrency for ", "concurrency_len");
+            if (const size_t r = l.find("per request: ", at); r != std::string_view::npos) num(E, l, n, "per request: ", "max_concurrency", r);
+        }
+        num(E, l, n, "Using max model len ", "max_model_len");
+        if (has(l, "Graph capturing finished")) num(E, l, n, ", took ", "cudagraph_gib");
+        // refusals
+        if ((at = l.find("GiB KV cache is needed, which is larger than the available KV cache memory (")) != std::string_view::npos) {
+            double need = 0, avail = 0, est = 0;
+            std::string t;
+            size_t end = at; // the number just before " GiB KV cache is needed" ("..., (6.66 GiB" or "..., 3.05 GiB")
+            while (end > 0 && l[end - 1] == ' ') --end;
+            size_t start = end;
+            while (start > 0 && end - start < 32 && (std::isdigit(static_cast<unsigned char>(l[start - 1])) || l[start - 1] == '.')) --start;
+            if (start < end && number_after(l.substr(start, end - start), "", need, t)) error_line(E, n, "kv_needed", l, need);
+            if (number_after(l, "available KV cache memory (", avail, t)) fig(E, n, "available_kv_gib", avail, t);
+            if (number_after(l, "estimated maximum model length is ", est, t)) fig(E, n, "estimated_max_len", est, t);
+            if (number_after(l, "max seq len (", est, t)) fig(E, n, "concurrency_len", est, t);
+        } else if (has(l, "is larger than the maximum number of tokens that can be stored in KV cache (")) {
+            double v = 0;
+            std::string t;
+            if (number_after(l, "stored in KV cache (", v, t)) {
+                fig(E, n, "kv_tokens", v, t);
+                error_line(E, n, "max_seq_len", l, v);
+            }
+        } else if (has(l, "No available memory for the cache blocks")) {
+            error_line(E, n, "no_memory", l);
+        } else if (has(l, "exceeds available Mamba cache blocks (")) {
+            double v = 0;
+            std::string t;
+            if (number_after(l, "exceeds available Mamba cache blocks (", v, t)) {
+                fig(E, n, "mamba_blocks", v, t);
+                error_line(E, n, "mamba_blocks", l, v);
+            }
+        } else if (has(l, "EngineCore failed to start") || has(l, "Engine core initialization failed")) {
+            error_line(E, n, "engine_failed", l);
+        } else if ((has(l, "CUDA out of memory") || has(l, "OutOfMemoryError")) && votes_[0] > 0) {
+            error_line(E, n, "oom", l);
+        }
+    }
+
+    void read_sglang(std::string_view l, size_t n) {
+        constexpr int E = 1;
+        size_t at = 0;
+        if ((at = l.find("server_args=ServerArgs(")) != std::string_view::npos) items(E, n, l.substr(at + 23), false);
+        if (has(l, "Load weight begin.")) num(E, l, n, "avail mem=", "load_begin_avail_gb");
+        if (has(l, "Load weight end.")) {
+            num(E, l, n, "avail mem=", "load_end_avail_gb");
+            num(E, l, n, "mem usage=", "weights_gb");
+        }
+        if ((at = l.find("KV Cache is allocated. #tokens: ")) != std::string_view::npos) {
+            num(E, l, n, "#tokens: ", "kv_tokens");
+            num(E, l, n, "K size: ", "k_gb") ? (void)num(E, l, n, "V size: ", "v_gb") : (void)num(E, l, n, "KV size: ", "kv_gb");
+        }
+        if (has(l, "SWAKVPool mem usage: ")) {
+            num(E, l, n, "SWAKVPool mem usage: ", "swa_pool_gb");
+            num(E, l, n, "swa size: ", "swa_layer_tokens");
+        }
+        if (has(l, "Memory pool end.")) num(E, l, n, "avail mem=", "pool_end_avail_gb");
+        if (has(l, "Use sliding window memory pool.")) {
+            num(E, l, n, "full_layer_tokens=", "full_layer_tokens");
+            num(E, l, n, "swa_layer_tokens=", "swa_layer_tokens");
+        }
+        if (has(l, "Mamba Cache is allocated.")) num(E, l, n, "max_mamba_cache_size: ", "mamba_slots");
+        if (has(l, "max_total_num_tokens=")) {
+            num(E, l, n, "max_total_num_tokens=", "max_total_num_tokens");
+            num(E, l, n, "max_running_requests=", "max_running_requests");
+            num(E, l, n, "context_len=", "context_len");
+        }
+        if (has(l, "Not enough memory") && votes_[1] > 0) error_line(E, n, "sglang_not_enough", l);
+        else if (has(l, "Memory pool size is too small") || (has(l, "out of memory") && votes_[1] > 0)) error_line(E, n, "oom", l);
+    }
+
+    void read_mlx(std::string_view l, size_t n) {
+        constexpr int E = 2;
+        size_t at = 0;
+        if (l.rfind("Prompt: ", 0) == 0) num(E, l, n, "Prompt: ", "prompt_tokens");
+        if (l.rfind("Generation: ", 0) == 0) num(E, l, n, "Generation: ", "generation_tokens");
+        num(E, l, n, "Peak memory: ", "peak_gb");
+        if (has(l, "Timing with prompt_tokens=")) {
+            num(E, l, n, "prompt_tokens=", "prompt_tokens");
+            num(E, l, n, "generation_tokens=", "generation_tokens");
+        }
+        if ((at = l.find("Averages: ")) != std::string_view::npos) num(E, l, n, "peak_memory=", "peak_gb", at);
+        // the command line: "mlx_lm.generate --model X --prefill-step-size 512 ...", "python -m mlx_lm generate ..."
+        if ((at = l.find("mlx_lm")) != std::string_view::npos && (has(l, "--model") || has(l, " -m "))) {
+            if (has(l, "mlx_lm.server") || has(l, "mlx_lm server")) arg(E, n, "command", "server");
+            std::istringstream words{std::string(l.substr(at))};
+            std::string w, prev;
+            while (words >> w) {
+                if (prev == "--model") models_[E] = w;
+                else if (prev.rfind("--", 0) == 0 && prev.size() > 2 && w.rfind("-", 0) != 0) {
+                    std::string k = prev.substr(2);
+                    std::replace(k.begin(), k.end(), '-', '_');
+                    arg(E, n, k, w);
+                } else if (prev == "-p" || prev == "-g") {
+                    arg(E, n, prev == "-p" ? "prompt_tokens" : "generation_tokens", w);
+                }
+                prev = w;
+            }
+        }
+    }
+
+    size_t votes_[3] = {0, 0, 0};
+    std::string versions_[3], models_[3];
+    bool v0_ = false, body_ = false;
+    std::vector<std::pair<std::pair<int, std::string>, log_value>> args_;
+    std::vector<std::pair<int, serving_figure>> figures_, errors_;
+    size_t records_ = 0, last_ = 0;
+};
+
+} // namespace
+
+bool detect_serving_engine(std::string_view head, serving_engine & engine) {
+    head = head.substr(0, 4u << 20);
+    size_t votes[3] = {0, 0, 0};
+    bool body = false;
+    for (size_t start = 0; start < head.size();) {
+        const size_t end = std::min(head.find('\n', start), head.size());
+        const std::string_view line = head.substr(start, std::min<size_t>(end - start, k_max_line));
+        start = end + 1;
+        if (!body && line.rfind("# ", 0) == 0) continue; // a corpus file's header
+        body = true;
+        const int e = engine_of(line);
+        if (e == 3) return false; // a llama.cpp line: the llama.cpp reader's
+        if (e >= 0) ++votes[e];
+    }
+    const int best = int(std::max_element(votes, votes + 3) - votes);
+    if (votes[best] == 0) return false;
+    engine = serving_engine(best);
+    return true;
+}
+
+serving_log parse_serving_log(std::string_view text) {
+    serving_reader r;
+    size_t line_no = 0;
+    for (size_t start = 0; start < text.size();) {
+        const size_t end = std::min(text.find('\n', start), text.size());
+        r.line(text.substr(start, end - start), ++line_no);
+        start = end + 1;
+    }
+    return r.finish();
+}
+
+serving_log parse_serving_log(std::istream & in) {
+    // One character at a time through the stream's buffer: a line longer than k_max_line is cut there (the rest of it
+    // skipped), so memory stays one line whatever the file holds.
+    serving_reader r;
+    std::string line;
+    line.reserve(1024);
+    size_t line_no = 0;
+    bool any = false;
+    std::streambuf * sb = in.rdbuf();
+    for (int c = sb->sbumpc(); c != std::char_traits<char>::eof(); c = sb->sbumpc()) {
+        any = true;
+        if (c == '\n') {
+            r.line(line, ++line_no);
+            line.clear();
+            any = false;
+        } else if (line.size() < k_max_line) {
+            line += char(c);
+        }
+    }
+    if (any) r.line(line, ++line_no);
+    return r.finish();
+}
+
+} // namespace kvfit
