@@ -82,7 +82,9 @@ std::vector<uint64_t> measured_compute(const json & r, size_t n_devices) {
     std::vector<uint64_t> out(n_devices, 0);
     for (const json & b : r["breakdown"]) {
         const std::string buft = b["buft"];
-        const size_t d = b["host"].get<bool>() ? n_devices - 1 : size_t(std::stoul(buft.substr(4)));
+        // the CPU build's buffer ("CPU", not flagged host without a GPU) and every host buffer type: the last device
+        const bool host = b["host"].get<bool>() || buft.rfind("CUDA", 0) != 0;
+        const size_t d = host ? n_devices - 1 : size_t(std::stoul(buft.substr(4)));
         out.at(d) += b["compute"].get<uint64_t>();
     }
     return out;

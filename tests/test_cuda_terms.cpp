@@ -272,9 +272,10 @@ TEST(cuda_terms, pipeline_parallel_keeps_four_copies_of_the_inputs_on_each_gpu) 
     kvfit::placement_settings partial;
     partial.n_gpu_layers = 20;
     const auto part = kvfit::plan_llamacpp(m, s, partial, two);
-    // a layer on the CPU: no pipeline parallelism (llama-context.cpp:429-456); a model with its tensors is replayed
-    EXPECT_TRUE(part.gpu_compute.replayed) << part.gpu_compute.why;
-    EXPECT_EQ(part.gpu_compute.n_copies, 1);
+    // a layer on the CPU: no pipeline parallelism (llama-context.cpp:429-456). This header lists no tensors, and with
+    // weights in host memory the copies op offload makes depend on their types: an estimate, named
+    EXPECT_FALSE(part.gpu_compute.replayed);
+    EXPECT_NE(part.gpu_compute.why.find("lists no tensors"), std::string::npos) << part.gpu_compute.why;
 }
 
 // The backend from GPU names: NVIDIA -> cuda, AMD -> rocm, Apple -> metal, ggml device names from logs, sizes alone

@@ -489,6 +489,11 @@ struct llamacpp_plan {
     } gpu_compute;
 };
 
+/// The CPU graph's compute buffer (llamacpp_compute_bytes) on every device that runs part of the graph: each GPU
+/// holding a block or the output, and the host when it runs a block or the output (or is the only device). The
+/// estimate path of a plan with GPUs starts from it (compute_cuda.cpp); a CPU build's plan is this alone.
+void llamacpp_place_graph_compute(llamacpp_plan & plan, const model_desc & m);
+
 /// Plan a setting on the given GPUs (empty = CPU only: everything in host memory).
 /// Placement follows llama.cpp src/llama-model.cpp load_tensors: the token embedding stays on the CPU;
 /// block il is offloaded when il >= n_layer + 1 - ngl, the output layer whenever ngl >= 1; offloaded blocks

@@ -174,7 +174,7 @@ function writeRanges(release, results, log) {
             ranges[key] = e;
         }
     }
-    for (const e of Object.values(ranges)) { e.lo = Math.floor((e.lo - 0.02) * 1000) / 1000; e.hi = Math.ceil((e.hi + 0.02) * 1000) / 1000; }
+    for (const e of Object.values(ranges)) { e.lo = Math.max(-1, Math.floor((e.lo - 0.02) * 1000) / 1000); e.hi = Math.ceil((e.hi + 0.02) * 1000) / 1000; }
     doc.about = "Measured error (estimate - llama.cpp) / llama.cpp of kvfit's estimated llama.cpp compute buffers with GPUs, " +
         "per placement class and device, on the CUDA conformance rows kvfit estimated (tests/conformance/cuda_conformance.mjs " +
         "--ranges; a simulated CUDA device running the release's own scheduler), widened by 2 points each way.";

@@ -260,7 +260,8 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
     const placement_settings & p = plan.placement;
     plan.backend = llamacpp_backend_of(gpus, s.backend);
     plan.backend_terms.clear();
-    if (plan.backend.backend == gpu_backend::cpu || gpus.empty()) return;
+    if (gpus.empty()) return; // the CPU build: placement.cpp placed the CPU graph
+    if (plan.backend.backend == gpu_backend::cpu) return llamacpp_place_graph_compute(plan, m);
     const bool cuda = plan.backend.backend == gpu_backend::cuda;
     const detail::compute_graph g = detail::compute_graph_of(m, s, plan.ctx);
     const size_t n_gpu = gpus.size();
@@ -280,6 +281,7 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
         return;
     }
     // per GPU: the compute buffer as the CPU graph gives it, then raised by the stages that hold C2 / C4
+    llamacpp_place_graph_compute(plan, m);
     std::vector<uint64_t> peak(n_gpu);
     for (size_t d = 0; d < n_gpu; ++d) peak[d] = plan.devices[d].used.compute_bytes;
 

@@ -245,7 +245,7 @@ std::optional<measured_error> gpu_compute_error(const llamacpp_settings & s, con
         const std::string_view t = embedded("llamacpp_cuda_compute_error.json");
         return t.empty() ? nlohmann::json::object() : nlohmann::json::parse(t, nullptr, false);
     }();
-    const char * rel = s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5";
+    const std::string rel = release_tag(s);
     if (!table.is_object() || !table.contains("releases") || !table["releases"].contains(rel)) return std::nullopt;
     const auto & r = table["releases"][rel];
     const std::string key = placement + "|" + (host ? "host" : "gpu");

@@ -577,6 +577,8 @@ std::string llamacpp_graph_key(const model_desc & m) {
     return buf;
 }
 
+std::string release_tag(const llamacpp_settings & s) { return s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5"; }
+
 namespace {
 
 /// The context's variables, as the trace named them (tools/graph_template/gtrace.py canon): the reserve graph's (tg:
@@ -610,7 +612,6 @@ std::vector<int64_t> bind_vars(const graph_template & t, const model_desc & m, c
 /// The template recorded for m's graph in s's release and the variant for s's flash attention and K/V types; the
 /// reason in `why` when there is none.
 /// The release as template files name it (data/graphs/<arch>.<release>.txt).
-std::string release_tag(const llamacpp_settings & s) { return s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5"; }
 
 /// The stream layout as a template's st= names it: "1" one sequence, "N" N streams (one per sequence), "1u" one unified
 /// stream over several sequences.

@@ -26,6 +26,9 @@ namespace kvfit::detail {
 /// models with the same key build the same graph in the same release. Shown as `detail.compute_graph_key` (JSON).
 std::string llamacpp_graph_key(const model_desc & m);
 
+/// The release as template files and docs name it: "v0.5.0" or "5b4ebc5" (data/graphs, docs/accuracy-cuda-<tag>.md).
+std::string release_tag(const llamacpp_settings & s);
+
 /// The model-level dimensions a format-2 template's expressions may name (graph_shape.cpp), in a fixed order:
 /// n_embd, n_layer, the expert, MLA, indexer, SSM and hyper-connection widths, and every model_desc::graph_dims key
 /// as g_<key> (non-alphanumerics as '_'). 0 for what the model lacks.

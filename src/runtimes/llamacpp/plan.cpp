@@ -352,9 +352,9 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         // loud: the figures a GPU verdict rests on are not the scheduler's
         std::string w = "llama.cpp compute buffers with GPUs: estimates (" + p.gpu_compute.why + ")";
         if (gpu_range_rows > 0) {
-            w += fmt::format("; on the {} measured rows of this placement ({}) they were {:+.0f} % to {:+.0f} % of llama.cpp's own "
-                             "scheduler (a simulated CUDA device, docs/accuracy-cuda-{}.md)", gpu_range_rows, gpu_class,
-                             100 * gpu_range_lo, 100 * gpu_range_hi, llamacpp_release_name(s.release));
+            w += fmt::format("; measured against llama.cpp's own scheduler on a simulated CUDA device, this placement's "
+                             "estimates ({}, {} rows) were {:+.0f} % to {:+.0f} % off (docs/accuracy-cuda-{}.md)", gpu_class,
+                             gpu_range_rows, 100 * gpu_range_lo, 100 * gpu_range_hi, detail::release_tag(s));
         } else {
             w += "; their error for this placement was never measured";
         }
