@@ -200,8 +200,15 @@ std::vector<dev_mem> measure(const model_desc & m, const llamacpp_settings & s, 
                              const std::vector<device_spec> & gpus) {
     const llamacpp_plan plan = plan_llamacpp(m, s, p, gpus, 0);
     std::vector<dev_mem> out;
-    for (const device_usage & d : plan.devices) {
-        out.push_back({d.used.weights_bytes, d.used.kv_bytes + d.used.state_bytes, d.used.compute_bytes});
+    for (size_t i = 0; i < plan.devices.size(); ++i) {
+        const device_usage & d = plan.devices[i];
+        // the fit measures in no_alloc mode: the prompt graph alone, sized by ggml_backend_sched_reserve_size, which
+        // resets the scheduler first and so without the graph callback's norm / l_last pins (compute_sched.cpp); a
+        // real context allocates the pinned graphs, which can differ per GPU
+        const uint64_t compute = plan.gpu_compute.replayed && i < plan.gpu_compute.prompt_bytes.size()
+                                     ? plan.gpu_compute.prompt_bytes[i] + d.spec.compute_bytes
+                                     : d.used.compute_bytes;
+        out.push_back({d.used.weights_bytes, d.used.kv_bytes + d.used.state_bytes, compute});
     }
     if (out.empty() || !plan.devices.back().is_host) out.push_back({}); // the host line is always printed
     return out;

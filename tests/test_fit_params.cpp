@@ -100,10 +100,13 @@ TEST(FitParams, PrintOnTwoDevicesAndTheHybridModelsState) {
     s.flash_attn = kvfit::flash_attn_mode::on;
     const auto p = kvfit::plan_llamacpp(catalog_model("Qwen3.5-9B"), s, {}, {{"a", 12ull << 30, 0}, {"b", 12ull << 30, 0}}, 0);
     std::string want;
+    // llama-fit-params measures in no_alloc mode, the prompt graph alone (ggml_backend_sched_reserve_size): the
+    // scheduler replay's prompt figures where the graph is replayed (compute_sched.cpp)
+    ASSERT_TRUE(p.gpu_compute.replayed) << p.gpu_compute.why;
     for (size_t i = 0; i < p.devices.size(); ++i) {
         const auto & u = p.devices[i].used;
         want += fit_print_line(p.devices[i].is_host ? "Host" : ("CUDA" + std::to_string(i)).c_str(), u.weights_bytes,
-                               u.kv_bytes + u.state_bytes, u.compute_bytes);
+                               u.kv_bytes + u.state_bytes, p.gpu_compute.prompt_bytes.at(i));
     }
     EXPECT_EQ(r.out, want);
     EXPECT_NE(r.out.find("CUDA1 "), std::string::npos);

@@ -11,6 +11,7 @@
 #include "support/spec_rows.h"
 #include "kvfit/error.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -317,4 +318,54 @@ TEST(graph_replay, a_renamed_config_with_the_recorded_shape_is_replayed) {
     const auto c = kvfit::llamacpp_context_size(named, s);
     EXPECT_EQ(kvfit::llamacpp_compute_bytes(renamed, s, kvfit::llamacpp_context_size(renamed, s)),
               kvfit::llamacpp_compute_bytes(named, s, c));
+}
+
+// Issue 24 item 3: a graph that several releases record identically is kept once (tools/graph_template/
+// share_releases.py), its `release` line naming them; the shared file serves each release (the replay tests above
+// run both releases over it), and no two files of one model hold the same graph.
+TEST(graph_replay, one_copy_of_a_graph_the_releases_share) {
+    namespace fs = std::filesystem;
+    // each file's graph without its release line and recording comments, by model name
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_name;
+    size_t shared = 0;
+    for (const auto & e : fs::directory_iterator(std::string(KVFIT_SOURCE_DIR) + "/data/graphs")) {
+        const std::string file = e.path().filename().string();
+        std::ifstream in(e.path());
+        std::string line, body, releases;
+        while (std::getline(in, line)) {
+            if (line.rfind("release ", 0) == 0) releases = line.substr(8);
+            else if (line.rfind("# ", 0) != 0) body += line + "\n";
+        }
+        ASSERT_FALSE(releases.empty()) << file << ": no release line";
+        std::string stem = file.substr(0, file.size() - 4);
+        for (const char * r : {".v0.5.0", ".5b4ebc5"}) {
+            if (stem.size() > std::strlen(r) && stem.compare(stem.size() - std::strlen(r), std::strlen(r), r) == 0) {
+                EXPECT_EQ(releases, std::string(r + 1)) << file << ": its name and its release line disagree";
+                stem.resize(stem.size() - std::strlen(r));
+            }
+        }
+        if (releases.find(' ') != std::string::npos) ++shared;
+        by_name[stem].emplace_back(file, body);
+    }
+    for (const auto & [name, files] : by_name) {
+        for (size_t i = 0; i < files.size(); ++i) {
+            for (size_t j = i + 1; j < files.size(); ++j) {
+                EXPECT_NE(files[i].second, files[j].second)
+                    << files[i].first << " and " << files[j].first << " hold one graph: run tools/graph_template/share_releases.py";
+            }
+        }
+    }
+    EXPECT_GE(shared, 5u); // DeepSeek-V3.2, DeepSeek-V4, GLM-5 (both indexer layouts), MiniMax-M3
+    // the shared files replay in both releases, named by the release asked for
+    const kvfit::model_desc m = header_model("deepseek-v4-flash");
+    for (const auto & [rel_name, rel] : releases) {
+        kvfit::llamacpp_settings s;
+        s.release = rel;
+        s.n_ctx = 8192;
+        s.flash_attn = kvfit::flash_attn_mode::on;
+        std::string why;
+        const auto r = kvfit::detail::replay_compute(m, s, kvfit::llamacpp_context_size(m, s), &why);
+        ASSERT_TRUE(r.has_value()) << rel_name << ": " << why;
+        EXPECT_NE(r->variant.find(std::string(" ") + rel_name + " "), std::string::npos) << r->variant;
+    }
 }

@@ -148,7 +148,10 @@ TEST(llamacpp_compute, catalog_models_are_sane) {
 }
 
 // The reserve ubatch has n_ubatch tokens rounded up to a multiple of n_seq, the logits keep n_ubatch rows:
-// Llama-3.1-8B real vocabulary, -ub 512 -np 3 -> 513 tokens, 512 outputs. results.csv has the 10000/3 row.
+// Llama-3.1-8B real vocabulary, -ub 512 -np 3 -> 513 tokens, 512 outputs. Measured with both releases' llama_probe
+// (no_alloc, n_ctx 10000, n_seq 3, n_ubatch = n_batch = 512, flash attention on; build/shapes/llama31-8b_v128256.gguf
+// from tests/conformance/suite.mjs): 279,463,968 B. The stage formula this test held before (the inp_tokens hole, two
+// [n_embd, 513] activations and the logits: 279,480,352 B) was 16 KiB over; the replayed graph is exact.
 TEST(llamacpp_compute, tokens_round_to_sequences_outputs_do_not) {
     const auto & m = model("llama31-8b_v128256");
     kvfit::llamacpp_settings s;
@@ -156,8 +159,10 @@ TEST(llamacpp_compute, tokens_round_to_sequences_outputs_do_not) {
     s.n_seq = 3;
     const auto c = kvfit::llamacpp_context_size(m, s);
     const uint64_t got = kvfit::llamacpp_compute_bytes(m, s, c);
-    // output stage: inp_tokens hole (4 x 513 padded to 32) + 2 [n_embd, 513] + logits [128256, 512]
-    EXPECT_EQ(got, 2080 + 2 * 4096ull * 513 * 4 + 128256ull * 512 * 4);
+    EXPECT_EQ(got, 279463968u);
+    // the logits [128256, 512] are most of it: 512 output rows, not 513
+    EXPECT_GT(got, 128256ull * 512 * 4);
+    EXPECT_LT(got, 128256ull * 513 * 4 + 2 * 4096ull * 513 * 4);
 }
 
 } // namespace

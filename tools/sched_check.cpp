@@ -144,7 +144,7 @@ int main(int argc, char ** argv) {
         std::vector<int32_t> to_dump;
         std::map<std::pair<std::string, bool>, int32_t> buffers;
         for (const auto & [id, j] : d.t) {
-            if (j["leaf"].get<int>() == 3) continue;
+            if (j.value("leaf", 0) == 3) continue;
             idx[id] = int32_t(g.t.size());
             to_dump.push_back(id);
             g.t.emplace_back();
@@ -178,19 +178,22 @@ int main(int argc, char ** argv) {
         const json & bs = d.sched["backends"];
         for (size_t b = 0; b < bs.size(); ++b) {
             own.push_back(std::make_unique<recorded_backend>(d, int(b), to_dump, bs[b]["name"].get<std::string>(),
-                                                             buft_named(bs[b]["buft"].get<std::string>()), bs[b]["align"].get<uint64_t>()));
+                                                             buft_named(bs[b]["buft"].get<std::string>()), bs[b].value("align", uint64_t(bs[b]["buft"].get<std::string>() == "CUDA0" ? 128 : 32))));
             backends.push_back(own.back().get());
         }
         sched_options o;
-        o.n_copies = d.sched["n_copies"].get<int>();
-        o.op_offload = d.sched["op_offload"].get<int>() != 0;
+        o.n_copies = d.sched.value("n_copies", 1);
+        o.op_offload = d.sched.value("op_offload", 1) != 0;
         o.split_inputs_capped = capped;
         // KVFIT_SCHED_DEVICES=kvfit: kvfit's own device models (backend_cuda.cpp) answer instead of the dump; every
         // answer of theirs that differs from the real device's is printed (first 20)
         const char * devs = std::getenv("KVFIT_SCHED_DEVICES");
         std::vector<std::unique_ptr<sched_backend>> models;
         std::vector<const sched_backend *> mine;
-        if (devs && std::string(devs) == "kvfit") {
+        // KVFIT_SCHED_DEVICES=kvfit-only: kvfit's device models alone, no comparison (a graph kvfit exported itself,
+        // KVFIT_SCHED_EXPORT, has no recorded answers)
+        const bool only_mine = devs && std::string(devs) == "kvfit-only";
+        if (devs && (std::string(devs) == "kvfit" || only_mine)) {
             for (size_t b = 0; b + 1 < bs.size(); ++b) {
                 cuda_device cd;
                 cd.index = int(b);
@@ -206,7 +209,7 @@ int main(int argc, char ** argv) {
             gu.use_count.assign(gu.t.size(), 0);
             for (const int32_t n : gu.nodes) for (const int32_t x : gu.t[size_t(n)].src) if (x >= 0) gu.use_count[size_t(x)] += 1;
             int shown = 0;
-            for (size_t i = 0; i < g.t.size(); ++i) {
+            for (size_t i = 0; i < g.t.size() && !only_mine; ++i) {
                 for (size_t b = 0; b < bs.size(); ++b) {
                     const bool sup = mine[b]->supports_op(gu, int32_t(i)), want_sup = backends[b]->supports_op(gu, int32_t(i));
                     const bool off = mine[b]->offload_op(gu, int32_t(i)), want_off = backends[b]->offload_op(gu, int32_t(i));
@@ -224,7 +227,10 @@ int main(int argc, char ** argv) {
         const sched_result r = sched_reserve(g, mine.empty() ? backends : mine, o);
         // the dumped copy: names and backends, node by node
         std::vector<std::pair<std::string, int>> want, got;
-        for (const auto & n : d.copy["nodes"]) want.emplace_back(d.t.at(n[0].get<int>())["name"].get<std::string>(), n[1].get<int>());
+        for (const auto & n : d.copy["nodes"]) {
+            if (n[0].is_string()) want.emplace_back(n[0].get<std::string>(), n[1].get<int>()); // a kvfit export: names
+            else want.emplace_back(d.t.at(n[0].get<int>())["name"].get<std::string>(), n[1].get<int>());
+        }
         for (const auto & [i, b] : r.copy_nodes) got.emplace_back(r.copy.t[size_t(i)].name, b);
         size_t diff = 0;
         while (diff < want.size() && diff < got.size() && want[diff] == got[diff]) ++diff;

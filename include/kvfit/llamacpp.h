@@ -474,7 +474,25 @@ struct llamacpp_plan {
     // --- the backend (compute_cuda.cpp) ---
     backend_choice backend;                  ///< the backend planned and why
     std::vector<backend_term> backend_terms; ///< its terms on the GPUs (applied or only warned about)
+    /// How the compute buffers on GPUs were obtained (compute_cuda.cpp, compute_sched.cpp).
+    struct gpu_compute_source {
+        /// true: llama.cpp's reserve graph, recorded from the real runtime, split by a replay of its scheduler over the
+        /// release's CUDA devices (exact: checked against the release's ggml-cuda on a simulated device)
+        bool replayed = false;
+        /// true: the one-GPU full-offload rule (detail::full_offload_compute), exact where the CPU graph is
+        bool full_offload_rule = false;
+        std::string variant;               ///< the replayed template variant ("llama v0.5.0 graph fa=1 kv=f16 st=1")
+        std::vector<uint64_t> prompt_bytes;///< per device: the prompt graph's buffers (a no_alloc fit's figure)
+        int n_splits = 0;                  ///< the replayed prompt graph's splits
+        int n_copies = 1;                  ///< graph copies (4 under pipeline parallelism)
+        std::string why;                   ///< why the graph was not replayed ("" when it was, or without GPUs)
+    } gpu_compute;
 };
+
+/// The CPU graph's compute buffer (llamacpp_compute_bytes) on every device that runs part of the graph: each GPU
+/// holding a block or the output, and the host when it runs a block or the output (or is the only device). The
+/// estimate path of a plan with GPUs starts from it (compute_cuda.cpp); a CPU build's plan is this alone.
+void llamacpp_place_graph_compute(llamacpp_plan & plan, const model_desc & m);
 
 /// Plan a setting on the given GPUs (empty = CPU only: everything in host memory).
 /// Placement follows llama.cpp src/llama-model.cpp load_tensors: the token embedding stays on the CPU;

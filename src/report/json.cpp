@@ -56,6 +56,7 @@ json device_json(const device_plan & d) {
     json buffers = json::array();
     for (const auto & b : d.buffers) {
         buffers.push_back({{"name", b.name}, {"bytes", b.bytes}, {"estimate", b.estimate}, {"what", b.what}});
+        if (b.has_range) buffers.back()["range"] = {b.range_lo, b.range_hi};
     }
     return {{"name", d.name},
             {"is_host", d.is_host},

@@ -181,8 +181,17 @@ void render_fit(std::string & out, const plan_result & r) {
                                  added == tensor ? "" : fmt::format(" (the buffer grows {})", human_bytes(added)));
         }
         out += fmt::format("  backend: {} ({}){}\n", str(b, "name"), str(b, "source"),
-                           terms.empty() ? "" : fmt::format("; terms beyond the CPU graph (estimates from ggml's source "
-                                                            "and public logs, no {} run): {}", str(b, "name"), terms));
+                           terms.empty() ? "" : fmt::format("; terms beyond the CPU graph: {}", terms));
+    }
+    // where the compute buffers on the GPUs come from: the scheduler replayed over the recorded graph, or estimates
+    if (d.contains("gpu_compute")) {
+        const auto & g = d["gpu_compute"];
+        if (flag(g, "replayed")) {
+            out += fmt::format("  compute: llama.cpp's scheduler replayed over the recorded graph ({}; {} split{}): "
+                               "exact per device\n", str(g, "variant"), u64(g, "n_splits"), u64(g, "n_splits") == 1 ? "" : "s");
+        } else {
+            out += fmt::format("  compute: estimates on every device ({})\n", str(g, "why"));
+        }
     }
     out += fmt::format("  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "device", "weights", "KV cache",
                        "state", "output", "compute", "total", "capacity");
@@ -198,6 +207,9 @@ void render_fit(std::string & out, const plan_result & r) {
     if (d.contains("spec")) render_spec(out, p);
     const uint32_t n_all = m.n_layer + m.n_layer_mtp + 1;
     out += fmt::format("  offloaded {}/{} layers to the GPU (-ngl counts the output layer)\n", u64(d, "n_gpu_layers"), n_all);
+    for (const auto & n : p.notes) {
+        if (n.find("--fit (no_alloc)") != std::string::npos) out += fmt::format("  note: {}\n", printable(n, false));
+    }
     const std::string type_k = str(s, "cache_type_k"), type_v = str(s, "cache_type_v");
     if (p.fits) {
         const device_plan & host = p.devices.back();

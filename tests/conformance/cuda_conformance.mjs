@@ -52,6 +52,8 @@ export const PLACEMENTS = [
     ["cpumoe", { ngl: 999, n_cpu_moe: 999 }, 1, ["base"]],
     ["cpumoe", { ngl: 999, n_cpu_moe: 4 }, 2, ["base"]],
 ];
+/// --shapes adds the CPU build's plan (no GPU, no simulated device): the graph alone, with the shipped CPU backend
+const CPU_PLACEMENT = ["cpu", { ngl: 0 }, 0, ["base", "nofa", "q8", "np4"]];
 /// The real-vocabulary files get the base contexts only (the logits and the output buffer change with n_vocab).
 const REAL_VOCAB_CONTEXTS = ["base", "nofa"];
 
@@ -61,20 +63,21 @@ const rowKey = (r) => [r.model, r.cls, JSON.stringify(r.mopts), r.n_gpu, r.ctx.n
 // ---------------------------------------------------------------------------------------------------------------
 // measurement
 
-function measure({ probe, simcuda, modelsDir, only, log }) {
+function measure({ probe, simcuda, modelsDir, only, log, allPlacements }) {
     const files = fs.readdirSync(modelsDir).filter((f) => f.endsWith(".gguf")).sort()
         .filter((f) => !only || only.includes(f.replace(/_v\d+\.gguf$/, "")));
     const rows = [];
     for (const f of files) {
-        const real = !/_v512\.gguf$/.test(f);
-        for (const [cls, mopts, nGpu, ctxNames] of PLACEMENTS) {
+        const real = !allPlacements && !/_v512\.gguf$/.test(f);
+        for (const [cls, mopts, nGpu, ctxNames] of allPlacements ? [...PLACEMENTS, CPU_PLACEMENT] : PLACEMENTS) {
             const names = real ? ctxNames.filter((n) => REAL_VOCAB_CONTEXTS.includes(n)) : ctxNames;
             if (real && (cls !== "full" || nGpu !== 1)) continue;
             if (names.length === 0) continue;
             const ctxs = names.map(ctxOf);
             const argv = [path.join(modelsDir, f), "no_alloc=1", "mmap=0", ...Object.entries(mopts).map(([k, v]) => `${k}=${v}`)];
             for (const c of ctxs) argv.push("--ctx", ...Object.entries(c).filter(([k]) => k !== "name").map(([k, v]) => `${k}=${v}`));
-            const env = { ...process.env, GGML_BACKEND_PATH: simcuda, SIMCUDA_DEVICES: Array(nGpu).fill(SIM_GPU).join(";") };
+            const env = nGpu > 0 ? { ...process.env, GGML_BACKEND_PATH: simcuda, SIMCUDA_DEVICES: Array(nGpu).fill(SIM_GPU).join(";") }
+                : Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "GGML_BACKEND_PATH"));
             const r = spawnSync(probe, argv, { encoding: "utf8", env, maxBuffer: 1 << 28, timeout: 300000 });
             const lines = (r.stdout || "").split("\n").filter(Boolean).map((x) => JSON.parse(x));
             const model = lines.find((l) => l.kind === "model");
@@ -100,8 +103,8 @@ function measure({ probe, simcuda, modelsDir, only, log }) {
 function kvfitArgv(r, modelsDir, release) {
     const c = r.ctx, m = r.mopts;
     const a = [path.join(modelsDir, `${r.model}.gguf`), "--json", "--llamacpp-version", release, "--n-outputs-max", "batch", "--no-mmap",
-        "--backend", "cuda", "--gpu", Array(r.n_gpu).fill("24080MiB").join(","), "-c", String(c.n_ctx), "-fa", c.fa,
-        "-ub", String(c.n_ubatch), "-b", String(c.n_batch), "-ngl", String(m.ngl)];
+        "-c", String(c.n_ctx), "-fa", c.fa, "-ub", String(c.n_ubatch), "-b", String(c.n_batch)];
+    if (r.n_gpu > 0) a.push("--backend", "cuda", "--gpu", Array(r.n_gpu).fill("24080MiB").join(","), "-ngl", String(m.ngl));
     if (m.ts) a.push("-ts", m.ts);
     if (m.n_cpu_moe === 999) a.push("--cpu-moe");
     else if (m.n_cpu_moe) a.push("--n-cpu-moe", String(m.n_cpu_moe));
@@ -131,7 +134,11 @@ function compareRow(r, doc) {
         const s = sim.get(name) ?? { weights: 0, kv: 0, compute: 0 };
         const d = doc.devices.find((x) => x.name === name);
         const buf = (n) => d?.buffers.find((b) => b.name === n) ?? { bytes: 0, estimate: false };
-        const w = buf("weights").bytes, kv = buf("kv").bytes + buf("state").bytes, comp = buf("compute");
+        const w = buf("weights").bytes, kv = buf("kv").bytes + buf("state").bytes;
+        // a no_alloc fit sizes the prompt graph only: kvfit's figure for it when it replays the scheduler graph
+        const di = doc.devices.indexOf(d);
+        const prompt = doc.detail?.gpu_compute?.prompt_bytes;
+        const comp = prompt && di >= 0 ? { ...buf("compute"), bytes: prompt[di] } : buf("compute");
         checks.push({ device: name, what: "weights", pred: w, meas: s.weights, pass: w === s.weights });
         checks.push({ device: name, what: "kv", pred: kv, meas: s.kv, pass: kv === s.kv });
         // compute: exact where kvfit says so; an estimate within the range it states (compute_range: [lo, hi], relative)
@@ -144,6 +151,36 @@ function compareRow(r, doc) {
         checks.push({ device: name, what: "compute", pred: comp.bytes, meas: s.compute, pass, rel, estimate: !!comp.estimate, range });
     }
     return checks;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// measured error of the estimates
+
+/// --ranges: the lowest and highest relative error of kvfit's estimated compute buffers, per placement class and
+/// device kind (GPU, host), over these rows, into data/llamacpp_cuda_compute_error.json (kvfit prints them beside
+/// every estimate: gpu_compute_error, compute_sched.cpp). Widened by 2 points each way: the rows are the suite's
+/// shapes, a model outside them can err a little further.
+function writeRanges(release, results, log) {
+    const file = path.join(root, "data/llamacpp_cuda_compute_error.json");
+    const doc = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : {};
+    const ranges = {};
+    for (const r of results) {
+        if (r.cls === "cpu") continue;
+        for (const k of r.checks) {
+            if (k.what !== "compute" || !k.estimate || !(k.meas > 0) || !Number.isFinite(k.rel)) continue;
+            const key = `${r.cls}|${k.device === "host" ? "host" : "gpu"}`;
+            const e = ranges[key] ?? { lo: Infinity, hi: -Infinity, rows: 0 };
+            e.lo = Math.min(e.lo, k.rel); e.hi = Math.max(e.hi, k.rel); e.rows += 1;
+            ranges[key] = e;
+        }
+    }
+    for (const e of Object.values(ranges)) { e.lo = Math.max(-1, Math.floor((e.lo - 0.02) * 1000) / 1000); e.hi = Math.ceil((e.hi + 0.02) * 1000) / 1000; }
+    doc.about = "Measured error (estimate - llama.cpp) / llama.cpp of kvfit's estimated llama.cpp compute buffers with GPUs, " +
+        "per placement class and device, on the CUDA conformance rows kvfit estimated (tests/conformance/cuda_conformance.mjs " +
+        "--ranges; a simulated CUDA device running the release's own scheduler), widened by 2 points each way.";
+    doc.releases = { ...(doc.releases ?? {}), [release]: Object.fromEntries(Object.entries(ranges).sort()) };
+    fs.writeFileSync(file, JSON.stringify(doc, null, 1) + "\n");
+    log(`cuda_conformance: wrote the estimates' measured error for ${release} to ${path.relative(root, file)}`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -203,12 +240,15 @@ async function main() {
     const kvfit = opt("--kvfit", path.join(root, "build/kvfit"));
     const probe = opt("--probe", path.join(root, "build/probe", release, "llama_probe"));
     const simcuda = opt("--simcuda", path.join(root, "build/simcuda", release, "libggml-cuda.so"));
-    const modelsDir = path.resolve(opt("--models", path.join(root, "build/conformance/models", release)));
+    const modelsDir = path.resolve(opt("--models", args.includes("--shapes") ? path.join(root, "build/shapes") : path.join(root, "build/conformance/models", release)));
     const resultsFile = opt("--results", path.join(root, `build/conformance/cuda-results-${release}.json`));
     const outFile = opt("--out", path.join(root, `docs/accuracy-cuda-${release}.md`));
     const from = opt("--from", null);
     const only = opt("--only", null)?.split(",") ?? null;
-    const committedFile = path.join(here, "measured", `cuda-${release}.jsonl`);
+    // --shapes: the sibling shapes of tests/conformance/shapes.mjs (build/shapes), every placement for each, their own
+    // committed rows
+    const shapes = args.includes("--shapes");
+    const committedFile = opt("--committed", path.join(here, "measured", shapes ? `cuda-shapes-${release}.jsonl` : `cuda-${release}.jsonl`));
     const log = (s) => process.stderr.write(s + "\n");
     const t0 = performance.now();
 
@@ -219,7 +259,7 @@ async function main() {
         source = `the rows of ${path.relative(root, path.resolve(from))} (not measured in this run)`;
     } else {
         if (!fs.existsSync(probe) || !fs.existsSync(simcuda)) { log(`cuda_conformance: no ${!fs.existsSync(probe) ? probe : simcuda}`); process.exit(2); }
-        rows = measure({ probe, simcuda, modelsDir, only, log });
+        rows = measure({ probe, simcuda, modelsDir, only, log, allPlacements: shapes });
         source = "measured live";
     }
     const byKey = new Map(committed.map((r) => [rowKey(r), r]));
@@ -245,6 +285,7 @@ async function main() {
         res.pass = res.pass && res.checks.every((k) => k.pass);
         results.push(res);
     }
+    if (args.includes("--ranges")) writeRanges(release, results, log);
     if (args.includes("--update") && !from) {
         fs.writeFileSync(committedFile, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
         log(`cuda_conformance: wrote ${rows.length} rows to ${path.relative(root, committedFile)}`);

@@ -23,7 +23,7 @@ function weightType(name, shape) {
     return shape[0] % 32 === 0 ? "q5_0" : "f16";
 }
 
-class Builder {
+export class Builder {
     constructor(arch) { this.arch = arch; this.metadata = { "general.architecture": arch }; this.tensors = []; }
     /// a key with the arch prefix: k("block_count", 32) -> "<arch>.block_count"
     k(key, value) { this.metadata[`${this.arch}.${key}`] = value; return this; }
@@ -52,13 +52,15 @@ function embeddings(b, n_embd, n_vocab, tied) {
 
 // ---------------------------------------------------------------------------------------------------------
 // Llama-3.1-8B: shared/configs/meta-llama__Meta-Llama-3.1-8B.json. src/models/llama.cpp.
-function llama31_8b(n_vocab) {
-    const h = { n_layer: 32, n_embd: 4096, n_head: 32, n_head_kv: 8, head_dim: 128, n_ff: 14336 };
+// llama(h): any shape of the family (tests/conformance/shapes.mjs records and checks siblings); attention.key_length
+// when the heads' width is not n_embd / n_head (llama.cpp's n_embd_head_k)
+export function llama(h, n_vocab) {
     const b = new Builder("llama");
     b.k("block_count", h.n_layer).k("context_length", 131072).k("embedding_length", h.n_embd)
         .k("feed_forward_length", h.n_ff).k("attention.head_count", h.n_head).k("attention.head_count_kv", h.n_head_kv)
-        .k("attention.layer_norm_rms_epsilon", f32(1e-5)).k("rope.dimension_count", 128).k("rope.freq_base", f32(500000));
-    embeddings(b, h.n_embd, n_vocab, false);
+        .k("attention.layer_norm_rms_epsilon", f32(1e-5)).k("rope.dimension_count", h.head_dim).k("rope.freq_base", f32(500000));
+    if (h.head_dim * h.n_head !== h.n_embd) b.k("attention.key_length", h.head_dim).k("attention.value_length", h.head_dim);
+    embeddings(b, h.n_embd, n_vocab, !!h.tied);
     for (let il = 0; il < h.n_layer; ++il) {
         b.blk(il, "attn_norm.weight", [h.n_embd]);
         attn(b, il, h.n_embd, h.n_head * h.head_dim, h.n_head_kv * h.head_dim, h.n_head_kv * h.head_dim);
@@ -67,11 +69,12 @@ function llama31_8b(n_vocab) {
     }
     return b;
 }
+const llama31_8b = (n_vocab) => llama({ n_layer: 32, n_embd: 4096, n_head: 32, n_head_kv: 8, head_dim: 128, n_ff: 14336 }, n_vocab);
 
 // Qwen3.5 dense (qwen35): src/models/qwen35.cpp. Layer il is attention iff (il + 1) % 4 == 0.
 // Gated DeltaNet keys (conversion/qwen.py): inner_size = H_v * D_v, group_count = H_k, state_size = D_k,
 // time_step_rank = H_v.
-function qwen35(h, n_vocab) {
+export function qwen35(h, n_vocab) {
     const b = new Builder("qwen35");
     const key_dim = h.lin_k_heads * h.lin_k_dim, value_dim = h.lin_v_heads * h.lin_v_dim;
     b.k("block_count", h.n_layer).k("context_length", 262144).k("embedding_length", h.n_embd)
@@ -79,7 +82,7 @@ function qwen35(h, n_vocab) {
         .k("attention.layer_norm_rms_epsilon", f32(1e-6)).k("attention.key_length", h.head_dim)
         .k("attention.value_length", h.head_dim).k("rope.dimension_count", h.head_dim / 4)
         .k("rope.freq_base", f32(10000000)).k("rope.dimension_sections", i32arr([11, 11, 10, 0]))
-        .k("ssm.conv_kernel", 4).k("ssm.state_size", h.lin_k_dim).k("ssm.group_count", h.lin_k_heads)
+        .k("ssm.conv_kernel", h.d_conv ?? 4).k("ssm.state_size", h.lin_k_dim).k("ssm.group_count", h.lin_k_heads)
         .k("ssm.time_step_rank", h.lin_v_heads).k("ssm.inner_size", value_dim).k("full_attention_interval", 4);
     embeddings(b, h.n_embd, n_vocab, false);
     for (let il = 0; il < h.n_layer; ++il) {
@@ -90,7 +93,7 @@ function qwen35(h, n_vocab) {
             b.blk(il, "attn_q_norm.weight", [h.head_dim]).blk(il, "attn_k_norm.weight", [h.head_dim]);
         } else {
             b.blk(il, "attn_qkv.weight", [h.n_embd, key_dim * 2 + value_dim]).blk(il, "attn_gate.weight", [h.n_embd, value_dim])
-                .blk(il, "ssm_conv1d.weight", [4, key_dim * 2 + value_dim]).blk(il, "ssm_dt.bias", [h.lin_v_heads])
+                .blk(il, "ssm_conv1d.weight", [h.d_conv ?? 4, key_dim * 2 + value_dim]).blk(il, "ssm_dt.bias", [h.lin_v_heads])
                 .blk(il, "ssm_a", [h.lin_v_heads]).blk(il, "ssm_beta.weight", [h.n_embd, h.lin_v_heads])
                 .blk(il, "ssm_alpha.weight", [h.n_embd, h.lin_v_heads]).blk(il, "ssm_norm.weight", [h.lin_v_dim])
                 .blk(il, "ssm_out.weight", [value_dim, h.n_embd]);

@@ -9,7 +9,8 @@
 3. the contexts grouped by graph topology (the sequence of allocations and frees); in each group every tensor
    dimension fitted as an expression of the context variables (gfit.py), and the group replayed through a copy
    of ggml_dyn_tallocr at every traced context: it must give llama.cpp's own compute buffer to the byte;
-4. data/graphs/<arch>.<release>.txt written (gwrite.py), keyed by kvfit's graph key of the model
+4. data/graphs/<arch>.<release>.txt written (gwrite.py), keyed by kvfit's graph key of the model; run
+   share_releases.py afterwards to keep one copy of a graph the releases share
    (`kvfit MODEL.gguf --json`: detail.compute_graph_key).
 Exits 1 when a dimension cannot be fitted or a replay differs from llama.cpp.
 """
@@ -238,7 +239,9 @@ def main():
     if kv_real["detail"]["compute_graph_key"] != key:
         sys.exit("extract: the two vocabularies give different graph keys (n_vocab must not enter the key)")
     other = {"v0.5.0": "5b4ebc5", "5b4ebc5": "v0.5.0"}[a.release]
-    known = a.known or os.path.join(ROOT, "data/graphs", f"{arch}.{other}.txt")
+    # the other release's file, or the file the releases share (share_releases.py)
+    known = a.known or next((p for p in (os.path.join(ROOT, "data/graphs", f"{arch}.{other}.txt"),
+                                         os.path.join(ROOT, "data/graphs", f"{arch}.txt")) if os.path.exists(p)), "")
     if os.path.exists(known):
         log(f"{load_known(known)} expressions of {known} tried before the wide searches")
     cases = design()

@@ -224,6 +224,8 @@ uint64_t ffn_largest(const model_desc & m, const compute_graph & g) {
 } // namespace detail
 
 std::string llamacpp_compute_unmodelled(const model_desc & m, const llamacpp_settings & s, const llamacpp_context * c) {
+    // a scheduler graph recorded from the real llama.cpp (format 2, compute_sched.cpp) is replayed to the byte
+    if (c != nullptr && detail::sched_compute_cpu(m, s, *c)) return "";
     // a reserve graph recorded from the real llama.cpp (graph_replay.cpp) is replayed to the byte
     std::string no_replay;
     if (detail::replay_covers(m, s, &no_replay)) {
@@ -290,6 +292,8 @@ uint64_t llamacpp_compute_bytes(const model_desc & m, const llamacpp_settings & 
         throw error(fmt::format("llama.cpp: n_ctx {} with -ub {} and {} heads: one attention-score tensor alone would "
                                 "pass 1 EiB; no compute buffer is planned for that", c.n_ctx, c.n_ubatch, heads));
     }
+    // the scheduler graph recorded from the real llama.cpp, split and allocated as the CPU build does (exact)
+    if (const auto b = detail::sched_compute_cpu(m, s, c)) return b->bytes;
     // a graph recorded from the real llama.cpp: its allocations replayed through ggml-alloc's allocator (exact)
     if (const auto r = detail::replay_compute(m, s, c)) return r->bytes;
     // A graph kvfit does not model (warned above), with fewer outputs than rows (llama-server's n_parallel): its

@@ -3,8 +3,12 @@
 #pragma once
 
 #include "kvfit/llamacpp.h"
+#include "runtimes/llamacpp/graph_replay.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace kvfit::detail {
 
@@ -75,6 +79,44 @@ struct device_compute {
 };
 device_compute full_offload_compute(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                     bool cuda);
+
+/// The compute buffers of a plan from llama.cpp's scheduler replayed over the recorded reserve graph (compute_sched.cpp):
+/// per device of plan.devices (the GPUs in order, the host last), in bytes.
+struct sched_compute_result {
+    std::vector<uint64_t> prompt; ///< the prompt graph's (n_ubatch tokens): what a no_alloc fit reserves
+    std::vector<uint64_t> token;  ///< the token graph's (one token per sequence)
+    std::vector<uint64_t> bytes;  ///< the buffers a context allocates: the larger of the two, per device
+    std::string variant;          ///< the template variant ("llama v0.5.0 graph fa=1 kv=f16 st=1")
+    int n_splits = 0;             ///< splits of the prompt graph
+    int n_copies = 1;             ///< graph copies (4 under pipeline parallelism)
+};
+
+/// The compute buffers of `plan` (placed by placement.cpp on `gpus`, CUDA or HIP, or none) from a format-2 template:
+/// the recorded graph with each weight and cache tensor on its planned device, split by the scheduler (sched.h) over
+/// the release's CUDA devices (backend_cuda.h) and the CPU. nullopt when no template covers m's shape and the
+/// plan's settings, or the GPU backend's answers are not modelled (Vulkan, Metal), with the reason in `why`.
+std::optional<sched_compute_result> sched_compute(const model_desc & m, const llamacpp_plan & plan,
+                                                  const std::vector<device_spec> & gpus, std::string * why = nullptr);
+
+/// The CPU build's compute buffer of m under s and c from a format-2 template (sched_compute with every layer on the
+/// host): the larger of the prompt and token graphs' peaks, in bytes, and the template variant; nullopt when no
+/// template covers them.
+std::optional<graph_replay_result> sched_compute_cpu(const model_desc & m, const llamacpp_settings & s,
+                                                     const llamacpp_context & c, std::string * why = nullptr);
+
+/// How a plan places the graph, as the CUDA conformance rows are classed (tests/conformance/cuda_conformance.mjs
+/// PLACEMENTS): "full" (one GPU, every layer and the output), "ngl0" (GPUs, no layer), "partial", "multi" (several
+/// GPUs, every layer), "cpumoe" (--cpu-moe / --n-cpu-moe); "" without GPUs.
+std::string gpu_placement_class(const model_desc & m, const llamacpp_plan & plan);
+
+/// The measured error of kvfit's estimated compute buffer on a device of that placement class (`host` the host's
+/// buffer, else a GPU's), from data/llamacpp_cuda_compute_error.json (written by cuda_conformance.mjs --ranges from
+/// the rows kvfit estimated): {lo, hi, rows}; nullopt when that class was never measured for the release.
+struct measured_error {
+    double lo = 0, hi = 0;
+    uint32_t rows = 0;
+};
+std::optional<measured_error> gpu_compute_error(const llamacpp_settings & s, const std::string & placement, bool host);
 
 /// llamacpp_kv_caches() and, when `by_layer` is given, each layer's KV bytes (n_layer + n_layer_mtp entries, the
 /// bytes its caches add to their groups: llamacpp_kv_bytes_by_layer()) from the same pass. Throws as llamacpp_kv_caches.

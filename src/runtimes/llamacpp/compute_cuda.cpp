@@ -168,6 +168,88 @@ fa_node fa_node_of(const model_desc & m, const llamacpp_settings & s, const deta
 
 } // namespace
 
+namespace {
+
+/// C5 and the KV rows' padding: the CUDA buffer layout of the weights and caches on each GPU (below).
+void apply_layout_terms(llamacpp_plan & plan, const model_desc & m, const std::vector<device_spec> & gpus) {
+    const llamacpp_settings & s = plan.settings;
+    const placement_settings & p = plan.placement;
+    const bool cuda = plan.backend.backend == gpu_backend::cuda;
+    const size_t n_gpu = gpus.size();
+    const uint32_t host = uint32_t(plan.devices.size() - 1);
+    // C5: the CUDA buffer layout (ggml-cuda.cu:902-925): every tensor in a CUDA buffer is aligned to 128 B
+    // (get_alignment) and a quantized tensor whose row is not a multiple of MATRIX_ROW_PADDING = 512 takes
+    // row_size(type, 512 - ne0 % 512) more (get_alloc_size, common.cuh:186); the buffer is the sum of
+    // pad128(alloc_size) over its tensors (ggml-alloc.c ggml_backend_alloc_ctx_tensors_from_buft). The weight groups
+    // count each tensor padded to the file's alignment (32 B at least), the KV caches their rows unpadded; the term is
+    // the difference, per GPU. Checked exactly against the release's ggml-cuda on a simulated device
+    // (tests/conformance/cuda_conformance.mjs: the weights and KV columns).
+    if (cuda || plan.backend.backend == gpu_backend::rocm) {
+        std::vector<uint64_t> wpad(n_gpu, 0), kvpad(n_gpu, 0);
+        const auto alloc_size = [](ggml_type t, uint64_t ne0, uint64_t bytes) {
+            return bytes + (ggml_is_quantized(t) && ne0 % 512 != 0 ? ggml_row_size(t, 512 - ne0 % 512) : 0);
+        };
+        if (!m.weights.tensors.empty()) {
+            uint32_t out_dev = host;
+            for (size_t d = 0; d < n_gpu; ++d) out_dev = plan.devices[d].has_output ? uint32_t(d) : out_dev;
+            for (const auto & t : m.weights.tensors) {
+                if (t.duplicate) continue;
+                // a tied head offloaded is token_embd again, in the output's GPU buffer (placement.cpp)
+                if (m.tied_embeddings && t.name == "token_embd.weight" && out_dev < n_gpu) {
+                    wpad[out_dev] += pad128(alloc_size(t.type, t.ne[0], t.bytes)) - (t.bytes + 31) / 32 * 32;
+                }
+                uint32_t d = host;
+                if (t.layer == weight_tensor::output) d = out_dev;
+                else if (t.layer >= 0 && uint32_t(t.layer) < m.n_layer && uint32_t(t.layer) < plan.weight_device.size()) {
+                    const bool expert = t.name.find("_exps") != std::string::npos;
+                    d = (expert ? plan.expert_device : plan.weight_device)[size_t(t.layer)];
+                }
+                if (d >= n_gpu) continue;
+                const uint64_t counted = (t.bytes + 31) / 32 * 32;
+                wpad[d] += pad128(alloc_size(t.type, t.ne[0], t.bytes)) - counted;
+            }
+        }
+        // the K and V tensors of each layer's attention caches (one tensor each per layer: llama_kv_cache)
+        if (!p.no_kv_offload) {
+            const auto pad = [](ggml_type t, uint64_t width) {
+                if (width == 0 || !ggml_is_quantized(t) || width % 512 == 0) return uint64_t(0);
+                return pad128(ggml_row_size(t, 512 - width % 512));
+            };
+            for (uint32_t il = 0; il < m.n_layer && il < plan.layer_device.size(); ++il) {
+                const uint32_t d = plan.layer_device[il];
+                if (d >= n_gpu) continue;
+                for (const auto & c : m.caches[il]) {
+                    // every cache tensor: attention K/V, the MLA latent, indexer keys, compressed caches (K in type_k)
+                    if (c.is_state()) continue;
+                    const bool latent = c.kind == cache_kind::latent;
+                    if (!c.is_attention()) {
+                        kvpad[d] += pad(s.type_k, c.width_k());
+                        continue;
+                    }
+                    kvpad[d] += pad(s.type_k, c.width_k());
+                    if (!latent || s.mla == mla_layout::k_and_v) kvpad[d] += pad(s.type_v, latent ? m.kv_lora_rank : c.width_v());
+                }
+            }
+        }
+        for (size_t d = 0; d < n_gpu; ++d) {
+            if (wpad[d] > 0) {
+                plan.backend_terms.push_back({"quantized_row_padding", uint32_t(d), "weights", wpad[d], wpad[d], true,
+                                              "CUDA buffer layout of the weights: 128-B alignment and MATRIX_ROW_PADDING "
+                                              "(512) of quantized rows, ggml-cuda.cu:902-925"});
+                plan.devices[d].used.weights_bytes += wpad[d];
+            }
+            if (kvpad[d] > 0) {
+                plan.backend_terms.push_back({"kv_row_padding", uint32_t(d), "kv", kvpad[d], kvpad[d], true,
+                                              "MATRIX_ROW_PADDING (512) of quantized K/V rows in a CUDA buffer, "
+                                              "ggml-cuda.cu:908-925"});
+                plan.devices[d].used.kv_bytes += kvpad[d];
+            }
+        }
+    }
+}
+
+} // namespace
+
 uint64_t llamacpp_cuda_fa_f16_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                     uint32_t il) {
     return fa_node_of(m, s, detail::compute_graph_of(m, s, c), il).scratch;
@@ -178,12 +260,28 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
     const placement_settings & p = plan.placement;
     plan.backend = llamacpp_backend_of(gpus, s.backend);
     plan.backend_terms.clear();
-    if (plan.backend.backend == gpu_backend::cpu || gpus.empty()) return;
+    if (gpus.empty()) return; // the CPU build: placement.cpp placed the CPU graph
+    if (plan.backend.backend == gpu_backend::cpu) return llamacpp_place_graph_compute(plan, m);
     const bool cuda = plan.backend.backend == gpu_backend::cuda;
     const detail::compute_graph g = detail::compute_graph_of(m, s, plan.ctx);
     const size_t n_gpu = gpus.size();
     const uint32_t host = uint32_t(plan.devices.size() - 1);
+    plan.gpu_compute = {};
+    // the recorded reserve graph through the scheduler replay, when a format-2 template covers the plan: every
+    // device's compute buffer exactly, no estimated term (C0-C4) needed
+    if (auto sc = detail::sched_compute(m, plan, gpus, &plan.gpu_compute.why)) {
+        plan.gpu_compute.replayed = true;
+        plan.gpu_compute.why.clear();
+        plan.gpu_compute.variant = sc->variant;
+        plan.gpu_compute.prompt_bytes = sc->prompt;
+        plan.gpu_compute.n_splits = sc->n_splits;
+        plan.gpu_compute.n_copies = sc->n_copies;
+        for (size_t d = 0; d < plan.devices.size() && d < sc->bytes.size(); ++d) plan.devices[d].used.compute_bytes = sc->bytes[d];
+        apply_layout_terms(plan, m, gpus);
+        return;
+    }
     // per GPU: the compute buffer as the CPU graph gives it, then raised by the stages that hold C2 / C4
+    llamacpp_place_graph_compute(plan, m);
     std::vector<uint64_t> peak(n_gpu);
     for (size_t d = 0; d < n_gpu; ++d) peak[d] = plan.devices[d].used.compute_bytes;
 
@@ -199,6 +297,7 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
         const detail::device_compute dc = detail::full_offload_compute(m, s, plan.ctx, cuda || plan.backend.backend == gpu_backend::rocm);
         peak[0] = dc.gpu;
         plan.devices[host].used.compute_bytes = dc.host;
+        plan.gpu_compute.full_offload_rule = true;
     }
 
     // C2 (K7): the attention stage of the largest FA node on each GPU. Live at the node (the largest layer's):
@@ -292,75 +391,7 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
         }
     }
 
-    // C5: the CUDA buffer layout (ggml-cuda.cu:902-925): every tensor in a CUDA buffer is aligned to 128 B
-    // (get_alignment) and a quantized tensor whose row is not a multiple of MATRIX_ROW_PADDING = 512 takes
-    // row_size(type, 512 - ne0 % 512) more (get_alloc_size, common.cuh:186); the buffer is the sum of
-    // pad128(alloc_size) over its tensors (ggml-alloc.c ggml_backend_alloc_ctx_tensors_from_buft). The weight groups
-    // count each tensor padded to the file's alignment (32 B at least), the KV caches their rows unpadded; the term is
-    // the difference, per GPU. Checked exactly against the release's ggml-cuda on a simulated device
-    // (tests/conformance/cuda_conformance.mjs: the weights and KV columns).
-    if (cuda || plan.backend.backend == gpu_backend::rocm) {
-        std::vector<uint64_t> wpad(n_gpu, 0), kvpad(n_gpu, 0);
-        const auto alloc_size = [](ggml_type t, uint64_t ne0, uint64_t bytes) {
-            return bytes + (ggml_is_quantized(t) && ne0 % 512 != 0 ? ggml_row_size(t, 512 - ne0 % 512) : 0);
-        };
-        if (!m.weights.tensors.empty()) {
-            uint32_t out_dev = host;
-            for (size_t d = 0; d < n_gpu; ++d) out_dev = plan.devices[d].has_output ? uint32_t(d) : out_dev;
-            for (const auto & t : m.weights.tensors) {
-                if (t.duplicate) continue;
-                // a tied head offloaded is token_embd again, in the output's GPU buffer (placement.cpp)
-                if (m.tied_embeddings && t.name == "token_embd.weight" && out_dev < n_gpu) {
-                    wpad[out_dev] += pad128(alloc_size(t.type, t.ne[0], t.bytes)) - (t.bytes + 31) / 32 * 32;
-                }
-                uint32_t d = host;
-                if (t.layer == weight_tensor::output) d = out_dev;
-                else if (t.layer >= 0 && uint32_t(t.layer) < m.n_layer && uint32_t(t.layer) < plan.weight_device.size()) {
-                    const bool expert = t.name.find("_exps") != std::string::npos;
-                    d = (expert ? plan.expert_device : plan.weight_device)[size_t(t.layer)];
-                }
-                if (d >= n_gpu) continue;
-                const uint64_t counted = (t.bytes + 31) / 32 * 32;
-                wpad[d] += pad128(alloc_size(t.type, t.ne[0], t.bytes)) - counted;
-            }
-        }
-        // the K and V tensors of each layer's attention caches (one tensor each per layer: llama_kv_cache)
-        if (!p.no_kv_offload) {
-            const auto pad = [](ggml_type t, uint64_t width) {
-                if (width == 0 || !ggml_is_quantized(t) || width % 512 == 0) return uint64_t(0);
-                return pad128(ggml_row_size(t, 512 - width % 512));
-            };
-            for (uint32_t il = 0; il < m.n_layer && il < plan.layer_device.size(); ++il) {
-                const uint32_t d = plan.layer_device[il];
-                if (d >= n_gpu) continue;
-                for (const auto & c : m.caches[il]) {
-                    // every cache tensor: attention K/V, the MLA latent, indexer keys, compressed caches (K in type_k)
-                    if (c.is_state()) continue;
-                    const bool latent = c.kind == cache_kind::latent;
-                    if (!c.is_attention()) {
-                        kvpad[d] += pad(s.type_k, c.width_k());
-                        continue;
-                    }
-                    kvpad[d] += pad(s.type_k, c.width_k());
-                    if (!latent || s.mla == mla_layout::k_and_v) kvpad[d] += pad(s.type_v, latent ? m.kv_lora_rank : c.width_v());
-                }
-            }
-        }
-        for (size_t d = 0; d < n_gpu; ++d) {
-            if (wpad[d] > 0) {
-                plan.backend_terms.push_back({"quantized_row_padding", uint32_t(d), "weights", wpad[d], wpad[d], true,
-                                              "CUDA buffer layout of the weights: 128-B alignment and MATRIX_ROW_PADDING "
-                                              "(512) of quantized rows, ggml-cuda.cu:902-925"});
-                plan.devices[d].used.weights_bytes += wpad[d];
-            }
-            if (kvpad[d] > 0) {
-                plan.backend_terms.push_back({"kv_row_padding", uint32_t(d), "kv", kvpad[d], kvpad[d], true,
-                                              "MATRIX_ROW_PADDING (512) of quantized K/V rows in a CUDA buffer, "
-                                              "ggml-cuda.cu:908-925"});
-                plan.devices[d].used.kv_bytes += kvpad[d];
-            }
-        }
-    }
+    apply_layout_terms(plan, m, gpus);
 }
 
 } // namespace kvfit

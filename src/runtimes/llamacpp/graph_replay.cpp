@@ -1,7 +1,8 @@
-// Replay of a recorded llama.cpp reserve graph (graph_replay.h). Format of data/graphs/<arch>[+<model>].<release>.txt,
-// written by tools/graph_template/extract.py (one item per line, space-separated):
+// Replay of a recorded llama.cpp reserve graph (graph_replay.h). Format of data/graphs/<arch>[+<model>][.<release>].txt,
+// written by tools/graph_template/extract.py (one item per line, space-separated); a graph that several releases
+// record identically is kept once, its `release` line naming them all (tools/graph_template/share_releases.py):
 //   kvfit-graph 1                      header
-//   arch A / release R / model M / key K
+//   arch A / release R [R...] / model M / key K
 //   expr ID MODE CONST TERM...         MODE e (exact), f (floor), c (ceil) of CONST + sum of TERMs;
 //                                      TERM = NUM/DEN:VAR[*VAR...]; VAR a context variable (bind_vars) or
 //                                      fl<q>_<var> / ce<q>_<var> (floor / ceil of var / q)
@@ -80,13 +81,60 @@ struct variant {
     std::vector<uint32_t> order;
 };
 
+// --- format 2: the whole graph as the scheduler receives it (tools/graph_template/graph2.py) --------------------------
+
+/// A tensor reference of a format-2 line: g<i> the global segment's tensor i, s<i> this layer's, r<d>:<i> the layer d
+/// after this one (d < 0: before), L<l>:<i> layer l's (from the global segment); '-' none.
+struct tref {
+    char k = '-';
+    int32_t layer = 0;
+    uint32_t idx = 0;
+};
+
+/// One op parameter: 0, a constant, or an expression.
+struct tparam {
+    char k = '0'; ///< '0', '=' constant, 'e' expression
+    int64_t v = 0;
+};
+
+/// One tensor line: `t KIND OP TYPE NE0 NE1 NE2 NE3 NB FLAGS VIEW_SRC VIEW_OFFS SRCS PARAMS ROLE NAME`.
+struct tline {
+    char kind = 'n';   ///< l leaf, n node, x in no list (a view source: a KV cache tensor)
+    gop op = gop::none;
+    int type = 0;      ///< ggml type id; -2 type_k, -3 type_v, -4 the model weight's own type
+    int weight_type = -1; ///< a weight's recorded type (ne[] its recorded shape), for a model without a tensor list
+    uint32_t ne[4] = {};
+    bool nb_contiguous = true;
+    uint32_t nb[4] = {}; ///< expr ids of the strides in elements of the tensor's type (nb * block / type size)
+    uint8_t flags = 0;
+    tref view_src;
+    int32_t view_offs = -1; ///< expr id (elements), -1 none
+    std::vector<tref> src;
+    std::array<tparam, 16> params{};
+    char role = '-';   ///< w weight, k a pre-allocated cache tensor, - computed / input
+    std::string name;  ///< "{L}" for the layer index
+};
+
+struct variant2 {
+    bool fa = true;
+    std::string kv, st, rot; ///< rot: "k", "v", "kv" (the quantized caches Hadamard-rotated) or "-"
+    uint32_t global = 0;
+    std::map<std::string, uint32_t> kinds;            ///< layer signature (graph_layer_sig) -> segment
+    std::vector<tref> roots_pre, roots_post;          ///< g<i> refs
+    std::map<uint32_t, std::vector<tref>> roots_layer;///< segment -> its roots (s<i>, g<i>), in expand order
+};
+
 struct graph_template {
-    std::string arch, release, model, key;
+    std::string arch, model, key;
+    std::vector<std::string> releases; ///< the releases that record this graph (the `release` line)
     std::string name; ///< the file's stem before the release: the arch, or <arch>+<model> for a second recorded shape
+    int format = 1;
     std::vector<std::string> var_names; ///< k_var_names, then cells_<cache> as the trace named them
     std::vector<expr> exprs;
     std::vector<std::vector<event>> segs;
     std::vector<variant> variants;
+    std::vector<std::vector<tline>> segs2; ///< format 2
+    std::vector<variant2> variants2;
 };
 
 /// The variables a template's shapes are written in (tools/graph_template/trace.py canon()).
@@ -123,6 +171,95 @@ int parse_type(std::string_view s) {
     return int(ggml_type_from_name(s));
 }
 
+tref parse_ref(std::string_view w) {
+    tref r;
+    if (w == "-") return r;
+    r.k = w.at(0);
+    if (r.k == 'g' || r.k == 's') {
+        r.idx = uint32_t(to_i64(w.substr(1)));
+    } else if (r.k == 'r' || r.k == 'L') {
+        const size_t colon = w.find(':');
+        if (colon == std::string_view::npos) throw std::runtime_error("bad tensor reference");
+        r.layer = int32_t(to_i64(w.substr(1, colon - 1)));
+        r.idx = uint32_t(to_i64(w.substr(colon + 1)));
+    } else {
+        throw std::runtime_error("bad tensor reference");
+    }
+    return r;
+}
+
+tline parse_tline(std::istringstream & ls, size_t n_exprs) {
+    tline l;
+    std::string kind, op, type, w;
+    ls >> kind >> op >> type;
+    l.kind = kind.at(0);
+    l.op = gop_from_name(op);
+    if (l.op == gop::count) throw std::runtime_error("unknown op " + op);
+    auto expr_id = [&](const std::string & x) {
+        const int64_t e = to_i64(x);
+        if (e < 0 || size_t(e) >= n_exprs) throw std::runtime_error("expr id out of range");
+        return uint32_t(e);
+    };
+    // a weight: "w" (the model's own tensor), or "w=TYPE" with its recorded shape's expressions, which stand in for a
+    // model that lists no tensors (config.json)
+    const bool weight = type == "w" || type.rfind("w=", 0) == 0;
+    l.type = weight ? -4 : parse_type(type);
+    if (weight && type.size() > 2 && type.substr(2) != "-") l.weight_type = parse_type(type.substr(2));
+    for (uint32_t & d : l.ne) {
+        ls >> w;
+        if (weight && l.weight_type < 0 && w != "-") throw std::runtime_error("a weight's shape without its type");
+        d = weight && w == "-" ? 0 : expr_id(w);
+    }
+    ls >> w;
+    if (weight || w == "c") {
+        l.nb_contiguous = true;
+    } else {
+        l.nb_contiguous = false;
+        std::istringstream nbs(w);
+        std::string x;
+        for (uint32_t & d : l.nb) {
+            if (!std::getline(nbs, x, ',')) throw std::runtime_error("bad strides");
+            d = expr_id(x);
+        }
+    }
+    int flags = 0;
+    ls >> flags >> w;
+    l.flags = uint8_t(flags);
+    l.view_src = parse_ref(w);
+    ls >> w;
+    l.view_offs = w == "-" ? -1 : int32_t(expr_id(w));
+    ls >> w;
+    if (w != "-") {
+        size_t p = 0;
+        while (true) {
+            const size_t bar = w.find('|', p);
+            l.src.push_back(parse_ref(std::string_view(w).substr(p, bar == std::string::npos ? std::string::npos : bar - p)));
+            if (bar == std::string::npos) break;
+            p = bar + 1;
+        }
+    }
+    ls >> w;
+    if (w != "-") {
+        std::istringstream ps(w);
+        std::string x;
+        size_t i = 0;
+        while (std::getline(ps, x, ',')) {
+            if (i >= 16) throw std::runtime_error("too many op params");
+            tparam & q = l.params[i++];
+            if (x == "0") continue;
+            q.k = x.at(0);
+            if (q.k == '=') q.v = to_i64(x.substr(1));
+            else if (q.k == 'e') q.v = expr_id(x.substr(1));
+            else throw std::runtime_error("bad op param");
+        }
+    }
+    ls >> w;
+    l.role = w.at(0);
+    std::getline(ls >> std::ws, l.name);
+    if (!ls && l.name.empty()) throw std::runtime_error("short tensor line");
+    return l;
+}
+
 /// Parses one template file.
 graph_template parse_template(std::string_view text) {
     graph_template t;
@@ -134,8 +271,11 @@ graph_template parse_template(std::string_view text) {
         if (line.empty() || line[0] == '#') continue;
         std::istringstream ls(line);
         ls >> word;
-        if (word == "arch") ls >> t.arch;
-        else if (word == "release") ls >> t.release;
+        if (word == "kvfit-graph") ls >> t.format;
+        else if (word == "arch") ls >> t.arch;
+        else if (word == "release") {
+            while (ls >> word) t.releases.push_back(word);
+        }
         else if (word == "key") ls >> t.key;
         else if (word == "model") std::getline(ls >> std::ws, t.model);
         else if (word == "expr") {
@@ -179,6 +319,58 @@ graph_template parse_template(std::string_view text) {
                 e.terms.push_back(std::move(tm));
             }
             t.exprs.push_back(std::move(e));
+        } else if (word == "seg" && t.format == 2) {
+            size_t id = 0;
+            ls >> id;
+            if (id != t.segs2.size()) throw std::runtime_error("segment ids out of order");
+            t.segs2.emplace_back();
+        } else if (word == "t") {
+            if (t.segs2.empty()) throw std::runtime_error("tensor outside a segment");
+            t.segs2.back().push_back(parse_tline(ls, t.exprs.size()));
+        } else if (word == "kinds" || word == "roots_pre" || word == "roots_post" || word == "roots_layer") {
+            if (t.variants2.empty()) throw std::runtime_error(word + " before a variant");
+            variant2 & v = t.variants2.back();
+            auto refs = [](std::string_view w) {
+                std::vector<tref> out;
+                if (w == "-") return out;
+                size_t p = 0;
+                while (p <= w.size()) {
+                    const size_t c = w.find(',', p);
+                    out.push_back(parse_ref(w.substr(p, c == std::string_view::npos ? std::string_view::npos : c - p)));
+                    if (c == std::string_view::npos) break;
+                    p = c + 1;
+                }
+                return out;
+            };
+            std::string item;
+            while (ls >> item) {
+                if (word == "roots_pre") v.roots_pre = refs(item);
+                else if (word == "roots_post") v.roots_post = refs(item);
+                else {
+                    const size_t sep = word == "kinds" ? item.rfind('=') : item.find(':');
+                    if (sep == std::string::npos) throw std::runtime_error("bad " + word + " item");
+                    if (word == "kinds") {
+                        const int64_t k = to_i64(std::string_view(item).substr(sep + 1));
+                        if (k < 0 || size_t(k) >= t.segs2.size()) throw std::runtime_error("segment kind out of range");
+                        v.kinds[item.substr(0, sep)] = uint32_t(k);
+                    } else {
+                        const int64_t k = to_i64(std::string_view(item).substr(0, sep));
+                        if (k < 0 || size_t(k) >= t.segs2.size()) throw std::runtime_error("segment kind out of range");
+                        v.roots_layer[uint32_t(k)] = refs(std::string_view(item).substr(sep + 1));
+                    }
+                }
+            }
+        } else if (word == "variant" && t.format == 2) {
+            variant2 v;
+            while (ls >> word && word != "global") {
+                if (word.rfind("fa=", 0) == 0) v.fa = word == "fa=1";
+                else if (word.rfind("kv=", 0) == 0) v.kv = word.substr(3);
+                else if (word.rfind("st=", 0) == 0) v.st = word.substr(3);
+                else if (word.rfind("rot=", 0) == 0) v.rot = word.substr(4);
+            }
+            ls >> v.global;
+            if (!ls || v.global >= t.segs2.size()) throw std::runtime_error("bad variant line");
+            t.variants2.push_back(std::move(v));
         } else if (word == "seg") {
             size_t id = 0;
             ls >> id;
@@ -227,18 +419,38 @@ graph_template parse_template(std::string_view text) {
     return t;
 }
 
-/// One embedded template file, data/graphs/<arch>.<release>.txt, parsed on first use.
+/// One embedded template file, data/graphs/<arch>[+<model>][.<release>].txt, parsed on first use.
 struct template_file {
-    std::string arch, release;
+    std::string arch;
+    std::vector<std::string> releases; ///< from the file's `release` line (one file may serve several releases)
+    int format = 1; ///< 2: a scheduler graph (`kvfit-graph 2` on the first line)
     std::string name; ///< <arch> or <arch>+<model>, the file name before the release
     std::string_view text;
     std::once_flag once;
     std::unique_ptr<graph_template> parsed;
     std::string error;
+
+    bool has_release(const std::string & r) const { return std::find(releases.begin(), releases.end(), r) != releases.end(); }
 };
 
-/// The embedded template files by architecture and release, from their names only: kvfit's start-up does not
-/// parse them, and a plan parses only its own architecture's.
+/// The releases a template file's `release` line names (its header's first lines: kvfit's start-up parses no more).
+std::vector<std::string> header_releases(std::string_view text) {
+    std::vector<std::string> out;
+    const size_t at = text.substr(0, 512).find("\nrelease ");
+    if (at == std::string_view::npos) return out;
+    std::string_view line = text.substr(at + 9);
+    line = line.substr(0, line.find('\n'));
+    while (!line.empty()) {
+        const size_t sp = line.find(' ');
+        if (sp != 0) out.emplace_back(line.substr(0, sp));
+        if (sp == std::string_view::npos) break;
+        line.remove_prefix(sp + 1);
+    }
+    return out;
+}
+
+/// The embedded template files by architecture and release, from their names and `release` lines only: kvfit's
+/// start-up does not parse them, and a plan parses only its own architecture's.
 std::vector<std::unique_ptr<template_file>> & template_files() {
     static std::vector<std::unique_ptr<template_file>> files = [] {
         std::vector<std::unique_ptr<template_file>> out;
@@ -246,14 +458,15 @@ std::vector<std::unique_ptr<template_file>> & template_files() {
             std::string_view p = f.path;
             if (p.rfind("graphs/", 0) != 0 || p.size() < 11 || p.substr(p.size() - 4) != ".txt") continue;
             p = p.substr(7, p.size() - 11);
-            const size_t dot = p.find('.');
-            if (dot == std::string_view::npos) continue;
             auto tf = std::make_unique<template_file>();
-            // <arch>.<release>.txt, or <arch>+<model>.<release>.txt for a second recorded shape of one architecture
-            tf->arch = std::string(p.substr(0, std::min(dot, p.find('+'))));
-            tf->name = std::string(p.substr(0, dot));
-            tf->release = std::string(p.substr(dot + 1));
+            // <arch>[+<model>][.<release>]: the arch, a second recorded shape of one architecture, the release when
+            // only one release records this graph (the `release` line is what counts)
+            const std::string_view stem = p.substr(0, p.find('.'));
+            tf->arch = std::string(stem.substr(0, stem.find('+')));
+            tf->name = std::string(stem);
+            tf->releases = header_releases(f.bytes);
             tf->text = f.bytes;
+            tf->format = f.bytes.rfind("kvfit-graph 2", 0) == 0 ? 2 : 1;
             out.push_back(std::move(tf));
         }
         return out;
@@ -364,12 +577,41 @@ std::string llamacpp_graph_key(const model_desc & m) {
     return buf;
 }
 
+std::string release_tag(const llamacpp_settings & s) { return s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5"; }
+
 namespace {
+
+/// The context's variables, as the trace named them (tools/graph_template/gtrace.py canon): the reserve graph's (tg:
+/// the token-generation graph llama.cpp reserves too, graph_reserve(n_seqs, n_seqs, n_seqs): one token per sequence).
+std::vector<int64_t> bind_vars(const graph_template & t, const model_desc & m, const llamacpp_settings & s,
+                               const llamacpp_context & c, bool tg) {
+    const std::vector<std::string> & names = t.var_names;
+    std::vector<int64_t> v(names.size(), -1);
+    const compute_graph g = compute_graph_of(m, s, c);
+    const std::vector<kv_cache_buffer> caches = llamacpp_kv_caches(m, s, c);
+    const uint32_t n_stream = c.n_stream;
+    const uint64_t T = tg ? g.n_seq : g.n_tokens;
+    v[0] = int64_t(T);
+    v[1] = int64_t(tg ? g.n_seq : g.n_outputs);
+    v[2] = int64_t(g.n_seq);
+    v[3] = int64_t(n_stream);
+    v[4] = int64_t(T / std::max<uint32_t>(1, n_stream));
+    v[5] = int64_t(m.n_vocab);
+    v[6] = int64_t(c.n_ctx_seq);
+    v[7] = int64_t(c.n_ctx);
+    v[8] = int64_t(c.n_rs_seq);
+    v[9] = int64_t(T / std::max<uint32_t>(1, g.n_seq));
+    for (const kv_cache_buffer & kb : caches) {
+        for (size_t i = k_n_fixed; i < names.size(); ++i) {
+            if (names[i] == "cells_" + kb.name) v[i] = int64_t(kb.cells_per_stream);
+        }
+    }
+    return v;
+}
 
 /// The template recorded for m's graph in s's release and the variant for s's flash attention and K/V types; the
 /// reason in `why` when there is none.
 /// The release as template files name it (data/graphs/<arch>.<release>.txt).
-std::string release_tag(const llamacpp_settings & s) { return s.release == llamacpp_release::v0_5_0 ? "v0.5.0" : "5b4ebc5"; }
 
 /// The stream layout as a template's st= names it: "1" one sequence, "N" N streams (one per sequence), "1u" one unified
 /// stream over several sequences.
@@ -389,7 +631,7 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
     const bool unnamed = m.gguf_architecture.empty();
     const std::string arch = unnamed ? "this model's architecture" : m.gguf_architecture;
     for (auto & f : template_files()) {
-        if ((!unnamed && f->arch != m.gguf_architecture) || f->release != release) continue;
+        if (f->format != 1 || (!unnamed && f->arch != m.gguf_architecture) || !f->has_release(release)) continue;
         arch_seen = true;
         std::string k;
         if (unnamed) {
@@ -401,7 +643,7 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
             k = key;
         }
         const graph_template * t = parsed(*f);
-        if (t != nullptr && t->key == k) tp = t;
+        if (t != nullptr && t->format == 1 && t->key == k) tp = t;
     }
     if (unnamed && key.empty()) key = llamacpp_graph_key(m);
     if (tp == nullptr) {
@@ -455,7 +697,7 @@ bool replay_recorded_for_arch(const model_desc & m, const llamacpp_settings & s)
     const std::string release = release_tag(s);
     if (m.gguf_architecture.empty()) return false;
     for (auto & f : template_files()) {
-        if (f->arch == m.gguf_architecture && f->release == release) return true;
+        if (f->format == 1 && f->arch == m.gguf_architecture && f->has_release(release)) return true;
     }
     return false;
 }
@@ -474,27 +716,7 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
     const variant * var = find_variant(m, s, c.flash_attn, c.n_rs_seq, stream_key(c.n_stream, c.n_seq), &tp, why);
     if (var == nullptr) return std::nullopt;
 
-    // the context's variables, as the trace named them (tools/graph_template/trace.py canon)
-    const std::vector<std::string> & names = tp->var_names;
-    std::vector<int64_t> v(names.size(), -1);
-    const compute_graph g = compute_graph_of(m, s, c);
-    const std::vector<kv_cache_buffer> caches = llamacpp_kv_caches(m, s, c);
-    uint32_t n_stream = c.n_stream;
-    v[0] = int64_t(g.n_tokens);
-    v[1] = int64_t(g.n_outputs);
-    v[2] = int64_t(g.n_seq);
-    v[3] = int64_t(n_stream);
-    v[4] = int64_t(g.n_tokens / std::max<uint32_t>(1, n_stream));
-    v[5] = int64_t(m.n_vocab);
-    v[6] = int64_t(c.n_ctx_seq);
-    v[7] = int64_t(c.n_ctx);
-    v[8] = int64_t(c.n_rs_seq);
-    v[9] = int64_t(g.n_tokens / std::max<uint32_t>(1, g.n_seq));
-    for (const kv_cache_buffer & kb : caches) {
-        for (size_t i = k_n_fixed; i < names.size(); ++i) {
-            if (names[i] == "cells_" + kb.name) v[i] = int64_t(kb.cells_per_stream);
-        }
-    }
+    const std::vector<int64_t> v = bind_vars(*tp, m, s, c, false);
 
     dyn_tallocr alloc(32); // the CPU buffer type's alignment
     std::vector<uint64_t> offsets, sizes;
@@ -534,9 +756,273 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
     }
     graph_replay_result r;
     r.bytes = alloc.max_size();
-    r.variant = tp->name + " " + tp->release + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "") +
+    r.variant = tp->name + " " + release_tag(s) + " fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + (var->rs > 0 ? " rs=" + std::to_string(var->rs) + (var->rs_more ? "+" : "") : "") +
                  (var->st.empty() ? "" : " st=" + var->st);
     return r;
+}
+
+
+std::optional<graph_instance> instantiate_graph(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                                bool tg, std::string * why) {
+    const std::string release = release_tag(s);
+    const graph_template * tp = nullptr;
+    for (auto & f : template_files()) {
+        if (f->format != 2 || f->arch != m.gguf_architecture || !f->has_release(release)) continue;
+        const graph_template * t = parsed(*f);
+        if (t != nullptr && t->format == 2) tp = t;
+    }
+    if (tp == nullptr) {
+        if (why) *why = "no scheduler graph recorded for " + (m.gguf_architecture.empty() ? std::string("this architecture") : m.gguf_architecture) + " in llama.cpp " + release;
+        return std::nullopt;
+    }
+    const compute_graph cg = compute_graph_of(m, s, c);
+    const std::string kv = kv_class(s.type_k, s.type_v);
+    // format 2 records one graph for every stream count above one (3 and 4 streams: one topology, n_stream a variable)
+    const std::string st = c.n_stream > 1 ? "N" : c.n_seq > 1 ? "1u" : "1";
+    const std::string rot = cg.rot_k || cg.rot_v ? std::string(cg.rot_k ? "k" : "") + (cg.rot_v ? "v" : "") : "-";
+    const variant2 * var = nullptr;
+    for (const variant2 & v : tp->variants2) {
+        if (v.fa == c.flash_attn && v.kv == kv && v.st == st && v.rot == rot) var = &v;
+    }
+    if (var == nullptr) {
+        if (why) *why = "no scheduler graph recorded for " + kv + " K/V with flash attention " + (c.flash_attn ? "on" : "off") +
+                        (rot != "-" ? " and rotated caches" : "") + " in this stream layout";
+        return std::nullopt;
+    }
+    // each layer's segment kind by its signature. NextN/MTP blocks (signature "x") are in the graph only where the
+    // template recorded them: the target graph of qwen35 builds n_layer blocks (models/qwen35.cpp; the MTP head runs in
+    // a context of its own, ctx_type mtp), measured on qwen35-9b-mtp (tests/test_cuda_sched.cpp)
+    bool nextn_in_graph = false;
+    for (const auto & [sig, k] : var->kinds) nextn_in_graph |= sig.rfind("x", 0) == 0;
+    const size_t n_layers = size_t(m.n_layer) + (nextn_in_graph ? m.n_layer_mtp : 0);
+    std::vector<uint32_t> kind(n_layers);
+    for (size_t il = 0; il < n_layers; ++il) {
+        const std::string sig = graph_layer_sig(m, uint32_t(il));
+        const auto it = var->kinds.find(sig);
+        if (it == var->kinds.end()) {
+            if (why) *why = "layer " + std::to_string(il) + "'s kind (" + sig + ") was not recorded for " + tp->arch;
+            return std::nullopt;
+        }
+        kind[il] = it->second;
+    }
+    // the variables: the context's, the model's dimensions, and per layer its own (l_*)
+    std::vector<int64_t> v = bind_vars(*tp, m, s, c, tg);
+    const std::vector<std::string> & names = tp->var_names;
+    {
+        const auto dims = graph_dims(m);
+        for (size_t i = k_n_fixed; i < names.size(); ++i) {
+            for (const auto & [k, x] : dims) {
+                if (names[i] == k) v[i] = x;
+            }
+        }
+    }
+    std::vector<std::vector<int64_t>> lv(n_layers);
+    for (size_t il = 0; il < n_layers; ++il) {
+        lv[il] = v;
+        for (const auto & [k, x] : graph_layer_dims(m, uint32_t(il))) {
+            for (size_t i = k_n_fixed; i < names.size(); ++i) {
+                if (names[i] == k) lv[il][i] = x;
+            }
+        }
+    }
+    // the tensors of every segment instance: the global segment, then each layer's
+    std::vector<size_t> base(n_layers + 1);
+    size_t n = tp->segs2[var->global].size();
+    for (size_t il = 0; il < n_layers; ++il) {
+        base[il] = n;
+        n += tp->segs2[kind[il]].size();
+    }
+    graph_instance out;
+    out.g.t.resize(n);
+    out.layer.assign(n, -1);
+    out.weight.assign(n, std::string());
+    out.cache.assign(n, 0);
+    bool bad_ref = false;
+    auto resolve = [&](const tref & r, int32_t il) -> int32_t {
+        switch (r.k) {
+        case '-': return -1;
+        case 'g': return r.idx < tp->segs2[var->global].size() ? int32_t(r.idx) : (bad_ref = true, -1);
+        case 's':
+        case 'r':
+        case 'L': {
+            const int64_t l = r.k == 's' ? il : r.k == 'r' ? int64_t(il) + r.layer : r.layer < 0 ? int64_t(n_layers) + r.layer : r.layer;
+            if (l < 0 || size_t(l) >= n_layers || r.idx >= tp->segs2[kind[size_t(l)]].size()) return bad_ref = true, -1;
+            return int32_t(base[size_t(l)] + r.idx);
+        }
+        }
+        return -1;
+    };
+    std::map<std::string_view, const weight_tensor *> weights;
+    for (const weight_tensor & w : m.weights.tensors) weights.emplace(w.name, &w);
+    auto fill = [&](const tline & l, size_t at, int32_t il) -> bool {
+        const std::vector<int64_t> & vars = il < 0 ? v : lv[size_t(il)];
+        auto ev = [&](uint32_t id) -> std::optional<int64_t> { return eval(*tp, tp->exprs[id], vars); };
+        gtensor & t = out.g.t[at];
+        t.op = l.op;
+        t.flags = l.flags;
+        std::string name = l.name;
+        if (il >= 0) {
+            for (size_t p = name.find("{L}"); p != std::string::npos; p = name.find("{L}")) name.replace(p, 3, std::to_string(il));
+        }
+        t.name = name;
+        out.layer[at] = il;
+        if (l.type == -4) { // a weight: the model's own tensor
+            auto it = weights.find(name);
+            // a tied head: llama.cpp creates output.weight as token_embd again (TENSOR_DUPLICATED), in the output's buffer
+            if (it == weights.end() && name == "output.weight" && m.tied_embeddings) it = weights.find("token_embd.weight");
+            if (it != weights.end()) {
+                t.type = it->second->type;
+                for (size_t d = 0; d < 4; ++d) t.ne[d] = int64_t(it->second->ne[d]);
+            } else if (m.weights.tensors.empty() && l.weight_type >= 0) {
+                // a model that lists no tensors (config.json, the catalog): the recorded type and shape. A leaf: it
+                // sizes no compute buffer; its place (weight_device, by its name) places its users
+                t.type = ggml_type(l.weight_type);
+                for (size_t d = 0; d < 4; ++d) {
+                    const auto x = ev(l.ne[d]);
+                    if (!x || *x <= 0) {
+                        if (why) *why = "the recorded graph's weight " + name + " has no shape for this model";
+                        return false;
+                    }
+                    t.ne[d] = *x;
+                }
+            } else {
+                if (why) *why = "the recorded graph reads the weight " + name + ", which the model does not have";
+                return false;
+            }
+            t.nb = contiguous_nb(t.type, t.ne);
+            out.weight[at] = name;
+        } else {
+            t.type = l.type == -2 ? s.type_k : l.type == -3 ? s.type_v : ggml_type(l.type);
+            const auto fail = [&](const char * what) {
+                if (why) *why = "the recorded graph's " + name + " " + what + " does not evaluate for this model and context";
+                return false;
+            };
+            for (size_t d = 0; d < 4; ++d) {
+                const auto x = ev(l.ne[d]);
+                if (!x || *x < 0) return fail("shape");
+                t.ne[d] = *x;
+            }
+            const ggml_type_traits & tr = ggml_traits(t.type);
+            if (l.nb_contiguous) {
+                t.nb = contiguous_nb(t.type, t.ne);
+            } else {
+                for (size_t d = 0; d < 4; ++d) {
+                    const auto x = ev(l.nb[d]);
+                    if (!x || *x < 0) return fail("strides");
+                    t.nb[d] = uint64_t(*x) * tr.type_size / tr.block_size;
+                }
+            }
+            if (l.view_offs >= 0) {
+                const auto x = ev(uint32_t(l.view_offs));
+                if (!x || *x < 0) return fail("view offset");
+                t.view_offs = uint64_t(*x) * tr.type_size / tr.block_size;
+            }
+            out.cache[at] = l.role == 'k';
+        }
+        for (size_t p = 0; p < 16; ++p) {
+            const tparam & q = l.params[p];
+            if (q.k == '=') t.params[p] = int32_t(q.v);
+            else if (q.k == 'e') {
+                const auto x = ev(uint32_t(q.v));
+                if (!x) {
+                    if (why) *why = "the recorded graph's " + name + " op parameter does not evaluate for this model";
+                    return false;
+                }
+                t.params[p] = int32_t(*x);
+            }
+        }
+        t.view_src = resolve(l.view_src, il);
+        for (const tref & r : l.src) t.src.push_back(resolve(r, il));
+        return !bad_ref;
+    };
+    // a layer of the same kind and the same dimensions as an earlier one has its tensors' types, shapes, strides,
+    // view offsets and op parameters: copied, only names and sources resolved anew (most layers of a model: the
+    // expressions are evaluated once per distinct layer, not once per layer)
+    auto link = [&](const tline & l, size_t at, size_t from, int32_t il) -> bool {
+        gtensor & t = out.g.t[at];
+        const gtensor & f = out.g.t[from];
+        t.op = f.op, t.flags = f.flags, t.type = f.type, t.ne = f.ne, t.nb = f.nb, t.view_offs = f.view_offs;
+        t.params = f.params;
+        std::string name = l.name;
+        for (size_t p = name.find("{L}"); p != std::string::npos; p = name.find("{L}")) name.replace(p, 3, std::to_string(il));
+        if (l.type == -4) { // the model's own tensor, whose type may differ by layer (a Q4_K_M's q6_K rows)
+            auto it = weights.find(name);
+            if (it == weights.end() && name == "output.weight" && m.tied_embeddings) it = weights.find("token_embd.weight");
+            if (it != weights.end()) {
+                t.type = it->second->type;
+                for (size_t d = 0; d < 4; ++d) t.ne[d] = int64_t(it->second->ne[d]);
+                t.nb = contiguous_nb(t.type, t.ne);
+            } else if (!weights.empty()) {
+                if (why) *why = "the recorded graph reads the weight " + name + ", which the model does not have";
+                return false;
+            }
+            out.weight[at] = name;
+        }
+        t.name = std::move(name);
+        out.layer[at] = il;
+        out.cache[at] = out.cache[from];
+        t.view_src = resolve(l.view_src, il);
+        t.src.reserve(l.src.size());
+        for (const tref & r : l.src) t.src.push_back(resolve(r, il));
+        return !bad_ref;
+    };
+    bool ok = true;
+    const auto & glob = tp->segs2[var->global];
+    for (size_t i = 0; i < glob.size() && ok; ++i) ok = fill(glob[i], i, -1);
+    std::vector<size_t> first_alike(n_layers);
+    for (size_t il = 0; il < n_layers && ok; ++il) {
+        first_alike[il] = il;
+        for (size_t j = 0; j < il; ++j) {
+            if (first_alike[j] == j && kind[j] == kind[il] && lv[j] == lv[il]) {
+                first_alike[il] = j;
+                break;
+            }
+        }
+        const auto & seg = tp->segs2[kind[il]];
+        const size_t from = first_alike[il];
+        for (size_t i = 0; i < seg.size() && ok; ++i) {
+            ok = from == il ? fill(seg[i], base[il] + i, int32_t(il)) : link(seg[i], base[il] + i, base[from] + i, int32_t(il));
+        }
+    }
+    if (!ok) {
+        if (why && why->empty()) *why = "the recorded graph does not cover this context";
+        return std::nullopt;
+    }
+    // the node and leaf order: ggml_visit_parents' walk (ggml.c ggml_visit_parents_graph: sources in order, a tensor
+    // after its sources, GGML_OP_NONE a leaf) from the roots llama.cpp expanded, in order
+    std::vector<uint8_t> visited(n, 0);
+    auto walk = [&](int32_t root) {
+        std::vector<std::pair<int32_t, size_t>> stack{{root, 0}};
+        while (!stack.empty()) {
+            auto & [x, k] = stack.back();
+            if (k == 0) {
+                if (visited[size_t(x)]) { stack.pop_back(); continue; }
+                visited[size_t(x)] = 1;
+            }
+            const gtensor & t = out.g.t[size_t(x)];
+            if (k < t.src.size()) {
+                const int32_t src = t.src[k++];
+                if (src >= 0 && !visited[size_t(src)]) stack.emplace_back(src, 0);
+                continue;
+            }
+            (t.op == gop::none ? out.g.leafs : out.g.nodes).push_back(x);
+            stack.pop_back();
+        }
+    };
+    for (const tref & r : var->roots_pre) walk(resolve(r, -1));
+    for (size_t il = 0; il < n_layers; ++il) {
+        const auto it = var->roots_layer.find(kind[il]);
+        if (it == var->roots_layer.end()) continue;
+        for (const tref & r : it->second) walk(resolve(r, int32_t(il)));
+    }
+    for (const tref & r : var->roots_post) walk(resolve(r, -1));
+    if (bad_ref) {
+        if (why) *why = "the recorded graph's roots do not resolve";
+        return std::nullopt;
+    }
+    out.variant = tp->name + " " + release + " graph fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + " st=" + var->st +
+                  (var->rot != "-" ? " rot=" + var->rot : "");
+    return out;
 }
 
 } // namespace kvfit::detail

@@ -10,10 +10,13 @@
 #pragma once
 
 #include "kvfit/llamacpp.h"
+#include "runtimes/llamacpp/sched.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kvfit::detail {
 
@@ -22,6 +25,24 @@ namespace kvfit::detail {
 /// MLA / indexer / SSM / hyper-connection dimensions), but not n_vocab, which templates take as a variable. Two
 /// models with the same key build the same graph in the same release. Shown as `detail.compute_graph_key` (JSON).
 std::string llamacpp_graph_key(const model_desc & m);
+
+/// The release as template files and docs name it: "v0.5.0" or "5b4ebc5" (data/graphs, docs/accuracy-cuda-<tag>.md).
+std::string release_tag(const llamacpp_settings & s);
+
+/// The model-level dimensions a format-2 template's expressions may name (graph_shape.cpp), in a fixed order:
+/// n_embd, n_layer, the expert, MLA, indexer, SSM and hyper-connection widths, and every model_desc::graph_dims key
+/// as g_<key> (non-alphanumerics as '_'). 0 for what the model lacks.
+std::vector<std::pair<std::string, int64_t>> graph_dims(const model_desc & m);
+
+/// Layer il's own dimensions, named l_*: heads, KV heads, K/V head widths, dense FFN width, and per cache i (caches
+/// order) l_c<i>_k / l_c<i>_v widths, l_c<i>_window, l_c<i>_ratio. Empty for a NextN block (il >= n_layer).
+std::vector<std::pair<std::string, int64_t>> graph_layer_dims(const model_desc & m, uint32_t il);
+
+/// What layer il is in the graph, without its sizes: its caches' kinds (F full, W window, C chunked, M latent,
+/// I indexer, Z compressed, c/s/p states), its FFN (d dense, m routed, md both, - none), n without attention heads;
+/// then "<" and the same for layer il - 1 ("^" for none, "^" appended when it is layer 0), and "$" on the last layer (n_layer - 1): a
+/// template maps each signature to a recorded segment kind. "Fd<Fd$" is the last layer of a dense GQA decoder.
+std::string graph_layer_sig(const model_desc & m, uint32_t il);
 
 /// The result of a replay: the compute buffer in bytes and the template variant it came from
 /// ("deepseek4 v0.5.0 fa=1 kv=f16").
@@ -44,5 +65,22 @@ bool replay_recorded_for_arch(const model_desc & m, const llamacpp_settings & s)
 /// the family), or settings outside the recorded variants. `why` (optional) receives the reason in one phrase.
 std::optional<graph_replay_result> replay_compute(const model_desc & m, const llamacpp_settings & s,
                                                   const llamacpp_context & c, std::string * why = nullptr);
+
+/// A reserve graph instantiated from a recorded format-2 template (data/graphs/*.txt with `kvfit-graph 2`, written by
+/// tools/graph_template/graph2.py): the graph exactly as llama.cpp's scheduler receives it, for the scheduler replay
+/// (sched.h). Buffers are not assigned: the caller places each weight and cache tensor by the plan.
+struct graph_instance {
+    ggraph g;
+    std::vector<int32_t> layer;      ///< per tensor: its layer (-1: the global segment)
+    std::vector<std::string> weight; ///< per tensor: the model weight it is ("" none)
+    std::vector<uint8_t> cache;      ///< per tensor: 1 for a KV or state cache tensor of its layer
+    std::string variant;             ///< "llama v0.5.0 graph fa=1 kv=f16 st=1"
+};
+
+/// m's reserve graph under s and c from a format-2 template (tg: the token-generation graph, one token per sequence);
+/// nullopt when none applies (no template for m's graph key and release, no variant for the flash attention, K/V
+/// class and stream layout, or a weight the model lacks), with the reason in `why`.
+std::optional<graph_instance> instantiate_graph(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
+                                                bool tg, std::string * why = nullptr);
 
 } // namespace kvfit::detail

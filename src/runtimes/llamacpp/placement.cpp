@@ -231,16 +231,10 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     }
     host.used.output_bytes = llamacpp_output_bytes(m, plan.ctx);
 
-    // The scheduler reserves a compute buffer on every backend that runs part of the graph.
-    const uint64_t compute = llamacpp_compute_bytes(m, s, plan.ctx);
-    bool host_runs_layers = gpus.empty();
-    for (auto & d : plan.devices) {
-        if (d.is_host) continue;
-        if (d.n_layers > 0 || d.has_output) d.used.compute_bytes = compute;
-    }
-    for (uint32_t il = 0; il < m.n_layer; ++il) host_runs_layers |= dev[il] < 0;
-    host_runs_layers |= dev[n_layer_all] < 0;
-    if (host_runs_layers) host.used.compute_bytes = compute;
+    // The scheduler reserves a compute buffer on every backend that runs part of the graph. With GPUs the backend's
+    // figures follow (llamacpp_apply_backend_terms): the scheduler replay, else the CPU graph on every backend that
+    // runs part of it (llamacpp_place_graph_compute) with the backend's terms
+    if (gpus.empty()) host.used.compute_bytes = llamacpp_compute_bytes(m, s, plan.ctx);
 
     llamacpp_place_extras(m, plan); // --mmproj, --lora (llamacpp_extras.h)
 
@@ -252,6 +246,21 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     // speculative decoding: the MTP context or the draft model, on their devices (spec.cpp)
     llamacpp_add_spec(m, gpus, plan);
     return plan;
+}
+
+void llamacpp_place_graph_compute(llamacpp_plan & plan, const model_desc & m) {
+    const uint64_t compute = llamacpp_compute_bytes(m, plan.settings, plan.ctx);
+    device_usage & host = plan.devices.back();
+    bool host_runs_layers = false;
+    for (auto & d : plan.devices) {
+        if (d.is_host) continue;
+        if (d.n_layers > 0 || d.has_output) d.used.compute_bytes = compute;
+    }
+    // the host runs a part: a block (-ngl below the blocks) or the output layer (-ngl 0)
+    const uint32_t host_index = uint32_t(plan.devices.size() - 1);
+    for (const uint32_t d : plan.layer_device) host_runs_layers |= d == host_index;
+    host_runs_layers |= host.has_output;
+    if (host_runs_layers || plan.devices.size() == 1) host.used.compute_bytes = compute;
 }
 
 uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,

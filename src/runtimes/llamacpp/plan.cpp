@@ -3,6 +3,8 @@
 #include "kvfit/llamacpp.h"
 #include "kvfit/printable.h"
 #include "runtimes/llamacpp/graph_replay.h"
+#include "runtimes/llamacpp/compute.h"
+#include "core/util.h"
 
 #include "kvfit/metal.h"
 #include "kvfit/sources.h"
@@ -298,6 +300,9 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     r.context_tokens = s.n_ctx;
     r.sequences = p.ctx.n_seq;
     uint32_t output_device = 0;
+    const std::string gpu_class = detail::gpu_placement_class(m, p);
+    double gpu_range_lo = 0, gpu_range_hi = 0;
+    uint32_t gpu_range_rows = 0;
     for (size_t i = 0; i < p.devices.size(); ++i) {
         const device_usage & d = p.devices[i];
         const buffer_set & u = d.used;
@@ -310,10 +315,30 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
                       make_buffer("output", u.output_bytes - sp.output_bytes),
                       make_buffer("compute", u.compute_bytes - sp.compute_bytes, !compute_unmodelled.empty())};
         if (d.is_host) dp.buffers[0].what = host_weights_what(p);
+        // with GPUs: a compute buffer the scheduler replay did not give is an estimate, with its measured error
+        if (p.devices.size() > 1 && !p.gpu_compute.replayed) {
+            buffer & cb = dp.buffers[4];
+            cb.estimate = true;
+            if (const auto e = detail::gpu_compute_error(s, gpu_class, d.is_host)) {
+                cb.has_range = true, cb.range_lo = e->lo, cb.range_hi = e->hi;
+                gpu_range_lo = std::min(gpu_range_lo, e->lo), gpu_range_hi = std::max(gpu_range_hi, e->hi);
+                gpu_range_rows = std::max(gpu_range_rows, e->rows);
+            }
+        }
         add_spec_buffers(dp, p, sp);
         backend_terms_what(p, uint32_t(i), dp); // the backend's terms on this GPU (compute_cuda.cpp)
         r.devices.push_back(std::move(dp));
         if (d.has_output) output_device = uint32_t(i);
+    }
+    // llama.cpp's own fit (--fit, llama-fit-params, node-llama-cpp) sizes the prompt graph in no_alloc mode, after a
+    // scheduler reset that drops the graph callback's pins: it can see other compute buffers than a context allocates
+    for (size_t i = 0; p.gpu_compute.replayed && i < p.devices.size() && i < p.gpu_compute.prompt_bytes.size(); ++i) {
+        const uint64_t fit = p.gpu_compute.prompt_bytes[i], run = p.devices[i].used.compute_bytes - p.devices[i].spec.compute_bytes;
+        if (fit == run) continue;
+        r.notes.push_back(fmt::format("{}: llama.cpp's --fit (no_alloc) measures a {} compute buffer here, a context "
+                                      "allocates {} (its prompt graph pins each layer's norm to the layer's GPU; the fit's "
+                                      "reserve drops the pins: ggml_backend_sched_reserve_size)",
+                                      p.devices[i].name, detail::mib_text(fit), detail::mib_text(run)));
     }
     for (const auto & kv : p.kv) {
         r.caches.push_back({kv.name, kv.cells_per_stream, kv.n_stream, kv.n_layer, kv.k_bytes, kv.v_bytes});
@@ -323,6 +348,18 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     one_sequence.n_seq = 1;
     r.state_bytes_per_sequence = llamacpp_recurrent(m, one_sequence).bytes();
     if (!compute_unmodelled.empty()) r.warnings.push_back("llama.cpp compute buffer: " + compute_unmodelled + "; keep a margin");
+    if (p.devices.size() > 1 && !p.gpu_compute.replayed) {
+        // loud: the figures a GPU verdict rests on are not the scheduler's
+        std::string w = "llama.cpp compute buffers with GPUs: estimates (" + p.gpu_compute.why + ")";
+        if (gpu_range_rows > 0) {
+            w += fmt::format("; measured against llama.cpp's own scheduler on a simulated CUDA device, this placement's "
+                             "estimates ({}, {} rows) were {:+.0f} % to {:+.0f} % off (docs/accuracy-cuda-{}.md)", gpu_class,
+                             gpu_range_rows, 100 * gpu_range_lo, 100 * gpu_range_hi, detail::release_tag(s));
+        } else {
+            w += "; their error for this placement was never measured";
+        }
+        r.warnings.push_back(w + "; keep a margin");
+    }
     r.notes.insert(r.notes.end(), p.notes.begin(), p.notes.end()); // the GPUs' budget (an Apple GPU's working set)
     r.starts = true; // llama.cpp does not refuse for memory: --fit moves layers, or an allocation fails
     r.fits = p.fits();
@@ -341,8 +378,24 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     d["output_device"] = output_device;
     d["compute_modelled"] = compute_unmodelled.empty(); // false: the compute buffer is an estimate (warned)
     // the reserve graph recorded from the real llama.cpp and replayed, when there is one (graph_replay.h)
-    if (const auto r = detail::replay_compute(m, s, p.ctx)) d["compute_graph"] = r->variant;
+    if (p.gpu_compute.replayed) d["compute_graph"] = p.gpu_compute.variant;
+    else if (const auto r = detail::sched_compute_cpu(m, s, p.ctx)) d["compute_graph"] = r->variant;
+    else if (const auto r = detail::replay_compute(m, s, p.ctx)) d["compute_graph"] = r->variant;
     d["compute_graph_key"] = detail::llamacpp_graph_key(m);
+    // the compute buffers on GPUs: the scheduler replay of the recorded graph (compute_sched.cpp), or the rules
+    if (!p.devices.empty() && p.devices.size() > 1) {
+        const auto & gc = p.gpu_compute;
+        json g{{"replayed", gc.replayed}, {"full_offload_rule", gc.full_offload_rule}};
+        if (gc.replayed) {
+            g["variant"] = gc.variant;
+            g["prompt_bytes"] = gc.prompt_bytes; // per device, the prompt graph's: what a no_alloc fit reserves
+            g["n_splits"] = gc.n_splits;
+            g["n_copies"] = gc.n_copies;
+        } else {
+            g["why"] = gc.why;
+        }
+        d["gpu_compute"] = std::move(g);
+    }
     // the weights as a no-mmap (or no_alloc) load sizes them, when that differs from the mmap figure: + the
     // duplicated tied output (llamacpp_tied_duplicate_bytes)
     if (const uint64_t dup = llamacpp_tied_duplicate_bytes(m); dup > 0) d["weights_bytes_no_mmap"] = m.weights.total_bytes() + dup;

@@ -1,0 +1,135 @@
+// The model's dimensions and layer signatures as format-2 graph templates name them (graph_replay.h: graph_dims,
+// graph_layer_dims, graph_layer_sig). tools/graph_template/graph2.py reads the same names through kvfit-graph-dims
+// when it fits a family's graph over several recorded shapes, so the two sides cannot disagree on a name.
+#include "runtimes/llamacpp/graph_replay.h"
+
+#include <cctype>
+#include <string>
+
+namespace kvfit::detail {
+
+namespace {
+
+/// One letter per cache kind, in caches order: F full, W window, C chunked, M latent, I indexer, Z compressed,
+/// c conv state, s ssm state, p per-layer-embedding state.
+char cache_letter(cache_kind k) {
+    switch (k) {
+    case cache_kind::full: return 'F';
+    case cache_kind::window: return 'W';
+    case cache_kind::chunked: return 'C';
+    case cache_kind::latent: return 'M';
+    case cache_kind::indexer: return 'I';
+    case cache_kind::compressed: return 'Z';
+    case cache_kind::conv_state: return 'c';
+    case cache_kind::ssm_state: return 's';
+    case cache_kind::ple_state: return 'p';
+    }
+    return '?';
+}
+
+/// A recurrent layer: a state cache and no attention cache. Its graph reads no attention head count or width, which
+/// the sources spell differently (a GGUF's head_count covers every layer, a config.json gives a recurrent layer 0), so
+/// neither its signature nor its dimensions carry them.
+bool recurrent_only(const model_desc & m, uint32_t il) {
+    bool state = false;
+    for (const layer_cache & c : m.caches[il]) {
+        if (c.is_attention()) return false;
+        state |= c.is_state();
+    }
+    return state;
+}
+
+/// What layer il is, without its sizes: its caches, its FFN (d dense, m routed experts, - none) and whether it is
+/// a NextN block (x).
+std::string layer_features(const model_desc & m, uint32_t il) {
+    if (il >= m.n_layer) return "x";
+    std::string f;
+    for (const layer_cache & c : m.caches[il]) f += cache_letter(c.kind);
+    if (f.empty()) f = "0";
+    const bool moe = il < m.is_moe.size() && m.is_moe[il] != 0;
+    const bool dense = il < m.n_ff.size() && m.n_ff[il] > 0;
+    f += moe ? (dense ? "md" : "m") : (dense ? "d" : "-");
+    if (il < m.n_head.size() && m.n_head[il] == 0 && !recurrent_only(m, il)) f += "n"; // no attention heads
+    return f;
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, int64_t>> graph_dims(const model_desc & m) {
+    std::vector<std::pair<std::string, int64_t>> d{
+        {"n_embd", m.n_embd}, {"n_layer", m.n_layer}, {"n_layer_mtp", m.n_layer_mtp}, {"n_embd_inp", m.n_embd_inp},
+        {"n_swa", m.n_swa}, {"n_chunk", m.n_chunk}, {"n_pos_per_embd", m.n_pos_per_embd},
+        {"n_expert", m.n_expert}, {"n_expert_used", m.n_expert_used}, {"n_expert_shared", m.n_expert_shared},
+        {"n_ff_exp", m.n_ff_exp}, {"n_ff_shexp", m.n_ff_shexp}, {"n_expert_latent", m.n_expert_latent},
+        {"moe_latent", m.moe_latent}, {"kv_lora_rank", m.kv_lora_rank}, {"n_rot_mla", m.n_rot_mla},
+        {"q_lora_rank", m.q_lora_rank}, {"head_dim_qk_nope", m.head_dim_qk_nope}, {"head_dim_v_mla", m.head_dim_v_mla},
+        {"indexer_n_head", m.indexer_n_head}, {"indexer_top_k", m.indexer_top_k}, {"ssm_d_conv", m.ssm_d_conv},
+        {"ssm_d_inner", m.ssm_d_inner}, {"ssm_d_state", m.ssm_d_state}, {"ssm_n_group", m.ssm_n_group},
+        {"ssm_n_head", m.ssm_n_head}, {"ssm_head_dim", m.ssm_head_dim}, {"rwkv_head_size", m.rwkv_head_size},
+        {"n_hc", m.n_hc}, {"n_embd_ple", m.n_embd_ple}, {"attn_res_block", m.attn_res_block}};
+    // the convolution's channels (the conv state's width over its d_conv - 1 columns: Mamba-2's and Gated DeltaNet's
+    // d_inner + 2 n_group d_state, as llama.cpp's graph reshapes the state), which no single dimension above states:
+    // without it a fit found n_embd x d_state / 64, equal on every recorded shape and wrong on Qwen3.5-0.8B
+    int64_t conv_channels = 0;
+    for (uint32_t il = 0; il < m.n_layer && conv_channels == 0; ++il) {
+        for (const layer_cache & c : m.caches[il]) {
+            if (c.kind == cache_kind::conv_state && m.ssm_d_conv > 1) conv_channels = int64_t(c.width_k()) / (m.ssm_d_conv - 1);
+        }
+    }
+    d.emplace_back("ssm_conv_channels", conv_channels);
+    // the first layer holding a cache of each kind, by that kind's letter: what the graph's global inputs of that
+    // cache (its KV indices, masks) are sized by, as F_c_k, F_c_v, F_n_head_kv, W_c_k ...
+    std::string seen;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const layer_cache & c : m.caches[il]) {
+            const char L = cache_letter(c.kind);
+            if (seen.find(L) != std::string::npos) continue;
+            seen += L;
+            const std::string p = std::string(1, L) + "_";
+            d.emplace_back(p + "c_k", int64_t(c.width_k()));
+            d.emplace_back(p + "c_v", int64_t(c.width_v()));
+            // a state cache's first layer is recurrent: no attention head count (recurrent_only)
+            d.emplace_back(p + "n_head", !c.is_state() && il < m.n_head.size() ? int64_t(m.n_head[il]) : 0);
+            d.emplace_back(p + "n_head_kv", int64_t(c.n_head));
+            d.emplace_back(p + "head_dim_k", int64_t(c.head_dim_k));
+            d.emplace_back(p + "head_dim_v", int64_t(c.head_dim_v));
+            if (c.window > 0) d.emplace_back(p + "window", int64_t(c.window));
+            if (c.ratio > 1) d.emplace_back(p + "ratio", int64_t(c.ratio));
+        }
+    }
+    for (const auto & [k, v] : m.graph_dims) {
+        std::string name = "g_" + k;
+        for (char & c : name) {
+            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
+        }
+        d.emplace_back(std::move(name), v);
+    }
+    return d;
+}
+
+std::vector<std::pair<std::string, int64_t>> graph_layer_dims(const model_desc & m, uint32_t il) {
+    std::vector<std::pair<std::string, int64_t>> d;
+    if (il >= m.n_layer) return d;
+    const bool attn = !recurrent_only(m, il); // a recurrent layer's attention dimensions: 0 from either source
+    auto at = [&](const std::vector<uint32_t> & v) { return il < v.size() ? int64_t(v[il]) : 0; };
+    auto attn_at = [&](const std::vector<uint32_t> & v) { return attn ? at(v) : 0; };
+    d = {{"l_n_head", attn_at(m.n_head)}, {"l_n_head_kv", attn_at(m.n_head_kv)}, {"l_head_dim_k", attn_at(m.head_dim_k)},
+         {"l_head_dim_v", attn_at(m.head_dim_v)}, {"l_n_ff", at(m.n_ff)}};
+    for (size_t i = 0; i < m.caches[il].size(); ++i) {
+        const layer_cache & c = m.caches[il][i];
+        d.emplace_back("l_c" + std::to_string(i) + "_k", int64_t(c.width_k()));
+        d.emplace_back("l_c" + std::to_string(i) + "_v", int64_t(c.width_v()));
+        if (c.window > 0) d.emplace_back("l_c" + std::to_string(i) + "_window", int64_t(c.window));
+        if (c.ratio > 1) d.emplace_back("l_c" + std::to_string(i) + "_ratio", int64_t(c.ratio));
+    }
+    return d;
+}
+
+std::string graph_layer_sig(const model_desc & m, uint32_t il) {
+    // the layer before, and whether it is the first (its segment differs: the references into it do too)
+    std::string s = layer_features(m, il) + "<" + (il == 0 ? std::string("^") : layer_features(m, il - 1) + (il == 1 ? "^" : ""));
+    if (il + 1 == m.n_layer) s += "$";
+    return s;
+}
+
+} // namespace kvfit::detail

@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+// Sibling shapes of the conformance families: the model axis of the graph templates (issue 24). A family's graph is
+// recorded on its `record` shapes (the first is the suite's own model, which gets the full design of contexts; the
+// others vary every dimension the family's graph uses) and checked, live, on its `check` shapes, which no template
+// was fitted on: other layer counts, widths, head counts, head widths, FFN widths, vocabularies
+// (tools/graph_template/graph2.py; tests/conformance/cuda_conformance.mjs --shapes).
+//
+// usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [FAMILY...]   writes OUT_DIR/<id>_v<n_vocab>.gguf
+//        node shapes.mjs --headers DIR [FAMILY...]                  header-only files of the check shapes and the
+//                                                                   families' suite models (tests/data/gguf_shapes)
+//        node shapes.mjs --list [FAMILY...]                         prints "family role id file" lines
+import fs from "node:fs";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { llama, qwen35 } from "./models.mjs";
+import { defaultGgufWrite } from "./generate.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/// family -> {arch, base: the suite's model id (recorded with the full design), record: [[id, build, n_vocab]], check}
+export const FAMILIES = {
+    llama: {
+        arch: "llama",
+        base: "llama31-8b",
+        record: [
+            // Llama-3.2-1B (meta-llama/Llama-3.2-1B config.json): 16 layers, 2048 wide, 32 x 64 heads, 8 KV heads
+            ["llama-3.2-1b", (nv) => llama({ n_layer: 16, n_embd: 2048, n_head: 32, n_head_kv: 8, head_dim: 64, n_ff: 8192 }, nv), 512],
+            // Llama-3.2-3B: 28 layers, 3072 wide, 24 x 128 heads, 8 KV heads
+            ["llama-3.2-3b", (nv) => llama({ n_layer: 28, n_embd: 3072, n_head: 24, n_head_kv: 8, head_dim: 128, n_ff: 8192 }, nv), 512],
+            // synthetic: heads narrower than n_embd / n_head (attention.key_length), 4 KV heads, another FFN width
+            ["llama-s12", (nv) => llama({ n_layer: 12, n_embd: 2560, n_head: 20, n_head_kv: 4, head_dim: 96, n_ff: 6912 }, nv), 512],
+            // synthetic: 3 KV heads, 160-wide heads, a vocabulary of 1,024 (the unrotated graph's shapes vary n_vocab too)
+            ["llama-s20", (nv) => llama({ n_layer: 20, n_embd: 1536, n_head: 12, n_head_kv: 3, head_dim: 160, n_ff: 5120 }, nv), 1024],
+            // synthetic: 2 KV heads of 128 (11 queries each): the rotated-cache graph (heads a multiple of 64) at
+            // another GQA ratio than the real shapes' 8 KV heads
+            ["llama-s18", (nv) => llama({ n_layer: 18, n_embd: 2816, n_head: 22, n_head_kv: 2, head_dim: 128, n_ff: 7680 }, nv), 512],
+            // synthetic: 224-wide heads (a multiple of q8_0's 32-value block, not of 64), 3 KV heads: a third shape of
+            // the unrotated graph
+            ["llama-s10", (nv) => llama({ n_layer: 10, n_embd: 1792, n_head: 6, n_head_kv: 3, head_dim: 224, n_ff: 4608 }, nv), 512],
+            // synthetic: the rotated-cache graph (heads a multiple of 64) with queries wider than n_embd (40 x 128 =
+            // 5120 > 3072) and narrower (16 x 128 = 2048 < 4096): on every shape above that rotates, n_head x head_dim
+            // equals n_embd, so a width of either fitted as n_embd (found: syn-llama-qbig q8_0, 3 MiB under)
+            ["llama-r14", (nv) => llama({ n_layer: 14, n_embd: 3072, n_head: 40, n_head_kv: 8, head_dim: 128, n_ff: 8192 }, nv), 512],
+            ["llama-r6", (nv) => llama({ n_layer: 6, n_embd: 4096, n_head: 16, n_head_kv: 4, head_dim: 128, n_ff: 11008 }, nv), 512],
+        ],
+        check: [
+            // Llama-3.1-70B (meta-llama/Llama-3.1-70B config.json): 80 layers, 8192 wide, 64 heads, 28672 FFN
+            ["llama-3.1-70b", (nv) => llama({ n_layer: 80, n_embd: 8192, n_head: 64, n_head_kv: 8, head_dim: 128, n_ff: 28672 }, nv), 512],
+            // synthetic: 24 layers, 2304 wide, 18 x 128 heads, 6 KV heads, another vocabulary
+            ["llama-s24", (nv) => llama({ n_layer: 24, n_embd: 2304, n_head: 18, n_head_kv: 6, head_dim: 128, n_ff: 9216 }, nv), 32000],
+            // synthetic: 96-wide heads (unrotated), 2 KV heads, another vocabulary
+            ["llama-s16", (nv) => llama({ n_layer: 16, n_embd: 2048, n_head: 16, n_head_kv: 2, head_dim: 96, n_ff: 5632 }, nv), 49152],
+        ],
+    },
+    // Qwen3.5 dense (Gated DeltaNet layers, every fourth one gated full attention): src/models/qwen35.cpp
+    qwen35: {
+        arch: "qwen35",
+        base: "qwen35-9b",
+        record: [
+            // Qwen3.5-27B (shared/configs/Qwen__Qwen3.5-27B.json): 64 layers, 48 value heads
+            ["qwen35-27b", (nv) => qwen35({ n_layer: 64, n_embd: 5120, n_head: 24, n_head_kv: 4, head_dim: 256, n_ff: 17408,
+                lin_k_heads: 16, lin_k_dim: 128, lin_v_heads: 48, lin_v_dim: 128 }, nv), 512],
+            // synthetic: narrower DeltaNet heads (64 wide), 2 KV heads, another vocabulary
+            ["qwen35-s16", (nv) => qwen35({ n_layer: 16, n_embd: 2048, n_head: 8, n_head_kv: 2, head_dim: 256, n_ff: 6144,
+                lin_k_heads: 8, lin_k_dim: 64, lin_v_heads: 16, lin_v_dim: 64 }, nv), 1024],
+            // synthetic: 128-wide attention heads, 12 DeltaNet key heads (llama.cpp sizes the values by the key width: D_v = D_k)
+            ["qwen35-s12", (nv) => qwen35({ n_layer: 12, n_embd: 3072, n_head: 12, n_head_kv: 3, head_dim: 128, n_ff: 8192,
+                lin_k_heads: 12, lin_k_dim: 128, lin_v_heads: 24, lin_v_dim: 128 }, nv), 512],
+            // synthetic: 96-wide DeltaNet heads, 5 KV heads, a 3-wide convolution
+            ["qwen35-s20", (nv) => qwen35({ n_layer: 20, n_embd: 2560, n_head: 20, n_head_kv: 5, head_dim: 256, n_ff: 7168,
+                lin_k_heads: 10, lin_k_dim: 96, lin_v_heads: 20, lin_v_dim: 96, d_conv: 3 }, nv), 512],
+            // synthetic: as many DeltaNet value heads as key heads (every shape above has two or three per key head)
+            // and a width unrelated to them: on the shapes above the convolution's channels equalled n_embd x d_state /
+            // 64, and a fit took it (Qwen3.5-0.8B then 33 % under)
+            ["qwen35-r8", (nv) => qwen35({ n_layer: 8, n_embd: 1792, n_head: 14, n_head_kv: 2, head_dim: 128, n_ff: 4864,
+                lin_k_heads: 12, lin_k_dim: 64, lin_v_heads: 12, lin_v_dim: 64 }, nv), 512],
+        ],
+        check: [
+            // synthetic: 24 layers, one KV head, Qwen3's vocabulary
+            ["qwen35-s24", (nv) => qwen35({ n_layer: 24, n_embd: 1536, n_head: 6, n_head_kv: 1, head_dim: 256, n_ff: 4608,
+                lin_k_heads: 6, lin_k_dim: 128, lin_v_heads: 12, lin_v_dim: 128 }, nv), 151936],
+            // synthetic: 40 layers, 128-wide heads, 28 DeltaNet value heads
+            ["qwen35-s40", (nv) => qwen35({ n_layer: 40, n_embd: 3584, n_head: 28, n_head_kv: 4, head_dim: 128, n_ff: 18944,
+                lin_k_heads: 14, lin_k_dim: 128, lin_v_heads: 28, lin_v_dim: 128 }, nv), 512],
+        ],
+    },
+};
+
+function specOf(name, build, n_vocab) {
+    const b = build(n_vocab);
+    return { version: 3, data: "sparse", metadata: { ...b.metadata, "general.name": `${name}-shape` }, vocab: { spm: n_vocab }, tensors: b.tensors };
+}
+
+/// Writes OUT_DIR/<id>_v<n_vocab>.gguf for one shape unless its spec is unchanged; returns the path.
+export function writeShape(id, build, n_vocab, outDir, tool) {
+    fs.mkdirSync(outDir, { recursive: true });
+    const base = path.join(outDir, `${id}_v${n_vocab}`);
+    const text = JSON.stringify(specOf(id, build, n_vocab));
+    if (fs.existsSync(`${base}.gguf`) && fs.existsSync(`${base}.json`) && fs.readFileSync(`${base}.json`, "utf8") === text) return `${base}.gguf`;
+    fs.writeFileSync(`${base}.json`, text);
+    try {
+        execFileSync(tool, [`${base}.json`, `${base}.gguf`], { stdio: ["ignore", "pipe", "pipe"] });
+    } catch (e) {
+        fs.rmSync(`${base}.json`, { force: true });
+        throw new Error(`kvfit-gguf-write ${base}.json: ${String(e.stderr ?? e.message).trim()}`);
+    }
+    return `${base}.gguf`;
+}
+
+/// [{family, role, id, build, n_vocab}] of the families asked for (all when none)
+export function shapesOf(families) {
+    const out = [];
+    for (const [f, fam] of Object.entries(FAMILIES)) {
+        if (families.length && !families.includes(f)) continue;
+        for (const role of ["record", "check"]) for (const [id, build, n_vocab] of fam[role]) out.push({ family: f, role, id, build, n_vocab });
+    }
+    return out;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+    const args = process.argv.slice(2);
+    const opt = (name, dflt) => { const i = args.indexOf(name); if (i < 0) return dflt; const v = args[i + 1]; args.splice(i, 2); return v; };
+    const tool = opt("--gguf-write", defaultGgufWrite());
+    if (args[0] === "--headers") {
+        // what the unit tests plan from (tests/test_cuda_sched.cpp): the held-out shapes and the suite's own files
+        const [, out, ...fams] = args;
+        const { specOfModel } = await import("./suite.mjs");
+        fs.rmSync(out, { recursive: true, force: true });
+        fs.mkdirSync(out, { recursive: true });
+        const write = (spec, file) => {
+            const tmp = path.join(out, ".spec.json");
+            fs.writeFileSync(tmp, JSON.stringify({ ...spec, data: "header_only" }));
+            execFileSync(tool, [tmp, path.join(out, file)], { stdio: ["ignore", "pipe", "pipe"] });
+            fs.rmSync(tmp);
+            console.log(path.join(out, file));
+        };
+        // at the small vocabulary (a real one's token strings are megabytes): the test sets n_vocab from the row
+        for (const s of shapesOf(fams).filter((x) => x.role === "check")) write(specOf(s.id, s.build, 512), `${s.id}.gguf`);
+        for (const [f, fam] of Object.entries(FAMILIES)) {
+            if (fams.length && !fams.includes(f)) continue;
+            write(specOfModel(fam.base, 512), `${fam.base}.gguf`);
+        }
+    } else if (args[0] === "--list") {
+        for (const s of shapesOf(args.slice(1))) console.log(`${s.family} ${s.role} ${s.id} ${s.id}_v${s.n_vocab}.gguf`);
+    } else {
+        const [out, ...fams] = args;
+        if (!out) { console.error("usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [FAMILY...]"); process.exit(2); }
+        for (const f of fams) if (!FAMILIES[f]) { console.error(`unknown family '${f}' (known: ${Object.keys(FAMILIES).join(", ")})`); process.exit(2); }
+        for (const s of shapesOf(fams)) console.log(writeShape(s.id, s.build, s.n_vocab, out, tool));
+    }
+}
