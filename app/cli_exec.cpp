@@ -312,8 +312,8 @@ int main_subcommand(int argc, char ** argv) {
     exec->add_option("command", eo.command, "-- then the command")->required()->type_name("COMMAND...");
     exec->positionals_at_end();
     std::string log_path, model;
-    auto * explain = app.add_subcommand("explain", "a llama.cpp, vLLM, SGLang or mlx-lm log beside kvfit's plan, line by line");
-    explain->add_option("log", log_path, "llama.cpp, vLLM, SGLang or mlx-lm log file")->required()->type_name("LOG");
+    auto * explain = app.add_subcommand("explain", "a llama.cpp, vLLM, SGLang, Ollama or mlx-lm log beside kvfit's plan, line by line");
+    explain->add_option("log", log_path, "llama.cpp, vLLM, SGLang, Ollama or mlx-lm log file")->required()->type_name("LOG");
     explain->add_option("-m,--model", model, "model (.gguf, config.json, catalog name); default: the log's model path")
         ->type_name("MODEL");
     explain_files files;
@@ -322,9 +322,9 @@ int main_subcommand(int argc, char ** argv) {
         ->type_name("FILE");
     std::string serving_gpu;
     std::vector<std::string> assumed;
-    explain->add_option("--gpu", serving_gpu, "vLLM / SGLang / mlx-lm logs: the GPU the run had (kvfit then derives the "
+    explain->add_option("--gpu", serving_gpu, "vLLM / SGLang / Ollama / mlx-lm logs: the GPU the run had (kvfit then derives the "
                                               "budget itself)")->type_name("GPUS");
-    explain->add_option("--assume", assumed, "vLLM / SGLang / mlx-lm logs: an engine argument the log does not print "
+    explain->add_option("--assume", assumed, "vLLM / SGLang / Ollama / mlx-lm logs: an engine argument the log does not print "
                                              "(repeatable): kv_cache_dtype=fp8")->type_name("KEY=VALUE");
     try {
         app.parse(argc, argv);

@@ -23,7 +23,7 @@ int main_subcommand(int argc, char ** argv);
 /// file", "not a regular file", "a log over 256 MiB is not read", "cannot open").
 std::ifstream open_log_file(const std::string & path);
 
-/// True when the file at `path` is a vLLM, SGLang or mlx-lm log (detect_serving_engine over its first 4 MiB).
+/// True when the file at `path` is a vLLM, SGLang, Ollama or mlx-lm log (detect_serving_engine over its first 4 MiB).
 bool is_serving_log_file(const std::string & path);
 
 /// `kvfit explain LOG` for a serving engine's log (app/cli_explain_serving.cpp): the model is `model_spec` or the one

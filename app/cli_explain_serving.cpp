@@ -1,4 +1,4 @@
-// `kvfit explain LOG` for a vLLM, SGLang or mlx-lm log (include/kvfit/serving_log.h): the engine is told by the log's
+// `kvfit explain LOG` for a vLLM, SGLang, Ollama or mlx-lm log (include/kvfit/serving_log.h): the engine is told by the log's
 // own lines; the model is -m MODEL or the one the log names; --gpu and --assume KEY=VALUE give what the log does not
 // print. The llama.cpp path (cli_exec.cpp run_explain) is taken for every other log.
 #include "cli_exec.h"
@@ -14,14 +14,6 @@
 #include <fstream>
 
 namespace kvfit::cli {
-
-namespace {
-
-const char * runtime_of(serving_engine e) {
-    return e == serving_engine::vllm ? "vllm" : e == serving_engine::sglang ? "sglang" : "mlx";
-}
-
-} // namespace
 
 std::ifstream open_log_file(const std::string & path) {
     std::error_code ec;
@@ -58,7 +50,7 @@ int run_explain_serving(const std::string & path, const std::string & model_spec
         if (!model_spec.empty()) throw;
         throw error(fmt::format("{}: the log's model '{}' cannot be read here ({}); pass -m MODEL", path, spec, x.what()));
     }
-    const runtime_info & rt = find_runtime(runtime_of(log.engine));
+    const runtime_info & rt = find_runtime(serving_engine_runtime(log.engine));
     apply_request_weights(m, plan_request{}, rt, warn);
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
     const explanation e = explain_serving_log(log, m, inputs);

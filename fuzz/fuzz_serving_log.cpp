@@ -1,4 +1,4 @@
-// libFuzzer target: kvfit::fuzz::read_serving_log (fuzz/fuzz_targets.h), the vLLM / SGLang / mlx-lm log readers of
+// libFuzzer target: kvfit::fuzz::read_serving_log (fuzz/fuzz_targets.h), the vLLM / SGLang / Ollama / mlx-lm log readers of
 // `kvfit explain`. Run with fuzz/run.sh.
 #include "fuzz_targets.h"
 

@@ -52,7 +52,7 @@ inline void read_llamacpp_log(std::string_view bytes) {
     }
 }
 
-/// A vLLM, SGLang or mlx-lm log -> its lines and arguments (serving_log.cpp), the explanation against a small dense
+/// A vLLM, SGLang, Ollama or mlx-lm log -> its lines and arguments (serving_log.cpp), the explanation against a small dense
 /// model (the arguments the log gives become the runtime's flags: their errors are kvfit::error) and its text.
 inline void read_serving_log(std::string_view bytes) {
     static const model_desc model = [] {

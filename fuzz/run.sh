@@ -47,7 +47,7 @@ seed() {
     safetensors) "$build/fuzz/fuzz_safetensors_seeds" "$dir"; cp tests/data/safetensors_crashes/*.safetensors "$dir/" 2>/dev/null || true ;;
     hf_config) cp data/catalog/*.json tests/data/configs/*.json "$dir/"; cp ../shared/configs/*.json "$dir/" 2>/dev/null || true ;;
     llamacpp_log) cp tests/data/logs/*.log "$dir/" ;;
-    serving_log) cp tests/data/serving_logs/*.log "$dir/" ;;
+    serving_log) cp tests/data/serving_logs/*.log fuzz/seeds/serving_log/* "$dir/" ;;
     http_request) cp fuzz/seeds/http_request/* "$dir/" ;;
     hub_listing) cp fuzz/seeds/hub_listing/* "$dir/" ;;
   esac

@@ -1,6 +1,6 @@
 #pragma once
 /// @file serving_log.h
-/// `kvfit explain LOG` for the serving engines (issue 27 item 3): read a vLLM, SGLang or mlx-lm startup log, find the
+/// `kvfit explain LOG` for the serving engines (issue 27 item 3): read a vLLM, SGLang, Ollama or mlx-lm startup log, find the
 /// model and the settings it prints, plan the same run, and set what the engine allocated beside kvfit's figure, each
 /// difference with its cause. The readers are in src/launch/serving_log.cpp, the comparison in
 /// src/launch/serving_explain.cpp; the llama.cpp reader (launch.h, explain.cpp) is apart and unchanged.
@@ -24,6 +24,17 @@
 /// - mlx-lm: "Prompt: N tokens, ...", "Generation: N tokens, ...", "Peak memory: X GB" (mlx_lm/generate.py main:
 ///   mx.get_peak_memory() / 1e9), mlx_lm.benchmark's "Timing with prompt_tokens=N and generation_tokens=M" and
 ///   "peak_memory=X", and the command line when the log holds it ("mlx_lm.generate --model X --prefill-step-size N").
+/// - Ollama (its server log, slog key=value lines): `msg="starting llama server" cmd="... --ctx-size N --batch-size N
+///   --n-gpu-layers N --parallel N [--flash-attn] [--kv-cache-type T]"` (llm/server.go NewLlamaServer; "starting runner"
+///   from 0.11), `msg="offload to cuda"` / `msg=offload library=cuda` with layers.model, layers.offload,
+///   memory.available, memory.required.full, memory.required.kv, memory.weights.total, memory.graph.full
+///   (llm/memory.go EstimateGPULayers, 0.1.3x-0.11), the new engine's `msg="model weights"|"kv cache"|"compute
+///   graph" device=D size=S` and `msg="total memory" size=S` (llm/server.go / ml/backend/ggml, 0.11.5+),
+///   `msg="inference compute" ... name="..." total="X GiB"` (discover/types.go), "Listening on ... (version X)"
+///   (server/routes.go), "llama runner started in" (llm/server.go WaitUntilRunning). Sizes as Ollama prints them
+///   (format.HumanBytes2: one decimal of KiB/MiB/GiB, 1024-based). The runner's own llama.cpp lines ("llm_load_tensors:
+///   offloaded N/M layers", "llama_kv_cache_init: CUDA0 KV buffer size = X MiB", "llama_context: ...") are read by the
+///   llama.cpp reader (launch.h parse_llamacpp_log) into serving_log::runner.
 ///
 /// Units: figures as printed (GiB, GB, tokens); sizes inside the plans are bytes.
 
@@ -32,6 +43,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,10 +51,13 @@
 namespace kvfit {
 
 /// The engine a serving log comes from.
-enum class serving_engine : uint8_t { vllm, sglang, mlx_lm };
+enum class serving_engine : uint8_t { vllm, sglang, mlx_lm, ollama };
 
-/// "vLLM", "SGLang", "mlx-lm".
+/// "vLLM", "SGLang", "mlx-lm", "Ollama".
 const char * serving_engine_name(serving_engine e);
+
+/// kvfit's runtime that plans the engine (find_runtime's name): "vllm", "sglang", "mlx", "ollama".
+const char * serving_engine_runtime(serving_engine e);
 
 /// One figure of a serving log, as printed.
 struct serving_figure {
@@ -52,7 +67,7 @@ struct serving_figure {
     std::string text;     ///< the figure as printed ("290,864", "5.98")
 };
 
-/// What kvfit reads from a vLLM, SGLang or mlx-lm log. Lines it does not know are ignored.
+/// What kvfit reads from a vLLM, SGLang, Ollama or mlx-lm log. Lines it does not know are ignored.
 struct serving_log {
     serving_engine engine = serving_engine::vllm;
     std::string version;            ///< "0.24.0" from the engine's banner or engine line; "" when not printed
@@ -65,19 +80,23 @@ struct serving_log {
     std::vector<serving_figure> errors;  ///< the engine's refusals (key "kv_needed", "max_seq_len", "no_memory",
                                          ///< "mamba_blocks", "oom", "sglang_not_enough"); text = the line
     size_t last_line = 0;
+    /// Ollama: its runner's llama.cpp lines (the llama.cpp reader's view of them: offloaded layers, KV and compute
+    /// buffers), when the log holds any; empty otherwise. Line numbers are the log's.
+    std::optional<llamacpp_log> runner;
     /// The first value of argument `key`, or nullptr.
     const log_value * arg(std::string_view key) const;
     /// The first figure `key`, or nullptr; min_of: the smallest over all lines (per-rank figures: the engine takes the min).
     const serving_figure * figure(std::string_view key, bool min_of = false) const;
 };
 
-/// The engine whose lines `head` (the start of a log) holds, when it is a vLLM, SGLang or mlx-lm log and no llama.cpp
-/// line comes first; false otherwise. Reads at most the first 4 MiB.
+/// The engine whose lines `head` (the start of a log) holds: Ollama when any of Ollama's own lines is there (its
+/// runner's llama.cpp lines then belong to the Ollama log); else vLLM, SGLang or mlx-lm when no llama.cpp line is
+/// there; false otherwise. Reads at most the first 4 MiB.
 bool detect_serving_engine(std::string_view head, serving_engine & engine);
 
-/// Read a serving log line by line from `in` (lines cut at 64 KiB; at most 65,536 figures and arguments kept).
-/// Throws kvfit::error "log: no vLLM, SGLang or mlx-lm line found" for a log with none, "log: more than 65536 ..."
-/// past the bound.
+/// Read a serving log line by line from `in` (lines cut at 64 KiB; at most 65,536 figures and arguments kept; an
+/// Ollama runner's llama.cpp lines kept up to 4 MiB for the llama.cpp reader). Throws kvfit::error "log: no vLLM,
+/// SGLang, Ollama or mlx-lm line found" for a log with none, "log: more than 65536 ..." past the bound.
 serving_log parse_serving_log(std::istream & in);
 /// The same over text (tests, the fuzzer).
 serving_log parse_serving_log(std::string_view text);
@@ -87,7 +106,8 @@ serving_log parse_serving_log(std::string_view text);
 struct serving_inputs {
     std::string gpu;                  ///< --gpu: the GPU the run had (kvfit's --gpu spelling: "RTX 3090", "2xH100"); "" = none
     /// --assume KEY=VALUE: an engine argument the log does not print, by the engine's name (kv_cache_dtype=fp8,
-    /// tensor_parallel_size=2, mem_fraction_static=0.88, prefill_step_size=512), or "vllm_rules=0.21".
+    /// tensor_parallel_size=2, mem_fraction_static=0.88, prefill_step_size=512), or "vllm_rules=0.21"; for Ollama
+    /// kvfit's Ollama flags by JSON name (num_ctx, num_parallel, ollama_kv_cache_type, ollama_flash_attention).
     std::vector<std::pair<std::string, std::string>> assumed;
 };
 
@@ -96,7 +116,11 @@ struct serving_inputs {
 /// at the logged budget (tokens, blocks, concurrency: equal when the log's figure lies within what kvfit computes
 /// over the rounding of the logged budget), the pool at kvfit's own budget when the GPU is known (--gpu or a vLLM V0
 /// total), mlx-lm's peak memory, and the start verdict; each row that differs says why (kvfit's terms with their
-/// sizes and sources). Throws kvfit::error for settings the planner rejects (the planner's own message).
+/// sizes and sources). Ollama: the runner launch (--ctx-size = num_ctx x --parallel) planned with kvfit's Ollama
+/// plan (ollama.h) on the GPU the log names (--gpu, else "inference compute" total, else the first
+/// memory.available figure), its KV cache, weights, compute graph and offloaded layers beside Ollama's estimate and
+/// the runner's buffers, and the start verdict. Throws kvfit::error for settings the planner rejects (the planner's
+/// own message).
 explanation explain_serving_log(const serving_log & log, const model_desc & m, const serving_inputs & in);
 
 /// The explanation as text, as render_explanation prints llama.cpp's, headed by the engine and release.

@@ -1,4 +1,4 @@
-// `kvfit explain` for vLLM, SGLang and mlx-lm logs (include/kvfit/serving_log.h): the log's settings become the
+// `kvfit explain` for vLLM, SGLang, Ollama and mlx-lm logs (include/kvfit/serving_log.h): the log's settings become the
 // runtime's flags (parse_vllm_flags, parse_sglang_flags, parse_mlx_flags: the same parsing as the CLI's), the run is
 // planned, and every figure the log prints is set beside kvfit's. Two kinds of row:
 // - at the log's budget: the pool the log's own "Available KV cache memory" (vLLM) or avail-mem figures (SGLang) give,
@@ -9,6 +9,7 @@
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
 #include "kvfit/mlx.h"
+#include "kvfit/ollama.h"
 #include "kvfit/printable.h"
 #include "kvfit/sglang.h"
 #include "kvfit/vllm.h"
@@ -519,6 +520,157 @@ void explain_mlx(explanation & e, const serving_log & log, const model_desc & m,
     }
 }
 
+
+// ---- Ollama ------------------------------------------------------------------------------------------------------
+
+// Ollama prints sizes with format.HumanBytes2 (one decimal of KiB/MiB/GiB): the figure's interval in bytes.
+std::pair<double, double> ollama_rounding(const serving_figure & f) {
+    const size_t sp = f.text.find(' ');
+    const std::string unit = sp == std::string::npos ? "B" : f.text.substr(sp + 1);
+    const double mult = unit == "GiB" ? GiB : unit == "MiB" ? double(1ull << 20) : unit == "KiB" ? 1024.0 : unit == "TiB" ? GiB * 1024 : 1.0;
+    const std::string num = f.text.substr(0, sp);
+    const size_t dot = num.find('.');
+    const int decimals = dot == std::string::npos ? 0 : int(num.size() - dot - 1);
+    const double half = 0.5 * std::pow(10.0, -decimals) * mult;
+    return {f.value - half, f.value + half};
+}
+
+std::string human(uint64_t b) { // as Ollama prints it (format.HumanBytes2)
+    const double v = double(b);
+    if (v >= GiB) return fmt::format("{:.1f} GiB", v / GiB);
+    if (v >= double(1ull << 20)) return fmt::format("{:.1f} MiB", v / double(1ull << 20));
+    if (v >= 1024) return fmt::format("{:.1f} KiB", v / 1024);
+    return fmt::format("{} B", b);
+}
+
+void explain_ollama(explanation & e, const serving_log & log, const model_desc & m, const serving_inputs & in) {
+    // the runner launch: Ollama passes --ctx-size num_ctx x numParallel and --parallel numParallel (llm/server.go)
+    flag_values f;
+    uint64_t ctx = 0, par = 1;
+    if (const log_value * c = log.arg("ctx_size")) ctx = clamp_count(std::atof(c->text.c_str()));
+    if (const log_value * p = log.arg("parallel")) par = std::max<uint64_t>(1, clamp_count(std::atof(p->text.c_str())));
+    if (ctx > 0) {
+        f.set("num_ctx", std::to_string(std::max<uint64_t>(1, ctx / par)));
+        f.set("num_parallel", std::to_string(std::min<uint64_t>(par, 256)));
+        e.notes.push_back(fmt::format("from the log: --ctx-size {} --parallel {} (line {}): num_ctx {} x {} slots", ctx, par,
+                                      log.arg("ctx_size")->line_no, ctx / par, par));
+    }
+    // the old runner takes --flash-attn only when Ollama enables it (llm/server.go): its absence is "off"
+    if (log.arg("ctx_size")) f.set("ollama_flash_attention", log.arg("flash_attn") ? "1" : "0");
+    if (const log_value * t = log.arg("kv_cache_type")) f.set("ollama_kv_cache_type", t->text);
+    for (const auto & [k, v] : in.assumed) {
+        bool known = false;
+        for (const auto & x : ollama_flags()) known |= x.json_name() == k;
+        if (!known) throw error(fmt::format("--assume {}: not an Ollama setting kvfit plans", k));
+        f.set(k, v);
+        e.notes.push_back(fmt::format("given (the log does not print it): {}={}", k, v));
+    }
+    const ollama_settings s = parse_ollama_flags(f);
+    std::vector<device_spec> gpus;
+    if (!in.gpu.empty()) gpus = parse_gpu_list(in.gpu);
+    else if (const auto * t = log.figure("gpu_total_bytes")) {
+        const log_value * nm = log.arg("gpu_name");
+        gpus.push_back({nm ? nm->text : "GPU (the log's total)", clamp_count(t->value)});
+        e.notes.push_back(fmt::format("GPU {} of {} from line {}", nm ? nm->text : "(unnamed)", t->text, t->line_no));
+    } else if (const auto * a = log.figure("available_bytes")) {
+        gpus.push_back({"GPU (the log's free memory)", clamp_count(a->value)});
+        e.notes.push_back(fmt::format("GPU: the {} Ollama saw free (line {}) taken as its size (assumed: the log names no GPU)",
+                                      a->text, a->line_no));
+    }
+    const ollama_plan p = plan_ollama(m, s, gpus);
+    e.notes.push_back("kvfit plans today's Ollama (llama-server with --fit, ollama PR #16031) on llama.cpp's rules; this "
+                      "log's Ollama " + (log.version.empty() ? std::string("(release not printed)") : log.version) +
+                      " placed layers with its own estimate (llm/memory.go EstimateGPULayers)");
+    uint64_t kv = 0, weights = 0, gpu_compute = 0;
+    for (const auto & d : p.plan.devices) {
+        kv += d.used.kv_bytes;
+        weights += d.used.weights_bytes;
+        if (!d.is_host) gpu_compute = std::max(gpu_compute, d.used.compute_bytes);
+    }
+    // KV: Ollama's estimate (memory.required.kv: n_ctx x n_layer x (n_embd_k_gqa + n_embd_v_gqa) x the cache type's
+    // bytes, llm/memory.go / fs/ggml GraphSize), the new engine's allocation, the runner's buffers
+    std::string kv_how = fmt::format("{} cells x {} layers, {} ({} per token)", p.llama.n_ctx, m.n_layer,
+                                     ggml_traits(p.cache_type).name, human(p.llama.n_ctx ? kv / p.llama.n_ctx : 0));
+    auto kv_row = [&](const serving_figure & x, const char * what) {
+        const auto [lo, hi] = ollama_rounding(x);
+        const bool same = double(kv) >= lo && double(kv) <= hi;
+        add(e, x.line_no, what, x.text, human(kv), same, same ? kv_how : pct(double(kv), x.value) + ": " + kv_how);
+    };
+    if (const auto * x = log.figure("kv_estimate_bytes")) kv_row(*x, "KV cache (memory.required.kv)");
+    double kv_dev = 0;
+    const serving_figure * kv_dev_first = nullptr;
+    for (const auto & x : log.figures) {
+        if (x.key != "kv_device_bytes") continue;
+        kv_dev += x.value;
+        if (!kv_dev_first) kv_dev_first = &x;
+    }
+    if (kv_dev_first) {
+        serving_figure sum = *kv_dev_first;
+        sum.value = kv_dev;
+        kv_row(sum, "KV cache (\"kv cache\" device lines)");
+    }
+    if (log.runner && !log.runner->kv_buffers.empty()) {
+        double mib = 0;
+        for (const auto & b : log.runner->kv_buffers) mib += b.mib;
+        const double mine = double(kv) / double(1ull << 20);
+        const bool same = std::abs(mine - mib) <= 0.005 * double(log.runner->kv_buffers.size()) + 1e-9;
+        add(e, log.runner->kv_buffers.front().line_no, "KV buffers (runner, llama_kv_cache_init)", fmt::format("{:.2f} MiB", mib),
+            fmt::format("{:.2f} MiB", mine), same, same ? kv_how : pct(mine, mib) + ": " + kv_how);
+    }
+    // weights: Ollama's count of the GGUF's tensors; kvfit's from the model it was given
+    if (const auto * x = log.figure("weights_total_bytes")) {
+        const auto [lo, hi] = ollama_rounding(*x);
+        const bool same = double(weights) >= lo && double(weights) <= hi;
+        add(e, x->line_no, "weights (memory.weights.total)", x->text, human(weights), same,
+            same ? "the model's tensors" : fmt::format("{}: kvfit sizes {} ({}); Ollama counts the GGUF it loaded (pass the "
+                                                      "blob as -m for its tensors)", pct(double(weights), x->value),
+                                                      m.weights.exact ? "the checkpoint's tensors" : "the config's parameters at "
+                                                      "the runtime's default quantization", m.weights.format.empty() ? m.source : m.weights.format));
+    }
+    // compute graph: Ollama's own estimate (memory.graph.full: fs/ggml GraphSize) or the new engine's reserve, beside
+    // llama.cpp's reserved graph as kvfit plans it
+    if (const auto * x = log.figure("graph_full_bytes")) {
+        const bool same = within(double(gpu_compute), x->value, k_derived_tolerance);
+        add(e, x->line_no, "compute graph (memory.graph.full)", x->text, human(gpu_compute), same,
+            same ? "within 2 %"
+                 : fmt::format("{}: Ollama's own formula (fs/ggml GraphSize) against llama.cpp's reserved graph as kvfit "
+                               "plans today's runner: n_ubatch {}, {} KV stream(s) of {} cells (llama-server's per-slot "
+                               "streams; the runner of 2024 kept one unified cache of --ctx-size cells)",
+                               pct(double(gpu_compute), x->value), p.llama.n_ubatch,
+                               p.plan.kv.empty() ? 1u : p.plan.kv.front().n_stream,
+                               p.plan.kv.empty() ? p.llama.n_ctx : p.plan.kv.front().cells_per_stream));
+    }
+    // offloaded layers (layers.model = blocks + the output layer, as -ngl counts them)
+    const serving_figure * lm = log.figure("layers_model");
+    const serving_figure * lo = log.figure("layers_offload");
+    const uint32_t all = m.n_layer + m.n_layer_mtp + 1;
+    if (lm) {
+        add(e, lm->line_no, "layers (blocks + output)", lm->text, std::to_string(all), lm->value == double(all),
+            lm->value == double(all) ? "the model's blocks and its output layer" : "the model given is not the log's");
+    }
+    if (lo && !gpus.empty()) {
+        const bool same = lo->value == double(p.plan.n_gpu_layers);
+        add(e, lo->line_no, "layers on the GPU", lo->text, std::to_string(p.plan.n_gpu_layers), same,
+            same ? "every layer fits" : fmt::format("kvfit's --fit keeps {} free per GPU; Ollama {} placed layers by its "
+                                                    "estimate (memory.required.full)", human(p.fit_target_bytes), log.version));
+    }
+    // the verdict: the runner started (or a pool was sized) unless a failure line came
+    size_t vline = 0;
+    std::string lv;
+    if (!log.errors.empty()) lv = "does not start", vline = log.errors.front().line_no;
+    else if (const auto * r = log.figure("runner_started")) lv = "starts", vline = r->line_no;
+    else if (const auto * t = log.figure("total_bytes")) lv = "starts", vline = t->line_no;
+    else if (lo) lv = "starts", vline = lo->line_no;
+    if (!lv.empty()) {
+        const std::string kvv = p.plan.fits() ? "starts" : "does not start";
+        add(e, vline, "start", lv, kvv, kvv == lv,
+            kvv == lv ? (lv == "starts" && !log.figure("runner_started") ? "the log ends before the runner reports; its "
+                                                                          "plan was made" : "kvfit's Ollama plan")
+                      : (p.plan.fits() ? "kvfit: the plan fits" : "kvfit: over a GPU's memory"));
+    }
+    for (const auto & w : p.warnings) e.notes.push_back("kvfit's Ollama plan: " + w);
+}
+
 } // namespace
 
 explanation explain_serving_log(const serving_log & log, const model_desc & m, const serving_inputs & in) {
@@ -527,6 +679,7 @@ explanation explain_serving_log(const serving_log & log, const model_desc & m, c
     case serving_engine::vllm: explain_vllm(e, log, m, in); break;
     case serving_engine::sglang: explain_sglang(e, log, m, in); break;
     case serving_engine::mlx_lm: explain_mlx(e, log, m, in); break;
+    case serving_engine::ollama: explain_ollama(e, log, m, in); break;
     }
     std::stable_sort(e.rows.begin(), e.rows.end(), [](const explain_row & a, const explain_row & b) { return a.line_no < b.line_no; });
     return e;

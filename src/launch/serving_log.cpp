@@ -1,4 +1,4 @@
-// The serving-engine log readers of `kvfit explain` (include/kvfit/serving_log.h): vLLM, SGLang and mlx-lm lines, read
+// The serving-engine log readers of `kvfit explain` (include/kvfit/serving_log.h): vLLM, SGLang, Ollama and mlx-lm lines, read
 // by hand (a literal, then a number) rather than by regex, so that any line costs time linear in its length. Which
 // engine prints each line, and from which file, is listed in serving_log.h.
 #include "kvfit/serving_log.h"
@@ -18,8 +18,19 @@ const char * serving_engine_name(serving_engine e) {
     case serving_engine::vllm: return "vLLM";
     case serving_engine::sglang: return "SGLang";
     case serving_engine::mlx_lm: return "mlx-lm";
+    case serving_engine::ollama: return "Ollama";
     }
     return "?";
+}
+
+const char * serving_engine_runtime(serving_engine e) {
+    switch (e) {
+    case serving_engine::vllm: return "vllm";
+    case serving_engine::sglang: return "sglang";
+    case serving_engine::mlx_lm: return "mlx";
+    case serving_engine::ollama: return "ollama";
+    }
+    return "vllm";
 }
 
 const log_value * serving_log::arg(std::string_view key) const {
@@ -44,6 +55,9 @@ namespace {
 
 constexpr size_t k_max_line = 64 << 10;   // longer lines are cut
 constexpr size_t k_max_records = 65536;   // figures + arguments kept over the whole log
+constexpr size_t k_max_runner = 4u << 20; // an Ollama runner's llama.cpp lines kept for the llama.cpp reader
+constexpr int k_engines = 4;              // vLLM, SGLang, mlx-lm, Ollama (serving_engine's order)
+constexpr int k_llama = 4;                // engine_of: a llama.cpp line
 
 // The number printed right after `key` in `line` (spaces skipped; "1,234", "5.98", "-2.14"); false when none.
 bool number_after(std::string_view line, std::string_view key, double & value, std::string & text, size_t from = 0) {
@@ -145,9 +159,19 @@ int engine_of(std::string_view line) {
                                                   "max_total_num_tokens=", "Load weight end.", "Memory pool end."};
     static constexpr std::string_view mlx[] = {"Peak memory:", "peak_memory=", "mlx_lm.generate", "mlx_lm.server",
                                                "mlx_lm.benchmark", "mlx-lm"};
+    // Ollama's own lines (llm/server.go, llm/memory.go, discover/types.go, server/sched.go): checked first, as its
+    // runner's llama.cpp lines follow them in the same log
+    static constexpr std::string_view ollama[] = {"msg=\"starting llama server\"", "msg=\"starting runner\"",
+                                                  "msg=\"offload to ", "msg=offload ", "msg=\"inference compute\"",
+                                                  "msg=\"kv cache\" device=", "msg=\"total memory\"",
+                                                  "msg=\"model weights\" device=", "msg=\"llama runner started",
+                                                  "ollama_llama_server", "source=sched.go"};
     static constexpr std::string_view llama[] = {"llama_model_loader:", "llama_context:", "llama_kv_cache"};
-    for (auto w : llama) {
+    for (auto w : ollama) {
         if (has(line, w)) return 3;
+    }
+    for (auto w : llama) {
+        if (has(line, w)) return k_llama;
     }
     for (auto w : vllm) {
         if (has(line, w)) return 0;
@@ -170,15 +194,18 @@ class serving_reader {
         if (!body_ && (l.rfind("# ", 0) == 0 || l == "#")) return; // a corpus file's header (tests/data/serving_logs)
         body_ = true;
         const int e = engine_of(l);
-        if (e >= 0 && e < 3) votes_[e] += 1;
+        if (e >= 0 && e < k_engines) votes_[e] += 1;
         read_vllm(l, line_no);
         read_sglang(l, line_no);
         read_mlx(l, line_no);
+        read_ollama(l, line_no);
+        keep_runner_line(l);
     }
 
     serving_log finish() {
-        const int best = int(std::max_element(votes_, votes_ + 3) - votes_);
-        if (votes_[best] == 0) throw error("log: no vLLM, SGLang or mlx-lm line found (is this a serving engine's log?)");
+        // Ollama's lines decide (its log may hold vLLM-like words nowhere, but its runner's lines are llama.cpp's)
+        const int best = votes_[3] > 0 ? 3 : int(std::max_element(votes_, votes_ + k_engines) - votes_);
+        if (votes_[best] == 0) throw error("log: no vLLM, SGLang, Ollama or mlx-lm line found (is this a serving engine's log?)");
         serving_log log;
         log.engine = serving_engine(best);
         log.version = versions_[best];
@@ -199,6 +226,12 @@ class serving_reader {
             }
         }
         log.last_line = last_;
+        if (best == 3 && runner_lines_ > 0) {
+            try {
+                log.runner = parse_llamacpp_log(runner_);
+            } catch (const error &) { // no size or context line the llama.cpp reader keeps
+            }
+        }
         return log;
     }
 
@@ -348,6 +381,120 @@ class serving_reader {
         else if (has(l, "Memory pool size is too small") || (has(l, "out of memory") && votes_[1] > 0)) error_line(E, n, "oom", l);
     }
 
+    // A size as Ollama prints it (format.HumanBytes2: "896.0 MiB", "2.4 GiB", "0 B") right after `key` + '"': bytes.
+    bool ollama_size(std::string_view l, std::string_view key, double & bytes, std::string & text, size_t from = 0) {
+        const size_t at = l.find(key, from);
+        if (at == std::string_view::npos) return false;
+        double v = 0;
+        if (!number_after(l, key, v, text, from)) return false;
+        size_t u = at + key.size() + text.size();
+        while (u < l.size() && l[u] == ' ') ++u;
+        const std::string_view unit = l.substr(u, 3);
+        const double mult = unit == "GiB" ? double(1ull << 30) : unit == "MiB" ? double(1ull << 20) : unit == "KiB" ? 1024.0
+                          : unit == "TiB" ? double(1ull << 40) : unit.substr(0, 1) == "B" ? 1.0 : 0.0;
+        if (mult == 0) return false;
+        bytes = v * mult;
+        text += " " + std::string(unit.substr(0, unit.substr(0, 1) == "B" ? 1 : 3));
+        return true;
+    }
+    bool osize(std::string_view l, size_t n, std::string_view key, const char * name, size_t from = 0) {
+        double b = 0;
+        std::string t;
+        if (!ollama_size(l, key, b, t, from)) return false;
+        fig(3, n, name, b, t);
+        return true;
+    }
+
+    void read_ollama(std::string_view l, size_t n) {
+        constexpr int E = 3;
+        size_t at = 0;
+        if ((at = l.find("(version ")) != std::string_view::npos && has(l, "Listening on") && versions_[E].empty()) {
+            versions_[E] = version_at(l, at + 9);
+        }
+        if (has(l, "msg=\"offload to ") || has(l, "msg=offload ")) { // llm/memory.go EstimateGPULayers' summary
+            num(E, l, n, "layers.model=", "layers_model");
+            num(E, l, n, "layers.offload=", "layers_offload");
+            osize(l, n, "memory.available=\"[", "available_bytes");
+            osize(l, n, "memory.required.full=\"", "required_full_bytes");
+            osize(l, n, "memory.required.kv=\"", "kv_estimate_bytes");
+            osize(l, n, "memory.weights.total=\"", "weights_total_bytes");
+            osize(l, n, "memory.graph.full=\"", "graph_full_bytes");
+            osize(l, n, "memory.graph.partial=\"", "graph_partial_bytes");
+        }
+        if (has(l, "msg=\"inference compute\"")) {
+            osize(l, n, " total=\"", "gpu_total_bytes");
+            if (const size_t nm = l.find(" name=\""); nm != std::string_view::npos) {
+                const std::string_view rest = l.substr(nm + 7);
+                arg(E, n, "gpu_name", std::string(rest.substr(0, std::min<size_t>(rest.find('"'), 128))));
+            }
+        }
+        // the new engine's allocations (0.11.5+): one line per device
+        if (has(l, "msg=\"model weights\" device=")) osize(l, n, "size=\"", "weights_device_bytes");
+        if (has(l, "msg=\"kv cache\" device=")) osize(l, n, "size=\"", "kv_device_bytes");
+        if (has(l, "msg=\"compute graph\" device=") || has(l, "msg=\"compute graph\" backend=")) {
+            const bool cpu = has(l, "device=CPU") || has(l, "backend=CPU");
+            osize(l, n, "size=\"", cpu ? "graph_host_bytes" : "graph_device_bytes");
+        }
+        if (has(l, "msg=\"total memory\"")) osize(l, n, "size=\"", "total_bytes");
+        if (has(l, "msg=\"llama runner started in")) fig(E, n, "runner_started", 1, "started");
+        // the runner's command line: llm/server.go NewLlamaServer ("starting llama server", 0.11+: "starting runner")
+        if ((at = l.find(" cmd=\"")) != std::string_view::npos &&
+            (has(l, "msg=\"starting llama server\"") || has(l, "msg=\"starting runner\""))) {
+            std::string_view cmd = l.substr(at + 6);
+            cmd = cmd.substr(0, cmd.find('"'));
+            std::istringstream words{std::string(cmd)};
+            std::string w, prev;
+            while (words >> w) {
+                if (w.rfind("--", 0) == 0 && (w == "--flash-attn" || w == "--ollama-engine" || w == "--no-mmap" ||
+                                              w == "--embedding" || w == "--mlock" || w == "--verbose")) {
+                    std::string k = w.substr(2);
+                    std::replace(k.begin(), k.end(), '-', '_');
+                    arg(E, n, k, "true");
+                } else if (prev.rfind("--", 0) == 0 && w.rfind("--", 0) != 0) {
+                    std::string k = prev.substr(2);
+                    std::replace(k.begin(), k.end(), '-', '_');
+                    if (k == "model" && models_[E].empty()) models_[E] = w;
+                    arg(E, n, k, w);
+                }
+                prev = w;
+            }
+        }
+        if (votes_[E] > 0 && (has(l, "cudaMalloc failed: out of memory") || has(l, "error loading model") ||
+                              has(l, "llama runner process has terminated") || has(l, "msg=\"error starting llama server"))) {
+            error_line(E, n, "oom", l);
+        }
+    }
+
+    // An Ollama runner's llama.cpp line, from its marker on (a journald or slog prefix dropped), for the llama.cpp
+    // reader; other lines as empty lines, so that its line numbers are the log's. Bounded by k_max_runner.
+    void keep_runner_line(std::string_view l) {
+        if (runner_.size() >= k_max_runner) return;
+        static constexpr std::string_view marks[] = {"llama_model_loader:", "llm_load_tensors:", "load_tensors:",
+                                                     "llama_new_context_with_model:", "llama_context:",
+                                                     "llama_kv_cache_init:", "llama_kv_cache:", "llm_load_print_meta:",
+                                                     "print_info:"};
+        // the runner builds of 2024 print llama.cpp's names before its 2025 refactor; the lines are the same
+        // ("CUDA0 KV buffer size = X MiB"), so the old name becomes the one the llama.cpp reader knows
+        static constexpr std::pair<std::string_view, std::string_view> renamed[] = {
+            {"llama_kv_cache_init:", "llama_kv_cache:"}, {"llm_load_tensors:", "load_tensors:"},
+            {"llama_new_context_with_model:", "llama_context:"}, {"llm_load_print_meta:", "print_info:"}};
+        size_t at = std::string_view::npos;
+        for (auto m : marks) at = std::min(at, l.find(m));
+        if (at != std::string_view::npos) {
+            std::string_view rest = l.substr(at);
+            for (const auto & [from, to] : renamed) {
+                if (rest.rfind(from, 0) == 0) {
+                    runner_.append(to);
+                    rest.remove_prefix(from.size());
+                    break;
+                }
+            }
+            runner_.append(rest.substr(0, k_max_runner - std::min(k_max_runner, runner_.size())));
+            ++runner_lines_;
+        }
+        runner_ += '\n';
+    }
+
     void read_mlx(std::string_view l, size_t n) {
         constexpr int E = 2;
         size_t at = 0;
@@ -378,8 +525,10 @@ class serving_reader {
         }
     }
 
-    size_t votes_[3] = {0, 0, 0};
-    std::string versions_[3], models_[3];
+    size_t votes_[k_engines] = {0, 0, 0, 0};
+    std::string versions_[k_engines], models_[k_engines];
+    std::string runner_;       // the runner's llama.cpp lines (Ollama), one per log line
+    size_t runner_lines_ = 0;
     bool v0_ = false, body_ = false;
     std::vector<std::pair<std::pair<int, std::string>, log_value>> args_;
     std::vector<std::pair<int, serving_figure>> figures_, errors_;
@@ -390,8 +539,8 @@ class serving_reader {
 
 bool detect_serving_engine(std::string_view head, serving_engine & engine) {
     head = head.substr(0, 4u << 20);
-    size_t votes[3] = {0, 0, 0};
-    bool body = false;
+    size_t votes[k_engines] = {0, 0, 0, 0};
+    bool body = false, llama = false;
     for (size_t start = 0; start < head.size();) {
         const size_t end = std::min(head.find('\n', start), head.size());
         const std::string_view line = head.substr(start, std::min<size_t>(end - start, k_max_line));
@@ -399,10 +548,15 @@ bool detect_serving_engine(std::string_view head, serving_engine & engine) {
         if (!body && line.rfind("# ", 0) == 0) continue; // a corpus file's header
         body = true;
         const int e = engine_of(line);
-        if (e == 3) return false; // a llama.cpp line: the llama.cpp reader's
-        if (e >= 0) ++votes[e];
+        if (e == 3) { // an Ollama line: the log is Ollama's, its runner's llama.cpp lines with it
+            engine = serving_engine::ollama;
+            return true;
+        }
+        if (e == k_llama) llama = true; // a llama.cpp line: the llama.cpp reader's, unless Ollama's lines come later
+        else if (e >= 0) ++votes[e];
     }
-    const int best = int(std::max_element(votes, votes + 3) - votes);
+    if (llama) return false;
+    const int best = int(std::max_element(votes, votes + k_engines) - votes);
     if (votes[best] == 0) return false;
     engine = serving_engine(best);
     return true;
