@@ -252,6 +252,22 @@ TEST(serving_explain, reader_ollama_lines) {
     EXPECT_EQ(log.runner->kv_buffers[0].device, "CUDA0");
     EXPECT_EQ(log.runner->kv_buffers[0].mib, 574.22);
     EXPECT_EQ(log.runner->kv_buffers[0].line_no, 7u);
+    // explained against Llama-3.1-8B: the new engine's lines become rows (the excerpt's model is not named, so they
+    // differ; each difference carries its cause)
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/meta-llama__Meta-Llama-3.1-8B.json", warn);
+    const auto ex = kvfit::explain_serving_log(log, m, {"RTX 4090", {}});
+    size_t named = 0;
+    for (const auto & r : ex.rows) {
+        named += r.what == "KV cache (\"kv cache\" device lines)" || r.what == "compute graph (\"compute graph\" device lines)" ||
+                 r.what == "total memory" || r.what == "KV buffers (runner, llama_kv_cache_init)" || r.what == "start";
+        if (!r.same) EXPECT_FALSE(r.note.empty()) << r.what;
+    }
+    EXPECT_EQ(named, 5u) << kvfit::render_serving_explanation(log, m, ex);
+    // q8_0 with --flash-attn: 8,192 cells x 32 layers x 2 x 1,024 x 34/32 B = 544 MiB (the log's model is another)
+    for (const auto & r : ex.rows) {
+        if (r.what == "KV cache (\"kv cache\" device lines)") EXPECT_EQ(r.kvfit, "544.0 MiB");
+    }
     // a plain llama.cpp log stays the llama.cpp reader's
     EXPECT_FALSE(kvfit::detect_serving_engine("llama_kv_cache_init:      CUDA0 KV buffer size =   574.22 MiB\n", e));
 }

@@ -640,6 +640,28 @@ void explain_ollama(explanation & e, const serving_log & log, const model_desc &
                                p.plan.kv.empty() ? 1u : p.plan.kv.front().n_stream,
                                p.plan.kv.empty() ? p.llama.n_ctx : p.plan.kv.front().cells_per_stream));
     }
+    // the new engine's reserve (0.11.5+): its graph on the GPUs and its total, beside kvfit's
+    double graph_dev = 0, weights_dev = 0;
+    const serving_figure * graph_first = nullptr;
+    for (const auto & x : log.figures) {
+        if (x.key == "graph_device_bytes") graph_dev += x.value, graph_first = graph_first ? graph_first : &x;
+        if (x.key == "weights_device_bytes") weights_dev += x.value;
+    }
+    if (graph_first) {
+        const bool same = within(double(gpu_compute), graph_dev, k_derived_tolerance);
+        add(e, graph_first->line_no, "compute graph (\"compute graph\" device lines)", human(clamp_count(graph_dev)), human(gpu_compute), same,
+            same ? "within 2 %" : pct(double(gpu_compute), graph_dev) + ": Ollama's engine reserves its own graph; kvfit plans llama.cpp's");
+    }
+    if (const auto * t = log.figure("total_bytes")) {
+        uint64_t total = 0;
+        for (const auto & d : p.plan.devices) total += d.used.weights_bytes + d.used.kv_bytes + d.used.compute_bytes;
+        const bool same = within(double(total), t->value, k_derived_tolerance);
+        add(e, t->line_no, "total memory", t->text, human(total), same,
+            same ? "weights, KV and graphs, all devices, within 2 %"
+                 : fmt::format("{}: weights {} (the log's device lines: {}), KV {}, graphs; kvfit's weights are {}",
+                               pct(double(total), t->value), human(weights), human(clamp_count(weights_dev)), human(kv),
+                               m.weights.exact ? "the checkpoint's" : "an estimate"));
+    }
     // offloaded layers (layers.model = blocks + the output layer, as -ngl counts them)
     const serving_figure * lm = log.figure("layers_model");
     const serving_figure * lo = log.figure("layers_offload");
