@@ -135,6 +135,12 @@ struct llamacpp_settings {
     /// N MiB (metal.h); 0 = macOS's default. plan_llamacpp budgets every Apple GPU from its working set.
     uint64_t iogpu_wired_limit_mb = 0;
     bool op_offload = true;             ///< false with --no-op-offload (cparams.op_offload, common/common.cpp:1747)
+    /// Internal to the verdict search (the runtime's `fits`, runtime.h): plan_llamacpp leaves out every figure it
+    /// would replay or estimate after the placement (the compute buffers, the backend's terms, speculative decoding).
+    /// Each only adds bytes to a device whose placement is already fixed, so a plan that does not fit without them
+    /// does not fit with them: the search skips the scheduler replay for a probe that weights and caches alone
+    /// overflow. Never set for a plan anyone reads.
+    bool verdict_lower_bound = false;
 };
 
 /// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):

@@ -277,7 +277,7 @@ void explain_vllm(explanation & e, const serving_log & log, const model_desc & m
         if (toks) {
             const bool v2025 = pa.settings.rules == vllm_rules::v2025;
             const uint64_t tl = v2025 ? pa.kv_cache_tokens_v2025 : pa.kv_cache_tokens, th = v2025 ? pb.kv_cache_tokens_v2025 : pb.kv_cache_tokens;
-            const bool v0_tokens = log.v0_engine || toks->key == "kv_tokens" && blocks != nullptr;
+            const bool v0_tokens = log.v0_engine || (toks->key == "kv_tokens" && blocks != nullptr);
             const uint64_t l0 = v0_tokens ? pa.num_gpu_blocks * pa.block_size : tl, h0 = v0_tokens ? pb.num_gpu_blocks * pb.block_size : th;
             const bool same = toks->value >= double(l0) && toks->value <= double(h0);
             add(e, toks->line_no, "GPU KV cache size (tokens)", toks->text, range_text(l0, h0), same,

@@ -234,12 +234,16 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     // The scheduler reserves a compute buffer on every backend that runs part of the graph. With GPUs the backend's
     // figures follow (llamacpp_apply_backend_terms): the scheduler replay, else the CPU graph on every backend that
     // runs part of it (llamacpp_place_graph_compute) with the backend's terms
-    if (gpus.empty()) host.used.compute_bytes = llamacpp_compute_bytes(m, s, plan.ctx);
+    if (gpus.empty() && !s.verdict_lower_bound) host.used.compute_bytes = llamacpp_compute_bytes(m, s, plan.ctx);
 
     llamacpp_place_extras(m, plan); // --mmproj, --lora (llamacpp_extras.h)
 
     plan.n_gpu_layers = 0;
     for (int d : dev) plan.n_gpu_layers += d >= 0;
+    if (s.verdict_lower_bound) { // the search's pre-check (llamacpp_settings::verdict_lower_bound): no compute, no terms
+        for (const auto & d : plan.devices) plan.total += d.used;
+        return plan;
+    }
     // the backend (--backend, or from the GPUs) and its terms on the GPUs' buffers (compute_cuda.cpp)
     llamacpp_apply_backend_terms(plan, m, gpus);
     for (const auto & d : plan.devices) plan.total += d.used;
