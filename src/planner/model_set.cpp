@@ -209,7 +209,8 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
     // loaded-model limits: models past them are unloaded (least recently used), so the set does not run together
     const uint32_t limit = rt.name == "ollama" ? (q.max_loaded ? q.max_loaded : uint32_t(3 * std::max<size_t>(1, mc.gpus.size())))
                                                : q.max_loaded;
-    if (limit && n > limit) {
+    const bool over_limit = limit && n > limit;
+    if (over_limit) {
         s.fits = false;
         s.refusals.push_back(rt.name == "ollama"
                                  ? fmt::format("OLLAMA_MAX_LOADED_MODELS={}: {} models; the scheduler unloads one to load "
@@ -227,7 +228,8 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
                              "static pool; with several servers on one GPU that headroom is shared, and kvfit counts "
                              "only what each holds after start (CUDA context, weights, pools)");
     }
-    if (s.fits) return s;
+    // fewer models loaded at once is no joint change of settings: no alternative is searched past the limit
+    if (s.fits || over_limit) return s;
 
     // joint solve 1: the largest context equal for every model that fits together (search.h over the knob's range
     // common to all: the largest lower end, the smallest upper end, the largest step)
