@@ -104,12 +104,4 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
 /// "MODEL@...: '--kv-unified' takes no value".
 std::pair<std::string, flag_values> parse_set_member(const std::string & text, const runtime_info & rt);
 
-/// The set as text: how the runtime co-locates, each model's summary, each GPU's sum against its capacity, the
-/// verdict, refusals, warnings and the joint alternatives.
-std::string render_set_text(const set_result & s);
-
-/// The set as one JSON document (docs/json.md "Sets"): {"schema_version", "set": true, "runtime", "colocation",
-/// "fits", "refusals", "warnings", "devices", "alternatives", "plans": [render_json of each plan]}.
-std::string render_set_json(const set_result & s);
-
 } // namespace kvfit

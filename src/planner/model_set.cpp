@@ -223,6 +223,14 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
                                          "common/arg.cpp); planned as separate processes (give --models-max to plan the "
                                          "router)", n));
     }
+    if ((rt.name == "llama.cpp" || rt.name == "ollama") && !s.devices.empty()) {
+        // a llama.cpp plan states its buffers (ggml's allocations); the driver's context of each process is outside
+        // them, and one margin per GPU is all that covers n of them: an assumption that can change the verdict
+        s.warnings.push_back(fmt::format("each of the {} {} processes holds its own GPU driver context outside its "
+                                         "buffers (not modelled); only the {} kept free per GPU covers them", n,
+                                         rt.name == "ollama" ? "runner" : "llama-server",
+                                         human_bytes(s.devices[0].reserved_bytes)));
+    }
     if (rt.name == "sglang") {
         s.warnings.push_back("SGLang: each server's activations and CUDA graphs come from the memory left after its "
                              "static pool; with several servers on one GPU that headroom is shared, and kvfit counts "
