@@ -100,6 +100,15 @@ kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warni
     }
 }
 
+// planning for this machine (--gpu auto): llama.cpp's CPU backend variant from /proc/cpuinfo. Without it the plan is
+// for any machine (the same as `kvfit serve` gives): the CPU is assumed, and a note says so where it matters. And the
+// host RAM verdict of this machine (MemTotal, /proc/meminfo) under --gpu auto (issue 14 item 4).
+void plan_for_this_host(kvfit::plan_request & q) {
+    if (q.runtime != "llama.cpp" || q.gpu != "auto") return;
+    if (!q.flags.has("cpu_features")) q.flags.set("cpu_features", "auto");
+    if (!q.flags.has("ram")) q.flags.set("ram", "auto");
+}
+
 // Several MODELs: a set sharing the GPUs (include/kvfit/model_set.h). MODEL@-c=32768,-np=2 gives one model its own
 // flags over the command line's.
 int run_set(options & o) {
@@ -123,6 +132,7 @@ int run_set(options & o) {
             r.flags.erase(name);
             for (const auto & v : values) r.flags.add(name, v);
         }
+        plan_for_this_host(r);
         q.members.push_back(std::move(r));
         specs.push_back(spec);
     }
@@ -155,12 +165,7 @@ int run(options & o) {
     if (o.check && o.req.gpu.empty() && !(o.req.runtime == "llama.cpp" && o.req.flags.has("ram"))) {
         throw kvfit::error("--check needs --gpu (the devices to check against), or --ram for a CPU-only llama.cpp plan");
     }
-    // planning for this machine (--gpu auto): llama.cpp's CPU backend variant from /proc/cpuinfo. Without it the plan is
-    // for any machine (the same as `kvfit serve` gives): the CPU is assumed, and a note says so where it matters.
-    if (o.req.runtime == "llama.cpp" && !o.req.flags.has("cpu_features") && o.req.gpu == "auto")
-        o.req.flags.set("cpu_features", "auto");
-    // the host RAM verdict of this machine (MemTotal, /proc/meminfo) under --gpu auto (issue 14 item 4)
-    if (o.req.runtime == "llama.cpp" && !o.req.flags.has("ram") && o.req.gpu == "auto") o.req.flags.set("ram", "auto");
+    plan_for_this_host(o.req);
     const kvfit::plan_result r = kvfit::make_plan(
         o.req, [&](kvfit::warnings & warn) { return load(spec, o, warn); }, kvfit::cli::gpus_from_option);
     if (!o.chart.empty()) {

@@ -58,6 +58,13 @@ void expect_sums(const kvfit::set_result & s) {
     }
 }
 
+// Every model fits alone on the whole machine, the set does not fit together, and the sums hold.
+void expect_alone_not_together(const kvfit::set_result & s) {
+    EXPECT_FALSE(s.fits);
+    for (size_t i = 0; i < s.fits_alone.size(); ++i) EXPECT_TRUE(s.fits_alone[i]) << "model " << i;
+    expect_sums(s);
+}
+
 // llama.cpp: each llama-server loads into what the ones before it left. Two 8B models at -c 8192 on an RTX 4090.
 TEST(model_set, llamacpp_two_fit_together_each_on_what_is_left) {
     const auto a = request("Qwen3-8B", "llama.cpp", "RTX 4090", {{"ctx_size", "8192"}});
@@ -91,10 +98,7 @@ TEST(model_set, llamacpp_fit_alone_not_together_equal_context) {
     auto a = request("Qwen3-8B", "llama.cpp", "16GiB", {{"ctx_size", "40960"}});
     auto b = request("Meta-Llama-3.1-8B", "llama.cpp", "16GiB", {{"ctx_size", "40960"}});
     const kvfit::set_result s = plan_set({a, b});
-    EXPECT_FALSE(s.fits);
-    EXPECT_TRUE(s.fits_alone[0]);
-    EXPECT_TRUE(s.fits_alone[1]);
-    expect_sums(s);
+    expect_alone_not_together(s);
     EXPECT_FALSE(s.devices[0].fits());
     ASSERT_EQ(s.alternatives.size(), 1u);
     const kvfit::set_alternative & alt = s.alternatives[0];
@@ -123,10 +127,7 @@ TEST(model_set, vllm_budgets_add_up_and_the_split_fits) {
     auto a = request("Qwen3-8B", "vllm", "H100", {{"max_model_len", "32768"}});
     auto b = request("Meta-Llama-3.1-8B", "vllm", "H100", {{"max_model_len", "32768"}});
     const kvfit::set_result s = plan_set({a, b});
-    EXPECT_FALSE(s.fits);
-    EXPECT_TRUE(s.fits_alone[0]);
-    EXPECT_TRUE(s.fits_alone[1]);
-    expect_sums(s);
+    expect_alone_not_together(s);
     // each instance is planned on the whole GPU (its budget is a fraction of the total, not of what is free)
     EXPECT_EQ(s.devices[0].member_bytes[1], plan_alone(b).plan.devices[0].used_bytes());
     EXPECT_EQ(s.devices[0].reserved_bytes, 0u);
@@ -197,10 +198,7 @@ TEST(model_set, ollama_loaded_models_and_free_vram) {
     b32.flags.set("num_ctx", "32768");
     a32.gpu = b32.gpu = "16GiB";
     const kvfit::set_result t = plan_set({a32, b32});
-    EXPECT_TRUE(t.fits_alone[0]);
-    EXPECT_TRUE(t.fits_alone[1]);
-    EXPECT_FALSE(t.fits);
-    expect_sums(t);
+    expect_alone_not_together(t);
     ASSERT_FALSE(t.alternatives.empty());
     EXPECT_EQ(t.alternatives[0].kind, "equal_context");
     a32.flags.set("num_ctx", std::to_string(t.alternatives[0].values[0]));
@@ -233,9 +231,7 @@ TEST(model_set, mlx_plans_add_up_in_the_working_set) {
     EXPECT_EQ(s.devices[0].member_bytes[1], plan_alone(b).plan.devices[0].used_bytes());
     b.flags.set("context_tokens", "131072");
     const kvfit::set_result t = plan_set({a, b});
-    EXPECT_TRUE(t.fits_alone[1]);
-    EXPECT_FALSE(t.fits);
-    expect_sums(t);
+    expect_alone_not_together(t);
     ASSERT_EQ(t.alternatives.size(), 1u);
     const uint64_t c = t.alternatives[0].values[0];
     a.flags.set("context_tokens", std::to_string(c));
