@@ -214,6 +214,10 @@ TEST(model_set, ollama_loaded_models_and_free_vram) {
     EXPECT_EQ(f.refusals[0].rfind("OLLAMA_MAX_LOADED_MODELS=3: 4 models", 0), 0u) << f.refusals[0];
     EXPECT_TRUE(f.alternatives.empty()); // no setting makes four load at once
     EXPECT_TRUE(plan_set(four, 4).fits);
+    // one runner per model: the same model twice is refused (the second request would reload the first)
+    EXPECT_THROW(plan_set({a, a}), kvfit::error);
+    // the default num_ctx is the tier of the whole GPU, kept beside the other models (and said so)
+    EXPECT_EQ(s.plans[1].plan.context_tokens, plan_alone(b).plan.context_tokens);
     const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B Qwen2.5-7B Llama-2-7b-hf --runtime ollama --gpu H100");
     EXPECT_EQ(cli.status, 3);
     EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B Qwen2.5-7B Llama-2-7b-hf --runtime ollama --gpu H100 "

@@ -150,6 +150,18 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         if (q.members[i].gpu != q.members[0].gpu) throw error(fmt::format("model {}: a set shares one --gpu", i + 1));
     }
     if (q.members[0].gpu.empty()) throw error("a set needs --gpu (the GPUs the models share)");
+    // Ollama's scheduler keys its runners by the model (server/sched.go: s.loaded[pending.model.ModelPath]); the same
+    // model with other options is reloaded (needsReload), not loaded twice
+    if (rt.name == "ollama") {
+        for (size_t i = 1; i < n; ++i) {
+            for (size_t k = 0; k < i; ++k) {
+                if (q.members[i].model == q.members[k].model) {
+                    throw error(fmt::format("model {} ({}) is model {} again: Ollama keeps one runner per model "
+                                            "(server/sched.go), so a model is in a set once", i + 1, q.members[i].model, k + 1));
+                }
+            }
+        }
+    }
     if (q.max_loaded && rt.name != "llama.cpp" && rt.name != "ollama") {
         throw error(fmt::format("--models-max / --max-loaded-models apply to llama.cpp and Ollama, not {}", rt.display));
     }
@@ -202,6 +214,14 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         }
         return s.plans.back().plan;
     });
+    if (rt.name == "ollama") {
+        for (size_t i = 0; i < n; ++i) {
+            if (q.members[i].flags.has("num_ctx")) continue;
+            s.plans[i].plan.notes.push_back(fmt::format("num_ctx {}: Ollama's default for the GPUs' total VRAM (its tier), "
+                                                        "not for what is free beside the other models",
+                                                        alone[i].plan.context_tokens));
+        }
+    }
     s.devices = placed.devices;
     s.refusals = placed.refusals;
     s.fits = placed.fits;
