@@ -4,6 +4,7 @@
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
 #include "kvfit/model_set.h"
+#include "kvfit/server.h"
 #include "kvfit/sources.h"
 #include "support/run_cli.h"
 
@@ -241,6 +242,28 @@ TEST(model_set, mlx_plans_add_up_in_the_working_set) {
     a.flags.set("context_tokens", std::to_string(c));
     b.flags.set("context_tokens", std::to_string(c));
     EXPECT_TRUE(plan_set({a, b}).fits);
+}
+
+// POST /v1/plan with "models" is the CLI's set, byte for byte; an object's fields are that model's flags.
+TEST(model_set, http_api_plans_the_same_set) {
+    const nlohmann::json body = {{"runtime", "vllm"}, {"gpu", "H100"}, {"max_model_len", 32768},
+                                 {"gpu_memory_utilization", "0.31"},
+                                 {"models", {"Qwen3-8B", {{"model", "Meta-Llama-3.1-8B"}, {"gpu_memory_utilization", 0.29}}}}};
+    const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@--gpu-memory-utilization=0.29 --runtime vllm --gpu H100 "
+                               "--max-model-len 32768 --gpu-memory-utilization 0.31 --json");
+    ASSERT_EQ(cli.status, 0) << cli.err;
+    const kvfit::api_response r = kvfit::handle_plan(body.dump(), kvfit::server_options{});
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, cli.out);
+    EXPECT_TRUE(nlohmann::json::parse(r.body)["fits"].get<bool>());
+    const auto bad = kvfit::handle_plan(R"({"gpu": "H100", "models": "Qwen3-8B"})", kvfit::server_options{});
+    EXPECT_EQ(bad.status, 400);
+    EXPECT_NE(bad.body.find("field 'models': expected an array"), std::string::npos) << bad.body;
+    const auto one = kvfit::handle_plan(R"({"gpu": "H100", "models": ["Qwen3-8B"]})", kvfit::server_options{});
+    EXPECT_EQ(one.status, 400);
+    EXPECT_NE(one.body.find("a set needs at least 2 models"), std::string::npos) << one.body;
+    const auto path = kvfit::handle_plan(R"({"gpu": "H100", "models": ["Qwen3-8B", "/etc/passwd"]})", kvfit::server_options{});
+    EXPECT_EQ(path.status, 400); // catalog names only: the server reads no paths
 }
 
 TEST(model_set, member_settings_parse_as_the_runtime_spells_them) {
