@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,17 @@ using set_model_loader = std::function<model_desc(size_t i, warnings & warn)>;
 /// --runtime vllm differs from model 1's llama.cpp: a set runs under one runtime", and whatever make_plan throws,
 /// prefixed with the model's number and name ("model 2 (Qwen3-8B): -c 0: must be at least 1").
 set_result plan_set(const set_request & q, const set_model_loader & load, const gpu_parser & parse_gpus = {});
+
+/// Read a set from a JSON body (POST /v1/plan, the Python module's plan_set): "models" is an array of 2..16 model
+/// names or objects; an object's fields (its "model", and runtime flags by JSON name) replace the body's for that
+/// model; the body's other fields are every model's (plan_request_from_json reads each merged body); "max_loaded" is
+/// set_request::max_loaded. `extra_fields` are passed to plan_request_from_json (the server's uploads); `bodies`,
+/// when given, receives each model's merged body (the server reads uploads from it). Throws kvfit::error
+/// "request: field 'models': expected an array of models", "request: field 'models' item 3: expected a name or an
+/// object", "request: field 'max_loaded': expected a whole number from 0 to 1024", "a set of 17 models exceeds the
+/// limit 16", and what plan_request_from_json throws.
+set_request set_request_from_json(nlohmann::json body, const std::vector<std::string> & extra_fields = {},
+                                  std::vector<nlohmann::json> * bodies = nullptr);
 
 /// Split a command-line model with per-model settings, `MODEL@-c=32768,-np=2,--kv-unified`, into the model and its
 /// flags by JSON name for runtime `rt` (a flag spelled as the runtime spells it, long or short; `=VALUE` for a

@@ -352,6 +352,39 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
     return s;
 }
 
+set_request set_request_from_json(nlohmann::json body, const std::vector<std::string> & extra_fields,
+                                  std::vector<nlohmann::json> * bodies) {
+    if (!body.is_object() || !body.contains("models")) throw error("request: a set needs the field 'models'");
+    nlohmann::json models = std::move(body["models"]);
+    body.erase("models");
+    if (!models.is_array()) throw error("request: field 'models': expected an array of models");
+    if (models.size() > max_set_models) {
+        throw error(fmt::format("a set of {} models exceeds the limit {}", models.size(), max_set_models));
+    }
+    set_request q;
+    if (body.contains("max_loaded")) {
+        const nlohmann::json & m = body["max_loaded"];
+        if (!m.is_number_unsigned() || m.get<uint64_t>() > 1024) {
+            throw error("request: field 'max_loaded': expected a whole number from 0 to 1024");
+        }
+        q.max_loaded = m.get<uint32_t>();
+        body.erase("max_loaded");
+    }
+    for (size_t i = 0; i < models.size(); ++i) {
+        nlohmann::json member = body;
+        if (models[i].is_string()) {
+            member["model"] = models[i];
+        } else if (models[i].is_object()) {
+            for (auto & [key, value] : models[i].items()) member[key] = std::move(value);
+        } else {
+            throw error(fmt::format("request: field 'models' item {}: expected a name or an object", i + 1));
+        }
+        q.members.push_back(plan_request_from_json(member, extra_fields));
+        if (bodies) bodies->push_back(std::move(member));
+    }
+    return q;
+}
+
 std::pair<std::string, flag_values> parse_set_member(const std::string & text, const runtime_info & rt) {
     const size_t at = text.rfind("@-");
     flag_values f;

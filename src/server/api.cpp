@@ -121,38 +121,18 @@ json parse_body(std::string_view body) {
     }
 }
 
-// A set (include/kvfit/model_set.h, docs/sets.md): "models" is an array of 2..16 catalog names or objects; an object's
-// fields (a model, config or gguf_base64, and runtime flags by JSON name) replace the body's for that model. The
-// body's other fields apply to every model; "max_loaded" is the CLI's --models-max / --max-loaded-models.
+// A set (include/kvfit/model_set.h, docs/sets.md): set_request_from_json reads "models" and "max_loaded"; each
+// model's own body names its bytes (catalog name, config or gguf_base64) as a single plan's body does.
 set_result plan_body_set(json & body, const server_options & o) {
-    json models = std::move(body["models"]);
-    body.erase("models");
-    if (!models.is_array()) throw http_error(400, "request: field 'models': expected an array of models");
-    if (models.size() > max_set_models) {
-        throw http_error(400, fmt::format("a set of {} models exceeds the limit {}", models.size(), max_set_models));
-    }
+    std::vector<json> bodies;
     set_request q;
-    if (body.contains("max_loaded")) {
-        const json & m = body["max_loaded"];
-        if (!m.is_number_unsigned() || m.get<uint64_t>() > 1024) {
-            throw http_error(400, "request: field 'max_loaded': expected a whole number from 0 to 1024");
-        }
-        q.max_loaded = m.get<uint32_t>();
-        body.erase("max_loaded");
+    try {
+        q = set_request_from_json(std::move(body), k_upload_fields, &bodies);
+    } catch (const error & e) {
+        throw http_error(400, e.what());
     }
     std::vector<model_loader> loaders;
-    for (size_t i = 0; i < models.size(); ++i) {
-        json member = body;
-        if (models[i].is_string()) {
-            member["model"] = models[i];
-        } else if (models[i].is_object()) {
-            for (auto & [key, value] : models[i].items()) member[key] = std::move(value);
-        } else {
-            throw http_error(400, fmt::format("request: field 'models' item {}: expected a name or an object", i + 1));
-        }
-        q.members.push_back(plan_request_from_json(member, k_upload_fields));
-        loaders.push_back(body_loader(member, q.members.back(), o));
-    }
+    for (size_t i = 0; i < bodies.size(); ++i) loaders.push_back(body_loader(bodies[i], q.members[i], o));
     return plan_set(q, [&](size_t i, warnings & warn) { return loaders[i](warn); });
 }
 
