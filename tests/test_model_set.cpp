@@ -292,6 +292,10 @@ TEST(model_set, bad_input_is_one_line_and_exit_2) {
     EXPECT_EQ(value.err, "kvfit: model 2 (Meta-Llama-3.1-8B): -c 0: must be at least 1\n");
     EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --runtime vllm --gpu H100 --models-max 2").status, 2);
     EXPECT_EQ(run_kvfit("Qwen3-8B --gpu H100 --models-max 2").status, 2);
+    // --strict refuses the set's own assumption (each llama-server's driver context is not modelled)
+    const auto strict = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu H100 --weights q4_k_m --strict");
+    EXPECT_EQ(strict.status, 2);
+    EXPECT_EQ(strict.err.rfind("kvfit: strict: 1 warning refused: each of the 2 llama-server processes", 0), 0u) << strict.err;
     EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu H100 --check").status, 2);
     std::string many;
     for (int i = 0; i < 17; ++i) many += " Qwen3-8B";

@@ -95,7 +95,8 @@ using set_model_loader = std::function<model_desc(size_t i, warnings & warn)>;
 /// split (set_alternative) - each verified by planning the set again.
 /// Throws kvfit::error: "a set needs at least 2 models", "a set of 17 models exceeds the limit 16", "model 2:
 /// --runtime vllm differs from model 1's llama.cpp: a set runs under one runtime", and whatever make_plan throws,
-/// prefixed with the model's number and name ("model 2 (Qwen3-8B): -c 0: must be at least 1").
+/// prefixed with the model's number and name ("model 2 (Qwen3-8B): -c 0: must be at least 1"); with --strict also
+/// for the set's own warnings ("strict: 1 warning refused: each of the 2 llama-server processes holds ...").
 set_result plan_set(const set_request & q, const set_model_loader & load, const gpu_parser & parse_gpus = {});
 
 /// Read a set from a JSON body (POST /v1/plan, the Python module's plan_set): "models" is an array of 2..16 model

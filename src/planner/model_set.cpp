@@ -240,7 +240,7 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
     }
     if (rt.name == "llama.cpp" && !q.max_loaded && n > 4) {
         s.warnings.push_back(fmt::format("{} models: llama-server's router keeps 4 loaded by default (--models-max 4, "
-                                         "common/arg.cpp); planned as separate processes (give --models-max to plan the "
+                                         "common/common.h models_max); planned as separate processes (give --models-max to plan the "
                                          "router)", n));
     }
     if ((rt.name == "llama.cpp" || rt.name == "ollama") && !s.devices.empty()) {
@@ -255,6 +255,11 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         s.warnings.push_back("SGLang: each server's activations and CUDA graphs come from the memory left after its "
                              "static pool; with several servers on one GPU that headroom is shared, and kvfit counts "
                              "only what each holds after start (CUDA context, weights, pools)");
+    }
+    if (q.members[0].strict && !s.warnings.empty()) { // --strict: the set's assumptions are refused as a model's are
+        std::string all;
+        for (const auto & w : s.warnings) all += (all.empty() ? "" : "; ") + w;
+        throw error(fmt::format("strict: {} warning{} refused: {}", s.warnings.size(), s.warnings.size() == 1 ? "" : "s", all));
     }
     // fewer models loaded at once is no joint change of settings: no alternative is searched past the limit
     if (s.fits || over_limit) return s;
