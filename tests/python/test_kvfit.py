@@ -114,8 +114,9 @@ class PlanSetEqualsCli(unittest.TestCase):
         with self.assertRaises(kvfit.Error) as e:
             kvfit.plan_set(["Qwen3-8B"], gpu="H100")
         self.assertEqual(str(e.exception), "a set needs at least 2 models")
-        with self.assertRaises(kvfit.Error):
-            kvfit.plan_set(["Qwen3-8B", "Meta-Llama-3.1-8B"], gpu="H100", models=[])
+        with self.assertRaises(kvfit.Error) as e:
+            kvfit.plan_set(["Qwen3-8B", {"model": "Meta-Llama-3.1-8B", "ctx": 8192}], gpu="H100")
+        self.assertTrue(str(e.exception).startswith("unknown setting 'ctx'"), str(e.exception))
 
 
 class Tables(unittest.TestCase):
