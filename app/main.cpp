@@ -10,6 +10,7 @@
 #include "kvfit/printable.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
+#include "kvfit/model_set.h"
 #include "kvfit/plan.h"
 #include "kvfit/remote.h"
 #include "kvfit/report.h"
@@ -64,6 +65,8 @@ struct options {
     std::string hf_repo, hf_file;          // -hf org/name[:QUANT], -hff FILE: llama.cpp's spelling of hf:org/name
     std::string model_flag;                // -m/--model FILE: llama.cpp's spelling of MODEL
     kvfit::cli::list_options list_opts; // --list: --local and the filters (app/cli_list.h)
+    std::vector<std::string> models;    // MODEL...: one plans a model, several a set (include/kvfit/model_set.h)
+    uint32_t max_loaded = 0;            // a set: llama.cpp --models-max, Ollama --max-loaded-models
 };
 
 // Flags of main that every runtime takes; main's others (--speed, --cpu-bandwidth) are llama.cpp's.
@@ -71,7 +74,8 @@ const std::vector<std::string> k_common_flags = {"model", "--model", "--gpu", "-
                                                  "--chart", "--chart-compare", "--list", "--inspect", "--offline",
                                                  "--verbose", "--strict", "--help", "--runtime", "--hf-repo",
                                                  "--hf-file", "--local", "--family",
-                                                 "--min-params", "--max-params", "--min-context"};
+                                                 "--min-params", "--max-params", "--min-context",
+                                                 "--models-max", "--max-loaded-models"};
 
 // hf:org/name[...]: read from the Hub (or the cache with --offline); --verbose reports what it cost, on stderr.
 kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warnings & warn) {
@@ -96,7 +100,51 @@ kvfit::model_desc load(const std::string & spec, const options & o, kvfit::warni
     }
 }
 
+// planning for this machine (--gpu auto): llama.cpp's CPU backend variant from /proc/cpuinfo. Without it the plan is
+// for any machine (the same as `kvfit serve` gives): the CPU is assumed, and a note says so where it matters. And the
+// host RAM verdict of this machine (MemTotal, /proc/meminfo) under --gpu auto (issue 14 item 4).
+void plan_for_this_host(kvfit::plan_request & q) {
+    if (q.runtime != "llama.cpp" || q.gpu != "auto") return;
+    if (!q.flags.has("cpu_features")) q.flags.set("cpu_features", "auto");
+    if (!q.flags.has("ram")) q.flags.set("ram", "auto");
+}
+
+// Several MODELs: a set sharing the GPUs (include/kvfit/model_set.h). MODEL@-c=32768,-np=2 gives one model its own
+// flags over the command line's.
+int run_set(options & o) {
+    if (o.list || o.inspect || o.check || o.speed || !o.chart.empty() || !o.chart_compare.empty() || !o.model_flag.empty() ||
+        !o.hf_repo.empty() || !o.hf_file.empty()) {
+        throw kvfit::error("several MODELs plan a set: --list, --inspect, --check, --speed, --chart, --chart-compare, -m "
+                           "and -hf take one model");
+    }
+    const kvfit::runtime_info & rt = kvfit::find_runtime(o.flags.runtime);
+    const kvfit::flag_values common = kvfit::cli::values_of(o.flags);
+    kvfit::set_request q;
+    q.max_loaded = o.max_loaded;
+    std::vector<std::string> specs;
+    for (const auto & text : o.models) {
+        auto [spec, own] = kvfit::parse_set_member(text, rt);
+        kvfit::plan_request r = o.req;
+        r.runtime = o.flags.runtime;
+        r.model = spec;
+        r.flags = common;
+        for (const auto & [name, values] : own.all()) { // the model's own value replaces the command line's
+            r.flags.erase(name);
+            for (const auto & v : values) r.flags.add(name, v);
+        }
+        plan_for_this_host(r);
+        q.members.push_back(std::move(r));
+        specs.push_back(spec);
+    }
+    const kvfit::set_result s = kvfit::plan_set(
+        q, [&](size_t i, kvfit::warnings & warn) { return load(specs[i], o, warn); }, kvfit::cli::gpus_from_option);
+    fmt::print("{}", o.json ? kvfit::render_set_json(s) : kvfit::render_set_text(s));
+    return s.fits ? exit_fits : exit_does_not_fit;
+}
+
 int run(options & o) {
+    if (o.models.size() > 1) return run_set(o);
+    if (o.max_loaded) throw kvfit::error("--models-max and --max-loaded-models apply to a set (several MODELs)");
     if (o.list) { // app/cli_list.cpp: the catalog or the local stores, ranked for --gpu
         o.req.runtime = o.flags.runtime;
         o.req.flags = kvfit::cli::values_of(o.flags);
@@ -117,12 +165,7 @@ int run(options & o) {
     if (o.check && o.req.gpu.empty() && !(o.req.runtime == "llama.cpp" && o.req.flags.has("ram"))) {
         throw kvfit::error("--check needs --gpu (the devices to check against), or --ram for a CPU-only llama.cpp plan");
     }
-    // planning for this machine (--gpu auto): llama.cpp's CPU backend variant from /proc/cpuinfo. Without it the plan is
-    // for any machine (the same as `kvfit serve` gives): the CPU is assumed, and a note says so where it matters.
-    if (o.req.runtime == "llama.cpp" && !o.req.flags.has("cpu_features") && o.req.gpu == "auto")
-        o.req.flags.set("cpu_features", "auto");
-    // the host RAM verdict of this machine (MemTotal, /proc/meminfo) under --gpu auto (issue 14 item 4)
-    if (o.req.runtime == "llama.cpp" && !o.req.flags.has("ram") && o.req.gpu == "auto") o.req.flags.set("ram", "auto");
+    plan_for_this_host(o.req);
     const kvfit::plan_result r = kvfit::make_plan(
         o.req, [&](kvfit::warnings & warn) { return load(spec, o, warn); }, kvfit::cli::gpus_from_option);
     if (!o.chart.empty()) {
@@ -159,8 +202,11 @@ int main(int argc, char ** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "serve") return kvfit::cli::exec_serve(argc - 1, argv + 1);
     if (argc > 1 && std::string_view(argv[1]) == "fit-params") return kvfit::cli::run_fit_params(argc - 1, argv + 1);
     options o;
-    app.add_option("model", o.req.model, "catalog name, config.json, model directory, .gguf, or "
-                                         "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B)");
+    app.add_option("model", o.models, "catalog name, config.json, model directory, .gguf, or "
+                                      "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B); several: a set sharing "
+                                      "--gpu, each MODEL@-c=32768,-np=2 with its own flags (docs/sets.md)");
+    app.add_option("--models-max", o.max_loaded, "a set under llama.cpp: llama-server's router --models-max (loaded at once)");
+    app.add_option("--max-loaded-models", o.max_loaded, "a set under Ollama: OLLAMA_MAX_LOADED_MODELS (default 3 x GPUs)");
     app.add_option("-m,--model", o.model_flag, "MODEL as llama.cpp spells it (-m FILE.gguf); give MODEL or -m, not both");
     app.add_option("--hf-repo", o.hf_repo, "-hf, -hfr: a Hub model as llama.cpp names it: org/name[:QUANT] = hf:org/name[:QUANT]");
     app.add_option("--hf-file", o.hf_file, "-hff: the GGUF file of the -hf repository (overrides :QUANT)");
@@ -210,16 +256,20 @@ int main(int argc, char ** argv) {
         return exit_bad_input;
     }
     try {
+        for (const auto & m : o.models) {
+            if (m.empty()) throw kvfit::error("model: empty value");
+        }
+        if (o.models.size() == 1) o.req.model = o.models[0];
         if (!o.model_flag.empty()) {
             if (!o.req.model.empty()) throw kvfit::error(fmt::format("MODEL {} and -m {}: give one model", o.req.model, o.model_flag));
             o.req.model = o.model_flag;
         }
-        if (const std::string hf = kvfit::cli::hf_model_from_flags(o.hf_repo, o.hf_file); !hf.empty()) {
+        if (const std::string hf = kvfit::cli::hf_model_from_flags(o.hf_repo, o.hf_file); !hf.empty() && o.models.size() < 2) {
             if (!o.req.model.empty()) throw kvfit::error(fmt::format("-hf {} and MODEL {}: give one model", o.hf_repo, o.req.model));
             o.req.model = hf;
         }
         // An option given with an empty value is a mistake, not "use the default".
-        for (const char * name : {"model", "--model", "--hf-repo", "--hf-file", "--gpu", "--chart", "--chart-compare", "--margin", "--weights", "--weights-size"}) {
+        for (const char * name : {"--model", "--hf-repo", "--hf-file", "--gpu", "--chart", "--chart-compare", "--margin", "--weights", "--weights-size"}) {
             const CLI::Option * opt = app.get_option_no_throw(name); // a runtime flag not on the command line is not registered
             if (opt && opt->count() > 0 && opt->as<std::string>().empty()) {
                 throw kvfit::error(fmt::format("{}: empty value", name));

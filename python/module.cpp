@@ -43,6 +43,22 @@ std::string plan_json(const std::string & model, const std::string & settings_js
     return kvfit::render_json(r);
 }
 
+// models_json: plan_set()'s list (names, or dicts of one model's own settings); settings_json: every model's settings.
+std::string plan_set_json(const std::string & models_json, const std::string & settings_json) {
+    nlohmann::json body = nlohmann::json::parse(settings_json);
+    if (body.contains("models")) throw kvfit::error("setting 'models': give the models as plan_set()'s first argument");
+    body["models"] = nlohmann::json::parse(models_json);
+    kvfit::set_request q;
+    try {
+        q = kvfit::set_request_from_json(std::move(body));
+    } catch (const kvfit::error & e) {
+        throw kvfit::error(as_setting_message(e.what()));
+    }
+    const kvfit::set_result s = kvfit::plan_set(
+        q, [&](size_t i, kvfit::warnings & warn) { return kvfit::load_model(q.members[i].model, warn); }, parse_gpus);
+    return kvfit::render_set_json(s);
+}
+
 std::string models_json() {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto & e : kvfit::catalog()) out.push_back({{"name", e.name}, {"hf_id", e.hf_id}});
@@ -78,6 +94,8 @@ PYBIND11_MODULE(_kvfit, m) {
     });
     m.attr("__version__") = kvfit::version;
     m.def("plan_json", &plan_json, py::arg("model"), py::arg("settings_json"), py::call_guard<py::gil_scoped_release>());
+    m.def("plan_set_json", &plan_set_json, py::arg("models_json"), py::arg("settings_json"),
+          py::call_guard<py::gil_scoped_release>());
     m.def("models_json", &models_json);
     m.def("gpus_json", &gpus_json);
 }

@@ -392,8 +392,8 @@ TEST(edges, vllm_memory_flags) {
     // llama.cpp's -ngl (rewritten to --n-gpu-layers) and -c8192 keep their values; the unknown flag is the one named
     const auto after = run_kvfit("Qwen3.5-9B -ngl 20 -c8192 --bogus=3");
     EXPECT_EQ(after.err.rfind("kvfit: unknown flag --bogus (", 0), 0u) << after.err;
-    const auto extra = run_kvfit("Qwen3.5-9B Qwen3-8B");
-    EXPECT_EQ(extra.err, "kvfit: unexpected argument 'Qwen3-8B': one MODEL per run (a flag's value needs its flag)\n");
+    const auto extra = run_kvfit("Qwen3.5-9B Qwen3-8B"); // two MODELs are a set (issue 28): it needs the GPUs
+    EXPECT_EQ(extra.err, "kvfit: a set needs --gpu (the GPUs the models share)\n");
 }
 
 // "a file named $(touch x).gguf gives a pasteable command that runs it": launch lines quote each word for the shell.

@@ -21,7 +21,7 @@ const std::map<std::string, int> k_public = {
     {"sources.h", 1}, {"local.h", 1}, {"gguf.h", 1}, {"gguf_writer.h", 1}, {"safetensors.h", 1}, {"safetensors_writer.h", 1}, {"remote.h", 1},
     {"runtime.h", 2}, {"llamacpp.h", 2}, {"llamacpp_cpu.h", 2}, {"llamacpp_extras.h", 2}, {"vllm.h", 2}, {"sglang.h", 2}, {"ollama.h", 2},
     {"mlx.h", 2}, {"metal.h", 2},
-    {"plan.h", 3}, {"ranking.h", 3}, {"gpus.h", 3}, {"detect.h", 3}, {"speed.h", 3},
+    {"plan.h", 3}, {"model_set.h", 3}, {"ranking.h", 3}, {"gpus.h", 3}, {"detect.h", 3}, {"speed.h", 3},
     {"report.h", 4}, {"chart.h", 4},
     {"launch.h", 5}, {"serving_log.h", 5}, {"server.h", 5},
 };

@@ -347,7 +347,7 @@ TEST(server, docs_api_examples_run) {
             EXPECT_EQ(text.find("\"error\""), std::string::npos) << line << "\n" << text.substr(0, 300);
         }
     }
-    EXPECT_EQ(n, 11);
+    EXPECT_EQ(n, 12);
 }
 
 } // namespace

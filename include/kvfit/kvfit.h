@@ -27,6 +27,7 @@
 #include "kvfit/llamacpp_extras.h"
 #include "kvfit/mlx.h"
 #include "kvfit/model.h"
+#include "kvfit/model_set.h"
 #include "kvfit/ollama.h"
 #include "kvfit/plan.h"
 #include "kvfit/ranking.h"

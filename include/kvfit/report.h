@@ -5,6 +5,7 @@
 /// llama.cpp, vLLM, SGLang and Ollama plans has a section per runtime (their detail, docs/json.md); a runtime without
 /// one gets the common sections (verdict, devices, caches, refusals, notes, launch).
 
+#include "kvfit/model_set.h"
 #include "kvfit/plan.h"
 #include "kvfit/speed.h"
 #include "kvfit/units.h"
@@ -47,5 +48,14 @@ std::string render_spill_cliff(const model_desc & m, const spill_cliff & c, cons
 /// How reports name a buffer of the fixed vocabulary (runtime.h: buffer): "kv" -> "KV cache", "state" -> "recurrent
 /// state", "compute" -> "compute buffer", "kv_pool" -> "KV cache pool"; an unknown name is shown as it is.
 std::string_view buffer_label(std::string_view name);
+
+/// The set as text: how the runtime co-locates, each model's summary, each GPU's sum against its capacity, the
+/// verdict, refusals, warnings and the joint alternatives.
+std::string render_set_text(const set_result & s);
+
+/// The set as one JSON document (docs/json.md "Sets"): {"schema_version", "set": true, "runtime", "colocation",
+/// "fits", "refusals", "warnings", "models", "fits_alone", "devices", "alternatives", "plans": [render_json of each
+/// plan]}.
+std::string render_set_json(const set_result & s);
 
 } // namespace kvfit

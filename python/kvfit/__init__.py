@@ -9,7 +9,8 @@ plan(model, **settings) returns the document ``kvfit MODEL --json`` prints for t
 hf:org/name. ``settings`` are the CLI's long flags in snake_case: gpu, weights, weights_size, runtime, strict,
 and the runtime's own (llama.cpp: ctx_size, cache_type_k, cache_type_v, flash_attn, parallel, ubatch_size,
 n_gpu_layers, ...; vLLM: max_model_len, tensor_parallel_size, ...). Numbers may be int; lists (ctx_size) a list.
-Bad input raises kvfit.Error with the CLI's one-line message.
+Bad input raises kvfit.Error with the CLI's one-line message. plan_set([model, ...], **settings) plans several
+models sharing the GPUs (``kvfit MODEL MODEL ... --json``).
 """
 import json as _json
 
@@ -24,6 +25,15 @@ def plan(model, **settings):
     return _json.loads(_kvfit.plan_json(str(model), _json.dumps(settings)))
 
 
+def plan_set(models, **settings):
+    """The CLI's --json set document for several models sharing the GPUs (``kvfit MODEL MODEL ... --json``,
+    docs/sets.md), as a dict. ``models``: names or paths as plan() takes them, or dicts of one model's own settings
+    ({"model": "Qwen3-8B", "ctx_size": 8192}); ``settings`` apply to every model, plus ``max_loaded``
+    (--models-max / --max-loaded-models)."""
+    listed = [m if isinstance(m, dict) else str(m) for m in models]
+    return _json.loads(_kvfit.plan_set_json(_json.dumps(listed), _json.dumps(settings)))
+
+
 def models():
     """The built-in catalog: [{"name": ..., "hf_id": ...}] (kvfit --list)."""
     return _json.loads(_kvfit.models_json())
@@ -34,4 +44,4 @@ def gpus():
     return _json.loads(_kvfit.gpus_json())
 
 
-__all__ = ["Error", "plan", "models", "gpus", "__version__"]
+__all__ = ["Error", "plan", "plan_set", "models", "gpus", "__version__"]

@@ -57,7 +57,9 @@ struct api_response {
 api_response api_error(int status, std::string message);
 
 /// POST /v1/plan: body -> render_json(make_plan(...)). 400 for bad input, 413 for an upload over
-/// the limit. The body of a 200 is byte for byte what `kvfit <same flags> --json` prints.
+/// the limit. The body of a 200 is byte for byte what `kvfit <same flags> --json` prints. A body with "models" (an
+/// array of 2..16 names or objects whose fields replace the body's for that model; "max_loaded" as --models-max)
+/// plans a set: render_set_json(plan_set(...)), as `kvfit MODEL MODEL ... --json` prints it (docs/sets.md).
 api_response handle_plan(std::string_view body, const server_options & o);
 
 /// The Content-Type check of POST /v1/plan and /v1/chart: std::nullopt when the body is to be read as JSON (any

@@ -121,10 +121,26 @@ json parse_body(std::string_view body) {
     }
 }
 
+// A set (include/kvfit/model_set.h, docs/sets.md): set_request_from_json reads "models" and "max_loaded"; each
+// model's own body names its bytes (catalog name, config or gguf_base64) as a single plan's body does.
+set_result plan_body_set(json & body, const server_options & o) {
+    std::vector<json> bodies;
+    set_request q;
+    try {
+        q = set_request_from_json(std::move(body), k_upload_fields, &bodies);
+    } catch (const error & e) {
+        throw http_error(400, e.what());
+    }
+    std::vector<model_loader> loaders;
+    for (size_t i = 0; i < bodies.size(); ++i) loaders.push_back(body_loader(bodies[i], q.members[i], o));
+    return plan_set(q, [&](size_t i, warnings & warn) { return loaders[i](warn); });
+}
+
 template <typename F>
-api_response with_plan(std::string_view body, const server_options & o, F && render) {
+api_response with_plan(std::string_view body, const server_options & o, F && render, bool sets = false) {
     try {
         json j = parse_body(body);
+        if (sets && j.is_object() && j.contains("models")) return {200, "application/json", render_set_json(plan_body_set(j, o))};
         const plan_request q = plan_request_from_json(j, k_upload_fields);
         const model_loader load = body_loader(j, q, o);
         return {200, "application/json", render(make_plan(q, load))};
@@ -163,7 +179,7 @@ std::optional<api_response> check_content_type(std::string_view content_type, st
 }
 
 api_response handle_plan(std::string_view body, const server_options & o) {
-    return with_plan(body, o, [](const plan_result & r) { return render_json(r); });
+    return with_plan(body, o, [](const plan_result & r) { return render_json(r); }, true);
 }
 
 api_response handle_chart(std::string_view body, const server_options & o) {

@@ -89,6 +89,36 @@ class Errors(unittest.TestCase):
         self.assertTrue(issubclass(kvfit.Error, Exception))
 
 
+class PlanSetEqualsCli(unittest.TestCase):
+    def test_vllm_split(self):
+        r = subprocess.run([KVFIT, "Qwen3-8B@--gpu-memory-utilization=0.31", "Meta-Llama-3.1-8B@--gpu-memory-utilization=0.29",
+                            "--runtime", "vllm", "--gpu", "H100", "--max-model-len", "32768", "--json"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = kvfit.plan_set([{"model": "Qwen3-8B", "gpu_memory_utilization": 0.31},
+                              {"model": "Meta-Llama-3.1-8B", "gpu_memory_utilization": 0.29}],
+                             runtime="vllm", gpu="H100", max_model_len=32768)
+        self.assertEqual(got, json.loads(r.stdout))
+        self.assertTrue(got["fits"])
+        self.assertEqual(got["devices"][0]["used_bytes"], sum(got["devices"][0]["member_bytes"]))
+
+    def test_llamacpp_not_together(self):
+        r = subprocess.run([KVFIT, "Qwen3-8B", "Meta-Llama-3.1-8B", "--gpu", "16GiB", "-c", "40960", "--json"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        got = kvfit.plan_set(["Qwen3-8B", "Meta-Llama-3.1-8B"], gpu="16GiB", ctx_size=40960)
+        self.assertEqual(got, json.loads(r.stdout))
+        self.assertEqual(got["alternatives"][0]["kind"], "equal_context")
+
+    def test_errors(self):
+        with self.assertRaises(kvfit.Error) as e:
+            kvfit.plan_set(["Qwen3-8B"], gpu="H100")
+        self.assertEqual(str(e.exception), "a set needs at least 2 models")
+        with self.assertRaises(kvfit.Error) as e:
+            kvfit.plan_set(["Qwen3-8B", {"model": "Meta-Llama-3.1-8B", "ctx": 8192}], gpu="H100")
+        self.assertTrue(str(e.exception).startswith("unknown setting 'ctx'"), str(e.exception))
+
+
 class Tables(unittest.TestCase):
     def test_models(self):
         rc = subprocess.run([KVFIT, "--list"], capture_output=True, text=True)

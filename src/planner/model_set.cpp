@@ -1,0 +1,427 @@
+// A set of models on one machine (include/kvfit/model_set.h): each model through make_plan, then planned as its runtime
+// co-locates it; the GPUs' sums, one verdict, and the joint solve over the runtime's context knob (search.h) and
+// vLLM's --gpu-memory-utilization. It knows no runtime's memory rule: only runtime_info, plan.h and search.h.
+#include "kvfit/model_set.h"
+
+#include "kvfit/error.h"
+#include "kvfit/gpus.h"
+#include "kvfit/search.h"
+#include "kvfit/units.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace kvfit {
+namespace {
+
+// Runtimes whose process sizes itself from the memory free when it starts (model_set.h): planned in order, each on
+// what the ones before it hold. vLLM (a fraction of the total) and MLX (the device's working-set limit) are not.
+bool plans_on_free_memory(const runtime_info & rt) {
+    return rt.name == "llama.cpp" || rt.name == "ollama" || rt.name == "sglang";
+}
+
+std::string colocation_line(const runtime_info & rt, size_t n_gpus, uint32_t max_loaded) {
+    if (rt.name == "llama.cpp") {
+        return fmt::format("one llama-server process per model (the router starts one child per model: "
+                           "tools/server/server-models.cpp); each loads into the memory the ones before it left{}",
+                           max_loaded ? fmt::format("; --models-max {}", max_loaded) : "");
+    }
+    if (rt.name == "ollama") {
+        return fmt::format("one runner per model; the scheduler loads one beside the others only when it fits the free "
+                           "VRAM, at most OLLAMA_MAX_LOADED_MODELS={} (server/sched.go{})",
+                           max_loaded ? max_loaded : 3 * std::max<size_t>(1, n_gpus),
+                           max_loaded ? "" : ": defaultModelsPerGPU 3 x the GPUs");
+    }
+    if (rt.name == "vllm") {
+        return "one vLLM instance per model; each budgets --gpu-memory-utilization x the GPU's total and refuses to "
+               "start when less is free (vllm/v1/worker/gpu_worker.py): the budgets add up";
+    }
+    if (rt.name == "sglang") {
+        return "one SGLang server per model; --mem-fraction-static is of the memory free when its weights start to load "
+               "(model_runner.py): each planned on what the ones before it hold";
+    }
+    return "one mlx-lm process per model on one unified memory; the Metal working-set limit is the device's, so the "
+           "plans add up within it";
+}
+
+// The bytes of plan `p` on GPU `g`: its non-host devices are the machine's GPUs in order.
+const device_plan * gpu_device(const runtime_plan & p, size_t g) {
+    size_t k = 0;
+    for (const auto & d : p.devices) {
+        if (d.is_host) continue;
+        if (k++ == g) return &d;
+    }
+    return nullptr;
+}
+
+// The set placed on the machine: each member planned by `plan_one` (on the whole machine, or on what the earlier
+// members left), the GPUs' sums and the verdict.
+struct placement {
+    std::vector<runtime_plan> plans;
+    std::vector<set_device> devices;
+    std::vector<std::string> refusals;
+    bool fits = true;
+};
+
+using plan_fn = std::function<runtime_plan(size_t i, const machine & mc)>;
+
+placement colocate(const runtime_info & rt, size_t n, const machine & mc, const std::vector<std::string> & names,
+                   const plan_fn & plan_one) {
+    placement out;
+    const bool sequential = plans_on_free_memory(rt);
+    const size_t n_gpu = mc.gpus.size();
+    out.devices.resize(n_gpu);
+    std::vector<uint64_t> held(n_gpu, 0);
+    std::vector<bool> capacity_known(n_gpu, false);
+    for (size_t g = 0; g < n_gpu; ++g) {
+        out.devices[g].name = mc.gpus[g].name;
+        out.devices[g].member_bytes.assign(n, 0);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        machine mi = mc;
+        if (sequential) {
+            for (size_t g = 0; g < n_gpu; ++g) mi.gpus[g].memory_bytes -= std::min(held[g], mi.gpus[g].memory_bytes);
+        }
+        out.plans.push_back(plan_one(i, mi));
+        const runtime_plan & p = out.plans.back();
+        if (!p.fits) {
+            out.fits = false;
+            out.refusals.push_back(fmt::format("model {} ({}) does not fit {}", i + 1, names[i],
+                                               sequential && i > 0 ? "in the memory the models before it left"
+                                                                   : "on these GPUs"));
+        }
+        for (size_t g = 0; g < n_gpu; ++g) {
+            const device_plan * d = gpu_device(p, g);
+            if (!d) continue;
+            set_device & sd = out.devices[g];
+            // vLLM: an instance whose budget exceeds what is free when it starts refuses (gpu_worker.py init_device:
+            // init_snapshot.free_memory < requested_memory raises "Free memory on device ... on startup is less than
+            // desired GPU memory utilization")
+            if (rt.name == "vllm" && i > 0 && held[g] + d->used_bytes() > d->capacity_bytes) {
+                out.fits = false;
+                out.refusals.push_back(fmt::format("model {} ({}): vLLM refuses to start it: {} free on {} at its start "
+                                                   "is less than its budget {} (gpu_worker.py)", i + 1, names[i],
+                                                   human_bytes(d->capacity_bytes - std::min(held[g], d->capacity_bytes)),
+                                                   sd.name, human_bytes(d->used_bytes())));
+            }
+            if (!capacity_known[g]) { // the device's capacity as the runtime reads it, the earlier members added back
+                sd.capacity_bytes = d->capacity_bytes + (sequential ? held[g] : 0);
+                capacity_known[g] = true;
+            }
+            sd.member_bytes[i] = d->used_bytes();
+            sd.used_bytes += d->used_bytes();
+            if (sequential) sd.reserved_bytes = d->reserved_bytes; // the margin of the last one started
+            held[g] += d->used_bytes();
+        }
+    }
+    for (size_t g = 0; g < n_gpu; ++g) {
+        set_device & sd = out.devices[g];
+        if (!capacity_known[g]) sd.capacity_bytes = mc.gpus[g].memory_bytes;
+        if (!sd.fits()) {
+            out.fits = false;
+            out.refusals.push_back(fmt::format("{}: the models need {} and {} kept free, of {}: short by {}", sd.name,
+                                               human_bytes(sd.used_bytes), human_bytes(sd.reserved_bytes),
+                                               human_bytes(sd.capacity_bytes), human_bytes(uint64_t(-sd.free_bytes()))));
+        }
+    }
+    return out;
+}
+
+flag_values with_context(flag_values f, const knob & k, uint64_t v) {
+    for (const auto & [name, value] : k.with) f.set(name, std::string(value));
+    f.set(k.flag, std::to_string(v));
+    return f;
+}
+
+std::string hundredths(uint64_t p) { return fmt::format("{}.{:02}", p / 100, p % 100); }
+
+} // namespace
+
+set_result plan_set(const set_request & q, const set_model_loader & load, const gpu_parser & parse_gpus) {
+    const size_t n = q.members.size();
+    if (n < 2) throw error("a set needs at least 2 models");
+    if (n > max_set_models) throw error(fmt::format("a set of {} models exceeds the limit {}", n, max_set_models));
+    const runtime_info & rt = find_runtime(q.members[0].runtime);
+    for (size_t i = 1; i < n; ++i) {
+        if (&find_runtime(q.members[i].runtime) != &rt) {
+            throw error(fmt::format("model {}: --runtime {} differs from model 1's {}: a set runs under one runtime", i + 1,
+                                    q.members[i].runtime, rt.name));
+        }
+        if (q.members[i].gpu != q.members[0].gpu) throw error(fmt::format("model {}: a set shares one --gpu", i + 1));
+    }
+    if (q.members[0].gpu.empty()) throw error("a set needs --gpu (the GPUs the models share)");
+    // Ollama's scheduler keys its runners by the model (server/sched.go: s.loaded[pending.model.ModelPath]); the same
+    // model with other options is reloaded (needsReload), not loaded twice
+    if (rt.name == "ollama") {
+        for (size_t i = 1; i < n; ++i) {
+            for (size_t k = 0; k < i; ++k) {
+                if (q.members[i].model == q.members[k].model) {
+                    throw error(fmt::format("model {} ({}) is model {} again: Ollama keeps one runner per model "
+                                            "(server/sched.go), so a model is in a set once", i + 1, q.members[i].model, k + 1));
+                }
+            }
+        }
+    }
+    if (q.max_loaded && rt.name != "llama.cpp" && rt.name != "ollama") {
+        throw error(fmt::format("--models-max / --max-loaded-models apply to llama.cpp and Ollama, not {}", rt.display));
+    }
+    // the GPUs once (--gpu auto detects once), then each model alone on them
+    const std::vector<device_spec> gpus = parse_gpus ? parse_gpus(q.members[0].gpu) : parse_gpu_list(q.members[0].gpu);
+    const gpu_parser same_gpus = [&](const std::string &) { return gpus; };
+    set_result s;
+    s.runtime = &rt;
+    std::vector<plan_result> alone;
+    std::vector<flag_values> flags;
+    for (size_t i = 0; i < n; ++i) {
+        s.specs.push_back(q.members[i].model);
+        try {
+            alone.push_back(make_plan(q.members[i], [&](warnings & w) { return load(i, w); }, same_gpus));
+        } catch (const error & e) {
+            throw error(fmt::format("model {} ({}): {}", i + 1, q.members[i].model, e.what()));
+        }
+        s.fits_alone.push_back(alone.back().plan.fits);
+        flags.push_back(alone.back().flags);
+        // Ollama's default num_ctx is its VRAM tier of the GPUs' total (rules.cpp tier_num_ctx), not of what is free
+        // when a model loads beside others: the tier of the whole machine is kept
+        if (rt.name == "ollama" && !flags.back().has("num_ctx")) {
+            flags.back().set("num_ctx", std::to_string(alone.back().plan.context_tokens));
+        }
+    }
+    const machine mc = alone[0].target;
+    s.colocation = colocation_line(rt, mc.gpus.size(), q.max_loaded);
+    std::vector<std::string> names;
+    for (const auto & a : alone) names.push_back(a.model.name);
+
+    // the set as it runs: each member with the planner's searches (plan_model), its source's warnings kept
+    const placement placed = colocate(rt, n, mc, names, [&](size_t i, const machine & mi) {
+        if (i == 0 || !plans_on_free_memory(rt)) {
+            s.plans.push_back(alone[i]);
+        } else {
+            try {
+                s.plans.push_back(plan_model(rt, alone[i].model, alone[i].plan.warnings, flags[i], mi));
+            } catch (const error & e) { // the runtime refuses outright with what is left (a GPU with nothing free)
+                plan_result r = alone[i];
+                r.plan.fits = false;
+                r.plan.refusals.push_back(fmt::format("beside the models before it: {}", e.what()));
+                s.plans.push_back(std::move(r));
+            }
+            auto & w = s.plans.back().plan.warnings; // alone's warnings (source + runtime) then the runtime's again
+            std::vector<std::string> unique;
+            for (const auto & x : w) {
+                if (std::find(unique.begin(), unique.end(), x) == unique.end()) unique.push_back(x);
+            }
+            w = std::move(unique);
+        }
+        return s.plans.back().plan;
+    });
+    if (rt.name == "ollama") {
+        for (size_t i = 0; i < n; ++i) {
+            if (q.members[i].flags.has("num_ctx")) continue;
+            s.plans[i].plan.notes.push_back(fmt::format("num_ctx {}: Ollama's default for the GPUs' total VRAM (its tier), "
+                                                        "not for what is free beside the other models",
+                                                        alone[i].plan.context_tokens));
+        }
+    }
+    s.devices = placed.devices;
+    s.refusals = placed.refusals;
+    s.fits = placed.fits;
+
+    // loaded-model limits: models past them are unloaded (least recently used), so the set does not run together
+    const uint32_t limit = rt.name == "ollama" ? (q.max_loaded ? q.max_loaded : uint32_t(3 * std::max<size_t>(1, mc.gpus.size())))
+                                               : q.max_loaded;
+    const bool over_limit = limit && n > limit;
+    if (over_limit) {
+        s.fits = false;
+        s.refusals.push_back(rt.name == "ollama"
+                                 ? fmt::format("OLLAMA_MAX_LOADED_MODELS={}: {} models; the scheduler unloads one to load "
+                                               "the next (server/sched.go), so they do not run together", limit, n)
+                                 : fmt::format("--models-max {}: {} models; the router unloads the least recently used "
+                                               "(server-models.cpp unload_lru), so they do not run together", limit, n));
+    }
+    if (rt.name == "llama.cpp" && !q.max_loaded && n > 4) {
+        s.warnings.push_back(fmt::format("{} models: llama-server's router keeps 4 loaded by default (--models-max 4, "
+                                         "common/common.h models_max); planned as separate processes (give --models-max to plan the "
+                                         "router)", n));
+    }
+    if ((rt.name == "llama.cpp" || rt.name == "ollama") && !s.devices.empty()) {
+        // a llama.cpp plan states its buffers (ggml's allocations); the driver's context of each process is outside
+        // them, and one margin per GPU is all that covers n of them: an assumption that can change the verdict
+        s.warnings.push_back(fmt::format("each of the {} {} processes holds its own GPU driver context outside its "
+                                         "buffers (not modelled); only the {} kept free per GPU covers them", n,
+                                         rt.name == "ollama" ? "runner" : "llama-server",
+                                         human_bytes(s.devices[0].reserved_bytes)));
+    }
+    if (rt.name == "sglang") {
+        s.warnings.push_back("SGLang: each server's activations and CUDA graphs come from the memory left after its "
+                             "static pool; with several servers on one GPU that headroom is shared, and kvfit counts "
+                             "only what each holds after start (CUDA context, weights, pools)");
+    }
+    if (q.members[0].strict && !s.warnings.empty()) { // --strict: the set's assumptions are refused as a model's are
+        std::string all;
+        for (const auto & w : s.warnings) all += (all.empty() ? "" : "; ") + w;
+        throw error(fmt::format("strict: {} warning{} refused: {}", s.warnings.size(), s.warnings.size() == 1 ? "" : "s", all));
+    }
+    // fewer models loaded at once is no joint change of settings: no alternative is searched past the limit
+    if (s.fits || over_limit) return s;
+
+    // joint solve 1: the largest context equal for every model that fits together (search.h over the knob's range
+    // common to all: the largest lower end, the smallest upper end, the largest step)
+    const auto probe = [&](const std::vector<flag_values> & f) {
+        try {
+            return colocate(rt, n, mc, names, [&](size_t i, const machine & mi) { return rt.plan(alone[i].model, f[i], mi); }).fits;
+        } catch (const error &) { // a value the runtime refuses outright does not fit
+            return false;
+        }
+    };
+    if (!rt.context.flag.empty() && rt.context.range) {
+        knob_range common{0, UINT64_MAX, 1};
+        for (size_t i = 0; i < n && common.step > 0; ++i) {
+            const knob_range r = rt.context.range(alone[i].model, flags[i]);
+            common.lo = std::max(common.lo, r.lo);
+            common.hi = std::min(common.hi, r.hi);
+            common.step = r.step == 0 ? 0 : std::max(common.step, r.step); // step 0: the knob does not apply
+        }
+        if (common.step > 0 && common.lo <= common.hi) {
+            const auto at = [&](uint64_t v) {
+                std::vector<flag_values> f = flags;
+                for (auto & x : f) x = with_context(x, rt.context, v);
+                return f;
+            };
+            if (const auto v = largest_fitting(common.lo, common.hi, common.step, [&](uint64_t c) { return probe(at(c)); })) {
+                set_alternative a{"equal_context", {}, {}};
+                for (size_t i = 0; i < n; ++i) a.flags.push_back(fmt::format("{} {}", rt.context.spelled, *v)), a.values.push_back(*v);
+                s.alternatives.push_back(std::move(a));
+            }
+        }
+    }
+    // joint solve 2 (vLLM): each instance's smallest --gpu-memory-utilization that fits alone (hundredths), the rest
+    // of the GPU shared equally; kept when the set then fits
+    if (rt.name == "sglang") { // each server in start order: its smallest --mem-fraction-static on what is left
+        std::vector<flag_values> f = flags;
+        std::vector<uint64_t> u;
+        for (size_t i = 0; i < n; ++i) {
+            const auto at = [&](uint64_t p) {
+                std::vector<flag_values> g(f.begin(), f.begin() + ptrdiff_t(i) + 1);
+                g[i].set("mem_fraction_static", hundredths(p));
+                try {
+                    return colocate(rt, i + 1, mc, names, [&](size_t k, const machine & mi) {
+                        return rt.plan(alone[k].model, g[k], mi);
+                    }).fits;
+                } catch (const error &) {
+                    return false;
+                }
+            };
+            const auto p = smallest_fitting(1, 99, 1, at);
+            if (!p) break;
+            u.push_back(*p);
+            f[i].set("mem_fraction_static", hundredths(*p));
+        }
+        if (u.size() == n && probe(f)) {
+            set_alternative a{"fraction_split", {}, u};
+            for (uint64_t p : u) a.flags.push_back("--mem-fraction-static " + hundredths(p));
+            s.alternatives.push_back(std::move(a));
+        }
+    }
+    if (rt.name == "vllm") {
+        const auto with_util = [](flag_values f, uint64_t p) {
+            f.set("gpu_memory_utilization", hundredths(p));
+            return f;
+        };
+        std::vector<uint64_t> least;
+        for (size_t i = 0; i < n; ++i) {
+            const auto p = smallest_fitting(1, 100, 1, [&](uint64_t u) {
+                try {
+                    return rt.plan(alone[i].model, with_util(flags[i], u), mc).fits;
+                } catch (const error &) {
+                    return false;
+                }
+            });
+            if (!p) break;
+            least.push_back(*p);
+        }
+        uint64_t sum = 0;
+        for (uint64_t p : least) sum += p;
+        if (least.size() == n && sum <= 100) {
+            for (const uint64_t share : {(100 - sum) / n, uint64_t(0)}) {
+                std::vector<flag_values> f;
+                std::vector<uint64_t> u;
+                for (size_t i = 0; i < n; ++i) u.push_back(least[i] + share), f.push_back(with_util(flags[i], u.back()));
+                if (!probe(f)) continue;
+                set_alternative a{"utilization_split", {}, u};
+                for (uint64_t p : u) a.flags.push_back("--gpu-memory-utilization " + hundredths(p));
+                s.alternatives.push_back(std::move(a));
+                break;
+            }
+        }
+    }
+    return s;
+}
+
+set_request set_request_from_json(nlohmann::json body, const std::vector<std::string> & extra_fields,
+                                  std::vector<nlohmann::json> * bodies) {
+    if (!body.is_object() || !body.contains("models")) throw error("request: a set needs the field 'models'");
+    nlohmann::json models = std::move(body["models"]);
+    body.erase("models");
+    if (!models.is_array()) throw error("request: field 'models': expected an array of models");
+    if (models.size() > max_set_models) {
+        throw error(fmt::format("a set of {} models exceeds the limit {}", models.size(), max_set_models));
+    }
+    set_request q;
+    if (body.contains("max_loaded")) {
+        const nlohmann::json & m = body["max_loaded"];
+        if (!m.is_number_unsigned() || m.get<uint64_t>() > 1024) {
+            throw error("request: field 'max_loaded': expected a whole number from 0 to 1024");
+        }
+        q.max_loaded = m.get<uint32_t>();
+        body.erase("max_loaded");
+    }
+    for (size_t i = 0; i < models.size(); ++i) {
+        nlohmann::json member = body;
+        if (models[i].is_string()) {
+            member["model"] = models[i];
+        } else if (models[i].is_object()) {
+            for (auto & [key, value] : models[i].items()) member[key] = std::move(value);
+        } else {
+            throw error(fmt::format("request: field 'models' item {}: expected a name or an object", i + 1));
+        }
+        q.members.push_back(plan_request_from_json(member, extra_fields));
+        if (bodies) bodies->push_back(std::move(member));
+    }
+    return q;
+}
+
+std::pair<std::string, flag_values> parse_set_member(const std::string & text, const runtime_info & rt) {
+    const size_t at = text.rfind("@-");
+    flag_values f;
+    if (at == std::string::npos) return {text, f};
+    const std::string model = text.substr(0, at);
+    if (model.empty()) throw error(fmt::format("'{}': no model before '@'", text));
+    const std::string settings = text.substr(at + 1);
+    size_t start = 0;
+    while (start < settings.size()) {
+        const size_t end = std::min(settings.find(',', start), settings.size());
+        const std::string item = settings.substr(start, end - start);
+        start = end + 1;
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        const std::string name = item.substr(0, eq);
+        const flag_spec * spec = nullptr;
+        for (const auto & fs : rt.flags()) {
+            if (name == fs.name || (!fs.alias.empty() && name == fs.alias)) spec = &fs;
+        }
+        if (!spec) throw error(fmt::format("{}: '{}' is not a {} flag", text, name, rt.display));
+        if (spec->type == flag_type::boolean) {
+            if (eq != std::string::npos) throw error(fmt::format("{}: '{}' takes no value", text, name));
+            f.set(spec->json_name(), "true");
+        } else {
+            if (eq == std::string::npos || eq + 1 == item.size()) {
+                throw error(fmt::format("{}: '{}' needs a value ({}=VALUE)", text, name, name));
+            }
+            if (spec->type == flag_type::list) f.add(spec->json_name(), item.substr(eq + 1));
+            else f.set(spec->json_name(), item.substr(eq + 1));
+        }
+    }
+    return {model, f};
+}
+
+} // namespace kvfit

@@ -1,0 +1,86 @@
+// A set of models as text and JSON (include/kvfit/model_set.h). Formats only: every figure comes from set_result.
+#include "kvfit/model_set.h"
+
+#include "kvfit/printable.h"
+#include "kvfit/report.h"
+#include "kvfit/units.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace kvfit {
+
+std::string render_set_text(const set_result & s) {
+    std::string out = fmt::format("Set of {} models under {}: {}\n", s.plans.size(), s.runtime->display, s.colocation);
+    for (size_t i = 0; i < s.plans.size(); ++i) {
+        const plan_result & r = s.plans[i];
+        const runtime_plan & p = r.plan;
+        std::string where;
+        for (size_t g = 0; g < s.devices.size(); ++g) {
+            if (s.devices[g].member_bytes[i] == 0) continue;
+            where += fmt::format("{}{} on {}", where.empty() ? "" : ", ", human_bytes(s.devices[g].member_bytes[i]),
+                                 s.devices[g].name);
+        }
+        out += fmt::format("  {}. {}: context {} tokens, {} sequence{}; {}; {}{}\n", i + 1, printable(r.model.name, false),
+                           with_commas(p.context_tokens), p.sequences, p.sequences == 1 ? "" : "s",
+                           where.empty() ? "nothing on the GPUs" : where, p.fits ? "fits" : "does not fit",
+                           s.fits_alone[i] == p.fits ? "" : s.fits_alone[i] ? " (fits alone)" : " (does not fit alone)");
+        for (const auto & x : p.refusals) out += fmt::format("     refused: {}\n", printable(x, false));
+        for (const auto & x : p.warnings) out += fmt::format("     warning: {}\n", printable(x, false));
+        for (const auto & x : p.assumptions) out += fmt::format("     assumption: {}\n", printable(x, false));
+    }
+    for (const auto & d : s.devices) {
+        std::string parts;
+        for (size_t i = 0; i < d.member_bytes.size(); ++i) {
+            parts += fmt::format("{}{}", i == 0 ? "" : " + ", human_bytes(d.member_bytes[i]));
+        }
+        out += fmt::format("  {}: {} = {} used, {} kept free, of {}: {} {}\n", printable(d.name, false), parts,
+                           human_bytes(d.used_bytes), human_bytes(d.reserved_bytes), human_bytes(d.capacity_bytes),
+                           human_bytes(uint64_t(d.fits() ? d.free_bytes() : -d.free_bytes())), d.fits() ? "left" : "short");
+    }
+    for (const auto & w : s.warnings) out += fmt::format("  warning: {}\n", printable(w, false));
+    out += fmt::format("Verdict: the {} models {}\n", s.plans.size(), s.fits ? "fit together" : "do not fit together");
+    for (const auto & x : s.refusals) out += fmt::format("  - {}\n", printable(x, false));
+    if (!s.fits) {
+        if (s.alternatives.empty()) out += "  Nothing found that fits together (an equal context; vLLM's utilisation split; SGLang's fractions).\n";
+        for (const auto & a : s.alternatives) {
+            std::string per;
+            for (size_t i = 0; i < a.flags.size(); ++i) {
+                per += fmt::format("{}{} {}", i == 0 ? "" : "; ", printable(s.plans[i].model.name, false), a.flags[i]);
+            }
+            out += fmt::format("  Fits together: {}: {}\n",
+                               a.kind == "equal_context" ? "the largest equal context" : a.kind == "utilization_split"
+                                   ? "split the GPU" : "each server's smallest static fraction, in start order", per);
+        }
+    }
+    return out;
+}
+
+std::string render_set_json(const set_result & s) {
+    using json = nlohmann::ordered_json;
+    json j;
+    j["schema_version"] = json_schema_version;
+    j["set"] = true;
+    j["runtime"] = s.runtime->name;
+    j["colocation"] = s.colocation;
+    j["fits"] = s.fits;
+    j["refusals"] = s.refusals;
+    j["warnings"] = s.warnings;
+    j["models"] = s.specs;
+    j["fits_alone"] = s.fits_alone;
+    j["devices"] = json::array();
+    for (const auto & d : s.devices) {
+        j["devices"].push_back({{"name", d.name}, {"capacity_bytes", d.capacity_bytes}, {"reserved_bytes", d.reserved_bytes},
+                                {"member_bytes", d.member_bytes}, {"used_bytes", d.used_bytes},
+                                {"free_bytes", d.free_bytes()}, {"fits", d.fits()}});
+    }
+    j["alternatives"] = json::array();
+    for (const auto & a : s.alternatives) {
+        j["alternatives"].push_back({{"kind", a.kind}, {"flags", a.flags}, {"values", a.values}});
+    }
+    j["plans"] = json::array();
+    for (const auto & r : s.plans) j["plans"].push_back(json::parse(render_json(r)));
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+} // namespace kvfit

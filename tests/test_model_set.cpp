@@ -1,0 +1,305 @@
+// Sets of models sharing one machine (include/kvfit/model_set.h, issue 28): for every runtime, two models that fit
+// together and two that fit alone but not together, with the joint alternatives planned again. Models are the
+// catalog's (../shared/configs), GPUs the GPU table's.
+#include "kvfit/error.h"
+#include "kvfit/gpus.h"
+#include "kvfit/model_set.h"
+#include "kvfit/server.h"
+#include "kvfit/sources.h"
+#include "support/run_cli.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using kvfit::test::run_kvfit;
+
+kvfit::plan_request request(const std::string & model, const std::string & runtime, const std::string & gpu,
+                            const std::vector<std::pair<std::string, std::string>> & flags) {
+    kvfit::plan_request q;
+    q.model = model;
+    q.runtime = runtime;
+    q.gpu = gpu;
+    for (const auto & [k, v] : flags) q.flags.set(k, v);
+    return q;
+}
+
+kvfit::model_desc load(const std::string & spec, kvfit::warnings & w) { return kvfit::load_model(spec, w); }
+
+kvfit::set_result plan_set(const std::vector<kvfit::plan_request> & members, uint32_t max_loaded = 0) {
+    kvfit::set_request q;
+    q.members = members;
+    q.max_loaded = max_loaded;
+    return kvfit::plan_set(q, [&](size_t i, kvfit::warnings & w) { return load(members[i].model, w); });
+}
+
+// One model alone, planned the one way the CLI does (make_plan); `gpus` replaces --gpu's devices when given.
+kvfit::plan_result plan_alone(const kvfit::plan_request & q, const std::vector<kvfit::device_spec> & gpus = {}) {
+    kvfit::gpu_parser parse;
+    if (!gpus.empty()) parse = [&](const std::string &) { return gpus; };
+    return kvfit::make_plan(q, [&](kvfit::warnings & w) { return load(q.model, w); }, parse);
+}
+
+// Every GPU's sum is the sum of the member plans' bytes there, and the plans' own devices say the same.
+void expect_sums(const kvfit::set_result & s) {
+    for (size_t g = 0; g < s.devices.size(); ++g) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < s.plans.size(); ++i) {
+            uint64_t on_g = 0;
+            size_t k = 0;
+            for (const auto & d : s.plans[i].plan.devices) {
+                if (!d.is_host && k++ == g) on_g = d.used_bytes();
+            }
+            EXPECT_EQ(s.devices[g].member_bytes[i], on_g) << "model " << i << " on GPU " << g;
+            sum += on_g;
+        }
+        EXPECT_EQ(s.devices[g].used_bytes, sum);
+    }
+}
+
+// Every model fits alone on the whole machine, the set does not fit together, and the sums hold.
+void expect_alone_not_together(const kvfit::set_result & s) {
+    EXPECT_FALSE(s.fits);
+    for (size_t i = 0; i < s.fits_alone.size(); ++i) EXPECT_TRUE(s.fits_alone[i]) << "model " << i;
+    expect_sums(s);
+}
+
+// llama.cpp: each llama-server loads into what the ones before it left. Two 8B models at -c 8192 on an RTX 4090.
+TEST(model_set, llamacpp_two_fit_together_each_on_what_is_left) {
+    const auto a = request("Qwen3-8B", "llama.cpp", "RTX 4090", {{"ctx_size", "8192"}});
+    const auto b = request("Meta-Llama-3.1-8B", "llama.cpp", "RTX 4090", {{"ctx_size", "8192"}});
+    const kvfit::set_result s = plan_set({a, b});
+    ASSERT_EQ(s.devices.size(), 1u);
+    EXPECT_TRUE(s.fits);
+    EXPECT_TRUE(s.refusals.empty());
+    expect_sums(s);
+    const kvfit::gpu_info * g = kvfit::find_gpu("RTX 4090");
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(s.devices[0].capacity_bytes, g->memory_bytes);
+    EXPECT_EQ(s.devices[0].reserved_bytes, 1ull << 30); // llama.cpp's --fit target, kept once by the last started
+    // the first is the model alone; the second is the model alone on the GPU less what the first holds
+    const kvfit::plan_result alone_a = plan_alone(a);
+    EXPECT_EQ(s.devices[0].member_bytes[0], alone_a.plan.devices[0].used_bytes());
+    std::vector<kvfit::device_spec> left = alone_a.target.gpus;
+    left[0].memory_bytes -= alone_a.plan.devices[0].used_bytes();
+    const kvfit::plan_result beside = plan_alone(b, left);
+    EXPECT_EQ(s.devices[0].member_bytes[1], beside.plan.devices[0].used_bytes());
+    EXPECT_GT(s.devices[0].member_bytes[0], 5ull << 30); // q4_k_m 8B weights + 8,192 tokens of KV: over 5 GiB each
+    EXPECT_GT(s.devices[0].member_bytes[1], 5ull << 30);
+    const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu 'RTX 4090' -c 8192");
+    EXPECT_EQ(cli.status, 0) << cli.err;
+    EXPECT_NE(cli.out.find("Verdict: the 2 models fit together"), std::string::npos) << cli.out;
+}
+
+// Two that fit a 16 GiB card alone at -c 40960 (about 10 GiB each) but not together: exit 3, and the largest equal
+// context found is the largest that fits when planned again (one step more does not).
+TEST(model_set, llamacpp_fit_alone_not_together_equal_context) {
+    auto a = request("Qwen3-8B", "llama.cpp", "16GiB", {{"ctx_size", "40960"}});
+    auto b = request("Meta-Llama-3.1-8B", "llama.cpp", "16GiB", {{"ctx_size", "40960"}});
+    const kvfit::set_result s = plan_set({a, b});
+    expect_alone_not_together(s);
+    EXPECT_FALSE(s.devices[0].fits());
+    ASSERT_EQ(s.alternatives.size(), 1u);
+    const kvfit::set_alternative & alt = s.alternatives[0];
+    EXPECT_EQ(alt.kind, "equal_context");
+    ASSERT_EQ(alt.values.size(), 2u);
+    const uint64_t c = alt.values[0];
+    EXPECT_EQ(alt.values[1], c);
+    EXPECT_EQ(alt.flags[0], "-c " + std::to_string(c));
+    EXPECT_LT(c, 40960u);
+    a.flags.set("ctx_size", std::to_string(c));
+    b.flags.set("ctx_size", std::to_string(c));
+    EXPECT_TRUE(plan_set({a, b}).fits);
+    a.flags.set("ctx_size", std::to_string(c + 256));
+    b.flags.set("ctx_size", std::to_string(c + 256));
+    EXPECT_FALSE(plan_set({a, b}).fits);
+    const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu 16GiB -c 40960");
+    EXPECT_EQ(cli.status, 3) << cli.err;
+    EXPECT_NE(cli.out.find("Fits together: the largest equal context: Qwen3-8B -c " + std::to_string(c)), std::string::npos)
+        << cli.out;
+    EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu 16GiB -c " + std::to_string(c)).status, 0);
+}
+
+// vLLM: each instance's budget is its --gpu-memory-utilization x the total; at the default both ask for most of an
+// H100, so the second refuses to start. The split found fits when planned again; budgets summed, no reduction.
+TEST(model_set, vllm_budgets_add_up_and_the_split_fits) {
+    auto a = request("Qwen3-8B", "vllm", "H100", {{"max_model_len", "32768"}});
+    auto b = request("Meta-Llama-3.1-8B", "vllm", "H100", {{"max_model_len", "32768"}});
+    const kvfit::set_result s = plan_set({a, b});
+    expect_alone_not_together(s);
+    // each instance is planned on the whole GPU (its budget is a fraction of the total, not of what is free)
+    EXPECT_EQ(s.devices[0].member_bytes[1], plan_alone(b).plan.devices[0].used_bytes());
+    EXPECT_EQ(s.devices[0].reserved_bytes, 0u);
+    ASSERT_FALSE(s.refusals.empty());
+    EXPECT_NE(s.refusals[0].find("model 2 (Meta-Llama-3.1-8B): vLLM refuses to start it"), std::string::npos) << s.refusals[0];
+    const kvfit::set_alternative * split = nullptr;
+    for (const auto & x : s.alternatives) {
+        if (x.kind == "utilization_split") split = &x;
+    }
+    ASSERT_NE(split, nullptr);
+    ASSERT_EQ(split->values.size(), 2u);
+    EXPECT_LE(split->values[0] + split->values[1], 100u);
+    const auto hundredths = [](uint64_t p) { return fmt::format("{}.{:02}", p / 100, p % 100); };
+    EXPECT_EQ(split->flags[0], "--gpu-memory-utilization " + hundredths(split->values[0]));
+    a.flags.set("gpu_memory_utilization", hundredths(split->values[0]));
+    b.flags.set("gpu_memory_utilization", hundredths(split->values[1]));
+    const kvfit::set_result again = plan_set({a, b});
+    EXPECT_TRUE(again.fits);
+    expect_sums(again);
+    const auto cli = run_kvfit("Qwen3-8B@--gpu-memory-utilization=" + hundredths(split->values[0]) +
+                               " Meta-Llama-3.1-8B@--gpu-memory-utilization=" + hundredths(split->values[1]) +
+                               " --runtime vllm --gpu H100 --max-model-len 32768 --json");
+    EXPECT_EQ(cli.status, 0) << cli.err;
+    const auto j = nlohmann::json::parse(cli.out);
+    EXPECT_TRUE(j["set"].get<bool>());
+    EXPECT_EQ(j["devices"][0]["used_bytes"].get<uint64_t>(), again.devices[0].used_bytes);
+    EXPECT_EQ(j["plans"].size(), 2u);
+    EXPECT_EQ(j["devices"][0]["member_bytes"][1].get<uint64_t>(), j["plans"][1]["devices"][0]["used_bytes"].get<uint64_t>());
+    EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --runtime vllm --gpu H100 --max-model-len 32768").status, 3);
+}
+
+// SGLang: --mem-fraction-static is of what is free when a server starts: at SGLang's default the first takes most of
+// the GPU and the second's weights no longer fit; the fractions found fit when planned again.
+TEST(model_set, sglang_fraction_of_what_is_free) {
+    auto a = request("Qwen3-8B", "sglang", "H100", {{"context_length", "32768"}});
+    auto b = request("Meta-Llama-3.1-8B", "sglang", "H100", {{"context_length", "32768"}});
+    const kvfit::set_result s = plan_set({a, b});
+    EXPECT_FALSE(s.fits);
+    EXPECT_TRUE(s.fits_alone[1]);
+    EXPECT_FALSE(s.plans[1].plan.fits);
+    expect_sums(s);
+    ASSERT_EQ(s.alternatives.size(), 1u);
+    EXPECT_EQ(s.alternatives[0].kind, "fraction_split");
+    const auto & u = s.alternatives[0].values;
+    ASSERT_EQ(u.size(), 2u);
+    a.flags.set("mem_fraction_static", fmt::format("0.{:02}", u[0]));
+    b.flags.set("mem_fraction_static", fmt::format("0.{:02}", u[1]));
+    const kvfit::set_result again = plan_set({a, b});
+    EXPECT_TRUE(again.fits);
+    expect_sums(again);
+    // the second server's pool is its fraction of what the first left: its capacity seen is the GPU less the first
+    const kvfit::plan_result first = plan_alone(a);
+    std::vector<kvfit::device_spec> left = first.target.gpus;
+    left[0].memory_bytes -= first.plan.devices[0].used_bytes();
+    EXPECT_EQ(again.devices[0].member_bytes[1], plan_alone(b, left).plan.devices[0].used_bytes());
+}
+
+// Ollama: a runner per model, each loaded on what is free; at most OLLAMA_MAX_LOADED_MODELS (3 x GPUs by default).
+TEST(model_set, ollama_loaded_models_and_free_vram) {
+    const auto a = request("Qwen3-8B", "ollama", "12GiB", {});
+    const auto b = request("Meta-Llama-3.1-8B", "ollama", "12GiB", {});
+    const kvfit::set_result s = plan_set({a, b});
+    EXPECT_TRUE(s.fits);
+    expect_sums(s);
+    // two that fit alone but not together: the second does not fit what the first left (the scheduler would evict)
+    auto a32 = a, b32 = b;
+    a32.flags.set("num_ctx", "32768");
+    b32.flags.set("num_ctx", "32768");
+    a32.gpu = b32.gpu = "16GiB";
+    const kvfit::set_result t = plan_set({a32, b32});
+    expect_alone_not_together(t);
+    ASSERT_FALSE(t.alternatives.empty());
+    EXPECT_EQ(t.alternatives[0].kind, "equal_context");
+    a32.flags.set("num_ctx", std::to_string(t.alternatives[0].values[0]));
+    b32.flags.set("num_ctx", std::to_string(t.alternatives[0].values[0]));
+    EXPECT_TRUE(plan_set({a32, b32}).fits);
+    // four models on one GPU: past the default of 3, however much memory is left
+    std::vector<kvfit::plan_request> four;
+    for (const char * m : {"Qwen3-8B", "Meta-Llama-3.1-8B", "Qwen2.5-7B", "Llama-2-7b-hf"}) four.push_back(request(m, "ollama", "H100", {}));
+    const kvfit::set_result f = plan_set(four);
+    EXPECT_FALSE(f.fits);
+    EXPECT_TRUE(f.devices[0].fits());
+    ASSERT_EQ(f.refusals.size(), 1u);
+    EXPECT_EQ(f.refusals[0].rfind("OLLAMA_MAX_LOADED_MODELS=3: 4 models", 0), 0u) << f.refusals[0];
+    EXPECT_TRUE(f.alternatives.empty()); // no setting makes four load at once
+    EXPECT_TRUE(plan_set(four, 4).fits);
+    // one runner per model: the same model twice is refused (the second request would reload the first)
+    EXPECT_THROW(plan_set({a, a}), kvfit::error);
+    // the default num_ctx is the tier of the whole GPU, kept beside the other models (and said so)
+    EXPECT_EQ(s.plans[1].plan.context_tokens, plan_alone(b).plan.context_tokens);
+    const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B Qwen2.5-7B Llama-2-7b-hf --runtime ollama --gpu H100");
+    EXPECT_EQ(cli.status, 3);
+    EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B Qwen2.5-7B Llama-2-7b-hf --runtime ollama --gpu H100 "
+                        "--max-loaded-models 4").status, 0);
+}
+
+// MLX: one process per model; each plan's device is the Metal working set, and the plans add up within it.
+TEST(model_set, mlx_plans_add_up_in_the_working_set) {
+    auto a = request("Qwen3-8B", "mlx", "M2 Max 64GB", {{"context_tokens", "32768"}});
+    auto b = request("Meta-Llama-3.1-8B", "mlx", "M2 Max 64GB", {{"context_tokens", "32768"}});
+    const kvfit::set_result s = plan_set({a, b});
+    EXPECT_TRUE(s.fits);
+    expect_sums(s);
+    EXPECT_EQ(s.devices[0].capacity_bytes, plan_alone(a).plan.devices[0].capacity_bytes); // the working set
+    EXPECT_EQ(s.devices[0].member_bytes[1], plan_alone(b).plan.devices[0].used_bytes());
+    b.flags.set("context_tokens", "131072");
+    const kvfit::set_result t = plan_set({a, b});
+    expect_alone_not_together(t);
+    ASSERT_EQ(t.alternatives.size(), 1u);
+    const uint64_t c = t.alternatives[0].values[0];
+    a.flags.set("context_tokens", std::to_string(c));
+    b.flags.set("context_tokens", std::to_string(c));
+    EXPECT_TRUE(plan_set({a, b}).fits);
+}
+
+// POST /v1/plan with "models" is the CLI's set, byte for byte; an object's fields are that model's flags.
+TEST(model_set, http_api_plans_the_same_set) {
+    const nlohmann::json body = {{"runtime", "vllm"}, {"gpu", "H100"}, {"max_model_len", 32768},
+                                 {"gpu_memory_utilization", "0.31"},
+                                 {"models", {"Qwen3-8B", {{"model", "Meta-Llama-3.1-8B"}, {"gpu_memory_utilization", 0.29}}}}};
+    const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@--gpu-memory-utilization=0.29 --runtime vllm --gpu H100 "
+                               "--max-model-len 32768 --gpu-memory-utilization 0.31 --json");
+    ASSERT_EQ(cli.status, 0) << cli.err;
+    const kvfit::api_response r = kvfit::handle_plan(body.dump(), kvfit::server_options{});
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, cli.out);
+    EXPECT_TRUE(nlohmann::json::parse(r.body)["fits"].get<bool>());
+    const auto bad = kvfit::handle_plan(R"({"gpu": "H100", "models": "Qwen3-8B"})", kvfit::server_options{});
+    EXPECT_EQ(bad.status, 400);
+    EXPECT_NE(bad.body.find("field 'models': expected an array"), std::string::npos) << bad.body;
+    const auto one = kvfit::handle_plan(R"({"gpu": "H100", "models": ["Qwen3-8B"]})", kvfit::server_options{});
+    EXPECT_EQ(one.status, 400);
+    EXPECT_NE(one.body.find("a set needs at least 2 models"), std::string::npos) << one.body;
+    const auto path = kvfit::handle_plan(R"({"gpu": "H100", "models": ["Qwen3-8B", "/etc/passwd"]})", kvfit::server_options{});
+    EXPECT_EQ(path.status, 400); // catalog names only: the server reads no paths
+}
+
+TEST(model_set, member_settings_parse_as_the_runtime_spells_them) {
+    const auto & llama = kvfit::find_runtime("llama.cpp");
+    const auto [model, f] = kvfit::parse_set_member("Qwen3-8B@-c=32768,-np=2,--kv-unified", llama);
+    EXPECT_EQ(model, "Qwen3-8B");
+    EXPECT_EQ(f.text("ctx_size"), "32768");
+    EXPECT_EQ(f.text("parallel"), "2");
+    EXPECT_TRUE(f.boolean("kv_unified"));
+    EXPECT_EQ(kvfit::parse_set_member("hf:org/name@main", llama).first, "hf:org/name@main");
+    EXPECT_EQ(kvfit::parse_set_member("hf:org/name@main@-c=8192", llama).first, "hf:org/name@main");
+    EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@--max-model-len=8192", llama), kvfit::error);
+    EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@-c", llama), kvfit::error);
+    EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@--kv-unified=1", llama), kvfit::error);
+}
+
+TEST(model_set, bad_input_is_one_line_and_exit_2) {
+    const auto no_gpu = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B");
+    EXPECT_EQ(no_gpu.status, 2);
+    EXPECT_EQ(no_gpu.err, "kvfit: a set needs --gpu (the GPUs the models share)\n");
+    const auto flag = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@--max-model-len=8192 --gpu H100");
+    EXPECT_EQ(flag.status, 2);
+    EXPECT_EQ(flag.err, "kvfit: Meta-Llama-3.1-8B@--max-model-len=8192: '--max-model-len' is not a llama.cpp flag\n");
+    const auto value = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@-c=0 --gpu H100");
+    EXPECT_EQ(value.status, 2);
+    EXPECT_EQ(value.err, "kvfit: model 2 (Meta-Llama-3.1-8B): -c 0: must be at least 1\n");
+    EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --runtime vllm --gpu H100 --models-max 2").status, 2);
+    EXPECT_EQ(run_kvfit("Qwen3-8B --gpu H100 --models-max 2").status, 2);
+    // --strict refuses the set's own assumption (each llama-server's driver context is not modelled)
+    const auto strict = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu H100 --weights q4_k_m --strict");
+    EXPECT_EQ(strict.status, 2);
+    EXPECT_EQ(strict.err.rfind("kvfit: strict: 1 warning refused: each of the 2 llama-server processes", 0), 0u) << strict.err;
+    EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu H100 --check").status, 2);
+    std::string many;
+    for (int i = 0; i < 17; ++i) many += " Qwen3-8B";
+    EXPECT_EQ(run_kvfit(many + " --gpu H100").err, "kvfit: a set of 17 models exceeds the limit 16\n");
+}
+
+} // namespace
