@@ -23,6 +23,9 @@ inline std::string env_str(const char * name) {
     return v ? std::string(v) : std::string();
 }
 
+/// v as uint32_t, truncating (a config value already range-checked by its reader)
+constexpr uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
+
 /// s in ASCII lower case (file suffixes, key spellings; no locale).
 inline std::string ascii_lower(std::string s) {
     for (char & c : s) c = char(std::tolower(static_cast<unsigned char>(c)));

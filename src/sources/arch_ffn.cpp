@@ -12,6 +12,7 @@
 // il >= k and il % freq == 0); moe_layers / interleave_moe_layer_step (Llama 4); decoder_sparse_step with
 // mlp_only_layers (Qwen MoE); else every layer. enable_moe_block (Gemma 4): a dense MLP and the experts side by side.
 #include "sources/hf_detail.h"
+#include "core/util.h"
 
 #include <fmt/format.h>
 
@@ -21,7 +22,7 @@
 namespace kvfit::detail {
 namespace {
 
-uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
+using detail::u32;
 
 std::string_view first_present(const hf_keys & cfg, std::initializer_list<std::string_view> keys) {
     for (auto k : keys) {

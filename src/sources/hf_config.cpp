@@ -5,6 +5,7 @@
 // (arch_ffn.cpp), the row of arch_table.cpp named by `architectures` / model_type adds what no key says;
 // parameters from hf_params.cpp; keys nobody reads are warned about (hf_known_keys.cpp).
 #include "sources/hf_detail.h"
+#include "core/util.h"
 
 #include "sources/json_bounded.h"
 #include "kvfit/error.h"
@@ -220,7 +221,7 @@ namespace {
 using detail::hf_build;
 using detail::hf_keys;
 
-uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
+using detail::u32;
 
 // M-RoPE (Qwen2-VL, Qwen3-VL, Qwen3.5): rope_scaling or rope_parameters carries mrope_section ([11, 11, 10] for
 // Qwen3.5, with mrope_interleaved); llama.cpp then feeds 4 positions per token (llama_hparams::n_pos_per_embd).

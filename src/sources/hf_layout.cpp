@@ -17,6 +17,7 @@
 // A layer kind kvfit cannot classify, or keys that do not say which layers slide or are chunked, are refused:
 // kvfit never plans an unknown attention as dense.
 #include "sources/hf_detail.h"
+#include "core/util.h"
 
 #include <fmt/format.h>
 
@@ -25,7 +26,7 @@
 namespace kvfit::detail {
 namespace {
 
-uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
+using detail::u32;
 
 void set_mixer(hf_build & b, uint32_t il, mixer x) {
     b.mix[il] = x;

@@ -3,6 +3,7 @@
 // vllm-project/vllm main, read through the search index in 2026-12, docs/rules/vllm-frontier.md §8.1). Only what
 // decides the bytes of each linear layer is kept (include/kvfit/model.h weight_quant).
 #include "kvfit/sources.h"
+#include "core/util.h"
 
 #include "sources/hf_detail.h"
 #include "sources/text.h"
@@ -17,13 +18,9 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return s;
-}
 
 std::string text_of(const json & o, const char * key) {
-    return o.is_object() && o.contains(key) && o[key].is_string() ? lower(o[key].get<std::string>()) : "";
+    return o.is_object() && o.contains(key) && o[key].is_string() ? detail::ascii_lower(o[key].get<std::string>()) : "";
 }
 
 uint32_t uint_of(const json & o, const char * key, uint32_t def) {
@@ -239,7 +236,7 @@ weight_quant detail::weight_quant_from_json(const nlohmann::json & root, std::st
 }
 
 weight_quant weight_quant_from_name(std::string_view name_in) {
-    const std::string name = lower(std::string(name_in));
+    const std::string name = detail::ascii_lower(std::string(name_in));
     if (name == "fp8") return fp8(json::object());
     if (name == "fp8-block" || name == "fp8_block") return fp8(json{{"weight_block_size", {128, 128}}});
     if (name == "nvfp4" || name == "modelopt_fp4") return nvfp4(16);

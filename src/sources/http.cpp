@@ -2,6 +2,7 @@
 // so each hop decides afresh whether the token may go: only to the endpoint's own origin (scheme, host, port).
 // The Hub answers /resolve/ of a large file with a redirect to a CDN host; the signed CDN URL needs no token.
 #include "sources/http.h"
+#include "core/util.h"
 
 #include "kvfit/error.h"
 #include "sources/curl_api.h"
@@ -19,10 +20,6 @@ namespace {
 constexpr int k_max_redirects = 10;
 constexpr uint64_t k_redirect_body_cap = 64 << 10;
 
-std::string lower(std::string s) {
-    for (char & c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 std::string trim(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -76,7 +73,7 @@ size_t on_header(char * data, size_t size, size_t n, void * user) {
     }
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) return size * n;
-    const std::string name = lower(std::string(line.substr(0, colon)));
+    const std::string name = detail::ascii_lower(std::string(line.substr(0, colon)));
     const std::string value = trim(line.substr(colon + 1));
     if (name == "location") x.location = value;
     else if (name == "content-range") x.content_range = value;
@@ -170,7 +167,7 @@ std::string url_origin(const std::string & url) {
         curl_lib().url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
         curl_lib().url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
         curl_lib().url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
-        out = lower(fmt::format("{}://{}:{}", scheme, host, port));
+        out = detail::ascii_lower(fmt::format("{}://{}:{}", scheme, host, port));
     }
     curl_lib().free(scheme), curl_lib().free(host), curl_lib().free(port);
     curl_lib().url_cleanup(u);
