@@ -132,6 +132,17 @@ TEST(edges, ctx_size_with_a_suffix_is_refused_with_the_number) {
     EXPECT_EQ(json::parse(vllm.out)["context_tokens"].get<uint64_t>(), 131072u);
 }
 
+// fuzz_http_request's find: an -ot pattern whose back-reference number overflows libstdc++'s regex compiler (signed
+// overflow in _M_cur_int_value, undefined behaviour) is refused by name before std::regex sees it; a real pattern works
+TEST(edges, override_tensor_pattern_with_an_absurd_number_is_refused) {
+    const auto r = run_kvfit("Qwen3-8B -ot '\\66666666666666666666=CPU'");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "kvfit: -ot '\\66666666666666666666=CPU': the pattern has a number of more than 9 digits, past what "
+                     "std::regex reads safely\n");
+    const auto ok = run_kvfit("Qwen3-8B -ot 'blk\\.1[0-9]\\.ffn_.*=CPU' -c 4096 --gpu 8GiB --json");
+    EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
 // "-c 131,072 is read as two contexts, 131 and 72" (OK at n_ctx 256, exit 0): a value shaped like one number with
 // thousands separators (1-3 digits, then groups of exactly 3) is refused with the number it means -- in the plan's
 // list, in kvfit exec's command (llama.cpp's std::stoi would read 131) and in fit-params. A real list keeps working;

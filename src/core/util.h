@@ -26,6 +26,20 @@ inline std::string env_str(const char * name) {
 /// v as uint32_t, truncating (a config value already range-checked by its reader)
 constexpr uint32_t u32(uint64_t v) { return static_cast<uint32_t>(v); }
 
+/// Why std::regex must not compile `pattern`, or "" when it may. libstdc++'s compiler recurses once per alternative
+/// and reads a back-reference's number (\\N) or a quantifier's bound ({n,m}) into a long with no range check
+/// (bits/regex_compiler.tcc _M_alternative, _M_cur_int_value: signed overflow past 18 digits). Refused: a pattern
+/// over 1,024 characters, or a run of more than 9 digits (no tensor or module name holds such a number).
+inline std::string regex_unsafe(const std::string & pattern) {
+    if (pattern.size() > 1024) return fmt::format("{} characters, more than the 1,024 kvfit compiles", pattern.size());
+    size_t run = 0;
+    for (const char c : pattern) {
+        run = std::isdigit(static_cast<unsigned char>(c)) ? run + 1 : 0;
+        if (run > 9) return "a number of more than 9 digits, past what std::regex reads safely";
+    }
+    return "";
+}
+
 /// s in ASCII lower case (file suffixes, key spellings; no locale).
 inline std::string ascii_lower(std::string s) {
     for (char & c : s) c = char(std::tolower(static_cast<unsigned char>(c)));

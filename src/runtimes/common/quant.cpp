@@ -2,6 +2,7 @@
 // (src/runtimes/common/quant.h; docs/rules/vllm-frontier.md §8.1-8.3). Worked figures, tests/test_vllm.cpp:
 // DeepSeek-V3 fp8 block 128x128 at TP 8: 85,140,130,848 B; gpt-oss-120b MXFP4 at TP 1: 65,248,820,352 B.
 #include "runtimes/common/quant.h"
+#include "core/util.h"
 
 #include "kvfit/sources.h"
 #include "runtimes/common/torch.h"
@@ -84,6 +85,7 @@ double average_bytes(const linear_ctx & c) {
 bool quant_ignored(const std::vector<std::string> & ignore, const std::string & name) {
     for (const auto & e : ignore) {
         if (e.starts_with("re:")) {
+            if (!detail::regex_unsafe(e.substr(3)).empty()) continue; // as an invalid pattern: matches nothing
             try {
                 if (std::regex_match(name, std::regex(e.substr(3)))) return true;
             } catch (const std::regex_error &) {

@@ -1,6 +1,7 @@
 // The llama.cpp flags (include/kvfit/llamacpp.h): the list the CLI and the HTTP API register, and their values parsed
 // with llama.cpp's spelling (common/arg.cpp), shared by the CLI, `kvfit exec` and the HTTP API.
 #include "kvfit/llamacpp.h"
+#include "core/util.h"
 
 #include "kvfit/error.h"
 #include "kvfit/sources.h"
@@ -53,6 +54,9 @@ std::optional<std::string> parse_override_rule(std::string_view rule) {
     if (eq == std::string_view::npos || eq == 0) throw error(fmt::format("-ot '{}': expected PATTERN=BUFFER", rule));
     if (rule.substr(eq + 1) != "CPU") return std::nullopt;
     const std::string pattern(rule.substr(0, eq));
+    if (const std::string why = detail::regex_unsafe(pattern); !why.empty()) {
+        throw error(fmt::format("-ot '{}': the pattern has {}", rule.substr(0, 200), why));
+    }
     try {
         std::regex check(pattern);
     } catch (const std::regex_error & e) {
