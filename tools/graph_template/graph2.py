@@ -503,6 +503,25 @@ def contiguous_nb(typ, ne):
 
 
 # --- roots ----------------------------------------------------------------------------------------------------------
+def visit_parents(T, t, visited, en, el, limit=None):
+    """ggml_visit_parents (ggml.c) from t, without recursion: sources first in order, then the tensor itself, appended
+    to the nodes (en) or, for an op NONE, the leafs (el); False as soon as more than limit nodes were appended"""
+    stack = [(t, 0)]
+    while stack:
+        x, k = stack.pop()
+        if k == 0:
+            if x in visited: continue
+            visited.add(x)
+        srcs = T[x]["src"]
+        if k < len(srcs):
+            stack.append((x, k + 1))
+            if srcs[k] >= 0 and srcs[k] not in visited: stack.append((srcs[k], 0))
+            continue
+        (el if T[x]["op"] == "NONE" else en).append(x)
+        if limit is not None and len(en) > limit: return False
+    return True
+
+
 def infer_roots(tr):
     """the tensors llama.cpp expanded into the graph, in order, such that ggml_visit_parents' walk from them gives the
     recorded node and leaf order"""
@@ -515,21 +534,7 @@ def infer_roots(tr):
     visited = set()
 
     def walk(t, en, el, limit):
-        stack = [(t, 0)]
-        while stack:
-            x, k = stack.pop()
-            if k == 0:
-                if x in visited: continue
-                visited.add(x)
-            srcs = T[x]["src"]
-            if k < len(srcs):
-                stack.append((x, k + 1))
-                s = srcs[k]
-                if s >= 0 and s not in visited: stack.append((s, 0))
-                continue
-            (el if T[x]["op"] == "NONE" else en).append(x)
-            if len(en) > limit: return False
-        return True
+        return visit_parents(T, t, visited, en, el, limit)
 
     consumed_leafs = set()
     for n in nodes:
@@ -570,20 +575,9 @@ def infer_roots(tr):
 
 def walk_order(tr, roots):
     """the node and leaf order ggml_visit_parents gives when the roots are expanded in this order"""
-    T, visited, en, el = tr.t, set(), [], []
+    visited, en, el = set(), [], []
     for r in roots:
-        stack = [(r, 0)]
-        while stack:
-            x, k = stack.pop()
-            if k == 0:
-                if x in visited: continue
-                visited.add(x)
-            srcs = T[x]["src"]
-            if k < len(srcs):
-                stack.append((x, k + 1))
-                if srcs[k] >= 0 and srcs[k] not in visited: stack.append((srcs[k], 0))
-                continue
-            (el if T[x]["op"] == "NONE" else en).append(x)
+        visit_parents(tr.t, r, visited, en, el)
     return en, el
 
 
