@@ -265,11 +265,17 @@ graph_template parse_template(std::string_view text) {
     graph_template t;
     t.var_names.assign(std::begin(k_var_names), std::end(k_var_names));
     std::vector<std::string> & names = t.var_names;
-    std::istringstream in{std::string(text)};
+    // the lines split in place, and one line stream reset for each line: constructing a stream per line (its locale)
+    // was most of the parse (124,000 lines in the embedded templates)
     std::string line, word;
-    while (std::getline(in, line)) {
+    std::istringstream ls;
+    for (size_t at = 0; at < text.size();) {
+        const size_t eol = std::min(text.find('\n', at), text.size());
+        line.assign(text.substr(at, eol - at));
+        at = eol + 1;
         if (line.empty() || line[0] == '#') continue;
-        std::istringstream ls(line);
+        ls.clear();
+        ls.str(line);
         ls >> word;
         if (word == "kvfit-graph") ls >> t.format;
         else if (word == "arch") ls >> t.arch;
@@ -969,17 +975,19 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
     bool ok = true;
     const auto & glob = tp->segs2[var->global];
     for (size_t i = 0; i < glob.size() && ok; ++i) ok = fill(glob[i], i, -1);
-    std::vector<size_t> first_alike(n_layers);
+    // the layers that are their own first alike, in order: a layer is compared with those alone (the first of them
+    // that matches is the first matching layer), not with every layer before it
+    std::vector<size_t> distinct;
     for (size_t il = 0; il < n_layers && ok; ++il) {
-        first_alike[il] = il;
-        for (size_t j = 0; j < il; ++j) {
-            if (first_alike[j] == j && kind[j] == kind[il] && lv[j] == lv[il]) {
-                first_alike[il] = j;
+        size_t from = il;
+        for (const size_t j : distinct) {
+            if (kind[j] == kind[il] && lv[j] == lv[il]) {
+                from = j;
                 break;
             }
         }
+        if (from == il) distinct.push_back(il);
         const auto & seg = tp->segs2[kind[il]];
-        const size_t from = first_alike[il];
         for (size_t i = 0; i < seg.size() && ok; ++i) {
             ok = from == il ? fill(seg[i], base[il] + i, int32_t(il)) : link(seg[i], base[il] + i, base[from] + i, int32_t(il));
         }
