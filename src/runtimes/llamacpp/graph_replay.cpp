@@ -38,6 +38,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -814,21 +815,19 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
     // the variables: the context's, the model's dimensions, and per layer its own (l_*)
     std::vector<int64_t> v = bind_vars(*tp, m, s, c, tg);
     const std::vector<std::string> & names = tp->var_names;
-    {
-        const auto dims = graph_dims(m);
-        for (size_t i = k_n_fixed; i < names.size(); ++i) {
-            for (const auto & [k, x] : dims) {
-                if (names[i] == k) v[i] = x;
-            }
-        }
+    // the template's variable names are distinct (var_index): each dimension binds the one variable of its name, found
+    // through an index rather than by comparing it with every name (per layer, that was most of a plan's instantiation)
+    std::unordered_map<std::string_view, size_t> var_at;
+    var_at.reserve(names.size());
+    for (size_t i = k_n_fixed; i < names.size(); ++i) var_at.emplace(names[i], i);
+    for (const auto & [k, x] : graph_dims(m)) {
+        if (const auto it = var_at.find(k); it != var_at.end()) v[it->second] = x;
     }
     std::vector<std::vector<int64_t>> lv(n_layers);
     for (size_t il = 0; il < n_layers; ++il) {
         lv[il] = v;
         for (const auto & [k, x] : graph_layer_dims(m, uint32_t(il))) {
-            for (size_t i = k_n_fixed; i < names.size(); ++i) {
-                if (names[i] == k) lv[il][i] = x;
-            }
+            if (const auto it = var_at.find(k); it != var_at.end()) lv[il][it->second] = x;
         }
     }
     // the tensors of every segment instance: the global segment, then each layer's
@@ -866,11 +865,11 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         gtensor & t = out.g.t[at];
         t.op = l.op;
         t.flags = l.flags;
-        std::string name = l.name;
+        t.name = l.name;
         if (il >= 0) {
-            for (size_t p = name.find("{L}"); p != std::string::npos; p = name.find("{L}")) name.replace(p, 3, std::to_string(il));
+            for (size_t p = t.name.find("{L}"); p != std::string::npos; p = t.name.find("{L}")) t.name.replace(p, 3, std::to_string(il));
         }
-        t.name = name;
+        const std::string & name = t.name; // built in place: no second copy
         out.layer[at] = il;
         if (l.type == -4) { // a weight: the model's own tensor
             auto it = weights.find(name);
