@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 namespace kvfit::detail {
@@ -63,7 +64,7 @@ void export_graph(const ggraph & g, const std::vector<const sched_backend *> & b
 /// The device index (into plan.devices) of each weight tensor of the instance, as placement.cpp places its group.
 uint32_t weight_device(const model_desc & m, const llamacpp_plan & plan, const graph_instance & gi, size_t t,
                        const std::vector<std::vector<int32_t>> & users,
-                       const std::map<std::string_view, const weight_tensor *> & by_name) {
+                       const std::unordered_map<std::string_view, const weight_tensor *> & by_name) {
     const uint32_t host = uint32_t(plan.devices.size() - 1);
     uint32_t out_dev = host;
     for (size_t d = 0; d + 1 < plan.devices.size(); ++d) {
@@ -138,7 +139,8 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
     // each graph instantiated once (the prompt graph serves both prompt passes); a pass sets its buffers and pins anew
     std::optional<graph_instance> inst_pp, inst_tg;
     // the model's tensors by name (weight_device)
-    std::map<std::string_view, const weight_tensor *> by_name;
+    std::unordered_map<std::string_view, const weight_tensor *> by_name; // hashed: a GGUF lists hundreds of tensors
+    by_name.reserve(m.weights.tensors.size());
     for (const weight_tensor & w : m.weights.tensors) by_name.emplace(w.name, &w);
     for (const pass ps : passes) {
         const bool tg = ps == pass::token;

@@ -857,7 +857,8 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         }
         return -1;
     };
-    std::map<std::string_view, const weight_tensor *> weights;
+    std::unordered_map<std::string_view, const weight_tensor *> weights; // hashed: a GGUF lists hundreds of tensors
+    weights.reserve(m.weights.tensors.size());
     for (const weight_tensor & w : m.weights.tensors) weights.emplace(w.name, &w);
     auto fill = [&](const tline & l, size_t at, int32_t il) -> bool {
         const std::vector<int64_t> & vars = il < 0 ? v : lv[size_t(il)];
