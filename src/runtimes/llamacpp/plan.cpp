@@ -256,7 +256,7 @@ bool fits(const model_desc & m, const flag_values & f, const machine & mc) {
     const llamacpp_inputs in = parse_llamacpp_flags(f);
     llamacpp_settings at = in.settings;
     at.n_ctx = in.contexts.empty() ? m.n_ctx_train : *std::max_element(in.contexts.begin(), in.contexts.end());
-    const llamacpp_plan p = plan_llamacpp(m, at, in.placement, mc.gpus, in.margin_bytes);
+    const llamacpp_plan p = plan_llamacpp(m, at, in.placement, mc.gpus, in.margin_bytes, true); // the verdict alone
     // with host RAM known (--ram, --gpu auto), what the host needs must fit it too (host_ram.cpp)
     return p.fits() && (at.ram_bytes == 0 || !llamacpp_host_ram(m, p).over);
 }
