@@ -465,6 +465,9 @@ struct llamacpp_plan {
     /// True when the CPU extra buffer types are in play: repack on, and no GPU (or --no-host).
     bool extra_buffers_used = false;
     bool fits() const;                   ///< every GPU within capacity - margin
+    /// True when planned for the verdict alone (plan_llamacpp's verdict_only): the figures only a report reads are
+    /// left out (gpu_compute.prompt_bytes, the no_alloc fit's prompt graph); every buffer fits() reads is the same.
+    bool verdict_only = false;
     /// Speculative decoding (spec.cpp), when settings.spec.active(): the draft / MTP context's sizes and buffers.
     struct spec_usage {
         bool mtp = false;              ///< an MTP context on the model's NextN layers
@@ -513,9 +516,19 @@ void llamacpp_place_graph_compute(llamacpp_plan & plan, const model_desc & m);
 /// --no-repack (llama-model.cpp make_cpu_buft_list: the GPU's host buffer type comes first).
 /// With speculative decoding (settings.spec) the draft / MTP context's buffers are added on their devices
 /// (llamacpp_add_spec), so fits() and every search include them.
+/// verdict_only: for a search or a verdict (runtime_info::fits, max_fitting_n_ctx): the scheduler replay skips the
+/// prompt graph's no_alloc reserve (llama.cpp's --fit figure, gpu_compute.prompt_bytes, read by reports alone), a
+/// third of a replayed plan; the buffers and fits() are those of the full plan.
 /// Throws kvfit::error for invalid settings (see llamacpp_context_size) or a -ts of the wrong length.
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
-                            const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes);
+                            const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes,
+                            bool verdict_only = false);
+
+/// plan_llamacpp(m, s, p, gpus, margin_bytes, true).fits(), with an exact pre-check first: a plan whose weights,
+/// caches and state alone overflow a GPU (llamacpp_settings::verdict_lower_bound) is refused without its compute
+/// graph replayed. The verdict every search over llama.cpp's settings asks. Throws as plan_llamacpp.
+bool llamacpp_fits(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                   const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes);
 
 /// The largest n_ctx (a multiple of 256 x streams) for which plan_llamacpp(...) fits with the given cache
 /// types, searching up to the model's n_ctx_train (or `limit` when non-zero). 0 when not even 256 tokens fit.

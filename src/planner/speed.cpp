@@ -152,7 +152,7 @@ spill_cliff make_spill_cliff(const model_desc & m, const llamacpp_settings & s, 
     const auto fit_ngl = largest_fitting(0, n_total, 1, [&](uint64_t ngl) { // the most layers that fit (search.h)
         placement_settings q = p;
         q.n_gpu_layers = int32_t(ngl);
-        return plan_llamacpp(m, s, q, gpus, margin_bytes).fits();
+        return llamacpp_fits(m, s, q, gpus, margin_bytes); // the verdict alone
     });
     c.fit_ngl = fit_ngl ? int32_t(*fit_ngl) : -1;
     if (c.fit_ngl >= 0 && !c.rows.front().fits) {

@@ -13,12 +13,14 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 namespace kvfit::detail {
@@ -62,7 +64,7 @@ void export_graph(const ggraph & g, const std::vector<const sched_backend *> & b
 /// The device index (into plan.devices) of each weight tensor of the instance, as placement.cpp places its group.
 uint32_t weight_device(const model_desc & m, const llamacpp_plan & plan, const graph_instance & gi, size_t t,
                        const std::vector<std::vector<int32_t>> & users,
-                       const std::map<std::string_view, const weight_tensor *> & by_name) {
+                       const std::unordered_map<std::string_view, const weight_tensor *> & by_name) {
     const uint32_t host = uint32_t(plan.devices.size() - 1);
     uint32_t out_dev = host;
     for (size_t d = 0; d + 1 < plan.devices.size(); ++d) {
@@ -82,7 +84,7 @@ uint32_t weight_device(const model_desc & m, const llamacpp_plan & plan, const g
     }
     if (w == nullptr) return host;
     // a tied output head: token_embd again, created as the output layer's weight on its device
-    if (m.tied_embeddings && name == "token_embd.weight") {
+    if (m.tied_embeddings && name == "token_embd.weight") { // users: filled for a tied head
         for (const int32_t u : users[t]) {
             if (gi.g.t[size_t(u)].op == gop::mul_mat) return out_dev;
         }
@@ -133,11 +135,13 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
     std::vector<pass> passes{pass::prompt, pass::token};
     const uint32_t n_all_layers = m.n_layer + m.n_layer_mtp;
     const bool pins_ever = n_gpu > 0 && (plan.n_gpu_layers > n_all_layers || plan.ctx.n_ubatch < 32 || plan.ctx.n_seq < 32);
-    if (pins_ever) passes.insert(passes.begin(), pass::prompt_fit);
+    // the no_alloc fit's reserve only sizes gpu_compute.prompt_bytes, which a verdict does not read (verdict_only)
+    if (pins_ever && !plan.verdict_only) passes.insert(passes.begin(), pass::prompt_fit);
     // each graph instantiated once (the prompt graph serves both prompt passes); a pass sets its buffers and pins anew
     std::optional<graph_instance> inst_pp, inst_tg;
     // the model's tensors by name (weight_device)
-    std::map<std::string_view, const weight_tensor *> by_name;
+    std::unordered_map<std::string_view, const weight_tensor *> by_name; // hashed: a GGUF lists hundreds of tensors
+    by_name.reserve(m.weights.tensors.size());
     for (const weight_tensor & w : m.weights.tensors) by_name.emplace(w.name, &w);
     for (const pass ps : passes) {
         const bool tg = ps == pass::token;
@@ -160,10 +164,13 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
         auto buffer_of = [&](uint32_t dev, bool weights) {
             return dev >= n_gpu ? int32_t(2 * n_gpu + (weights ? 0 : 1)) : int32_t(2 * dev + (weights ? 0 : 1));
         };
-        std::vector<std::vector<int32_t>> users(g.t.size());
-        for (const int32_t n : g.nodes) {
-            for (const int32_t x : g.t[size_t(n)].src) {
-                if (x >= 0) users[size_t(x)].push_back(n);
+        // each tensor's users: weight_device reads them for a tied head's token_embd alone, so only then
+        std::vector<std::vector<int32_t>> users(m.tied_embeddings ? g.t.size() : 0);
+        if (m.tied_embeddings) {
+            for (const int32_t n : g.nodes) {
+                for (const int32_t x : g.t[size_t(n)].src) {
+                    if (x >= 0) users[size_t(x)].push_back(n);
+                }
             }
         }
         for (size_t t = 0; t < g.t.size(); ++t) {
@@ -197,9 +204,14 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
             for (size_t t = 0; t < g.t.size(); ++t) {
                 const int32_t il = gi.layer[t];
                 if (il < 0) continue;
-                const std::string & nm = g.t[t].name;
-                const std::string sfx = "-" + std::to_string(il);
-                if (nm != "norm" + sfx && nm != "l_last" + sfx) continue;
+                // the name is "norm-<il>" or "l_last-<il>" (compared in place: no string built per tensor)
+                std::string_view nm = g.t[t].name;
+                if (nm.rfind("norm-", 0) == 0) nm.remove_prefix(5);
+                else if (nm.rfind("l_last-", 0) == 0) nm.remove_prefix(7);
+                else continue;
+                char digits[16];
+                const auto end = std::to_chars(digits, digits + sizeof digits, il).ptr;
+                if (nm != std::string_view(digits, size_t(end - digits))) continue;
                 const uint32_t dev = size_t(il) < plan.layer_device.size() ? plan.layer_device[size_t(il)] : host;
                 const int b = dev >= n_gpu ? int(n_gpu) : int(dev);
                 if (backends[size_t(b)]->supports_op(g, int32_t(t))) g.t[t].preset = int16_t(b);
@@ -212,8 +224,15 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
         o.n_copies = n_gpu > 1 && full_offload && !p.no_kv_offload && !overrides ? 4 : 1;
         o.op_offload = s.op_offload;
         o.split_inputs_capped = s.release != llamacpp_release::v0_5_0;
-        const sched_result r = sched_reserve(g, backends, o);
-        export_graph(g, backends, r);
+        // the instance's last pass (the prompt graph serves the prompt passes, the token graph one) hands its graph
+        // over instead of copying it; KVFIT_SCHED_EXPORT reads the graph after the reserve, so it keeps a copy
+        const bool last_use = ps == pass::token || (ps == pass::prompt && !tg);
+        static const bool exporting = [] {
+            const char * e = std::getenv("KVFIT_SCHED_EXPORT");
+            return e != nullptr && *e != 0;
+        }();
+        const sched_result r = last_use && !exporting ? sched_reserve(std::move(g), backends, o) : sched_reserve(g, backends, o);
+        if (exporting) export_graph(g, backends, r);
         std::vector<uint64_t> per_device(plan.devices.size(), 0);
         for (size_t b = 0; b < backends.size(); ++b) per_device[b < n_gpu ? b : host] = r.buffer_bytes[b];
         if (ps == pass::prompt_fit || (ps == pass::prompt && !pins_ever)) res.prompt = per_device;

@@ -38,6 +38,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -265,11 +266,17 @@ graph_template parse_template(std::string_view text) {
     graph_template t;
     t.var_names.assign(std::begin(k_var_names), std::end(k_var_names));
     std::vector<std::string> & names = t.var_names;
-    std::istringstream in{std::string(text)};
+    // the lines split in place, and one line stream reset for each line: constructing a stream per line (its locale)
+    // was most of the parse (124,000 lines in the embedded templates)
     std::string line, word;
-    while (std::getline(in, line)) {
+    std::istringstream ls;
+    for (size_t at = 0; at < text.size();) {
+        const size_t eol = std::min(text.find('\n', at), text.size());
+        line.assign(text.substr(at, eol - at));
+        at = eol + 1;
         if (line.empty() || line[0] == '#') continue;
-        std::istringstream ls(line);
+        ls.clear();
+        ls.str(line);
         ls >> word;
         if (word == "kvfit-graph") ls >> t.format;
         else if (word == "arch") ls >> t.arch;
@@ -808,21 +815,19 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
     // the variables: the context's, the model's dimensions, and per layer its own (l_*)
     std::vector<int64_t> v = bind_vars(*tp, m, s, c, tg);
     const std::vector<std::string> & names = tp->var_names;
-    {
-        const auto dims = graph_dims(m);
-        for (size_t i = k_n_fixed; i < names.size(); ++i) {
-            for (const auto & [k, x] : dims) {
-                if (names[i] == k) v[i] = x;
-            }
-        }
+    // the template's variable names are distinct (var_index): each dimension binds the one variable of its name, found
+    // through an index rather than by comparing it with every name (per layer, that was most of a plan's instantiation)
+    std::unordered_map<std::string_view, size_t> var_at;
+    var_at.reserve(names.size());
+    for (size_t i = k_n_fixed; i < names.size(); ++i) var_at.emplace(names[i], i);
+    for (const auto & [k, x] : graph_dims(m)) {
+        if (const auto it = var_at.find(k); it != var_at.end()) v[it->second] = x;
     }
     std::vector<std::vector<int64_t>> lv(n_layers);
     for (size_t il = 0; il < n_layers; ++il) {
         lv[il] = v;
         for (const auto & [k, x] : graph_layer_dims(m, uint32_t(il))) {
-            for (size_t i = k_n_fixed; i < names.size(); ++i) {
-                if (names[i] == k) lv[il][i] = x;
-            }
+            if (const auto it = var_at.find(k); it != var_at.end()) lv[il][it->second] = x;
         }
     }
     // the tensors of every segment instance: the global segment, then each layer's
@@ -852,7 +857,8 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         }
         return -1;
     };
-    std::map<std::string_view, const weight_tensor *> weights;
+    std::unordered_map<std::string_view, const weight_tensor *> weights; // hashed: a GGUF lists hundreds of tensors
+    weights.reserve(m.weights.tensors.size());
     for (const weight_tensor & w : m.weights.tensors) weights.emplace(w.name, &w);
     auto fill = [&](const tline & l, size_t at, int32_t il) -> bool {
         const std::vector<int64_t> & vars = il < 0 ? v : lv[size_t(il)];
@@ -860,11 +866,11 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         gtensor & t = out.g.t[at];
         t.op = l.op;
         t.flags = l.flags;
-        std::string name = l.name;
+        t.name = l.name;
         if (il >= 0) {
-            for (size_t p = name.find("{L}"); p != std::string::npos; p = name.find("{L}")) name.replace(p, 3, std::to_string(il));
+            for (size_t p = t.name.find("{L}"); p != std::string::npos; p = t.name.find("{L}")) t.name.replace(p, 3, std::to_string(il));
         }
-        t.name = name;
+        const std::string & name = t.name; // built in place: no second copy
         out.layer[at] = il;
         if (l.type == -4) { // a weight: the model's own tensor
             auto it = weights.find(name);
@@ -969,17 +975,19 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
     bool ok = true;
     const auto & glob = tp->segs2[var->global];
     for (size_t i = 0; i < glob.size() && ok; ++i) ok = fill(glob[i], i, -1);
-    std::vector<size_t> first_alike(n_layers);
+    // the layers that are their own first alike, in order: a layer is compared with those alone (the first of them
+    // that matches is the first matching layer), not with every layer before it
+    std::vector<size_t> distinct;
     for (size_t il = 0; il < n_layers && ok; ++il) {
-        first_alike[il] = il;
-        for (size_t j = 0; j < il; ++j) {
-            if (first_alike[j] == j && kind[j] == kind[il] && lv[j] == lv[il]) {
-                first_alike[il] = j;
+        size_t from = il;
+        for (const size_t j : distinct) {
+            if (kind[j] == kind[il] && lv[j] == lv[il]) {
+                from = j;
                 break;
             }
         }
+        if (from == il) distinct.push_back(il);
         const auto & seg = tp->segs2[kind[il]];
-        const size_t from = first_alike[il];
         for (size_t i = 0; i < seg.size() && ok; ++i) {
             ok = from == il ? fill(seg[i], base[il] + i, int32_t(il)) : link(seg[i], base[il] + i, base[from] + i, int32_t(il));
         }

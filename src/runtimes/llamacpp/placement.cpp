@@ -134,9 +134,10 @@ uint64_t llamacpp_tied_duplicate_bytes(const model_desc & m) {
 }
 
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
-                            const std::vector<device_spec> & gpus_given, uint64_t margin_bytes) {
+                            const std::vector<device_spec> & gpus_given, uint64_t margin_bytes, bool verdict_only) {
     llamacpp_plan plan;
     plan.settings = s;
+    plan.verdict_only = verdict_only;
     // an Apple GPU: ggml-metal reports recommendedMaxWorkingSetSize as the device's total and free memory
     // (ggml-metal-device.m ggml_metal_device_get_memory), which -fit and the layer split budget from
     const std::vector<device_spec> gpus = metal_budget(gpus_given, s.iogpu_wired_limit_mb, plan.notes);
@@ -267,6 +268,14 @@ void llamacpp_place_graph_compute(llamacpp_plan & plan, const model_desc & m) {
     if (host_runs_layers || plan.devices.size() == 1) host.used.compute_bytes = compute;
 }
 
+bool llamacpp_fits(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
+                   const std::vector<device_spec> & gpus, uint64_t margin_bytes) {
+    llamacpp_settings lb = s;
+    lb.verdict_lower_bound = true; // each figure it leaves out only adds bytes to a device already placed
+    if (!plan_llamacpp(m, lb, p, gpus, margin_bytes, true).fits()) return false;
+    return plan_llamacpp(m, s, p, gpus, margin_bytes, true).fits();
+}
+
 uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,
                            const std::vector<device_spec> & gpus, uint64_t margin_bytes, uint64_t limit) {
     const uint64_t step = 256ull * (s.kv_unified ? 1 : s.n_seq);
@@ -274,7 +283,7 @@ uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const plac
     if (hi == 0) hi = 1ull << 20;
     const auto n = largest_fitting(step, hi, step, [&](uint64_t n_ctx) {
         s.n_ctx = n_ctx;
-        return plan_llamacpp(m, s, p, gpus, margin_bytes).fits();
+        return llamacpp_fits(m, s, p, gpus, margin_bytes);
     });
     return n.value_or(0);
 }

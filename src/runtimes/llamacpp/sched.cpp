@@ -262,10 +262,14 @@ std::vector<uint64_t> galloc_reserve(const ggraph & g, const std::vector<std::pa
 }
 
 sched_result sched_reserve(const ggraph & graph, const std::vector<const sched_backend *> & backends, const sched_options & o) {
+    return sched_reserve(ggraph(graph), backends, o);
+}
+
+sched_result sched_reserve(ggraph && graph, const std::vector<const sched_backend *> & backends, const sched_options & o) {
     const int n_copies = o.n_copies;
     const bool op_offload = o.op_offload;
     sched_result res;
-    res.copy = graph;
+    res.copy = std::move(graph);
     ggraph & g = res.copy; // the copies and dependency views are appended; node sources are redirected
     const int n_b = int(backends.size());
     const int cpu = n_b - 1;

@@ -50,7 +50,7 @@ llamacpp_plan fit_layers(const model_desc & m, const llamacpp_settings & ls, con
     if (plan.fits()) return plan;
     const auto ngl = largest_fitting(0, m.n_layer + m.n_layer_mtp, 1, [&](uint64_t n) {
         pl.n_gpu_layers = int32_t(n);
-        return plan_llamacpp(m, ls, pl, gpus, target).fits();
+        return llamacpp_fits(m, ls, pl, gpus, target); // the verdict alone
     });
     pl.n_gpu_layers = int32_t(ngl.value_or(0));
     return plan_llamacpp(m, ls, pl, gpus, target);
