@@ -135,12 +135,19 @@ struct llamacpp_settings {
     /// N MiB (metal.h); 0 = macOS's default. plan_llamacpp budgets every Apple GPU from its working set.
     uint64_t iogpu_wired_limit_mb = 0;
     bool op_offload = true;             ///< false with --no-op-offload (cparams.op_offload, common/common.cpp:1747)
-    /// Internal to the verdict search (the runtime's `fits`, runtime.h): plan_llamacpp leaves out every figure it
-    /// would replay or estimate after the placement (the compute buffers, the backend's terms, speculative decoding).
-    /// Each only adds bytes to a device whose placement is already fixed, so a plan that does not fit without them
-    /// does not fit with them: the search skips the scheduler replay for a probe that weights and caches alone
-    /// overflow. Never set for a plan anyone reads.
-    bool verdict_lower_bound = false;
+};
+
+/// What a plan_llamacpp call is for. A search asks verdicts, and most of a replayed plan's cost is figures a verdict
+/// does not read.
+enum class llamacpp_plan_purpose {
+    report,      ///< every figure (the default)
+    /// fits() and every buffer it reads as in `report`; the scheduler replay skips the prompt graph's no_alloc
+    /// reserve (llama.cpp's --fit figure, gpu_compute.prompt_bytes, read by reports alone), a third of a replayed plan
+    verdict,
+    /// a lower bound for the verdict: placement, weights, caches, state and extras, and nothing planned after the
+    /// placement (compute buffers, the backend's terms, speculative decoding). Each of those only adds bytes to a
+    /// device already placed, so a plan that does not fit this way does not fit at all (llamacpp_fits)
+    lower_bound,
 };
 
 /// Context sizes as llama.cpp sets them (src/llama-context.cpp, llama_context constructor):
@@ -465,9 +472,9 @@ struct llamacpp_plan {
     /// True when the CPU extra buffer types are in play: repack on, and no GPU (or --no-host).
     bool extra_buffers_used = false;
     bool fits() const;                   ///< every GPU within capacity - margin
-    /// True when planned for the verdict alone (plan_llamacpp's verdict_only): the figures only a report reads are
-    /// left out (gpu_compute.prompt_bytes, the no_alloc fit's prompt graph); every buffer fits() reads is the same.
-    bool verdict_only = false;
+    /// What it was planned for (plan_llamacpp's purpose): anything but `report` leaves out figures only a report
+    /// reads (llamacpp_plan_purpose).
+    llamacpp_plan_purpose purpose = llamacpp_plan_purpose::report;
     /// Speculative decoding (spec.cpp), when settings.spec.active(): the draft / MTP context's sizes and buffers.
     struct spec_usage {
         bool mtp = false;              ///< an MTP context on the model's NextN layers
@@ -516,19 +523,20 @@ void llamacpp_place_graph_compute(llamacpp_plan & plan, const model_desc & m);
 /// --no-repack (llama-model.cpp make_cpu_buft_list: the GPU's host buffer type comes first).
 /// With speculative decoding (settings.spec) the draft / MTP context's buffers are added on their devices
 /// (llamacpp_add_spec), so fits() and every search include them.
-/// verdict_only: for a search or a verdict (runtime_info::fits, max_fitting_n_ctx): the scheduler replay skips the
-/// prompt graph's no_alloc reserve (llama.cpp's --fit figure, gpu_compute.prompt_bytes, read by reports alone), a
-/// third of a replayed plan; the buffers and fits() are those of the full plan.
+/// purpose: what the plan is for (llamacpp_plan_purpose); a search asks llamacpp_fits instead.
 /// Throws kvfit::error for invalid settings (see llamacpp_context_size) or a -ts of the wrong length.
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                             const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes,
-                            bool verdict_only = false);
+                            llamacpp_plan_purpose purpose = llamacpp_plan_purpose::report);
 
-/// plan_llamacpp(m, s, p, gpus, margin_bytes, true).fits(), with an exact pre-check first: a plan whose weights,
-/// caches and state alone overflow a GPU (llamacpp_settings::verdict_lower_bound) is refused without its compute
-/// graph replayed. The verdict every search over llama.cpp's settings asks. Throws as plan_llamacpp.
+/// plan_llamacpp(..., verdict).fits(), with an exact pre-check first: a plan whose lower bound (purpose
+/// lower_bound: weights, caches and state alone) overflows a GPU is refused without its compute graph replayed.
+/// check_host_ram: with s.ram_bytes given (--ram, --gpu auto), the host's needs must fit it too
+/// (llamacpp_host_ram(...).over, host_ram.cpp), as the runtime's verdict asks. The verdict every search over
+/// llama.cpp's settings asks. Throws as plan_llamacpp.
 bool llamacpp_fits(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
-                   const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes);
+                   const std::vector<device_spec> & gpus, uint64_t margin_bytes = default_margin_bytes,
+                   bool check_host_ram = false);
 
 /// The largest n_ctx (a multiple of 256 x streams) for which plan_llamacpp(...) fits with the given cache
 /// types, searching up to the model's n_ctx_train (or `limit` when non-zero). 0 when not even 256 tokens fit.

@@ -135,8 +135,8 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
     std::vector<pass> passes{pass::prompt, pass::token};
     const uint32_t n_all_layers = m.n_layer + m.n_layer_mtp;
     const bool pins_ever = n_gpu > 0 && (plan.n_gpu_layers > n_all_layers || plan.ctx.n_ubatch < 32 || plan.ctx.n_seq < 32);
-    // the no_alloc fit's reserve only sizes gpu_compute.prompt_bytes, which a verdict does not read (verdict_only)
-    if (pins_ever && !plan.verdict_only) passes.insert(passes.begin(), pass::prompt_fit);
+    // the no_alloc fit's reserve only sizes gpu_compute.prompt_bytes, which a verdict does not read (plan.purpose)
+    if (pins_ever && plan.purpose == llamacpp_plan_purpose::report) passes.insert(passes.begin(), pass::prompt_fit);
     // each graph instantiated once (the prompt graph serves both prompt passes); a pass sets its buffers and pins anew
     std::optional<graph_instance> inst_pp, inst_tg;
     // the model's tensors by name (weight_device)

@@ -134,10 +134,11 @@ uint64_t llamacpp_tied_duplicate_bytes(const model_desc & m) {
 }
 
 llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
-                            const std::vector<device_spec> & gpus_given, uint64_t margin_bytes, bool verdict_only) {
+                            const std::vector<device_spec> & gpus_given, uint64_t margin_bytes, llamacpp_plan_purpose purpose) {
     llamacpp_plan plan;
     plan.settings = s;
-    plan.verdict_only = verdict_only;
+    plan.purpose = purpose;
+    const bool lower_bound = purpose == llamacpp_plan_purpose::lower_bound;
     // an Apple GPU: ggml-metal reports recommendedMaxWorkingSetSize as the device's total and free memory
     // (ggml-metal-device.m ggml_metal_device_get_memory), which -fit and the layer split budget from
     const std::vector<device_spec> gpus = metal_budget(gpus_given, s.iogpu_wired_limit_mb, plan.notes);
@@ -235,13 +236,13 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     // The scheduler reserves a compute buffer on every backend that runs part of the graph. With GPUs the backend's
     // figures follow (llamacpp_apply_backend_terms): the scheduler replay, else the CPU graph on every backend that
     // runs part of it (llamacpp_place_graph_compute) with the backend's terms
-    if (gpus.empty() && !s.verdict_lower_bound) host.used.compute_bytes = llamacpp_compute_bytes(m, s, plan.ctx);
+    if (gpus.empty() && !lower_bound) host.used.compute_bytes = llamacpp_compute_bytes(m, s, plan.ctx);
 
     llamacpp_place_extras(m, plan); // --mmproj, --lora (llamacpp_extras.h)
 
     plan.n_gpu_layers = 0;
     for (int d : dev) plan.n_gpu_layers += d >= 0;
-    if (s.verdict_lower_bound) { // the search's pre-check (llamacpp_settings::verdict_lower_bound): no compute, no terms
+    if (lower_bound) { // the search's pre-check (llamacpp_plan_purpose::lower_bound): no compute, no terms
         for (const auto & d : plan.devices) plan.total += d.used;
         return plan;
     }
@@ -269,11 +270,13 @@ void llamacpp_place_graph_compute(llamacpp_plan & plan, const model_desc & m) {
 }
 
 bool llamacpp_fits(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
-                   const std::vector<device_spec> & gpus, uint64_t margin_bytes) {
-    llamacpp_settings lb = s;
-    lb.verdict_lower_bound = true; // each figure it leaves out only adds bytes to a device already placed
-    if (!plan_llamacpp(m, lb, p, gpus, margin_bytes, true).fits()) return false;
-    return plan_llamacpp(m, s, p, gpus, margin_bytes, true).fits();
+                   const std::vector<device_spec> & gpus, uint64_t margin_bytes, bool check_host_ram) {
+    const auto fits = [&](const llamacpp_plan & plan) {
+        return plan.fits() && (!check_host_ram || s.ram_bytes == 0 || !llamacpp_host_ram(m, plan).over);
+    };
+    // the lower bound first: each figure it leaves out only adds bytes to a device already placed
+    return fits(plan_llamacpp(m, s, p, gpus, margin_bytes, llamacpp_plan_purpose::lower_bound)) &&
+           fits(plan_llamacpp(m, s, p, gpus, margin_bytes, llamacpp_plan_purpose::verdict));
 }
 
 uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,

@@ -256,15 +256,8 @@ bool fits(const model_desc & m, const flag_values & f, const machine & mc) {
     const llamacpp_inputs in = parse_llamacpp_flags(f);
     llamacpp_settings at = in.settings;
     at.n_ctx = in.contexts.empty() ? m.n_ctx_train : *std::max_element(in.contexts.begin(), in.contexts.end());
-    // exact pre-check: weights, caches and state alone overflow a device (or the host RAM) -> the whole plan does,
-    // without replaying its compute graph (llamacpp_settings::verdict_lower_bound, as llamacpp_fits)
-    llamacpp_settings lb = at;
-    lb.verdict_lower_bound = true;
-    const llamacpp_plan q = plan_llamacpp(m, lb, in.placement, mc.gpus, in.margin_bytes, true);
-    if (!q.fits() || (at.ram_bytes != 0 && llamacpp_host_ram(m, q).over)) return false;
-    const llamacpp_plan p = plan_llamacpp(m, at, in.placement, mc.gpus, in.margin_bytes, true); // the verdict alone
     // with host RAM known (--ram, --gpu auto), what the host needs must fit it too (host_ram.cpp)
-    return p.fits() && (at.ram_bytes == 0 || !llamacpp_host_ram(m, p).over);
+    return llamacpp_fits(m, at, in.placement, mc.gpus, in.margin_bytes, true);
 }
 
 void check_flags(const flag_values & f) { (void)parse_llamacpp_flags(f); }
