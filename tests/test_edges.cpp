@@ -141,6 +141,31 @@ TEST(edges, override_tensor_pattern_with_an_absurd_number_is_refused) {
                      "std::regex reads safely\n");
     const auto ok = run_kvfit("Qwen3-8B -ot 'blk\\.1[0-9]\\.ffn_.*=CPU' -c 4096 --gpu 8GiB --json");
     EXPECT_EQ(ok.status, 0) << ok.err;
+    // a trial's find: nested repetition backtracks exponentially on every tensor name (kvfit ran past 60 s)
+    for (const char * nested : {"(.*)*x", "(.*.*)*x", "(.*){1000}", "((a)*)+"}) {
+        const auto slow = run_kvfit(std::string("Qwen3-8B -ot '") + nested + "=CPU'");
+        EXPECT_EQ(slow.status, 2) << nested;
+        EXPECT_NE(slow.err.find("a repeated group that repeats inside"), std::string::npos) << nested << ": " << slow.err;
+    }
+    for (const char * fine : {"blk\\.(1[0-9]|2[0-9])\\.ffn_.*_exps=CPU", "(ffn_up|ffn_down)_exps=CPU", "[(]*x=CPU"}) {
+        EXPECT_EQ(run_kvfit(std::string("Qwen3-8B -c 4096 --gpu 8GiB -ot '") + fine + "'").status, 0) << fine;
+    }
+}
+
+// -ot takes a comma-separated list of rules as llama.cpp reads it (common/arg.cpp parse_tensor_buffer_overrides:
+// string_split(value, ',')): "A=CPU,B=CPU" plans as two -ot flags, not as one pattern "A=CPU,B" (a trial found it
+// silently planned as a pattern that matched nothing)
+TEST(edges, override_tensor_takes_a_comma_list_as_llama_cpp) {
+    const auto list = run_kvfit("Qwen3-8B -c 4096 --gpu 8GiB -ot 'ffn_up=CPU,ffn_down=CPU' --json");
+    const auto two = run_kvfit("Qwen3-8B -c 4096 --gpu 8GiB -ot 'ffn_up=CPU' -ot 'ffn_down=CPU' --json");
+    const auto none = run_kvfit("Qwen3-8B -c 4096 --gpu 8GiB --json");
+    ASSERT_EQ(list.status, 0) << list.err;
+    ASSERT_EQ(two.status, 0) << two.err;
+    EXPECT_EQ(json::parse(list.out)["devices"], json::parse(two.out)["devices"]);
+    EXPECT_NE(json::parse(list.out)["devices"], json::parse(none.out)["devices"]);
+    const auto other = run_kvfit("Qwen3-8B -ot 'ffn_up=CPU,attn=CUDA0'");
+    EXPECT_EQ(other.status, 2);
+    EXPECT_EQ(other.err, "kvfit: -ot 'attn=CUDA0': only the CPU target is modelled\n");
 }
 
 // "-c 131,072 is read as two contexts, 131 and 72" (OK at n_ctx 256, exit 0): a value shaped like one number with

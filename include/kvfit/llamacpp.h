@@ -635,6 +635,10 @@ std::vector<double> parse_tensor_split(std::string_view text);
 /// or an invalid regular expression.
 std::optional<std::string> parse_override_rule(std::string_view rule);
 
+/// One -ot value as llama.cpp reads it: rules separated by commas ("exps=CPU,attn=CPU" is two rules;
+/// common/arg.cpp parse_tensor_buffer_overrides: string_split(value, ','), v0.5.0 line 264), each in order.
+std::vector<std::string> split_override_rules(std::string_view value);
+
 /// The llama.cpp flags, parsed: what plan_llamacpp takes, the -c values and the margin.
 struct llamacpp_inputs {
     llamacpp_settings settings;            ///< cache types, batch sizes, sequences, flash attention, release

@@ -24,11 +24,7 @@ bool is_one_of(const std::string & flag, std::initializer_list<const char *> nam
 
 // -ot takes comma-separated PATTERN=BUFFER rules; only =CPU rules move memory off the GPUs.
 void add_overrides(launch_command & c, const std::string & v) {
-    size_t start = 0;
-    while (start <= v.size()) {
-        const size_t end = std::min(v.find(',', start), v.size());
-        const std::string rule = v.substr(start, end - start);
-        start = end + 1;
+    for (const std::string & rule : split_override_rules(v)) {
         if (const auto pattern = parse_override_rule(rule)) {
             c.placement.override_tensor_cpu.push_back(*pattern);
         } else {

@@ -49,6 +49,17 @@ std::vector<double> parse_tensor_split(std::string_view text) {
     return out;
 }
 
+std::vector<std::string> split_override_rules(std::string_view value) {
+    std::vector<std::string> rules;
+    size_t start = 0;
+    while (start <= value.size()) {
+        const size_t end = std::min(value.find(',', start), value.size());
+        rules.emplace_back(value.substr(start, end - start));
+        start = end + 1;
+    }
+    return rules;
+}
+
 std::optional<std::string> parse_override_rule(std::string_view rule) {
     const size_t eq = rule.rfind('=');
     if (eq == std::string_view::npos || eq == 0) throw error(fmt::format("-ot '{}': expected PATTERN=BUFFER", rule));
@@ -325,10 +336,12 @@ llamacpp_inputs parse_llamacpp_flags(const flag_values & f) {
     p.cpu_moe = f.boolean("cpu_moe");
     if (given(f, "n_cpu_moe")) p.n_cpu_moe = uint32_t(parse_flag_count("--n-cpu-moe", f.text("n_cpu_moe"), 0, 100000));
     if (!f.text("tensor_split").empty()) p.tensor_split = parse_tensor_split(f.text("tensor_split"));
-    for (const auto & rule : f.list("override_tensor")) {
-        const auto pattern = parse_override_rule(rule);
-        if (!pattern) throw error(fmt::format("-ot '{}': only the CPU target is modelled", rule));
-        p.override_tensor_cpu.push_back(*pattern);
+    for (const auto & value : f.list("override_tensor")) {
+        for (const auto & rule : split_override_rules(value)) {
+            const auto pattern = parse_override_rule(rule);
+            if (!pattern) throw error(fmt::format("-ot '{}': only the CPU target is modelled", rule));
+            p.override_tensor_cpu.push_back(*pattern);
+        }
     }
     if (given(f, "cpu_features")) p.cpu = parse_cpu_features(f.text("cpu_features"));
     if (f.boolean("mmap") && f.boolean("no_mmap")) throw error("--mmap and --no-mmap: give one of them");
