@@ -141,3 +141,46 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(held_out, 80u) << rel_name;
     }
 }
+
+// Every quantized-K/V row of the simulated-CUDA grid (measured/cuda-<release>.jsonl, ctx "q8": q8_0 K and V, -ngl all
+// on one GPU) whose model the tests hold (tests/data/gguf_synthetic): weights and KV + state per device byte-exact.
+// A CUDA buffer pads every quantized tensor whose row is not a multiple of 512 values (get_alloc_size,
+// ggml-cuda.cu:908-925), the V tensor of an indexer cache included: MiniMax-M3's MSA indexer keeps a 128-wide V per
+// layer and Qwen3.8-Flash-Next's (5b4ebc5) a 256-wide one, both were 57 x 512 B and 12 x 384 B short when only the
+// indexer's K was padded.
+TEST(cuda_sched, quantized_kv_rows_of_the_grid_pad_every_cache_tensor) {
+    const std::string dir = std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/";
+    for (const auto & [rel_name, rel] : releases) {
+        size_t checked = 0;
+        bool indexer_v = false;
+        for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
+            if (!r.value("ok", false) || r["ctx"]["name"] != "q8") continue;
+            const std::string model = r["model"];
+            if (!std::filesystem::exists(dir + model + ".gguf")) continue;
+            kvfit::warnings warn;
+            const kvfit::model_desc m = kvfit::model_from_gguf(dir + model + ".gguf", warn);
+            const kvfit::llamacpp_plan p = plan_of(m, r, rel);
+            std::vector<uint64_t> weights(p.devices.size(), 0), kv(p.devices.size(), 0);
+            for (const json & b : r["breakdown"]) {
+                const std::string buft = b["buft"];
+                const size_t d = b["host"].get<bool>() ? p.devices.size() - 1 : size_t(std::stoul(buft.substr(4)));
+                weights.at(d) += b["model"].get<uint64_t>();
+                kv.at(d) += b["context"].get<uint64_t>();
+            }
+            for (size_t d = 0; d < p.devices.size(); ++d) {
+                EXPECT_EQ(p.devices[d].used.weights_bytes, weights[d]) << rel_name << " " << model << " device " << d;
+                EXPECT_EQ(p.devices[d].used.kv_bytes + p.devices[d].used.state_bytes, kv[d]) << rel_name << " " << model << " device " << d;
+            }
+            const auto widths = kvfit::llamacpp_cache_row_widths(m, p.settings);
+            for (uint32_t il = 0; il < m.n_layer; ++il) {
+                for (size_t ic = 0; ic < m.caches[il].size(); ++ic) {
+                    indexer_v |= m.caches[il][ic].kind == kvfit::cache_kind::indexer && widths[il][ic].v > 0;
+                }
+            }
+            ++checked;
+        }
+        std::printf("[cuda_sched] %s: %zu quantized-K/V grid rows exact\n", rel_name, checked);
+        EXPECT_GE(checked, 20u) << rel_name;
+        EXPECT_TRUE(indexer_v) << rel_name << ": no row with an indexer V tensor (MiniMax-M3)";
+    }
+}

@@ -300,6 +300,18 @@ uint64_t llamacpp_cell_bytes(const model_desc & m, uint32_t il, const layer_cach
                              ggml_type type_v, mla_layout mla = mla_layout::k_only, bool flash_attn = true,
                              llamacpp_release release = llamacpp_release_default);
 
+/// The row widths, in elements, of the K and V tensors llama.cpp allocates for cache `ic` of layer `il`
+/// (caches[il][ic]), by the rules of llamacpp_cell_bytes: K is the cache's width_k(); V is 0 where no V tensor is
+/// made (MLA, a v0.5.0 hybrid indexer, a state cache), one V head for a non-MLA indexer (MiniMax-M3's MSA, 128;
+/// Qwen3.8-Flash-Next's in 5b4ebc5, 256), the widest V row of the model without flash attention. A CUDA buffer pads
+/// each quantized tensor by its row width (MATRIX_ROW_PADDING, compute_cuda.cpp), so it needs the width, not the bytes.
+/// Result: n_layer entries, each as many as that layer's caches, in one O(n_layer) pass.
+struct cache_row_widths {
+    uint64_t k = 0; ///< elements per cell of the K tensor
+    uint64_t v = 0; ///< elements per cell of the V tensor (0: none)
+};
+std::vector<std::vector<cache_row_widths>> llamacpp_cache_row_widths(const model_desc & m, const llamacpp_settings & s);
+
 /// llamacpp_cell_bytes of each layer's attention cache (model_desc::attention_cache; 0 for a layer without one)
 /// under the settings' types, flash attention and release, n_layer entries in one O(n_layer) pass.
 std::vector<uint64_t> llamacpp_attention_cell_bytes(const model_desc & m, const llamacpp_settings & s);

@@ -17,7 +17,10 @@
 # CONFORMANCE_RELEASES (default "5b4ebc5 v0.5.0"), CONFORMANCE_ARGS (extra arguments for conformance.mjs, e.g.
 # model ids or --no-alloc-only), KVFIT_PASS_RULES=0 (kvfit is not given --llamacpp-version <release>),
 # CONFORMANCE_PROBE=0 (no llama_probe rows), CONFORMANCE_PROBE_GROUPS (default "draft,mtp,k6,lora,ckpt"),
-# CONFORMANCE_PROBE_PROFILE (ci, the default: the subset of measure_spec.mjs; full: every committed row, ~5 min more).
+# CONFORMANCE_PROBE_PROFILE (ci, the default: the subset of measure_spec.mjs; full: every committed row, ~5 min more),
+# CONFORMANCE_CUDA=0 (no simulated-CUDA rows: tools/simcuda built with nvcc, the held-out shapes of the graph templates
+# measured live, the grid's committed rows compared; ~60 s per release), CONFORMANCE_CUDA_LIVE (the grid's models also
+# measured live, default "llama31-8b,minimax-m3,qwen35-9b").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -142,7 +145,39 @@ run_release() { # release -> exit status of conformance.mjs (and the llama_probe
     fi
     echo "$(( $(date +%s) - t ))" >"$build/conformance/probe-seconds-$r"
   fi
-  echo $(( rc_m > rc_p ? rc_m : rc_p )) >"$build/conformance/rc-$r"
+  rc_c=0
+  if [[ ${CONFORMANCE_CUDA:-1} != 0 && $rc_m -le 1 && $rc_p -le 1 && -x "$root/build/probe/$r/llama_probe" ]]; then
+    # the simulated CUDA device (tools/simcuda: the release's own ggml-cuda host code, built by nvcc, under the
+    # release's shipped scheduler in no_alloc mode): the held-out sibling shapes of the format-2 templates
+    # (shapes.mjs 'check': never fitted on) measured live, every placement, each compared with the committed row and
+    # with kvfit; then the suite's grid (measured/cuda-<release>.jsonl) compared with kvfit, and a live spot check of
+    # that grid on three models. Without nvcc the committed rows are compared, and the log says so.
+    t=$(date +%s)
+    local sim="$build/simcuda/$r/libggml-cuda.so" shapes="$build/conformance/shapes/$r" cuda_rc
+    echo "== simulated CUDA $r: tools/simcuda/build.sh, held-out shapes live, the grid's committed rows" >>"$log"
+    node "$here/shapes.mjs" "$shapes" --gguf-write "$build/tools/kvfit-gguf-write" --role check >/dev/null 2>>"$log"
+    if OUT_DIR="$build/simcuda/$r" "$root/tools/simcuda/build.sh" "$r" >>"$log" 2>&1; then
+      node "$here/cuda_conformance.mjs" --release "$r" --shapes --kvfit "$build/kvfit" --probe "$root/build/probe/$r/llama_probe" \
+        --simcuda "$sim" --models "$shapes" --results "$build/conformance/cuda-shapes-results-$r.json" >>"$log" 2>&1
+      cuda_rc=$?
+      node "$here/cuda_conformance.mjs" --release "$r" --kvfit "$build/kvfit" --probe "$root/build/probe/$r/llama_probe" \
+        --simcuda "$sim" --models "$models/$r" --only "${CONFORMANCE_CUDA_LIVE:-llama31-8b,minimax-m3,qwen35-9b}" \
+        --out "$build/conformance/cuda-live-$r.md" --results "$build/conformance/cuda-live-results-$r.json" >>"$log" 2>&1
+      cuda_rc=$(( $? > cuda_rc ? $? : cuda_rc ))
+    else
+      echo "##  simulated CUDA $r: the device could not be built (see above); committed rows compared, none measured" >>"$log"
+      node "$here/cuda_conformance.mjs" --release "$r" --shapes --kvfit "$build/kvfit" \
+        --from "$here/measured/cuda-shapes-$r.jsonl" --models "$shapes" \
+        --only "$(node "$here/shapes.mjs" --list | awk '$2 == "check" {print $3}' | paste -sd,)" >>"$log" 2>&1
+      cuda_rc=$?
+    fi
+    node "$here/cuda_conformance.mjs" --release "$r" --kvfit "$build/kvfit" --models "$models/$r" \
+      --from "$here/measured/cuda-$r.jsonl" --results "$build/conformance/cuda-results-$r.json" >>"$log" 2>&1
+    rc_c=$(( $? > cuda_rc ? $? : cuda_rc ))
+    echo "$(( $(date +%s) - t ))" >"$build/conformance/cuda-seconds-$r"
+  fi
+  local rc_all=$(( rc_m > rc_p ? rc_m : rc_p ))
+  echo $(( rc_c > rc_all ? rc_c : rc_all )) >"$build/conformance/rc-$r"
   set -e
 }
 for r in "${ready[@]}"; do
@@ -167,6 +202,9 @@ for r in "${ready[@]}"; do
     probe_s=""
     [[ -f "$build/conformance/probe-seconds-$r" ]] && probe_s=" + llama_probe $(cat "$build/conformance/probe-seconds-$r") s"
     echo "== conformance: $r: $(tail -n 1 "$root/docs/accuracy-$r.md") ($(cat "$build/conformance/seconds-$r") s$probe_s); report docs/accuracy-$r.md"
+  fi
+  if [[ -f "$build/conformance/cuda-seconds-$r" ]]; then
+    echo "== conformance: $r simulated CUDA: held-out shapes $(tail -n 1 "$root/docs/accuracy-cuda-shapes-$r.md" 2>/dev/null), grid $(tail -n 1 "$root/docs/accuracy-cuda-$r.md" 2>/dev/null) ($(cat "$build/conformance/cuda-seconds-$r") s); reports docs/accuracy-cuda-shapes-$r.md, docs/accuracy-cuda-$r.md"
   fi
 done
 write_index

@@ -5,7 +5,7 @@
 // was fitted on: other layer counts, widths, head counts, head widths, FFN widths, vocabularies
 // (tools/graph_template/graph2.py; tests/conformance/cuda_conformance.mjs --shapes).
 //
-// usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [FAMILY...]   writes OUT_DIR/<id>_v<n_vocab>.gguf
+// usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|record] [FAMILY...]   writes OUT_DIR/<id>_v<n_vocab>.gguf
 //        node shapes.mjs --headers DIR [FAMILY...]                  header-only files of the check shapes and the
 //                                                                   families' suite models (tests/data/gguf_shapes)
 //        node shapes.mjs --list [FAMILY...]                         prints "family role id file" lines
@@ -144,9 +144,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     } else if (args[0] === "--list") {
         for (const s of shapesOf(args.slice(1))) console.log(`${s.family} ${s.role} ${s.id} ${s.id}_v${s.n_vocab}.gguf`);
     } else {
+        // --role check|record: only the held-out (or only the fitted) shapes; tests/conformance/run.sh measures the
+        // held-out ones live in CI
+        const role = opt("--role", null);
+        if (role !== null && role !== "check" && role !== "record") { console.error(`--role: 'check' or 'record', not '${role}'`); process.exit(2); }
         const [out, ...fams] = args;
-        if (!out) { console.error("usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [FAMILY...]"); process.exit(2); }
+        if (!out) { console.error("usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|record] [FAMILY...]"); process.exit(2); }
         for (const f of fams) if (!FAMILIES[f]) { console.error(`unknown family '${f}' (known: ${Object.keys(FAMILIES).join(", ")})`); process.exit(2); }
-        for (const s of shapesOf(fams)) console.log(writeShape(s.id, s.build, s.n_vocab, out, tool));
+        for (const s of shapesOf(fams)) if (role === null || s.role === role) console.log(writeShape(s.id, s.build, s.n_vocab, out, tool));
     }
 }

@@ -209,26 +209,20 @@ void apply_layout_terms(llamacpp_plan & plan, const model_desc & m, const std::v
                 wpad[d] += pad128(alloc_size(t.type, t.ne[0], t.bytes)) - counted;
             }
         }
-        // the K and V tensors of each layer's attention caches (one tensor each per layer: llama_kv_cache)
+        // the K and V tensors of every cache of each layer (one tensor each per layer: llama_kv_cache), at the widths
+        // llama.cpp allocates (llamacpp_cache_row_widths: attention K/V, the MLA latent, indexer keys, compressed
+        // caches in type_k; the V an MSA or hybrid indexer keeps, found 57 x 512 B and 12 x 384 B short of the
+        // simulated CUDA rows of MiniMax-M3 and Qwen3.8-Flash-Next at q8_0 when only K was padded)
         if (!p.no_kv_offload) {
             const auto pad = [](ggml_type t, uint64_t width) {
                 if (width == 0 || !ggml_is_quantized(t) || width % 512 == 0) return uint64_t(0);
                 return pad128(ggml_row_size(t, 512 - width % 512));
             };
+            const std::vector<std::vector<cache_row_widths>> widths = llamacpp_cache_row_widths(m, s);
             for (uint32_t il = 0; il < m.n_layer && il < plan.layer_device.size(); ++il) {
                 const uint32_t d = plan.layer_device[il];
                 if (d >= n_gpu) continue;
-                for (const auto & c : m.caches[il]) {
-                    // every cache tensor: attention K/V, the MLA latent, indexer keys, compressed caches (K in type_k)
-                    if (c.is_state()) continue;
-                    const bool latent = c.kind == cache_kind::latent;
-                    if (!c.is_attention()) {
-                        kvpad[d] += pad(s.type_k, c.width_k());
-                        continue;
-                    }
-                    kvpad[d] += pad(s.type_k, c.width_k());
-                    if (!latent || s.mla == mla_layout::k_and_v) kvpad[d] += pad(s.type_v, latent ? m.kv_lora_rank : c.width_v());
-                }
+                for (const cache_row_widths & w : widths[il]) kvpad[d] += pad(s.type_k, w.k) + pad(s.type_v, w.v);
             }
         }
         for (size_t d = 0; d < n_gpu; ++d) {

@@ -399,6 +399,19 @@ std::vector<uint64_t> llamacpp_kv_bytes_by_layer(const model_desc & m, const lla
     return out;
 }
 
+std::vector<std::vector<cache_row_widths>> llamacpp_cache_row_widths(const model_desc & m, const llamacpp_settings & s) {
+    const kv_shape k = kv_shape_of(m, s.release);
+    const bool fa = flash_attn_resolved(s.flash_attn);
+    std::vector<std::vector<cache_row_widths>> out(m.n_layer);
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const layer_cache & c : m.caches[il]) {
+            if (c.is_state()) out[il].push_back({});
+            else out[il].push_back({c.width_k(), v_width(m, k, il, c, s.mla, fa)});
+        }
+    }
+    return out;
+}
+
 std::vector<uint64_t> llamacpp_attention_cell_bytes(const model_desc & m, const llamacpp_settings & s) {
     const kv_shape k = kv_shape_of(m, s.release);
     std::vector<uint64_t> out(m.n_layer);
