@@ -468,3 +468,28 @@ TEST(renamed, refused_ones_name_the_reason) {
 }
 
 } // namespace
+
+// A fine-tune that renamed model_type but kept the architectures class is planned by the class, as llama.cpp's
+// converter (ModelBase.from_model_architecture) and vLLM's registry choose the model, and the conflict is said; a
+// model_type naming another architecture than the class does too. Qwen/Qwen3-8B's config.json, renamed.
+TEST(hf_config, renamed_model_type_is_planned_by_the_class_and_said) {
+    const std::string text = shared_config("Qwen__Qwen3-8B.json");
+    kvfit::warnings plain;
+    const kvfit::model_desc base = kvfit::model_from_hf_config(text, "Qwen3-8B/config.json", plain);
+    for (const auto & w : plain) EXPECT_EQ(w.find("model_type"), std::string::npos) << w;
+    for (const auto & [type, says] : std::vector<std::pair<std::string, std::string>>{
+             {"qwen3_custom", "model_type 'qwen3_custom' is not one kvfit knows; planned as qwen3 by its architectures "
+                              "class 'Qwen3ForCausalLM'"},
+             {"llama", "model_type 'llama' is llama but the architectures class 'Qwen3ForCausalLM' is qwen3; planned as qwen3"}}) {
+        nlohmann::json j = nlohmann::json::parse(text);
+        j["model_type"] = type;
+        kvfit::warnings warn;
+        const kvfit::model_desc m = kvfit::model_from_hf_config(j.dump(), "renamed/config.json", warn);
+        EXPECT_EQ(m.gguf_architecture, "qwen3");
+        EXPECT_EQ(m.n_layer, base.n_layer);
+        EXPECT_EQ(kvfit::kv_bytes_per_token(m, kvfit::ggml_type::f16, kvfit::ggml_type::f16), 147456u); // 36 x 2 x 8 x 128 x 2
+        bool said = false;
+        for (const auto & w : warn) said |= w.find(says) != std::string::npos;
+        EXPECT_TRUE(said) << type;
+    }
+}

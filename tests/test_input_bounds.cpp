@@ -154,6 +154,21 @@ TEST(input_bounds, explain_cli_explains_each_run) {
     EXPECT_NE(r.out.find("n_ctx"), r.out.rfind("n_ctx")) << r.out; // one n_ctx row per run
 }
 
+// An empty file, or text that is no startup log, is refused in one line that names every log kvfit explain reads: a
+// vLLM or Ollama user was told "no llama.cpp line found".
+TEST(input_bounds, explain_of_no_log_names_every_runtime_it_reads) {
+    const std::string empty = std::string(::testing::TempDir()) + "/kvfit_empty.log";
+    const std::string text = std::string(::testing::TempDir()) + "/kvfit_not_a.log";
+    { std::ofstream out(empty); }
+    { std::ofstream out(text); out << "INFO: Started server process [1234]\nhello world\n\x01\x02 binary-ish\n"; }
+    for (const std::string & path : {empty, text}) {
+        const auto r = kvfit::test::run_kvfit("explain " + path);
+        EXPECT_EQ(r.status, 2) << path;
+        EXPECT_EQ(r.err, "kvfit: log: no line of a llama.cpp, vLLM, SGLang, Ollama or mlx-lm startup log found (kvfit "
+                         "explain reads those; is this the server's own output?)\n") << path;
+    }
+}
+
 // A log is read line by line: what is kept is bounded (size lines, runs, line length), whatever the file's size.
 TEST(input_bounds, logs_keep_bounded_records) {
     std::string many;

@@ -186,6 +186,24 @@ TEST(model_set, sglang_fraction_of_what_is_free) {
     EXPECT_EQ(again.devices[0].member_bytes[1], plan_alone(b, left).plan.devices[0].used_bytes());
 }
 
+// SGLang's default --mem-fraction-static is a function of the GPU's total (nvidia-smi memory.total,
+// server_args._handle_gpu_memory_settings), the same for the second server as for the first: with a GPU given as a
+// size the set computed it from what the first server left (-0.013 on 24 GiB: "must be in (0, 1)", a refusal naming a
+// fraction no one gave). Now the second server gets the first's default and does not fit in what is left.
+TEST(model_set, sglang_default_fraction_is_of_the_gpus_total) {
+    auto a = request("Qwen3-8B", "sglang", "24GiB", {});
+    auto b = request("Meta-Llama-3.1-8B", "sglang", "24GiB", {});
+    const kvfit::set_result s = plan_set({a, b});
+    EXPECT_FALSE(s.fits);
+    ASSERT_EQ(s.plans.size(), 2u);
+    const auto fraction = [](const kvfit::plan_result & r) { return r.plan.detail.at("settings").at("mem_fraction_static").get<double>(); };
+    EXPECT_EQ(fraction(s.plans[1]), fraction(s.plans[0]));
+    EXPECT_GT(fraction(s.plans[1]), 0.5);
+    for (const auto & e : s.plans[1].plan.refusals) EXPECT_EQ(e.find("must be in (0, 1)"), std::string::npos) << e;
+    ASSERT_FALSE(s.plans[1].plan.refusals.empty());
+    EXPECT_NE(s.plans[1].plan.refusals[0].find("Not enough memory"), std::string::npos) << s.plans[1].plan.refusals[0];
+}
+
 // Ollama: a runner per model, each loaded on what is free; at most OLLAMA_MAX_LOADED_MODELS (3 x GPUs by default).
 TEST(model_set, ollama_loaded_models_and_free_vram) {
     const auto a = request("Qwen3-8B", "ollama", "12GiB", {});
@@ -286,7 +304,18 @@ TEST(model_set, bad_input_is_one_line_and_exit_2) {
     EXPECT_EQ(no_gpu.err, "kvfit: a set needs --gpu (the GPUs the models share)\n");
     const auto flag = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@--max-model-len=8192 --gpu H100");
     EXPECT_EQ(flag.status, 2);
-    EXPECT_EQ(flag.err, "kvfit: Meta-Llama-3.1-8B@--max-model-len=8192: '--max-model-len' is not a llama.cpp flag\n");
+    EXPECT_EQ(flag.err, "kvfit: Meta-Llama-3.1-8B@--max-model-len=8192: '--max-model-len' is not one of llama.cpp's flags\n");
+    // a model of a set runs at one context: a list, or a setting given twice, is refused (it took the last silently)
+    const auto list = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B -c 8192,32768 --gpu H100");
+    EXPECT_EQ(list.status, 2);
+    EXPECT_EQ(list.err, "kvfit: model 1 (Qwen3-8B): -c has 2 values (8192, 32768): a model of a set runs at one context; "
+                        "give each model its own (MODEL@-c=N)\n");
+    const auto twice = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@-c=8192,-c=4096 --gpu H100");
+    EXPECT_EQ(twice.status, 2);
+    EXPECT_EQ(twice.err, "kvfit: Meta-Llama-3.1-8B@-c=8192,-c=4096: '-c' is given twice; give it once\n");
+    EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@-np=2,--parallel=4 --gpu H100").status, 2);
+    const auto ollama = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@--max-model-len=8192 --runtime ollama --gpu H100");
+    EXPECT_EQ(ollama.err, "kvfit: Meta-Llama-3.1-8B@--max-model-len=8192: '--max-model-len' is not one of Ollama's flags\n");
     const auto value = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@-c=0 --gpu H100");
     EXPECT_EQ(value.status, 2);
     EXPECT_EQ(value.err, "kvfit: model 2 (Meta-Llama-3.1-8B): -c 0: must be at least 1\n");

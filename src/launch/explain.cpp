@@ -155,7 +155,10 @@ class log_reader {
 
     std::vector<llamacpp_log> finish() {
         if (known_ == 0 && runs_.front().model_buffers.empty()) {
-            throw error("log: no llama.cpp line found (is this a llama.cpp log?)");
+            // the serving engines' logs were tried first (app/cli_explain_serving.cpp detect_serving_engine): nothing
+            // of any startup log kvfit reads is in it, whichever runtime the user ran
+            throw error("log: no line of a llama.cpp, vLLM, SGLang, Ollama or mlx-lm startup log found (kvfit explain "
+                        "reads those; is this the server's own output?)");
         }
         return std::move(runs_);
     }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kvfit {
 namespace {
@@ -80,7 +81,13 @@ placement colocate(const runtime_info & rt, size_t n, const machine & mc, const 
     for (size_t i = 0; i < n; ++i) {
         machine mi = mc;
         if (sequential) {
-            for (size_t g = 0; g < n_gpu; ++g) mi.gpus[g].memory_bytes -= std::min(held[g], mi.gpus[g].memory_bytes);
+            for (size_t g = 0; g < n_gpu; ++g) {
+                // what the vendor's tool reports stays the GPU's total: SGLang's default --mem-fraction-static reads
+                // nvidia-smi's memory.total (server_args._handle_gpu_memory_settings), not what the servers before it
+                // left (a set planned it from the rest: "--mem-fraction-static -0.013: must be in (0, 1)")
+                if (mi.gpus[g].reported_bytes == 0) mi.gpus[g].reported_bytes = mc.gpus[g].memory_bytes;
+                mi.gpus[g].memory_bytes -= std::min(held[g], mi.gpus[g].memory_bytes);
+            }
         }
         out.plans.push_back(plan_one(i, mi));
         const runtime_plan & p = out.plans.back();
@@ -178,6 +185,23 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
             alone.push_back(make_plan(q.members[i], [&](warnings & w) { return load(i, w); }, same_gpus));
         } catch (const error & e) {
             throw error(fmt::format("model {} ({}): {}", i + 1, q.members[i].model, e.what()));
+        }
+        // a model of a set runs at one context: a list (-c 8192,32768, or -c given twice) makes one model's table,
+        // which a set does not plan (it took the last value silently)
+        if (!rt.context.flag.empty()) {
+            std::vector<std::string> values;
+            for (const std::string & v : q.members[i].flags.list(rt.context.flag)) {
+                for (size_t a = 0; a <= v.size();) {
+                    const size_t b = std::min(v.find(',', a), v.size());
+                    values.push_back(v.substr(a, b - a));
+                    a = b + 1;
+                }
+            }
+            if (values.size() > 1) {
+                throw error(fmt::format("model {} ({}): {} has {} values ({}): a model of a set runs at one context; give "
+                                        "each model its own (MODEL@{}=N)", i + 1, q.members[i].model, rt.context.spelled,
+                                        values.size(), fmt::join(values, ", "), rt.context.spelled));
+            }
         }
         s.fits_alone.push_back(alone.back().plan.fits);
         flags.push_back(alone.back().flags);
@@ -397,6 +421,7 @@ std::pair<std::string, flag_values> parse_set_member(const std::string & text, c
     const std::string model = text.substr(0, at);
     if (model.empty()) throw error(fmt::format("'{}': no model before '@'", text));
     const std::string settings = text.substr(at + 1);
+    std::vector<std::string> seen; // a setting given twice (-np=2,-np=4) is refused, not silently the last
     size_t start = 0;
     while (start < settings.size()) {
         const size_t end = std::min(settings.find(',', start), settings.size());
@@ -409,7 +434,14 @@ std::pair<std::string, flag_values> parse_set_member(const std::string & text, c
         for (const auto & fs : rt.flags()) {
             if (name == fs.name || (!fs.alias.empty() && name == fs.alias)) spec = &fs;
         }
-        if (!spec) throw error(fmt::format("{}: '{}' is not a {} flag", text, name, rt.display));
+        if (!spec) throw error(fmt::format("{}: '{}' is not one of {}'s flags", text, name, rt.display));
+        if (spec->type != flag_type::list || spec->json_name() == rt.context.flag) {
+            const std::string key(spec->json_name());
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+                throw error(fmt::format("{}: '{}' is given twice; give it once", text, name));
+            }
+            seen.push_back(key);
+        }
         if (spec->type == flag_type::boolean) {
             if (eq != std::string::npos) throw error(fmt::format("{}: '{}' takes no value", text, name));
             f.set(spec->json_name(), "true");

@@ -496,6 +496,25 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
         const detail::arch_row * g = b.m.gguf_architecture == b.row->gguf_arch ? b.row : detail::find_arch_gguf(b.m.gguf_architecture);
         if (g != nullptr && g->flags.nextn_folded) b.m.n_layer_mtp = b.m.n_layer_mtp_apart;
     }
+    // the row was found by an architectures class while model_type names another architecture, or none kvfit knows
+    // (a fine-tune that renamed it): planned by the class, as llama.cpp's converter (ModelBase.from_model_architecture,
+    // hparams["architectures"][0]) and vLLM (ModelRegistry by architectures) choose the model, and said so
+    if (b.row != nullptr && !b.m.architecture.empty()) {
+        const detail::arch_row * by_type = detail::find_arch_hf({b.m.architecture});
+        if (by_type == nullptr || by_type->gguf_arch != b.row->gguf_arch) {
+            std::string cls;
+            for (const auto & n : names) {
+                if (detail::find_arch_hf({n}) == b.row) { cls = n; break; }
+            }
+            warn.push_back(by_type == nullptr
+                ? fmt::format("{}: model_type '{}' is not one kvfit knows; planned as {} by its architectures class '{}' "
+                              "(llama.cpp's converter and vLLM choose the model by that class)", where_s, b.m.architecture,
+                              b.row->gguf_arch, cls)
+                : fmt::format("{}: model_type '{}' is {} but the architectures class '{}' is {}; planned as {} (llama.cpp's "
+                              "converter and vLLM choose the model by the class)", where_s, b.m.architecture,
+                              by_type->gguf_arch, cls, b.row->gguf_arch, b.row->gguf_arch));
+        }
+    }
     if (b.row == nullptr) {
         std::string listed;
         std::vector<std::string> seen;
