@@ -140,17 +140,19 @@ void expect_same(const dev_mib & got, const dev_mib & want, const std::string & 
 }
 
 const std::vector<logged_run> & corpus_runs() {
+    // the GLM-5.2 sweep's weights, the same in every run of it: eight CPU_Mapped lines (one per split file) and the GPUs
+    static const dev_mib glm52_model = {
+        {"CPU_Mapped", 45515.27 + 46438.15 + 46615.44 + 46036.17 + 46438.15 + 46615.44 + 46036.17 + 34637.79},
+        {"CUDA0", 19485.92}, {"CUDA1", 62690.10}, {"CUDA2", 55724.53}, {"CUDA3", 44989.64}};
     static const std::vector<logged_run> runs = {
         {"glm52-dsa_c262144_4gpu_ncmoe54.log", 262144, 80, 80,
-         {{"CPU_Mapped", 45515.27 + 46438.15 + 46615.44 + 46036.17 + 46438.15 + 46615.44 + 46036.17 + 34637.79},
-          {"CUDA0", 19485.92}, {"CUDA1", 62690.10}, {"CUDA2", 55724.53}, {"CUDA3", 44989.64}},
+         glm52_model,
          {{{"CUDA0", 15840.00}, {"CUDA1", 2592.00}, {"CUDA2", 2304.00}, {"CUDA3", 1728.00}},
           {{"CUDA0", 1024.00}, {"CUDA1", 128.00}, {"CUDA2", 128.00}, {"CUDA3", 64.00}}},
          {},
          {{"CUDA0", 4136.07}, {"CUDA1", 1276.07}, {"CUDA2", 1268.07}, {"CUDA3", 1260.07}, {"CUDA_Host", 536.07}}},
         {"glm52-dsa_c32768_4gpu_ncmoe54.log", 32768, 80, 80,
-         {{"CPU_Mapped", 45515.27 + 46438.15 + 46615.44 + 46036.17 + 46438.15 + 46615.44 + 46036.17 + 34637.79},
-          {"CUDA0", 19485.92}, {"CUDA1", 62690.10}, {"CUDA2", 55724.53}, {"CUDA3", 44989.64}},
+         glm52_model,
          {{{"CUDA0", 1980.00}, {"CUDA1", 324.00}, {"CUDA2", 288.00}, {"CUDA3", 216.00}},
           {{"CUDA0", 128.00}, {"CUDA1", 16.00}, {"CUDA2", 16.00}, {"CUDA3", 8.00}}},
          {},
@@ -324,6 +326,26 @@ TEST(gpu_logs, glm52_sweep_kv_per_device_exact_at_32768_and_262144) {
             EXPECT_EQ(p.devices[size_t(d)].n_layers, layers[d]) << dev;
             EXPECT_EQ(p.devices[size_t(d)].used.kv_bytes, bytes_of(mla.at(dev) + idx.at(dev))) << dev;
             EXPECT_LT(std::abs(rel_error(p.devices[size_t(d)].used.compute_bytes, compute.at(dev))), d == 0 ? 0.46 : 0.81) << dev;
+        }
+    }
+}
+
+// Every other run of the sweep whose excerpt has its context lines (n_ctx 4096 to 896,000, the Q4 file among them;
+// glm52-dsa_c896000_4gpu_ncmoe54_loadnone.log was copied without them): the same split and KV per device exact to the
+// log's printing, both caches.
+TEST(gpu_logs, glm52_every_logged_context_kv_per_device_exact) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/glm-5-idxtypes_v512.gguf", warn);
+    for (const char * f : {"glm52-dsa_c4096_4gpu_ncmoe54.log", "glm52-dsa_c131072_4gpu_ncmoe54.log", "glm52-dsa_c768000_4gpu_ncmoe54.log",
+                           "glm52-dsa-q4_c896000_4gpu_ncmoe54.log"}) {
+        SCOPED_TRACE(f);
+        const kvfit::llamacpp_log log = read_log(f);
+        const kvfit::llamacpp_plan p = plan_glm52_run(m, log);
+        const auto mla = kv_by_device(log, 0), idx = kv_by_device(log, 1);
+        for (int d = 0; d < 4; ++d) {
+            const std::string dev = "CUDA" + std::to_string(d);
+            // exact to the two lines' printing (54140.625 MiB prints as 54140.62)
+            EXPECT_LE(std::abs(double(p.devices[size_t(d)].used.kv_bytes) - double(bytes_of(mla.at(dev) + idx.at(dev)))), 0.01 * double(MiB)) << dev;
         }
     }
 }
