@@ -8,7 +8,12 @@
 #include "support/files.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
 #include <map>
+#include <regex>
+#include <sstream>
 
 namespace {
 
@@ -95,4 +100,361 @@ TEST(gpu_logs, glm5_config_splits_as_the_converter_writes_block_count) {
     bool noted = false;
     for (const auto & n : r.notes) noted |= n.find("block_count 79 = 78 layers + 1 NextN/MTP block") != std::string::npos;
     EXPECT_TRUE(noted);
+}
+
+// --- what kvfit's reader takes from each log of the corpus (issue 24 item 5) ----------------------------------------
+// Every figure below is copied from the log file named (MiB as printed); the reader must return it unchanged, by device
+// and by cache. Target context only: the lines before the draft / MTP context's "llama_context: n_ctx" line.
+
+namespace {
+
+using dev_mib = std::map<std::string, double>;
+
+struct logged_run {
+    const char * file;
+    uint64_t n_ctx;
+    uint32_t offloaded, offload_total;
+    dev_mib model;                 // load_tensors "<dev> model buffer size"
+    std::vector<dev_mib> kv;       // per KV cache (creation order): llama_kv_cache "<dev> KV buffer size"
+    dev_mib rs;                    // llama_memory_recurrent "<dev> RS buffer size"
+    dev_mib compute;               // sched_reserve / llama_context "<dev> compute buffer size"
+};
+
+dev_mib sum_by_device(const std::vector<kvfit::log_buffer> & bufs, size_t before_line, int cache = -2) {
+    dev_mib out;
+    for (const auto & b : bufs) {
+        if (before_line && b.line_no >= before_line) continue;
+        if (cache != -2 && b.cache != cache) continue;
+        out[b.device] += b.mib;
+    }
+    return out;
+}
+
+void expect_same(const dev_mib & got, const dev_mib & want, const std::string & what) {
+    EXPECT_EQ(got.size(), want.size()) << what;
+    for (const auto & [dev, mib] : want) {
+        auto it = got.find(dev);
+        ASSERT_NE(it, got.end()) << what << " " << dev;
+        EXPECT_NEAR(it->second, mib, 0.005) << what << " " << dev;
+    }
+}
+
+const std::vector<logged_run> & corpus_runs() {
+    // the GLM-5.2 sweep's weights, the same in every run of it: eight CPU_Mapped lines (one per split file) and the GPUs
+    static const dev_mib glm52_model = {
+        {"CPU_Mapped", 45515.27 + 46438.15 + 46615.44 + 46036.17 + 46438.15 + 46615.44 + 46036.17 + 34637.79},
+        {"CUDA0", 19485.92}, {"CUDA1", 62690.10}, {"CUDA2", 55724.53}, {"CUDA3", 44989.64}};
+    static const std::vector<logged_run> runs = {
+        {"glm52-dsa_c262144_4gpu_ncmoe54.log", 262144, 80, 80,
+         glm52_model,
+         {{{"CUDA0", 15840.00}, {"CUDA1", 2592.00}, {"CUDA2", 2304.00}, {"CUDA3", 1728.00}},
+          {{"CUDA0", 1024.00}, {"CUDA1", 128.00}, {"CUDA2", 128.00}, {"CUDA3", 64.00}}},
+         {},
+         {{"CUDA0", 4136.07}, {"CUDA1", 1276.07}, {"CUDA2", 1268.07}, {"CUDA3", 1260.07}, {"CUDA_Host", 536.07}}},
+        {"glm52-dsa_c32768_4gpu_ncmoe54.log", 32768, 80, 80,
+         glm52_model,
+         {{{"CUDA0", 1980.00}, {"CUDA1", 324.00}, {"CUDA2", 288.00}, {"CUDA3", 216.00}},
+          {{"CUDA0", 128.00}, {"CUDA1", 16.00}, {"CUDA2", 16.00}, {"CUDA3", 8.00}}},
+         {},
+         {{"CUDA0", 3712.07}, {"CUDA1", 380.07}, {"CUDA2", 372.07}, {"CUDA3", 364.07}, {"CUDA_Host", 88.07}}},
+        {"qwen3-14b-q8_rocm_rx7900gre_c4096_ngl0.log", 4096, 0, 41,
+         {{"CPU_Mapped", 14965.61}},
+         {{{"CPU", 640.00}}},
+         {},
+         {{"ROCm0", 1094.99}, {"ROCm_Host", 18.01}}},
+        {"qwen38-27b-mtp-q4km_vulkan_rtx3090_c8192_ub2048_np4.log", 8192, 66, 66,
+         {{"CPU_Mapped", 682.03}, {"Vulkan0", 15009.20}},
+         {{{"Vulkan0", 512.00}}},
+         {{"Vulkan0", 1795.50}},
+         {{"Vulkan0", 568.53}, {"Vulkan_Host", 112.07}}},
+        {"qwen38-27b-mtp-q5km_vulkan_rtx3090_c8192_ub512_partial65.log", 8192, 65, 66,
+         {{"CPU_Mapped", 931.63}, {"Vulkan0", 17913.46}},
+         {{{"Vulkan0", 512.00}}},
+         {{"CPU", 37.41}, {"Vulkan0", 1758.09}},
+         {{"Vulkan0", 174.45}, {"Vulkan_Host", 79.42}}},
+        {"gemma4-e2b-qat_vulkan_rtx3060laptop_c8192_ub2048_np4.log", 8192, 36, 36,
+         {{"CPU_Mapped", 2152.50}, {"Vulkan1", 1341.76}},
+         {{{"Vulkan1", 48.00}}, {{"Vulkan1", 48.00}}},
+         {},
+         {{"Vulkan1", 560.07}, {"Vulkan_Host", 142.09}}},
+        {"qwen35-9b_vulkan_gtx1070ti_c8192_ub2048_np4_partial31.log", 8192, 31, 33,
+         {{"CPU_Mapped", 824.31}, {"Vulkan0", 4854.94}},
+         {{{"Vulkan0", 256.00}}},
+         {{"CPU", 16.75}, {"Vulkan0", 184.25}},
+         {{"Vulkan0", 447.38}, {"Vulkan_Host", 128.44}}},
+        {"qwen35-9b_vulkan_rtx3060laptop_c8192_ub2048_np1_partial20.log", 8192, 20, 33,
+         {{"CPU_Mapped", 2286.14}, {"Vulkan1", 3393.11}},
+         {{{"CPU", 96.00}, {"Vulkan1", 160.00}}},
+         {{"CPU", 20.94}, {"Vulkan1", 29.31}},
+         {{"Vulkan1", 498.00}, {"Vulkan_Host", 128.16}}},
+        {"qwen35-9b_vulkan_rtx3080ti_c8192_ub2048_np4split.log", 8192, 33, 33,
+         {{"CPU_Mapped", 545.62}, {"Vulkan0", 5133.63}},
+         {{{"Vulkan0", 256.00}}},
+         {{"Vulkan0", 201.00}},
+         {{"Vulkan0", 392.44}, {"Vulkan_Host", 72.07}}},
+        {"qwen35-9b_vulkan_gtx1070ti_c8192_ub2048_np1.log", 8192, 33, 33,
+         {{"CPU_Mapped", 545.62}, {"Vulkan0", 5133.63}},
+         {{{"Vulkan0", 256.00}}},
+         {{"Vulkan0", 50.25}},
+         {{"Vulkan0", 416.16}, {"Vulkan_Host", 96.07}}},
+        {"qwen35-9b_vulkan_rtx3080ti_c8192_ub2048_np1.log", 8192, 33, 33,
+         {{"CPU_Mapped", 545.62}, {"Vulkan0", 5133.63}},
+         {{{"Vulkan0", 256.00}}},
+         {{"Vulkan0", 50.25}},
+         {{"Vulkan0", 416.16}, {"Vulkan_Host", 96.07}}},
+        {"qwen25-0.5b-q4km_metal_m4_c512.log", 512, 25, 25,
+         {{"CPU_Mapped", 89.26}, {"MTL0_Mapped", 462.96}},
+         {{{"MTL0", 6.00}}},
+         {},
+         {{"MTL0", 300.25}, {"CPU", 4.51}}},
+    };
+    return runs;
+}
+
+} // namespace
+
+TEST(gpu_logs, reader_takes_every_buffer_of_the_new_logs_as_printed) {
+    for (const logged_run & r : corpus_runs()) {
+        SCOPED_TRACE(r.file);
+        const kvfit::llamacpp_log log = read_log(r.file);
+        const size_t end = log.draft_context_line; // 0: one context
+        ASSERT_NE(log.value("n_ctx"), nullptr);
+        EXPECT_EQ(std::stoull(log.value("n_ctx")->text), r.n_ctx);
+        ASSERT_TRUE(log.offloaded.has_value());
+        EXPECT_EQ(*log.offloaded, r.offloaded);
+        EXPECT_EQ(*log.offload_total, r.offload_total);
+        expect_same(sum_by_device(log.model_buffers, 0), r.model, "model");
+        for (size_t c = 0; c < r.kv.size(); ++c) expect_same(sum_by_device(log.kv_buffers, end, int(c)), r.kv[c], "KV cache " + std::to_string(c));
+        EXPECT_TRUE(sum_by_device(log.kv_buffers, end, int(r.kv.size())).empty()) << "no further KV cache";
+        expect_same(sum_by_device(log.rs_buffers, end), r.rs, "RS");
+        expect_same(sum_by_device(log.compute_buffers, end), r.compute, "compute");
+    }
+}
+
+// The two Qwen3.8-27B runs with --spec-type draft-mtp create an MTP draft context after the target's: the reader
+// starts it at its "llama_context: n_ctx" line, and its KV / compute lines are the draft's (as logged: KV 32.00 MiB;
+// compute 520.06 + 112.07 MiB at -ub 2048, 130.02 + 28.02 MiB at -ub 512, printed again when the server attaches it).
+TEST(gpu_logs, reader_keeps_the_mtp_draft_context_apart) {
+    struct row { const char * file; double compute, host; };
+    for (const row & r : {row{"qwen38-27b-mtp-q4km_vulkan_rtx3090_c8192_ub2048_np4.log", 520.06, 112.07},
+                          row{"qwen38-27b-mtp-q5km_vulkan_rtx3090_c8192_ub512_partial65.log", 130.02, 28.02}}) {
+        SCOPED_TRACE(r.file);
+        const kvfit::llamacpp_log log = read_log(r.file);
+        ASSERT_GT(log.draft_context_line, 0u);
+        dev_mib kv, compute;
+        size_t n_compute = 0;
+        for (const auto & b : log.kv_buffers) if (b.line_no > log.draft_context_line) kv[b.device] += b.mib;
+        for (const auto & b : log.compute_buffers) {
+            if (b.line_no < log.draft_context_line) continue;
+            ++n_compute;
+            compute[b.device] = b.mib; // the same two lines twice
+        }
+        expect_same(kv, {{"Vulkan0", 32.00}}, "draft KV");
+        EXPECT_EQ(n_compute, 4u);
+        expect_same(compute, {{"Vulkan0", r.compute}, {"Vulkan_Host", r.host}}, "draft compute");
+    }
+}
+
+// The Metal run through an embedding app ends with llama.cpp's own four-decimal restatement of its compute buffers.
+TEST(gpu_logs, reader_takes_the_four_decimal_compute_lines) {
+    const kvfit::llamacpp_log log = read_log("qwen25-0.5b-q4km_metal_m4_c512.log");
+    ASSERT_EQ(log.compute_buffers_4dp.size(), 3u);
+    EXPECT_EQ(log.compute_buffers_4dp[0].device, "MTL0");
+    EXPECT_DOUBLE_EQ(log.compute_buffers_4dp[0].mib, 300.25);
+    EXPECT_EQ(log.compute_buffers_4dp[1].device, "CPU");
+    EXPECT_DOUBLE_EQ(log.compute_buffers_4dp[1].mib, 4.5137);
+    EXPECT_DOUBLE_EQ(log.compute_buffers_4dp[2].mib, 0.0);
+}
+
+// --- the new logs planned with kvfit at the logged settings ----------------------------------------------------------
+
+namespace {
+
+/// The model a log describes, rebuilt from its own "llama_model_loader: - kv" dump: every u32 / i32 / f32 / bool /
+/// str key as printed (tokenizer strings skipped), and the vocabulary as the length of tokenizer.ggml.tokens
+/// ("arr[str,N]"), which is where model_from_gguf reads it (gguf_model.cpp vocab_size). No tensor list: the weights
+/// are unknown, so model buffers are not compared for these.
+kvfit::model_desc model_from_log_kv_dump(const std::string & file) {
+    const std::string text = kvfit::test::read_text(std::string(KVFIT_TEST_DATA) + "/gpu_logs/" + file);
+    const std::regex kv(R"(llama_model_loader: - kv +\d+: +(\S+) +(u32|i32|f32|bool|str|arr\[str,(\d+)\]) += (.*)$)");
+    nlohmann::json j = nlohmann::json::object();
+    std::string arch;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        std::smatch m;
+        if (!std::regex_search(line, m, kv)) continue;
+        const std::string key = m[1], type = m[2], value = m[4];
+        if (j.contains(key)) break; // the dump again (a second run in the same file)
+        if (key == "general.architecture") arch = value;
+        if (type == "u32") j[key] = std::stoull(value);
+        else if (type == "i32") j[key] = std::stoll(value);
+        else if (type == "f32") j[key] = std::stod(value);
+        else if (type == "bool") j[key] = value == "true";
+        else if (type == "str" && !key.starts_with("tokenizer.")) j[key] = value;
+        else if (key == "tokenizer.ggml.tokens") j[arch + ".vocab_size"] = std::stoull(m[3]);
+    }
+    kvfit::warnings warn;
+    return kvfit::model_from_gguf_keys(j.dump(), file, warn);
+}
+
+/// Plan the run a log describes: settings_from_log (n_ctx, n_seq, n_ubatch, flash attention, cache types, -ngl from
+/// "offloaded N/M", the GPUs) and then `fix` for what the log does not print but its header's command states.
+template <class Fix>
+kvfit::llamacpp_plan plan_as_logged(const kvfit::model_desc & m, const kvfit::llamacpp_log & log, Fix fix) {
+    kvfit::log_settings ls = kvfit::settings_from_log(log, m);
+    fix(ls);
+    return kvfit::plan_llamacpp(m, ls.settings, ls.placement, ls.gpus, 0);
+}
+
+/// kvfit's bytes against a log's MiB figure, as a fraction of the log's (+: kvfit plans more).
+double rel_error(uint64_t kvfit_bytes, double log_mib) { return (double(kvfit_bytes) / double(MiB) - log_mib) / log_mib; }
+
+uint64_t bytes_of(double mib) { return uint64_t(std::llround(mib * double(MiB))); }
+
+/// kvfit's bytes printed the way llama.cpp prints them ("%.2f MiB") are the log's figure: exact to the log's precision
+/// (a recurrent state of 30,736,384 B prints as 29.31 MiB).
+bool same_as_printed(uint64_t bytes, double log_mib) { return std::llround(double(bytes) / double(MiB) * 100) == std::llround(log_mib * 100); }
+
+} // namespace
+
+
+// glm52-dsa_c32768 / _c262144 (the same sweep as the 524,288 log above): KV per device byte-exact, both caches, at two
+// more contexts. Compute per device is recorded in INDEX.md ("kvfit compute error"): CUDA0 about -45 %, CUDA1-3 over,
+// no CUDA_Host compute buffer at all; the bounds below only keep it from getting worse than recorded.
+TEST(gpu_logs, glm52_sweep_kv_per_device_exact_at_32768_and_262144) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/glm-5-idxtypes_v512.gguf", warn);
+    for (const char * f : {"glm52-dsa_c32768_4gpu_ncmoe54.log", "glm52-dsa_c262144_4gpu_ncmoe54.log"}) {
+        SCOPED_TRACE(f);
+        const kvfit::llamacpp_log log = read_log(f);
+        const kvfit::llamacpp_plan p = plan_glm52_run(m, log);
+        const auto mla = kv_by_device(log, 0), idx = kv_by_device(log, 1);
+        const auto compute = sum_by_device(log.compute_buffers, 0);
+        const uint32_t layers[] = {55, 9, 8, 6};
+        for (int d = 0; d < 4; ++d) {
+            const std::string dev = "CUDA" + std::to_string(d);
+            EXPECT_EQ(p.devices[size_t(d)].n_layers, layers[d]) << dev;
+            EXPECT_EQ(p.devices[size_t(d)].used.kv_bytes, bytes_of(mla.at(dev) + idx.at(dev))) << dev;
+            EXPECT_LT(std::abs(rel_error(p.devices[size_t(d)].used.compute_bytes, compute.at(dev))), d == 0 ? 0.46 : 0.81) << dev;
+        }
+    }
+}
+
+// Every other run of the sweep whose excerpt has its context lines (n_ctx 4096 to 896,000, the Q4 file among them;
+// glm52-dsa_c896000_4gpu_ncmoe54_loadnone.log was copied without them): the same split and KV per device exact to the
+// log's printing, both caches.
+TEST(gpu_logs, glm52_every_logged_context_kv_per_device_exact) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/glm-5-idxtypes_v512.gguf", warn);
+    for (const char * f : {"glm52-dsa_c4096_4gpu_ncmoe54.log", "glm52-dsa_c131072_4gpu_ncmoe54.log", "glm52-dsa_c768000_4gpu_ncmoe54.log",
+                           "glm52-dsa-q4_c896000_4gpu_ncmoe54.log"}) {
+        SCOPED_TRACE(f);
+        const kvfit::llamacpp_log log = read_log(f);
+        const kvfit::llamacpp_plan p = plan_glm52_run(m, log);
+        const auto mla = kv_by_device(log, 0), idx = kv_by_device(log, 1);
+        for (int d = 0; d < 4; ++d) {
+            const std::string dev = "CUDA" + std::to_string(d);
+            // exact to the two lines' printing (54140.625 MiB prints as 54140.62)
+            EXPECT_LE(std::abs(double(p.devices[size_t(d)].used.kv_bytes) - double(bytes_of(mla.at(dev) + idx.at(dev)))), 0.01 * double(MiB)) << dev;
+        }
+    }
+}
+
+// ROCm/ROCm#5104: llama-cli with no -ngl on a ROCm build of b5898 loads 0/41 layers, keeps weights and KV on the CPU
+// and still reserves a ROCm0 compute buffer. The reader now takes ROCm0 as a GPU with no layer (it planned a CPU-only
+// run before, and read the CPU KV cache as --no-kv-offload); the model is rebuilt from the log's own kv dump.
+// KV exact (40 layers x 4096 cells x 1024 x 2 x f16 = 640 MiB on the host). Compute: kvfit plans the whole graph on the
+// host (382.01 MiB) and none on ROCm0, where llama.cpp's scheduler put 1094.99 MiB (the ops it offloads at a 512-token
+// batch) and kept 18.01 MiB of ROCm_Host: recorded in INDEX.md, not modelled (kvfit's op-offload term needs the weight
+// tensors, which a kv dump does not list).
+TEST(gpu_logs, rocm_ngl0_log_plans_a_gpu_with_no_layer_and_exact_host_kv) {
+    const char * f = "qwen3-14b-q8_rocm_rx7900gre_c4096_ngl0.log";
+    const kvfit::llamacpp_log log = read_log(f);
+    const kvfit::model_desc m = model_from_log_kv_dump(f);
+    EXPECT_EQ(m.n_layer, 40u);
+    EXPECT_EQ(m.n_vocab, 151936u);
+    const kvfit::log_settings ls = kvfit::settings_from_log(log, m);
+    ASSERT_EQ(ls.gpus.size(), 1u);
+    EXPECT_EQ(ls.gpus[0].name, "ROCm0");
+    EXPECT_EQ(ls.placement.n_gpu_layers, 0);
+    EXPECT_FALSE(ls.placement.no_kv_offload);
+    const kvfit::llamacpp_plan p = kvfit::plan_llamacpp(m, ls.settings, ls.placement, ls.gpus, 0);
+    EXPECT_EQ(p.backend.backend, kvfit::gpu_backend::rocm);
+    EXPECT_EQ(p.n_gpu_layers, 0u);
+    EXPECT_EQ(p.devices[0].used.kv_bytes, 0u);
+    EXPECT_EQ(p.devices.back().used.kv_bytes, bytes_of(640.00));
+    EXPECT_EQ(p.devices[0].used.compute_bytes, 0u); // the log: 1094.99 MiB (INDEX.md)
+}
+
+// The Metal run (Qwen2.5-0.5B, its model rebuilt from the log's kv dump, n_ctx 512, all 25/25 layers): KV exact and the
+// MTL0 compute buffer exact to the byte the log prints with four decimals (300.2500 MiB). Its 4.51 MiB CPU compute
+// buffer kvfit does not plan (0): recorded in INDEX.md. Before the reader took "MTL0_Mapped" as device MTL0 the GPU was
+// named "MTL0_Mapped", planned as a CUDA GPU, and the log's MTL0 KV and compute lines were compared with the host.
+TEST(gpu_logs, metal_qwen25_kv_and_gpu_compute_exact) {
+    const char * f = "qwen25-0.5b-q4km_metal_m4_c512.log";
+    const kvfit::llamacpp_log log = read_log(f);
+    const kvfit::model_desc m = model_from_log_kv_dump(f);
+    const kvfit::llamacpp_plan p = plan_as_logged(m, log, [](kvfit::log_settings & ls) { EXPECT_EQ(ls.log_devices, std::vector<std::string>{"MTL0"}); });
+    EXPECT_EQ(p.backend.backend, kvfit::gpu_backend::metal);
+    ASSERT_EQ(p.devices.size(), 2u);
+    EXPECT_EQ(p.devices[0].used.kv_bytes, bytes_of(6.00));
+    EXPECT_TRUE(same_as_printed(p.devices[0].used.compute_bytes, 300.25));
+    EXPECT_LE(std::abs(double(p.devices[0].used.compute_bytes) - double(bytes_of(log.compute_buffers_4dp.at(0).mib))), 2048.0);
+}
+
+// `kvfit explain` on a 2026 Metal log compares the MTL0 KV lines with the GPU's KV (it compared them with the host's,
+// 0 MiB, and named the GPU "MTL0_Mapped"): gpt-oss-20b on an M5, both caches equal.
+TEST(gpu_logs, explain_reads_metal_mapped_weights_as_the_gpu) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_catalog(*kvfit::find_catalog("gpt-oss-20b"), warn);
+    const kvfit::explanation e = kvfit::explain_log(read_log("gpt-oss-20b_metal_m5_c131072.log"), m);
+    int kv_rows = 0;
+    for (const auto & r : e.rows) {
+        if (r.what.starts_with("KV buffer MTL0")) {
+            ++kv_rows;
+            EXPECT_TRUE(r.same) << r.what << ": log " << r.log << ", kvfit " << r.kvfit;
+        }
+        EXPECT_NE(r.what, "model buffer MTL0_Mapped");
+    }
+    EXPECT_EQ(kv_rows, 2);
+}
+
+// The five Qwen3.5-9B Vulkan runs (b9849, -ub 2048; the model from the catalog's Qwen/Qwen3.5-9B config.json): KV and
+// recurrent state per device exact, partial offloads included (31/33 and 20/33: the CPU's share of both). The excerpts
+// print no n_ubatch / n_seq_max / n_outputs_max line: those come from each header's command (-b 2048 -ub 2048;
+// llama-server's n_parallel: auto 4, -np 1, -np 4). Compute per device is recorded in INDEX.md; the bounds keep the GPU's
+// from getting worse than recorded (7 to 17 % under). The host's is exact at full offload and 3.2x the log at partial
+// offload (kvfit plans a whole CPU graph there).
+TEST(gpu_logs, vulkan_qwen35_9b_kv_and_state_per_device_exact) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_catalog(*kvfit::find_catalog("Qwen3.5-9B"), warn);
+    struct row { const char * file; uint32_t n_seq; const char * gpu; double gpu_compute_bound; };
+    for (const row & r : {row{"qwen35-9b_vulkan_gtx1070ti_c8192_ub2048_np4_partial31.log", 4, "Vulkan0", 0.08},
+                          row{"qwen35-9b_vulkan_rtx3060laptop_c8192_ub2048_np1_partial20.log", 1, "Vulkan1", 0.17},
+                          row{"qwen35-9b_vulkan_rtx3080ti_c8192_ub2048_np4split.log", 4, "Vulkan0", 0.09},
+                          row{"qwen35-9b_vulkan_gtx1070ti_c8192_ub2048_np1.log", 1, "Vulkan0", 0.08},
+                          row{"qwen35-9b_vulkan_rtx3080ti_c8192_ub2048_np1.log", 1, "Vulkan0", 0.08}}) {
+        SCOPED_TRACE(r.file);
+        const kvfit::llamacpp_log log = read_log(r.file);
+        const kvfit::llamacpp_plan p = plan_as_logged(m, log, [&](kvfit::log_settings & ls) {
+            ls.settings.n_batch = 2048;
+            ls.settings.n_ubatch = 2048;
+            ls.settings.n_seq = r.n_seq;
+            ls.settings.server_outputs = true;
+        });
+        EXPECT_EQ(p.backend.backend, kvfit::gpu_backend::vulkan);
+        ASSERT_EQ(p.devices.size(), 2u);
+        const auto kv = sum_by_device(log.kv_buffers, 0), rs = sum_by_device(log.rs_buffers, 0);
+        const auto compute = sum_by_device(log.compute_buffers, 0);
+        const auto & gpu = p.devices[0];
+        const auto & host = p.devices[1];
+        EXPECT_EQ(gpu.used.kv_bytes, bytes_of(kv.at(r.gpu)));
+        EXPECT_EQ(host.used.kv_bytes, kv.count("CPU") ? bytes_of(kv.at("CPU")) : 0);
+        EXPECT_TRUE(same_as_printed(gpu.used.state_bytes, rs.at(r.gpu))) << gpu.used.state_bytes;
+        EXPECT_TRUE(same_as_printed(host.used.state_bytes, rs.count("CPU") ? rs.at("CPU") : 0.0)) << host.used.state_bytes;
+        EXPECT_LT(std::abs(rel_error(gpu.used.compute_bytes, compute.at(r.gpu))), r.gpu_compute_bound);
+        // at full offload the host's compute buffer (Vulkan_Host) is exact as printed: 72.07 MiB at four sequences,
+        // 96.07 MiB at one
+        if (*log.offloaded == *log.offload_total) EXPECT_TRUE(same_as_printed(host.used.compute_bytes, compute.at("Vulkan_Host")));
+    }
 }

@@ -149,6 +149,9 @@ struct log_settings {
 /// --spec-draft-n-max N, common.h need_n_rs_seq) or, with a second context on a model with NextN layers, draft-mtp
 /// with N = n_outputs_max / n_seq - 1 (server_output_limits); the MTP context's KV types from its cache line; the
 /// target's n_outputs_max as logged (n_parallel under llama-server, n_batch under the addon; no line: n_batch).
+/// GPUs are the devices of the model buffers (a Metal run's "MTL0_Mapped" weights are device MTL0, which its KV and
+/// compute lines name); a log with none whose compute buffers name a GPU (-ngl 0 on a GPU
+/// build: "offloaded 0/N layers") gets that GPU with no layer, and its CPU KV cache is not --no-kv-offload.
 /// Throws kvfit::error "log: no 'llama_context: n_ctx' line" when the log
 /// stops before a context was created.
 log_settings settings_from_log(const llamacpp_log & log, const model_desc & m);

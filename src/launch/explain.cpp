@@ -31,8 +31,10 @@ struct log_patterns {
     const std::regex model_buffer{R"(^load_tensors:\s+(\S+) model buffer size =\s+)" + num + " MiB"};
     const std::regex output{R"(^llama_context:\s+(\S+)\s+output buffer size =\s+)" + num + " MiB"};
     const std::regex iswa{R"(^llama_kv_cache_iswa: creating\s+(non-SWA|SWA) KV cache, size = (\d+) cells)"};
-    const std::regex kv_buffer{R"(^llama_kv_cache(?:_iswa)?:\s+(\S+) KV buffer size =\s+)" + num + " MiB"};
-    const std::regex kv_size{R"(^llama_kv_cache: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+)/\s*(\d+) seqs\), K \((\w+)\):\s+)" + num + R"( MiB, V \((\w+)\):\s+)" + num + " MiB"};
+    // llama_kv_cache_unified: the name of the KV cache's log lines in mid-2025 releases (src/llama-kv-cache-unified.cpp,
+    // e.g. b5898; renamed back to llama_kv_cache later), whose size line prints "N seqs" without "used/".
+    const std::regex kv_buffer{R"(^llama_kv_cache(?:_iswa|_unified)?:\s+(\S+) KV buffer size =\s+)" + num + " MiB"};
+    const std::regex kv_size{R"(^llama_kv_cache(?:_unified)?: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+)(?:/\s*(\d+))? seqs\), K \((\w+)\):\s+)" + num + R"( MiB, V \((\w+)\):\s+)" + num + " MiB"};
     const std::regex rs_buffer{R"(^llama_memory_recurrent:\s+(\S+) RS buffer size =\s+)" + num + " MiB"};
     const std::regex rs_size{R"(^llama_memory_recurrent: size =\s+)" + num + R"( MiB \(\s*(\d+) cells,\s+(\d+) layers,\s+(\d+) seqs.*\), R \(\w+\):\s+)" + num + R"( MiB, S \(\w+\):\s+)" + num + " MiB"};
     const std::regex compute{R"(^\w+:\s+(\S+) compute buffer size =\s+)" + num + " MiB"};
@@ -99,6 +101,14 @@ uint64_t to_u(const std::string & s) {
 }
 
 bool is_host_device(const std::string & d) { return d.rfind("CPU", 0) == 0; }
+
+// The GPU a buffer line names. A Metal run with mmap prints its weights as "MTL0_Mapped model buffer" (the buffer made
+// from the mapped file) and its KV and compute buffers as "MTL0" (tests/data/gpu_logs/gpt-oss-20b_metal_m5_c131072.log
+// and the other Metal logs there): one device, whose name is the part before "_Mapped".
+std::string gpu_of(const std::string & d) {
+    constexpr std::string_view mapped = "_Mapped";
+    return !is_host_device(d) && d.ends_with(mapped) ? d.substr(0, d.size() - mapped.size()) : d;
+}
 
 std::string mib2(uint64_t bytes) { return fmt::format("{:.2f} MiB", double(bytes) / mib); }
 std::string mib2(double value) { return fmt::format("{:.2f} MiB", value); }
@@ -199,10 +209,14 @@ class log_reader {
             which_ = m[1] == "SWA" ? "swa" : "base";
             log.iswa_cells.push_back({which_, to_u(m[2])});
         } else if (match("KV buffer size", rx().kv_buffer)) {
-            log.kv_buffers.push_back({line_no, m[1], to_d(m[2]), int(log.kv_caches.size())});
-        } else if (match("llama_kv_cache: size =", rx().kv_size)) {
+            // the cache a buffer belongs to: the size lines before it, or, where a poster filtered those out, the
+            // iSWA "creating ... KV cache" lines (each cache's buffers follow its creating line)
+            const size_t cache = std::max(log.kv_caches.size(), log.iswa_cells.empty() ? 0 : log.iswa_cells.size() - 1);
+            log.kv_buffers.push_back({line_no, m[1], to_d(m[2]), int(cache)});
+        } else if (match("llama_kv_cache", rx().kv_size) && line.find(" size =") != std::string::npos) {
+            const uint32_t seqs_used = uint32_t(to_u(m[4]));
             log.kv_caches.push_back({line_no, to_d(m[1]), to_d(m[7]), to_d(m[9]), to_u(m[2]), uint32_t(to_u(m[3])),
-                                     uint32_t(to_u(m[4])), uint32_t(to_u(m[5])), m[6], m[8], which_});
+                                     seqs_used, m[5].matched ? uint32_t(to_u(m[5])) : seqs_used, m[6], m[8], which_});
         } else if (match("RS buffer size", rx().rs_buffer)) log.rs_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("llama_memory_recurrent: size =", rx().rs_size)) {
             log.recurrent = log_recurrent{line_no, to_d(m[1]), to_d(m[5]), to_d(m[6]), to_u(m[2]), uint32_t(to_u(m[3])),
@@ -333,12 +347,29 @@ log_settings settings_from_log(const llamacpp_log & log, const model_desc & m) {
     }
     std::vector<double> split;
     for (const auto & b : log.model_buffers) {
-        if (is_host_device(b.device) || std::count(r.log_devices.begin(), r.log_devices.end(), b.device)) continue;
-        r.log_devices.push_back(b.device);
-        r.gpus.push_back({b.device, 1ull << 40});
+        const std::string dev = gpu_of(b.device);
+        if (is_host_device(dev) || std::count(r.log_devices.begin(), r.log_devices.end(), dev)) continue;
+        r.log_devices.push_back(dev);
+        r.gpus.push_back({dev, 1ull << 40});
         split.push_back(b.mib);
     }
-    if (r.gpus.size() > 1) {
+    // -ngl 0 on a GPU build (ROCm/ROCm#5104: "offloaded 0/41 layers", "ROCm0 compute buffer size = 1094.99 MiB"): no
+    // GPU model buffer, yet llama_context creates a backend for every device of the model whatever -ngl
+    // (llama-context.cpp, the loop over model.devices that calls ggml_backend_dev_init) and the scheduler reserves that
+    // GPU's compute buffer for the ops it offloads. Such a GPU is named only by its compute buffer ("<dev>_Host" is its
+    // pinned host buffer, not a device).
+    if (r.gpus.empty()) {
+        for (const auto & b : log.compute_buffers) {
+            if ((log.draft_context_line && b.line_no >= log.draft_context_line) || is_host_device(b.device) ||
+                b.device.ends_with("_Host") || std::count(r.log_devices.begin(), r.log_devices.end(), b.device)) {
+                continue;
+            }
+            r.log_devices.push_back(b.device);
+            r.gpus.push_back({b.device, 1ull << 40});
+            r.notes.push_back(fmt::format("{}: a compute buffer and no model buffer: a GPU with no layer (-ngl 0)", b.device));
+        }
+    }
+    if (r.gpus.size() > 1 && split.size() == r.gpus.size()) {
         r.placement.tensor_split = split;
         r.notes.push_back("several GPUs: layers split in proportion to their model buffers (the log does not print -ts)");
     }
@@ -346,7 +377,7 @@ log_settings settings_from_log(const llamacpp_log & log, const model_desc & m) {
     else r.placement.n_gpu_layers = r.gpus.empty() ? 0 : -1;
     const bool kv_on_gpu = std::any_of(log.kv_buffers.begin(), log.kv_buffers.end(),
                                        [](const log_buffer & b) { return !is_host_device(b.device); });
-    if (!r.gpus.empty() && !log.kv_buffers.empty() && !kv_on_gpu) {
+    if (!r.gpus.empty() && r.placement.n_gpu_layers != 0 && !log.kv_buffers.empty() && !kv_on_gpu) {
         r.placement.no_kv_offload = true;
         r.notes.push_back("KV buffers only on the CPU with a GPU present: --no-kv-offload");
     }
@@ -358,7 +389,7 @@ namespace {
 
 // Index into plan.devices of a log device name ("CPU*" -> host, GPUs by their order in the model buffers).
 size_t device_index(const log_settings & ls, const llamacpp_plan & plan, const std::string & name) {
-    const auto it = std::find(ls.log_devices.begin(), ls.log_devices.end(), name);
+    const auto it = std::find(ls.log_devices.begin(), ls.log_devices.end(), gpu_of(name));
     return it == ls.log_devices.end() || is_host_device(name) ? plan.devices.size() - 1 : size_t(it - ls.log_devices.begin());
 }
 
@@ -437,7 +468,7 @@ void explain_buffers(explanation & e, const llamacpp_log & log, const log_settin
             add(e, b.line_no, "draft KV buffer " + b.device, mib2(b.mib), mib2(dev.spec.kv_bytes));
             continue;
         }
-        const size_t cache = log.kv_caches.size() > 1 ? size_t(std::max(0, b.cache)) : 0;
+        const size_t cache = log.kv_caches.size() > 1 || log.iswa_cells.size() > 1 ? size_t(std::max(0, b.cache)) : 0;
         add(e, b.line_no, fmt::format("KV buffer {} (cache {})", b.device, cache), mib2(b.mib),
             mib2(kv_bytes_on(m, plan, cache, device_index(ls, plan, b.device))));
     }
