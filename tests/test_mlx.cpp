@@ -6,6 +6,8 @@
 #include "kvfit/mlx.h"
 #include "kvfit/sources.h"
 
+#include "support/run_cli.h"
+
 #include <gtest/gtest.h>
 
 namespace {
@@ -192,6 +194,30 @@ TEST(mlx_qwen3_8b, bf16_32k) {
     EXPECT_TRUE(p.fits);
     EXPECT_EQ(p.max_context_fit, 40960u);
     EXPECT_EQ(p.launch, "mlx_lm.generate --model Qwen/Qwen3-8B");
+}
+
+// A config's weights at the model's dtype decide the verdict: said as an assumption in every output and refused by
+// --strict; --weights (a GGUF or serving format: q4_0, fp8) is no format mlx-lm loads and was ignored, the bf16 bytes
+// planned (a new-user trial: "--weights q4_0" still 15.26 GiB). --q-bits plans mlx_lm.convert -q's bytes.
+TEST(mlx_qwen3_8b, default_dtype_is_an_assumption_and_weights_formats_are_refused) {
+    mlx_settings s;
+    s.context_tokens = 8192;
+    const auto p = plan(catalog_model("Qwen3-8B"), s);
+    ASSERT_EQ(p.assumptions.size(), 1u);
+    EXPECT_EQ(p.assumptions[0].rfind("weights sized at the model's dtype, 2 B per parameter (the config's bfloat16)", 0), 0u)
+        << p.assumptions[0];
+    s.weights.bits = 4;
+    EXPECT_TRUE(plan(catalog_model("Qwen3-8B"), s).assumptions.empty());
+    const auto strict = kvfit::test::run_kvfit("Qwen3-8B --gpu 'M4 Pro 24GB' --runtime mlx --context-tokens 8192 --strict");
+    EXPECT_EQ(strict.status, 2);
+    EXPECT_EQ(strict.err.rfind("kvfit: strict: 1 assumption refused: weights sized at the model's dtype", 0), 0u) << strict.err;
+    const auto text = kvfit::test::run_kvfit("Qwen3-8B --gpu 'M4 Pro 24GB' --runtime mlx --context-tokens 8192");
+    EXPECT_NE(text.out.find("  assumed: weights sized at the model's dtype"), std::string::npos) << text.out;
+    const auto q4 = kvfit::test::run_kvfit("Qwen3-8B --gpu 'M4 Pro 24GB' --runtime mlx --weights q4_0");
+    EXPECT_EQ(q4.status, 2);
+    EXPECT_EQ(q4.err.rfind("kvfit: --weights q4_0: not a format mlx-lm loads; give a config's MLX quantization with --q-bits", 0), 0u)
+        << q4.err;
+    EXPECT_EQ(kvfit::test::run_kvfit("Qwen3-8B --gpu 'M4 Pro 24GB' --runtime mlx --q-bits 4 --strict").status, 0);
 }
 
 TEST(mlx_qwen3_8b, kv_bits_4_after_quantized_kv_start) {

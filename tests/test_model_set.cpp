@@ -160,6 +160,40 @@ TEST(model_set, vllm_budgets_add_up_and_the_split_fits) {
     EXPECT_EQ(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --runtime vllm --gpu H100 --max-model-len 32768").status, 3);
 }
 
+// Two GPUs: two vLLM instances each planned on both GPUs do not fit together (each budgets 0.9 of every GPU); shown one
+// GPU each (CUDA_VISIBLE_DEVICES), each fits alone on its own: the gpu_assignment alternative, checked by planning
+// each model on that one GPU. Ollama places runners itself (server/sched.go): no assignment is offered.
+TEST(model_set, one_gpu_per_model_when_the_set_spans_several) {
+    auto a = request("Qwen3-8B", "vllm", "L40S,L40S", {{"max_model_len", "32768"}});
+    auto b = request("Meta-Llama-3.1-8B", "vllm", "L40S,L40S", {{"max_model_len", "32768"}});
+    const kvfit::set_result s = plan_set({a, b});
+    EXPECT_FALSE(s.fits);
+    const kvfit::set_alternative * pick = nullptr;
+    for (const auto & x : s.alternatives) {
+        if (x.kind == "gpu_assignment") pick = &x;
+    }
+    ASSERT_NE(pick, nullptr);
+    ASSERT_EQ(pick->values, (std::vector<uint64_t>{0, 1}));
+    EXPECT_EQ(pick->flags[1], "CUDA_VISIBLE_DEVICES=1 (GPU1, L40S)");
+    // each alone on its one GPU fits: the alternative's own check, redone
+    const std::vector<kvfit::device_spec> one = {plan_alone(a).target.gpus[0]};
+    EXPECT_TRUE(plan_alone(a, one).plan.fits);
+    EXPECT_TRUE(plan_alone(b, one).plan.fits);
+    // the text names it
+    const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --runtime vllm --gpu L40S,L40S --max-model-len 32768");
+    EXPECT_EQ(cli.status, 3);
+    EXPECT_NE(cli.out.find("Fits together: one GPU per model, each process shown only its own: Qwen3-8B "
+                           "CUDA_VISIBLE_DEVICES=0 (GPU0, L40S); Meta-Llama-3.1-8B CUDA_VISIBLE_DEVICES=1 (GPU1, L40S)"),
+              std::string::npos) << cli.out;
+    // a model that does not fit one GPU alone: no assignment (8B at 131,072 on 4090s under llama.cpp)
+    auto c = request("Qwen3-8B", "llama.cpp", "RTX 4090,RTX 4090", {{"ctx_size", "131072"}});
+    auto d = request("Meta-Llama-3.1-8B", "llama.cpp", "RTX 4090,RTX 4090", {{"ctx_size", "131072"}});
+    for (const auto & x : plan_set({c, d}).alternatives) EXPECT_NE(x.kind, "gpu_assignment");
+    auto e = request("Qwen3-8B", "ollama", "L4,L4", {{"num_ctx", "131072"}});
+    auto f = request("Meta-Llama-3.1-8B", "ollama", "L4,L4", {{"num_ctx", "131072"}});
+    for (const auto & x : plan_set({e, f}).alternatives) EXPECT_NE(x.kind, "gpu_assignment");
+}
+
 // SGLang: --mem-fraction-static is of what is free when a server starts: at SGLang's default the first takes most of
 // the GPU and the second's weights no longer fit; the fractions found fit when planned again.
 TEST(model_set, sglang_fraction_of_what_is_free) {

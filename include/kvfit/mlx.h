@@ -185,7 +185,10 @@ struct mlx_plan {
     bool fits = false;                ///< starts, and every device within its working set
     std::vector<std::string> refusals;///< mlx-lm/MLX's messages, verbatim where the source has one
     std::vector<std::string> warnings;///< mlx-lm's own warnings (the near-working-set warning) and kvfit's
-    std::vector<std::string> notes;   ///< defaults taken, assumptions, estimates
+    std::vector<std::string> notes;   ///< defaults taken, estimates
+    /// defaults kvfit took that decide the verdict (a config's weights at the model's dtype without --q-bits):
+    /// runtime_plan::assumptions, shown in every output and refused by --strict
+    std::vector<std::string> assumptions;
     std::string launch;               ///< the command line to paste
 };
 

@@ -63,10 +63,13 @@ struct set_device {
 struct set_alternative {
     /// "equal_context" (one context for every model), "utilization_split" (vLLM: each instance's smallest
     /// --gpu-memory-utilization that fits alone, the rest of the GPU shared equally) or "fraction_split" (SGLang: in
-    /// start order, each server's smallest --mem-fraction-static that fits beside the ones before it)
+    /// start order, each server's smallest --mem-fraction-static that fits beside the ones before it) or
+    /// "gpu_assignment" (several GPUs: each model's process shown one GPU, CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES,
+    /// the models of one GPU co-located by the runtime's rule; not for Ollama, whose scheduler places runners itself)
     std::string kind;
-    std::vector<std::string> flags;   ///< per model, the flags that set it: "-c 12288", "--gpu-memory-utilization 0.45"
-    std::vector<uint64_t> values;     ///< per model: tokens (equal_context) or hundredths (the splits)
+    /// per model, what sets it: "-c 12288", "--gpu-memory-utilization 0.45", "CUDA_VISIBLE_DEVICES=1 (GPU1, L40S)"
+    std::vector<std::string> flags;
+    std::vector<uint64_t> values;     ///< per model: tokens (equal_context), hundredths (the splits) or a GPU index
 };
 
 /// The set's plan.
@@ -83,6 +86,8 @@ struct set_result {
     std::vector<std::string> refusals;     ///< why the set does not run together (one line each)
     std::vector<std::string> warnings;     ///< set-level assumptions (each model's own are in its plan)
     std::vector<set_alternative> alternatives; ///< when it does not fit: joint changes that make it fit
+    /// when it does not fit: the joint changes searched, in words ("an equal -c", "one GPU per model"), found or not
+    std::vector<std::string> tried;
 };
 
 /// Loads member `i`'s model (the CLI: load_model of its MODEL).

@@ -9,6 +9,7 @@
 #include "kvfit/units.h"
 
 #include <algorithm>
+#include <functional>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -75,10 +76,12 @@ placement colocate(const runtime_info & rt, size_t n, const machine & mc, const 
     std::vector<uint64_t> held(n_gpu, 0);
     std::vector<bool> capacity_known(n_gpu, false);
     for (size_t g = 0; g < n_gpu; ++g) {
-        out.devices[g].name = mc.gpus[g].name;
+        // several GPUs (often alike) are told apart by their index, as the runtimes number them
+        out.devices[g].name = n_gpu > 1 ? fmt::format("GPU{} ({})", g, mc.gpus[g].name) : mc.gpus[g].name;
         out.devices[g].member_bytes.assign(n, 0);
     }
     for (size_t i = 0; i < n; ++i) {
+        bool vllm_refused = false; // one refusal per instance: the first GPU short at its start
         machine mi = mc;
         if (sequential) {
             for (size_t g = 0; g < n_gpu; ++g) {
@@ -104,7 +107,8 @@ placement colocate(const runtime_info & rt, size_t n, const machine & mc, const 
             // vLLM: an instance whose budget exceeds what is free when it starts refuses (gpu_worker.py init_device:
             // init_snapshot.free_memory < requested_memory raises "Free memory on device ... on startup is less than
             // desired GPU memory utilization")
-            if (rt.name == "vllm" && i > 0 && held[g] + d->used_bytes() > d->capacity_bytes) {
+            if (rt.name == "vllm" && i > 0 && held[g] + d->used_bytes() > d->capacity_bytes && !vllm_refused) {
+                vllm_refused = true;
                 out.fits = false;
                 out.refusals.push_back(fmt::format("model {} ({}): vLLM refuses to start it: {} free on {} at its start "
                                                    "is less than its budget {} (gpu_worker.py)", i + 1, names[i],
@@ -298,6 +302,7 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         }
     };
     if (!rt.context.flag.empty() && rt.context.range) {
+        s.tried.push_back(fmt::format("an equal {}", rt.context.spelled));
         knob_range common{0, UINT64_MAX, 1};
         for (size_t i = 0; i < n && common.step > 0; ++i) {
             const knob_range r = rt.context.range(alone[i].model, flags[i]);
@@ -321,6 +326,7 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
     // joint solve 2 (vLLM): each instance's smallest --gpu-memory-utilization that fits alone (hundredths), the rest
     // of the GPU shared equally; kept when the set then fits
     if (rt.name == "sglang") { // each server in start order: its smallest --mem-fraction-static on what is left
+        s.tried.push_back("each server's smallest --mem-fraction-static");
         std::vector<flag_values> f = flags;
         std::vector<uint64_t> u;
         for (size_t i = 0; i < n; ++i) {
@@ -347,6 +353,7 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         }
     }
     if (rt.name == "vllm") {
+        s.tried.push_back("a --gpu-memory-utilization split");
         const auto with_util = [](flag_values f, uint64_t p) {
             f.set("gpu_memory_utilization", hundredths(p));
             return f;
@@ -376,6 +383,70 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
                 s.alternatives.push_back(std::move(a));
                 break;
             }
+        }
+    }
+    // joint solve 3: one GPU per model. Each process sees only the GPU it is given (CUDA_VISIBLE_DEVICES, or
+    // HIP_VISIBLE_DEVICES on AMD: the CUDA / HIP runtime enumerates only those), so its buffers, compute buffer and
+    // context are on that GPU alone; the models given one GPU are co-located there by the runtime's rule above. Found by
+    // a depth-first search in start order, each GPU's group re-planned as it grows, equal empty GPUs tried once, at most
+    // k_max_group_checks groups planned. Not for Ollama (its scheduler places each runner itself, server/sched.go) nor
+    // a machine of one device (MLX's unified memory).
+    if (mc.gpus.size() >= 2 && rt.name != "ollama") {
+        s.tried.push_back("one GPU per model");
+        constexpr size_t k_max_group_checks = 512;
+        const size_t n_gpu = mc.gpus.size();
+        std::vector<size_t> gpu_of(n, 0);
+        size_t checks = 0;
+        const auto group_fits = [&](size_t g, size_t upto) {
+            std::vector<size_t> members;
+            for (size_t i = 0; i <= upto; ++i) {
+                if (gpu_of[i] == g) members.push_back(i);
+            }
+            std::vector<std::string> group_names;
+            for (size_t i : members) group_names.push_back(names[i]);
+            machine one;
+            one.gpus = {mc.gpus[g]};
+            ++checks;
+            try {
+                return colocate(rt, members.size(), one, group_names, [&](size_t k, const machine & mi) {
+                    return rt.plan(alone[members[k]].model, flags[members[k]], mi);
+                }).fits;
+            } catch (const error &) {
+                return false;
+            }
+        };
+        const auto same_gpu = [&](size_t a, size_t b) {
+            return mc.gpus[a].name == mc.gpus[b].name && mc.gpus[a].memory_bytes == mc.gpus[b].memory_bytes;
+        };
+        std::function<bool(size_t)> place = [&](size_t i) {
+            if (i == n) return true;
+            for (size_t g = 0; g < n_gpu && checks < k_max_group_checks; ++g) {
+                bool used = false, earlier_empty_twin = false;
+                for (size_t k = 0; k < i; ++k) used |= gpu_of[k] == g;
+                for (size_t h = 0; h < g && !used; ++h) {
+                    bool h_used = false;
+                    for (size_t k = 0; k < i; ++k) h_used |= gpu_of[k] == h;
+                    earlier_empty_twin |= !h_used && same_gpu(g, h);
+                }
+                if (earlier_empty_twin) continue; // an empty GPU like one tried already: the same placement
+                gpu_of[i] = g;
+                if (group_fits(g, i) && place(i + 1)) return true;
+            }
+            return false;
+        };
+        bool spread = false;
+        if (place(0)) {
+            for (size_t i = 1; i < n; ++i) spread |= gpu_of[i] != gpu_of[0];
+        }
+        if (spread) {
+            set_alternative a{"gpu_assignment", {}, {}};
+            for (size_t i = 0; i < n; ++i) {
+                a.values.push_back(gpu_of[i]);
+                a.flags.push_back(fmt::format("{}={} (GPU{}, {})", mc.gpus[gpu_of[i]].vendor == "AMD" ? "HIP_VISIBLE_DEVICES"
+                                                                   : "CUDA_VISIBLE_DEVICES", gpu_of[i], gpu_of[i],
+                                              mc.gpus[gpu_of[i]].name));
+            }
+            s.alternatives.push_back(std::move(a));
         }
     }
     return s;

@@ -42,15 +42,22 @@ std::string render_set_text(const set_result & s) {
     out += fmt::format("Verdict: the {} models {}\n", s.plans.size(), s.fits ? "fit together" : "do not fit together");
     for (const auto & x : s.refusals) out += fmt::format("  - {}\n", printable(x, false));
     if (!s.fits) {
-        if (s.alternatives.empty()) out += "  Nothing found that fits together (an equal context; vLLM's utilisation split; SGLang's fractions).\n";
+        if (s.alternatives.empty()) {
+            std::string tried;
+            for (size_t i = 0; i < s.tried.size(); ++i) tried += (i == 0 ? "" : "; ") + s.tried[i];
+            out += s.tried.empty() ? std::string("  Nothing found that fits together.\n")
+                                   : fmt::format("  Nothing found that fits together (tried: {}).\n", tried);
+        }
         for (const auto & a : s.alternatives) {
             std::string per;
             for (size_t i = 0; i < a.flags.size(); ++i) {
                 per += fmt::format("{}{} {}", i == 0 ? "" : "; ", printable(s.plans[i].model.name, false), a.flags[i]);
             }
             out += fmt::format("  Fits together: {}: {}\n",
-                               a.kind == "equal_context" ? "the largest equal context" : a.kind == "utilization_split"
-                                   ? "split the GPU" : "each server's smallest static fraction, in start order", per);
+                               a.kind == "equal_context" ? "the largest equal context"
+                               : a.kind == "utilization_split" ? "split the GPU"
+                               : a.kind == "gpu_assignment" ? "one GPU per model, each process shown only its own"
+                                                            : "each server's smallest static fraction, in start order", per);
         }
     }
     return out;
@@ -78,6 +85,7 @@ std::string render_set_json(const set_result & s) {
     for (const auto & a : s.alternatives) {
         j["alternatives"].push_back({{"kind", a.kind}, {"flags", a.flags}, {"values", a.values}});
     }
+    j["tried"] = s.tried;
     j["plans"] = json::array();
     for (const auto & r : s.plans) j["plans"].push_back(json::parse(render_json(r)));
     return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -66,6 +66,7 @@ std::string render_generic_text(const plan_result & r) {
     }
     out += fmt::format("\nVerdict: {}\n", p.fits ? "fits" : p.starts ? "does not fit" : "does not start");
     for (const auto & e : p.refusals) out += fmt::format("  error: {}\n", e);
+    for (const auto & a : p.assumptions) out += fmt::format("  assumed: {}\n", a); // --strict refuses these
     for (const auto & n : p.notes) out += fmt::format("  note: {}\n", n);
     for (const auto & a : p.alternatives) out += fmt::format("  fits instead: {}\n", a.flags);
     if (!p.launch.empty()) out += "\nLaunch\n" + p.launch + (p.launch.ends_with('\n') ? "" : "\n");

@@ -139,6 +139,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.refusals = p.refusals;
     r.warnings = p.warnings;
     r.notes = p.notes;
+    r.assumptions = p.assumptions;
     r.launch = p.launch;
     r.detail = detail_json(p);
     return r;

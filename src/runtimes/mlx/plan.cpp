@@ -115,10 +115,17 @@ mlx_buffer weights_buffer(const model_desc & m, const mlx_settings & s, uint32_t
         if (s.weights.bits) notes.push_back("weights: the checkpoint's bytes are used; --q-bits does not apply to them");
         return b;
     }
-    if (m.weights.format == "given") {
+    if (m.weights.format.rfind("given", 0) == 0) {
         b.bytes = m.weights.total_bytes();
         b.what = "given size";
         return b;
+    }
+    // --weights names a GGUF or serving format (q4_0, fp8, awq...): none is what mlx-lm loads, whose quantization of a
+    // config's weights is mlx_lm.convert -q's (--q-bits, --q-group-size, --q-mode); it was ignored (the dtype planned)
+    if (!m.weights.format.empty()) {
+        throw error(fmt::format("--weights {}: not a format mlx-lm loads; give a config's MLX quantization with --q-bits "
+                                "(4, 8: mlx_lm.convert -q), --q-group-size and --q-mode, or the checkpoint's size with "
+                                "--weights-size", m.weights.format));
     }
     const mlx_quantization & q = s.weights;
     const uint64_t params = m.n_params() - m.weights.vision.n_params;
@@ -280,6 +287,13 @@ mlx_plan plan_mlx(const model_desc & m, const mlx_settings & settings, const std
 
     mlx_device_plan d = device_of(gpus, s, p);
     const mlx_buffer weights = weights_buffer(m, s, r.act_bytes, p.notes);
+    if (weights.estimate && s.weights.bits == 0) {
+        // a config's weights at the model's dtype: a default that decides the verdict, said (and refused by --strict)
+        p.assumptions.push_back(fmt::format("weights sized at the model's dtype, {} B per parameter ({}); a quantized MLX "
+                                         "checkpoint: --q-bits 4 or 8 (mlx_lm.convert -q), or --weights-size",
+                                         r.act_bytes, m.dtype.empty() ? "no dtype in the config: bfloat16 assumed" :
+                                         "the config's " + m.dtype));
+    }
     const evaluation e = evaluate(r, s.context_tokens);
     d.buffers = buffers_of(r, e, weights, s.context_tokens);
     p.caches = detail::mlx_group_caches(e.caches, r.n_seq);
