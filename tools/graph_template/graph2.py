@@ -150,7 +150,8 @@ def dump_live(model, opts, probe, n_vocab):
 
 
 def shape_info(model):
-    tool = os.path.join(ROOT, "build/tools/kvfit-graph-dims")
+    # KVFIT_GRAPH_DIMS: another build's kvfit-graph-dims (as KVFIT_GGUF_WRITE for the conformance writers)
+    tool = os.environ.get("KVFIT_GRAPH_DIMS") or os.path.join(ROOT, "build/tools/kvfit-graph-dims")
     out = subprocess.run([tool, model], capture_output=True, text=True)
     if out.returncode != 0: raise SystemExit(f"kvfit-graph-dims {model}: {out.stderr.strip()}")
     return json.loads(out.stdout)
