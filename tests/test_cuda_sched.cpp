@@ -99,7 +99,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
     for (const auto & [rel_name, rel] : releases) {
         std::map<std::string, kvfit::model_desc> models;
         size_t checked = 0, held_out = 0;
-        // held-out rows per family (the file name's prefix before the shape: llama, qwen35, gpt-oss)
+        // held-out rows per family (the GGUF architecture: llama, qwen35, gpt-oss)
         std::map<std::string, size_t> held_out_of;
         for (const std::string file : {std::string("cuda-") + rel_name + ".jsonl", std::string("cuda-shapes-") + rel_name + ".jsonl"}) {
             for (const json & r : rows_of(file)) {
@@ -139,11 +139,13 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 // the families' suite models (the shape each template's context design was recorded on) are not held out
                 if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b") {
                     ++held_out;
-                    ++held_out_of[id.substr(0, id.rfind('-'))];
+                    ++held_out_of[m.gguf_architecture];
                 }
             }
         }
-        std::printf("[cuda_sched] %s: %zu rows byte-exact, %zu of them on held-out shapes\n", rel_name, checked, held_out);
+        std::printf("[cuda_sched] %s: %zu rows byte-exact, %zu of them on held-out shapes (", rel_name, checked, held_out);
+        for (const auto & [family, n] : held_out_of) std::printf(" %s %zu", family.c_str(), n);
+        std::printf(" )\n");
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
         // gpt-oss (sliding-window and full layers, sinks, biased MoE): its two held-out shapes, every placement
