@@ -10,6 +10,8 @@
 // real-vocabulary header of llama-s16: the same figures).
 #include "kvfit/llamacpp.h"
 #include "kvfit/sources.h"
+#include "runtimes/llamacpp/compute.h"
+#include "support/files.h"
 
 #include <filesystem>
 #include <fstream>
@@ -97,6 +99,8 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
     for (const auto & [rel_name, rel] : releases) {
         std::map<std::string, kvfit::model_desc> models;
         size_t checked = 0, held_out = 0;
+        // held-out rows per family (the GGUF architecture: llama, qwen35, gpt-oss)
+        std::map<std::string, size_t> held_out_of;
         for (const std::string file : {std::string("cuda-") + rel_name + ".jsonl", std::string("cuda-shapes-") + rel_name + ".jsonl"}) {
             for (const json & r : rows_of(file)) {
                 if (!r.value("ok", false)) continue;
@@ -133,12 +137,19 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 }
                 ++checked;
                 // the families' suite models (the shape each template's context design was recorded on) are not held out
-                held_out += id != "llama31-8b" && id != "qwen35-9b";
+                if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b") {
+                    ++held_out;
+                    ++held_out_of[m.gguf_architecture];
+                }
             }
         }
-        std::printf("[cuda_sched] %s: %zu rows byte-exact, %zu of them on held-out shapes\n", rel_name, checked, held_out);
+        std::printf("[cuda_sched] %s: %zu rows byte-exact, %zu of them on held-out shapes (", rel_name, checked, held_out);
+        for (const auto & [family, n] : held_out_of) std::printf(" %s %zu", family.c_str(), n);
+        std::printf(" )\n");
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
+        // gpt-oss (sliding-window and full layers, sinks, biased MoE): its two held-out shapes, every placement
+        EXPECT_GE(held_out_of["gpt-oss"], 40u) << rel_name;
     }
 }
 
@@ -183,4 +194,69 @@ TEST(cuda_sched, quantized_kv_rows_of_the_grid_pad_every_cache_tensor) {
         EXPECT_GE(checked, 20u) << rel_name;
         EXPECT_TRUE(indexer_v) << rel_name << ": no row with an indexer V tensor (MiniMax-M3)";
     }
+}
+
+// gpt-oss-120b's config.json (shared/configs/openai__gpt-oss-120b.json: 36 layers alternating a 128-token window and
+// full attention, 128 experts, 4 used) is a shape the gpt-oss template was recorded on; planned from the config (no
+// tensors listed) its compute buffer is replayed, not estimated: on the CPU build, and on one GPU with every layer and
+// the output offloaded (the recorded weights' types size nothing there). The CPU figure is the conformance suite's
+// measurement of the shape-exact GGUF at the small vocabulary (measured/gpt-oss-120b.<release>.jsonl,
+// c4096_s1_f16_fa1_u512: "CPU compute buffer size = 97.15 MiB" on both releases; llama.cpp prints two decimals).
+TEST(cuda_sched, gpt_oss_120b_config_is_replayed_on_cpu_and_full_offload) {
+    kvfit::warnings warn;
+    kvfit::model_desc m = kvfit::model_from_hf_config(kvfit::test::shared_config("openai__gpt-oss-120b.json"), "gpt-oss-120b.json", warn);
+    ASSERT_EQ(m.gguf_architecture, "gpt-oss");
+    for (const auto & [rel_name, rel] : releases) {
+        kvfit::llamacpp_settings s;
+        s.release = rel;
+        s.n_ctx = 4096;
+        s.n_ubatch = 512;
+        s.n_batch = 512;
+        s.flash_attn = kvfit::flash_attn_mode::on;
+        s.server_outputs = false;
+        kvfit::model_desc small = m;
+        small.n_vocab = 512; // the measured file's vocabulary
+        const auto ctx = kvfit::llamacpp_context_size(small, s);
+        const auto cpu = kvfit::detail::sched_compute_cpu(small, s, ctx);
+        ASSERT_TRUE(cpu.has_value()) << rel_name;
+        EXPECT_EQ(cpu->variant.rfind("gpt-oss", 0), 0u) << cpu->variant;
+        EXPECT_NEAR(double(cpu->bytes) / (1 << 20), 97.15, 0.005) << rel_name;
+        EXPECT_EQ(kvfit::llamacpp_compute_unmodelled(small, s, &ctx), "") << rel_name;
+        // one 141 GiB GPU (an H200) with every layer and the output: the scheduler replay, at the real vocabulary
+        kvfit::placement_settings p;
+        p.mmap = false;
+        s.backend = kvfit::gpu_backend::cuda;
+        const auto plan = kvfit::plan_llamacpp(m, s, p, {{"H200", 141ull << 30, 9.0}}, 0);
+        EXPECT_TRUE(plan.gpu_compute.replayed) << rel_name << ": " << plan.gpu_compute.why;
+        EXPECT_EQ(plan.gpu_compute.variant.rfind("gpt-oss", 0), 0u) << plan.gpu_compute.variant;
+    }
+}
+
+// What the gpt-oss template was not recorded on is said, not guessed: a sibling whose last layer is a window layer (an
+// odd layer count) or that uses another number of experts per token (the number of adds in each layer's graph:
+// llama-graph.cpp build_moe_ffn) has a layer kind no shape recorded; its CPU figure is the stage estimate and the
+// replay names the layer kind it lacks.
+TEST(cuda_sched, gpt_oss_siblings_with_unrecorded_layer_kinds_are_not_replayed) {
+    auto cfg = nlohmann::json::parse(kvfit::test::shared_config("openai__gpt-oss-120b.json"));
+    auto odd = cfg;
+    odd["num_hidden_layers"] = 13;
+    odd["layer_types"] = std::vector<std::string>(cfg["layer_types"].begin(), cfg["layer_types"].begin() + 13);
+    auto two = cfg;
+    two["num_experts_per_tok"] = 2;
+    two["experts_per_token"] = 2;
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    for (const auto & [c, sig] : {std::pair{odd, std::string("Wm4<Fm4$")}, std::pair{two, std::string("Wm2<^")}}) {
+        kvfit::warnings warn;
+        const kvfit::model_desc m = kvfit::model_from_hf_config(c.dump(), "sibling.json", warn);
+        const auto ctx = kvfit::llamacpp_context_size(m, s);
+        std::string why;
+        EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, ctx, &why).has_value()) << sig;
+        EXPECT_NE(why.find("(" + sig + ") was not recorded for gpt-oss"), std::string::npos) << why;
+    }
+    // the recorded shape itself is replayed (the test above checks its figure)
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "gpt-oss-120b.json", warn);
+    EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s)).has_value());
 }

@@ -148,15 +148,15 @@ function qwen3next_80b(n_vocab) {
     return b;
 }
 
-// gpt-oss-20b: shared/configs/openai__gpt-oss-20b.json. src/models/openai-moe.cpp: sliding window 128 on
-// every other layer (set_swa_pattern(2): il 0 swa, il 1 full, ...), attention sinks, biased experts.
-function gpt_oss_20b(n_vocab) {
-    const h = { n_layer: 24, n_embd: 2880, n_head: 64, n_head_kv: 8, head_dim: 64, n_expert: 32, n_expert_used: 4, n_ff_exp: 2880 };
+// gpt-oss: src/models/openai-moe.cpp: sliding window on every other layer (set_swa_pattern(2): il 0 swa, il 1 full,
+// ...), attention sinks, biased experts (MXFP4 in the real files; iq1_s / q5_0 here). gpt_oss(h): any shape of the
+// family (tests/conformance/shapes.mjs records and checks siblings); h.n_swa the window (128 when not given).
+export function gpt_oss(h, n_vocab) {
     const b = new Builder("gpt-oss");
     b.k("block_count", h.n_layer).k("context_length", 131072).k("embedding_length", h.n_embd)
         .k("feed_forward_length", h.n_ff_exp).k("attention.head_count", h.n_head).k("attention.head_count_kv", h.n_head_kv)
         .k("attention.layer_norm_rms_epsilon", f32(1e-5)).k("attention.key_length", h.head_dim)
-        .k("attention.value_length", h.head_dim).k("attention.sliding_window", 128)
+        .k("attention.value_length", h.head_dim).k("attention.sliding_window", h.n_swa ?? 128)
         .k("rope.freq_base", f32(150000)).k("rope.scaling.type", "yarn").k("rope.scaling.factor", f32(32))
         .k("rope.scaling.original_context_length", 4096)
         .k("expert_count", h.n_expert).k("expert_used_count", h.n_expert_used).k("expert_feed_forward_length", h.n_ff_exp);
@@ -176,6 +176,9 @@ function gpt_oss_20b(n_vocab) {
     }
     return b;
 }
+// gpt-oss-20b: shared/configs/openai__gpt-oss-20b.json: 24 layers, window 128, 32 experts, 4 used.
+const gpt_oss_20b = (n_vocab) => gpt_oss({ n_layer: 24, n_embd: 2880, n_head: 64, n_head_kv: 8, head_dim: 64, n_expert: 32,
+    n_expert_used: 4, n_ff_exp: 2880 }, n_vocab);
 
 // Gemma 3 12B: google/gemma-3-12b-pt text config (as shared/reference/llamacpp/gguf/gemma3-12b_*.gguf).
 // src/models/gemma3.cpp: window 1024 on 5 of every 6 layers (set_swa_pattern(6)), tied embeddings.

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { llama, qwen35 } from "./models.mjs";
+import { llama, qwen35, gpt_oss } from "./models.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -83,6 +83,38 @@ export const FAMILIES = {
             // synthetic: 40 layers, 128-wide heads, 28 DeltaNet value heads
             ["qwen35-s40", (nv) => qwen35({ n_layer: 40, n_embd: 3584, n_head: 28, n_head_kv: 4, head_dim: 128, n_ff: 18944,
                 lin_k_heads: 14, lin_k_dim: 128, lin_v_heads: 28, lin_v_dim: 128 }, nv), 512],
+        ],
+    },
+    // gpt-oss (sliding-window layers of 128 alternating with full attention, attention sinks, biased MoE):
+    // src/models/openai-moe.cpp. Even layer counts only, as both real models (the last layer full attention), and 4
+    // experts used per token, as both: the count is the number of adds in the layer's graph (graph_layer_sig's m4), so
+    // a model whose last layer is a window layer or that uses another count of experts has a layer kind never
+    // recorded and falls back to the estimate, named
+    "gpt-oss": {
+        arch: "gpt-oss",
+        base: "gpt-oss-20b",
+        record: [
+            // gpt-oss-120b (shared/configs/openai__gpt-oss-120b.json): 36 layers, 128 experts, 4 used
+            ["gpt-oss-120b", (nv) => gpt_oss({ n_layer: 36, n_embd: 2880, n_head: 64, n_head_kv: 8, head_dim: 64, n_expert: 128,
+                n_expert_used: 4, n_ff_exp: 2880 }, nv), 512],
+            // synthetic: a window of 256, 40 x 64 heads (2,560 wide on a 2,048 residual), 4 KV heads, 16 experts,
+            // expert FFN half the width, another vocabulary
+            ["gpt-oss-s12", (nv) => gpt_oss({ n_layer: 12, n_embd: 2048, n_head: 40, n_head_kv: 4, head_dim: 64, n_expert: 16,
+                n_expert_used: 4, n_ff_exp: 1024, n_swa: 256 }, nv), 1024],
+            // synthetic: 128-wide heads, 6 KV heads, 8 experts, an expert FFN wider than n_embd x 0.5
+            ["gpt-oss-s10", (nv) => gpt_oss({ n_layer: 10, n_embd: 1536, n_head: 24, n_head_kv: 6, head_dim: 128, n_expert: 8,
+                n_expert_used: 4, n_ff_exp: 1280 }, nv), 512],
+            // synthetic: a window of 64, 2 KV heads, 64 experts, queries wider than n_embd (1,280)
+            ["gpt-oss-s6", (nv) => gpt_oss({ n_layer: 6, n_embd: 1024, n_head: 20, n_head_kv: 2, head_dim: 64, n_expert: 64,
+                n_expert_used: 4, n_ff_exp: 512, n_swa: 64 }, nv), 512],
+        ],
+        check: [
+            // synthetic: 16 layers, a window of 512, 24 experts, Llama 2's vocabulary
+            ["gpt-oss-s16", (nv) => gpt_oss({ n_layer: 16, n_embd: 2304, n_head: 48, n_head_kv: 4, head_dim: 64, n_expert: 24,
+                n_expert_used: 4, n_ff_exp: 1536, n_swa: 512 }, nv), 32000],
+            // synthetic: 8 layers, 128-wide heads, 2 KV heads, 12 experts, another vocabulary
+            ["gpt-oss-s8", (nv) => gpt_oss({ n_layer: 8, n_embd: 1792, n_head: 16, n_head_kv: 2, head_dim: 128, n_expert: 12,
+                n_expert_used: 4, n_ff_exp: 896 }, nv), 49152],
         ],
     },
 };

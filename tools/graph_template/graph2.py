@@ -19,7 +19,9 @@ allocator (format 2: src/runtimes/llamacpp/graph_replay.cpp; src/runtimes/llamac
    variables on the first shape (gfit.py), then each coefficient over the model's dimensions (global n_embd, n_expert,
    ...; the layer's own l_n_head, l_head_dim_k, ...) from the other shapes: a constant, r x a product of up to three
    dimensions, or a sum of two such. A dimension the family uses must vary across the shapes (else exit 1: it would be
-   fitted as a constant). Op parameters that do not fit keep the first shape's value (they size nothing).
+   fitted as a constant), but for the dimensions the layer signature carries (SIG_DIMS: the experts used, m4), which a
+   template holds at the recorded values only. Op parameters that do not fit keep the first shape's value (they size
+   nothing).
 4. The graph's build order as the roots llama.cpp expanded (ggml_build_forward_expand): kvfit rebuilds the node and
    leaf order by ggml_visit_parents' walk. Pattern: global roots, each layer's roots by its kind, global roots.
 5. Checked: kvfit instantiates the template at recorded and held-out (--check-shape) contexts (KVFIT_SCHED_EXPORT) and
@@ -150,7 +152,8 @@ def dump_live(model, opts, probe, n_vocab):
 
 
 def shape_info(model):
-    tool = os.path.join(ROOT, "build/tools/kvfit-graph-dims")
+    # KVFIT_GRAPH_DIMS: another build's kvfit-graph-dims (as KVFIT_GGUF_WRITE for the conformance writers)
+    tool = os.environ.get("KVFIT_GRAPH_DIMS") or os.path.join(ROOT, "build/tools/kvfit-graph-dims")
     out = subprocess.run([tool, model], capture_output=True, text=True)
     if out.returncode != 0: raise SystemExit(f"kvfit-graph-dims {model}: {out.stderr.strip()}")
     return json.loads(out.stdout)
@@ -609,6 +612,11 @@ def runs(ids):
 
 
 # --- one variant ----------------------------------------------------------------------------------------------------
+# dimensions a layer's signature carries (graph_layer_sig: m4, the experts used, is the number of adds in the layer's
+# graph): a template holds the values recorded, so they may be the same on every shape
+SIG_DIMS = ("n_expert_used",)
+
+
 def constant_dims(trs, family):
     """the dimensions the family varies that are constant among the shapes of these traces (names), where the fit
     could not tell them from constants"""
@@ -623,7 +631,7 @@ def constant_dims(trs, family):
     if len(mine) < 2: return []
     out = []
     for n in sorted(set().union(*fam)):
-        if len({f.get(n, 0) for f in fam}) > 1 and len({m.get(n, 0) for m in mine}) == 1 and n not in ("n_layer_mtp",):
+        if len({f.get(n, 0) for f in fam}) > 1 and len({m.get(n, 0) for m in mine}) == 1 and n not in ("n_layer_mtp",) + SIG_DIMS:
             out.append(n)
     return out
 
@@ -783,7 +791,7 @@ def check_dims_vary(shapes):
     bad = []
     for n in sorted(names):
         vals = {s["dims"].get(n, 0) for s in shapes}
-        if len(vals) == 1 and next(iter(vals)) not in (0, 1) and n not in ("n_layer_mtp", "n_pos_per_embd"):
+        if len(vals) == 1 and next(iter(vals)) not in (0, 1) and n not in ("n_layer_mtp", "n_pos_per_embd") + SIG_DIMS:
             bad.append(f"{n}={next(iter(vals))}")
     lnames = set()
     for s in shapes:

@@ -40,7 +40,9 @@ bool recurrent_only(const model_desc & m, uint32_t il) {
 }
 
 /// What layer il is, without its sizes: its caches, its FFN (d dense, m routed experts, - none) and whether it is
-/// a NextN block (x).
+/// a NextN block (x). A routed FFN carries its experts-used count (m4): llama.cpp's build_moe_ffn makes one view per
+/// used expert and adds them in a chain (src/llama-graph.cpp "aggregate experts", v0.5.0:2335-2349, 5b4ebc5:2283),
+/// so that count is the number of tensors in the layer's graph, not a size: a template holds the counts recorded.
 std::string layer_features(const model_desc & m, uint32_t il) {
     if (il >= m.n_layer) return "x";
     std::string f;
@@ -48,7 +50,7 @@ std::string layer_features(const model_desc & m, uint32_t il) {
     if (f.empty()) f = "0";
     const bool moe = il < m.is_moe.size() && m.is_moe[il] != 0;
     const bool dense = il < m.n_ff.size() && m.n_ff[il] > 0;
-    f += moe ? (dense ? "md" : "m") : (dense ? "d" : "-");
+    f += moe ? "m" + std::to_string(m.n_expert_used) + (dense ? "d" : "") : (dense ? "d" : "-");
     if (il < m.n_head.size() && m.n_head[il] == 0 && !recurrent_only(m, il)) f += "n"; // no attention heads
     return f;
 }
