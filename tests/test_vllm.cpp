@@ -4,10 +4,12 @@
 #include "kvfit/vllm.h"
 #include "kvfit/sources.h"
 #include "support/files.h"
+#include "runtimes/vllm/layout.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -254,3 +256,38 @@ TEST(vllm, bad_input) {
 }
 
 } // namespace
+
+// vLLM's derived max_model_len scales max_position_embeddings by rope_scaling (vllm/config/model.py
+// _get_and_verify_max_len): Qwen3-8B's config (40,960) with the yarn scaling Qwen documents for 131,072 tokens
+// (factor 4 of original_max_position_embeddings 32,768) accepts --max-model-len 100,000 and defaults to 131,072; it was
+// refused against max_position_embeddings. llama3 (Llama-3.1) and gemma3 are not scaled; DeepSeek-V3's yarn (40 x 4,096)
+// and gpt-oss's (32 x 4,096) derive their own max_position_embeddings.
+TEST(vllm_max_model_len, rope_scaling_derives_the_longest_length) {
+    nlohmann::json j = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-8B.json"));
+    j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+    kvfit::warnings w;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(j.dump(), "Qwen3-8B-yarn/config.json", w);
+    EXPECT_EQ(m.n_ctx_train, 40960u);
+    vllm_settings s;
+    const kvfit::device_spec h100{"H100", 80ull * GiB};
+    EXPECT_EQ(kvfit::plan_vllm(m, s, h100).max_model_len, 131072u);
+    s.max_model_len = 100000;
+    EXPECT_EQ(kvfit::plan_vllm(m, s, h100).max_model_len, 100000u);
+    s.max_model_len = 140000;
+    try {
+        (void)kvfit::plan_vllm(m, s, h100);
+        ADD_FAILURE() << "140,000 > 131,072 accepted";
+    } catch (const kvfit::error & e) {
+        EXPECT_NE(std::string(e.what()).find("(max_position_embeddings=40960, rope_scaling yarn factor 4: 131072)"),
+                  std::string::npos) << e.what();
+    }
+    for (const char * file : {"meta-llama__Meta-Llama-3.1-8B.json", "deepseek-ai__DeepSeek-V3.json", "openai__gpt-oss-20b.json"}) {
+        kvfit::warnings ww;
+        const kvfit::model_desc x = kvfit::model_from_hf_config(kvfit::test::shared_config(file), file, ww);
+        EXPECT_EQ(kvfit::detail::vllm_derived_max_model_len(x), x.n_ctx_train) << file;
+    }
+    nlohmann::json g = j;
+    g["model_type"] = "gemma3_text"; // the architectures class stays Qwen3's: only model_type is read for the rule
+    kvfit::warnings wg;
+    EXPECT_EQ(kvfit::detail::vllm_derived_max_model_len(kvfit::model_from_hf_config(g.dump(), "gemma3-like.json", wg)), 40960u);
+}

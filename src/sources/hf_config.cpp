@@ -381,6 +381,19 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     // at most the -c limit, 2^32 (llama.cpp keeps n_ctx_train in 32 bits): a larger value would be searched as a -c the
     // user never gave
     m.n_ctx_train = cfg.uint_or("max_position_embeddings", 0, 1ull << 32);
+    // rope_scaling (rope_parameters in transformers v5): what vLLM's derived max_model_len scales by
+    for (const char * key : {"rope_scaling", "rope_parameters"}) {
+        if (!cfg.has(key) || !cfg.at(key).is_object()) continue;
+        const hf_keys r = cfg.child(key);
+        m.rope_scaling.type = r.text_or("rope_type", r.text_or("type", ""));
+        if (r.has("factor") && r.at("factor").is_number()) {
+            const double f = r.at("factor").get<double>();
+            if (!(f > 0 && f <= 1024)) throw cfg.bad(std::string(key) + ".factor", "expected a number in (0, 1024]");
+            m.rope_scaling.factor = f;
+        }
+        m.rope_scaling.original_ctx = r.uint_or("original_max_position_embeddings", 0, 1ull << 32);
+        break;
+    }
     // Multimodal wrappers keep tie_word_embeddings at the top level (Qwen3.5) or in text_config.
     m.tied_embeddings = cfg.has("tie_word_embeddings") ? cfg.flag_or("tie_word_embeddings", false)
                                                        : root.flag_or("tie_word_embeddings", false);

@@ -52,4 +52,11 @@ void vllm_resolve_speculative(const model_desc & m, vllm_settings & s, std::vect
 model_desc vllm_with_draft_layers(const model_desc & m, const vllm_settings & s, vllm_spec_plan & sp,
                                   std::vector<std::string> & warnings);
 
+/// vLLM's derived max_model_len (vllm/config/model.py _get_and_verify_max_len): the config's max_position_embeddings,
+/// scaled by rope_scaling's factor unless rope_type is su, longrope or llama3 (factor 1.0 when absent); a yarn type
+/// scales original_max_position_embeddings instead (Qwen3-8B's 40,960 with yarn factor 4 of 32,768: 131,072); a
+/// model_type containing "gemma3" is not scaled (its 128K already is).
+/// 0 when the model states no context. It is the default --max-model-len and the longest one vLLM accepts.
+uint64_t vllm_derived_max_model_len(const model_desc & m);
+
 } // namespace kvfit::detail

@@ -132,10 +132,13 @@ void check_input(const model_desc & m, const vllm_settings & s) {
         throw error(fmt::format("max_num_batched_tokens ({}) must be greater than or equal to max_num_seqs ({}).",
                                 s.max_num_batched_tokens, s.max_num_seqs));
     }
-    if (s.max_model_len > 0 && m.n_ctx_train > 0 && uint64_t(s.max_model_len) > m.n_ctx_train) {
+    const uint64_t derived = detail::vllm_derived_max_model_len(m);
+    if (s.max_model_len > 0 && derived > 0 && uint64_t(s.max_model_len) > derived) {
         throw error(fmt::format("User-specified max_model_len ({}) is greater than the derived max_model_len "
-                                "(max_position_embeddings={}) (set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to override)",
-                                s.max_model_len, m.n_ctx_train));
+                                "(max_position_embeddings={}{}) (set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to override)",
+                                s.max_model_len, m.n_ctx_train, derived != m.n_ctx_train
+                                    ? fmt::format(", rope_scaling {} factor {}: {}", m.rope_scaling.type, m.rope_scaling.factor, derived)
+                                    : std::string()));
     }
 }
 
@@ -461,7 +464,8 @@ bool fit_length(vllm_plan & p, const model_desc & m, detail::vllm_layout & lay) 
         }
         return over;
     };
-    const uint64_t limit = m.n_ctx_train ? m.n_ctx_train : (1ull << 24);
+    const uint64_t derived = detail::vllm_derived_max_model_len(m);
+    const uint64_t limit = derived ? derived : (1ull << 24);
     uint64_t ignore = 0;
     // the largest len in [1, limit] that fits: vLLM's own binary search (_auto_fit_max_model_len, and the estimate in
     // _check_enough_kv_cache_memory's message), which is search.h's
@@ -633,3 +637,20 @@ std::vector<vllm_placement> vllm_placements(const model_desc & m, const vllm_set
 }
 
 } // namespace kvfit
+
+namespace kvfit::detail {
+
+uint64_t vllm_derived_max_model_len(const model_desc & m) {
+    uint64_t derived = m.n_ctx_train;
+    const std::string & t = m.rope_scaling.type;
+    // "Gemma3's max_model_len (128K) is already scaled by RoPE scaling": model_type containing gemma3 is skipped
+    const bool gemma3 = m.architecture.find("gemma3") != std::string::npos;
+    if (derived > 0 && !gemma3 && !t.empty() && t != "su" && t != "longrope" && t != "llama3") {
+        const double factor = m.rope_scaling.factor > 0 ? m.rope_scaling.factor : 1.0;
+        if (t == "yarn" && m.rope_scaling.original_ctx > 0) derived = m.rope_scaling.original_ctx;
+        derived = uint64_t(double(derived) * factor); // int(derived_max_model_len) after the float product
+    }
+    return derived;
+}
+
+} // namespace kvfit::detail
