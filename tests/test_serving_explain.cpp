@@ -299,4 +299,99 @@ TEST(serving_explain, cli) {
     EXPECT_NE(obad.err.find("--assume colour: not an Ollama setting kvfit plans"), std::string::npos) << obad.err;
 }
 
+// A file that is no startup log (prose quoting an engine's lines, a binary holding their words) is no engine's log:
+// exit 2 with the one-line error an empty file gets, never "All 0 lines match" or a comparison of the wrong engine.
+TEST(serving_explain, not_a_startup_log) {
+    using kvfit::test::run_kvfit;
+    const std::string no_log = "no line of a llama.cpp, vLLM, SGLang, Ollama or mlx-lm startup log found";
+    const std::string src = std::string(KVFIT_SOURCE_DIR) + "/";
+    const std::string empty = kvfit::test::write_temp("empty.log", "");
+    for (const std::string & file : {src + "README.md", src + "docs/sets.md", std::string(KVFIT_BINARY), empty}) {
+        for (const std::string & model : {std::string(" -m Qwen3-8B"), std::string()}) {
+            const auto r = run_kvfit("explain " + file + model);
+            EXPECT_EQ(r.status, 2) << file << model << "\n" << r.out << r.err;
+            EXPECT_NE(r.err.find(no_log), std::string::npos) << file << model << "\n" << r.err;
+            EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+            EXPECT_EQ(r.out.find("lines match"), std::string::npos) << r.out;
+        }
+    }
+    // the reader: README's quoted vLLM lines and docs' "mlx-lm" name no engine; a binary's strings none either
+    kvfit::serving_engine e{};
+    EXPECT_FALSE(kvfit::detect_serving_engine(kvfit::test::read_text(src + "README.md"), e));
+    EXPECT_FALSE(kvfit::detect_serving_engine(kvfit::test::read_text(src + "docs/sets.md"), e));
+    static const char binary[] = "x\0time=1 level=INFO msg=\"starting runner\" cmd=\"--ctx-size 8\"\n";
+    EXPECT_FALSE(kvfit::detect_serving_engine(std::string_view(binary, sizeof binary - 1), e));
+    EXPECT_TRUE(kvfit::detect_serving_engine(std::string_view(binary + 2, sizeof binary - 3), e)); // the same line as text
+    EXPECT_FALSE(kvfit::detect_serving_engine("see \"Available KV cache memory: 5.69 GiB\" in vLLM's log\n", e));
+    // an engine's line with no figure after it (mlx-lm's command line alone) is nothing to compare: the same error
+    try {
+        (void)kvfit::parse_serving_log(std::string_view("INFO 05-15 16:03:37 [api_server.py:1] vLLM API server version 0.9.1\n"));
+        ADD_FAILURE() << "a banner alone was read";
+    } catch (const kvfit::error & x) {
+        EXPECT_NE(std::string(x.what()).find(no_log), std::string::npos) << x.what();
+    }
+}
+
+// An Ollama log whose runner is llama-server (tests/data/gpu_logs/llama31-8b-q4_0_rtx2060_ollama_c32768_partial15.log:
+// Ollama's "starting llama-server" line with "-c 32768 -np 1 --flash-attn auto -b 512 -ub 512", then the runner's
+// llama.cpp lines: n_ctx = 32768 at line 188, CPU 2304 + CUDA0 1792 MiB of f16 KV at lines 201-202). The context, slots,
+// flash attention, K/V type and n_ubatch are read from the log and said with their lines; the KV row is the runner's
+// KV lines; --assume of a setting the log states is refused.
+TEST(serving_explain, ollama_llama_server_runner) {
+    using kvfit::test::run_kvfit;
+    const std::string path = std::string(KVFIT_TEST_DATA) + "/gpu_logs/llama31-8b-q4_0_rtx2060_ollama_c32768_partial15.log";
+    const std::string gguf = std::string(KVFIT_SHARED_DIR) + "/reference/llamacpp/gguf/llama31-8b_v128256.gguf";
+    const std::string text = kvfit::test::read_text(path);
+    kvfit::serving_engine eng{};
+    ASSERT_TRUE(kvfit::detect_serving_engine(text, eng));
+    EXPECT_EQ(eng, kvfit::serving_engine::ollama);
+    const auto log = kvfit::parse_serving_log(std::string_view(text));
+    EXPECT_EQ(log.engine, kvfit::serving_engine::ollama);
+    ASSERT_NE(log.arg("ctx_size"), nullptr);
+    EXPECT_EQ(log.arg("ctx_size")->text, "32768");
+    EXPECT_EQ(log.arg("ctx_size")->line_no, 9u);
+    EXPECT_EQ(log.arg("parallel")->text, "1");
+    EXPECT_EQ(log.arg("flash_attn")->text, "auto");
+    EXPECT_EQ(log.arg("ubatch_size")->text, "512");
+    EXPECT_EQ(log.arg("context_shift")->text, "true");
+    ASSERT_TRUE(log.runner.has_value());
+    ASSERT_NE(log.runner->value("n_ctx"), nullptr);
+    EXPECT_EQ(log.runner->value("n_ctx")->line_no, 188u); // the log's own numbers, its 7 header lines counted
+    ASSERT_EQ(log.runner->kv_buffers.size(), 2u);
+    EXPECT_EQ(log.runner->kv_buffers[0].line_no, 201u);
+    EXPECT_EQ(log.runner->kv_buffers[1].line_no, 202u);
+
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::load_model(gguf, warn);
+    const auto ex = kvfit::explain_serving_log(log, m, {});
+    const std::string shown = kvfit::render_serving_explanation(log, m, ex);
+    const kvfit::explain_row * kv = nullptr;
+    for (const auto & r : ex.rows) kv = r.what == "KV buffers (runner, llama_kv_cache_init)" ? &r : kv;
+    ASSERT_NE(kv, nullptr) << shown;
+    // 32,768 cells x 32 layers x 2 x 8 heads x 128 x 2 B (f16) = 4,096 MiB = 2,304 (CPU) + 1,792 (CUDA0)
+    EXPECT_EQ(kv->line_no, 201u);
+    EXPECT_EQ(kv->log, "4096.00 MiB");
+    EXPECT_EQ(kv->kvfit, "4096.00 MiB");
+    EXPECT_TRUE(kv->same) << shown;
+    EXPECT_NE(shown.find("from the log: n_ctx = 32768 (line 188), 1 sequence(s) (n_seq_max, line 187): num_ctx 32768"),
+              std::string::npos) << shown;
+    EXPECT_NE(shown.find("from the log: flash attention auto (line 193)"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("from the log: K (f16), V (f16) (line 203)"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("n_ubatch 512 (line 191)"), std::string::npos) << shown;
+    EXPECT_EQ(shown.find("given (the log does not print it)"), std::string::npos) << shown;
+    EXPECT_EQ(shown.find("default num_ctx"), std::string::npos) << shown;
+
+    const auto r = run_kvfit("explain " + path + " -m " + gguf);
+    EXPECT_NE(r.out.find("the Ollama log beside kvfit's plan"), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.out.find("line   201  KV buffers (runner, llama_kv_cache_init)"), std::string::npos) << r.out;
+    // the runner's placement (line 178: --fit chose 15 of 33 on the RTX 2060's 5141 MiB free, line 19) is compared
+    EXPECT_NE(r.out.find("line   178  layers on the GPU (runner, load_tensors)  log 15/33"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("GPU NVIDIA GeForce RTX 2060: the 5141 MiB free llama-server saw (line 19)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("-87.5 %"), std::string::npos) << r.out;
+    EXPECT_EQ(r.status, ex.differences == 0 ? 0 : 1) << r.out << r.err;
+    const auto given = run_kvfit("explain " + path + " -m " + gguf + " --assume num_ctx=32768");
+    EXPECT_EQ(given.status, 2) << given.out << given.err;
+    EXPECT_NE(given.err.find("--assume num_ctx: the log states it (n_ctx = 32768 (line 188)"), std::string::npos) << given.err;
+}
+
 } // namespace

@@ -96,6 +96,11 @@ struct log_value {
     std::string text;        ///< value as printed ("4096", "enabled", "false")
 };
 
+/// The one-line error of `kvfit explain` for a file that holds no startup line of any runtime it reads (an empty file,
+/// prose, a binary): thrown by the llama.cpp reader (parse_llamacpp_log) and by the serving-log reader
+/// (serving_log.h parse_serving_log) alike, so that every such file gets the same message.
+extern const char * const k_no_startup_log;
+
 /// What kvfit reads from a llama.cpp log. Lines it does not know are ignored.
 struct llamacpp_log {
     std::string model_path;                  ///< from "llama_model_loader: loaded meta data ... from <path> (version"

@@ -26,7 +26,9 @@
 ///   "peak_memory=X", and the command line when the log holds it ("mlx_lm.generate --model X --prefill-step-size N").
 /// - Ollama (its server log, slog key=value lines): `msg="starting llama server" cmd="... --ctx-size N --batch-size N
 ///   --n-gpu-layers N --parallel N [--flash-attn] [--kv-cache-type T]"` (llm/server.go NewLlamaServer; "starting runner"
-///   from 0.11), `msg="offload to cuda"` / `msg=offload library=cuda` with layers.model, layers.offload,
+///   from 0.11), `msg="starting llama-server" cmd="... -c N -np N [--cache-type-k T] --flash-attn on|off|auto [-b N
+///   -ub N]"` (llm/llama_server.go startLlamaServer, the llama-server runner of ollama PR #16031), `msg="gpu memory"
+///   ... free="X GiB"` (server/sched.go), `msg="offload to cuda"` / `msg=offload library=cuda` with layers.model, layers.offload,
 ///   memory.available, memory.required.full, memory.required.kv, memory.weights.total, memory.graph.full
 ///   (llm/memory.go EstimateGPULayers, 0.1.3x-0.11), the new engine's `msg="model weights"|"kv cache"|"compute
 ///   graph" device=D size=S` and `msg="total memory" size=S` (llm/server.go / ml/backend/ggml, 0.11.5+),
@@ -89,14 +91,19 @@ struct serving_log {
     const serving_figure * figure(std::string_view key, bool min_of = false) const;
 };
 
-/// The engine whose lines `head` (the start of a log) holds: Ollama when any of Ollama's own lines is there (its
-/// runner's llama.cpp lines then belong to the Ollama log); else vLLM, SGLang or mlx-lm when no llama.cpp line is
-/// there; false otherwise. Reads at most the first 4 MiB.
+/// The engine whose own startup lines `head` (the start of a log) holds: Ollama when any of Ollama's slog lines is
+/// there ("level=... msg=\"starting llama-server\"", "msg=\"offload to cuda\"", ...: its runner's llama.cpp lines then
+/// belong to the Ollama log); else vLLM, SGLang or mlx-lm when no llama.cpp line is there; false otherwise. A line
+/// counts only in the shape its engine prints it: its words opening the message (after a logger prefix ending in
+/// "] ", e.g. vLLM's "INFO 05-15 16:03:37 [gpu_worker.py:460] ") and followed by their figure ("Available KV cache
+/// memory: 11.08 GiB", "Peak memory: 5.08 GB"), or beside the other words of the same line; prose quoting such a
+/// line, and any line holding a NUL byte (a binary file), count for no engine. Reads at most the first 4 MiB.
 bool detect_serving_engine(std::string_view head, serving_engine & engine);
 
 /// Read a serving log line by line from `in` (lines cut at 64 KiB; at most 65,536 figures and arguments kept; an
-/// Ollama runner's llama.cpp lines kept up to 4 MiB for the llama.cpp reader). Throws kvfit::error "log: no vLLM,
-/// SGLang, Ollama or mlx-lm line found" for a log with none, "log: more than 65536 ..." past the bound.
+/// Ollama runner's llama.cpp lines kept up to 4 MiB for the llama.cpp reader). Throws kvfit::error k_no_startup_log
+/// (launch.h) for a log with no engine's line, or whose engine lines give no figure, refusal or runner line (nothing
+/// to compare); "log: more than 65536 ..." past the bound.
 serving_log parse_serving_log(std::istream & in);
 /// The same over text (tests, the fuzzer).
 serving_log parse_serving_log(std::string_view text);
@@ -116,10 +123,13 @@ struct serving_inputs {
 /// at the logged budget (tokens, blocks, concurrency: equal when the log's figure lies within what kvfit computes
 /// over the rounding of the logged budget), the pool at kvfit's own budget when the GPU is known (--gpu or a vLLM V0
 /// total), mlx-lm's peak memory, and the start verdict; each row that differs says why (kvfit's terms with their
-/// sizes and sources). Ollama: the runner launch (--ctx-size = num_ctx x --parallel) planned with kvfit's Ollama
+/// sizes and sources). Ollama: the run's context, slots, flash attention and K/V type as the runner's llama.cpp lines
+/// state them ("llama_context: n_ctx / n_seq_max / flash_attn", the KV cache line), else as the launch line does
+/// (-c / --ctx-size = num_ctx x -np / --parallel), each noted with its line (--assume of a setting the log states
+/// throws kvfit::error; none stated: Ollama's default num_ctx, noted as assumed), planned with kvfit's Ollama
 /// plan (ollama.h) on the GPU the log names (--gpu, else "inference compute" total, else the first
-/// memory.available figure), its KV cache, weights, compute graph and offloaded layers beside Ollama's estimate and
-/// the runner's buffers, and the start verdict. Throws kvfit::error for settings the planner rejects (the planner's
+/// memory.available figure, else the "gpu memory" free figure), its KV cache, weights, compute graph and offloaded
+/// layers beside Ollama's estimate and the runner's buffers and layers, and the start verdict. Throws kvfit::error for settings the planner rejects (the planner's
 /// own message).
 explanation explain_serving_log(const serving_log & log, const model_desc & m, const serving_inputs & in);
 

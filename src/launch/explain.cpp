@@ -115,6 +115,9 @@ std::string mib2(double value) { return fmt::format("{:.2f} MiB", value); }
 
 } // namespace
 
+const char * const k_no_startup_log = "log: no line of a llama.cpp, vLLM, SGLang, Ollama or mlx-lm startup log found "
+                                      "(kvfit explain reads those; is this the server's own output?)";
+
 const log_value * llamacpp_log::value(std::string_view key) const {
     for (const auto & [k, v] : context) {
         if (k == key) return &v;
@@ -138,6 +141,7 @@ class log_reader {
     explicit log_reader(bool split) : split_(split) { runs_.emplace_back(); }
 
     void line(std::string_view raw, size_t line_no) {
+        if (raw.find('\0') != std::string_view::npos) return; // no text line (a binary file's bytes)
         if (!may_match(raw)) {
             if (raw.find(": loading draft model '") != std::string_view::npos) draft_next_ = true;
             return;
@@ -167,8 +171,7 @@ class log_reader {
         if (known_ == 0 && runs_.front().model_buffers.empty()) {
             // the serving engines' logs were tried first (app/cli_explain_serving.cpp detect_serving_engine): nothing
             // of any startup log kvfit reads is in it, whichever runtime the user ran
-            throw error("log: no line of a llama.cpp, vLLM, SGLang, Ollama or mlx-lm startup log found (kvfit explain "
-                        "reads those; is this the server's own output?)");
+            throw error(k_no_startup_log);
         }
         return std::move(runs_);
     }

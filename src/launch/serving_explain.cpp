@@ -544,24 +544,76 @@ std::string human(uint64_t b) { // as Ollama prints it (format.HumanBytes2)
 }
 
 void explain_ollama(explanation & e, const serving_log & log, const model_desc & m, const serving_inputs & in) {
-    // the runner launch: Ollama passes --ctx-size num_ctx x numParallel and --parallel numParallel (llm/server.go)
+    // The settings the log states, each said with its line; --assume only for what it does not state. First the
+    // runner's own llama.cpp lines (what llama-server created: "llama_context: n_ctx = N", "n_seq_max = N",
+    // "n_ubatch = N", "flash_attn = auto|enabled|disabled", "llama_kv_cache: ... K (f16) ..."), else Ollama's launch
+    // line: -c / --ctx-size is NumCtx x numParallel and -np / --parallel numParallel (llm/llama_server.go
+    // startLlamaServer; the runner of 2024, llm/server.go NewLlamaServer). Without either, Ollama's default num_ctx
+    // applies (server/sched.go: the VRAM tier) and the plan's notes say so.
     flag_values f;
+    std::vector<std::pair<std::string, std::string>> stated; // Ollama flag -> how the log states it
+    auto state = [&](const std::string & key, const std::string & value, const std::string & how) {
+        f.set(key, value);
+        stated.emplace_back(key, how);
+        e.notes.push_back("from the log: " + how);
+    };
+    const llamacpp_log * r = log.runner ? &*log.runner : nullptr;
+    const log_value * r_ctx = r ? r->value("n_ctx") : nullptr;
+    const log_value * r_seq = r ? r->value("n_seq_max") : nullptr;
+    const log_value * c_ctx = log.arg("ctx_size");
+    const log_value * c_par = log.arg("parallel");
     uint64_t ctx = 0, par = 1;
-    if (const log_value * c = log.arg("ctx_size")) ctx = clamp_count(std::atof(c->text.c_str()));
-    if (const log_value * p = log.arg("parallel")) par = std::max<uint64_t>(1, clamp_count(std::atof(p->text.c_str())));
-    if (ctx > 0) {
-        f.set("num_ctx", std::to_string(std::max<uint64_t>(1, ctx / par)));
-        f.set("num_parallel", std::to_string(std::min<uint64_t>(par, 256)));
-        e.notes.push_back(fmt::format("from the log: --ctx-size {} --parallel {} (line {}): num_ctx {} x {} slots", ctx, par,
-                                      log.arg("ctx_size")->line_no, ctx / par, par));
+    if (r_ctx) {
+        ctx = clamp_count(std::atof(r_ctx->text.c_str()));
+        if (r_seq) par = std::max<uint64_t>(1, clamp_count(std::atof(r_seq->text.c_str())));
+        else if (c_par) par = std::max<uint64_t>(1, clamp_count(std::atof(c_par->text.c_str())));
+    } else if (c_ctx) {
+        ctx = clamp_count(std::atof(c_ctx->text.c_str()));
+        if (c_par) par = std::max<uint64_t>(1, clamp_count(std::atof(c_par->text.c_str())));
     }
-    // the old runner takes --flash-attn only when Ollama enables it (llm/server.go): its absence is "off"
-    if (log.arg("ctx_size")) f.set("ollama_flash_attention", log.arg("flash_attn") ? "1" : "0");
-    if (const log_value * t = log.arg("kv_cache_type")) f.set("ollama_kv_cache_type", t->text);
+    par = std::min<uint64_t>(par, 256);
+    if (ctx > 0) {
+        const std::string where =
+            r_ctx ? fmt::format("n_ctx = {} (line {}), {} sequence(s){}", ctx, r_ctx->line_no, par,
+                                r_seq ? fmt::format(" (n_seq_max, line {})", r_seq->line_no) : std::string())
+                  : fmt::format("launch line -c/--ctx-size {} -np/--parallel {} (line {})", ctx, par, c_ctx->line_no);
+        const std::string how = fmt::format("{}: num_ctx {} x {} slot(s)", where, std::max<uint64_t>(1, ctx / par), par);
+        state("num_ctx", std::to_string(std::max<uint64_t>(1, ctx / par)), how);
+        f.set("num_parallel", std::to_string(par));
+        stated.emplace_back("num_parallel", how);
+    }
+    // flash attention: the runner's "flash_attn = ..." line; else the launch's --flash-attn on|off|auto; the runner of
+    // 2024 took a bare --flash-attn only when Ollama enabled it (llm/server.go), so its absence there is "off"
+    const log_value * r_fa = r ? r->value("flash_attn") : nullptr;
+    const log_value * c_fa = log.arg("flash_attn");
+    if (r_fa || c_fa) {
+        const std::string t = r_fa ? r_fa->text : c_fa->text;
+        const std::string v = t == "auto" ? "" : (t == "disabled" || t == "off" || t == "0" || t == "false") ? "0" : "1";
+        const std::string how = fmt::format("flash attention {} (line {})", t == "true" ? "on" : t, (r_fa ? r_fa : c_fa)->line_no);
+        if (!v.empty()) {
+            state("ollama_flash_attention", v, how);
+        } else { // auto: Ollama's own default (OLLAMA_FLASH_ATTENTION unset)
+            stated.emplace_back("ollama_flash_attention", how);
+            e.notes.push_back("from the log: " + how);
+        }
+    } else if (c_ctx) {
+        state("ollama_flash_attention", "0", fmt::format("no --flash-attn on the launch line (line {}): off", c_ctx->line_no));
+    }
+    // K/V cache type: the runner's cache line, else the launch's --cache-type-k / --kv-cache-type (OLLAMA_KV_CACHE_TYPE)
+    if (r && !r->kv_caches.empty()) {
+        const log_kv_cache & k = r->kv_caches.front();
+        state("ollama_kv_cache_type", k.type_k, fmt::format("K ({}), V ({}) (line {})", k.type_k, k.type_v, k.line_no));
+    } else if (const log_value * t = log.arg("kv_cache_type") ? log.arg("kv_cache_type") : log.arg("cache_type_k")) {
+        state("ollama_kv_cache_type", t->text, fmt::format("cache type {} (line {})", t->text, t->line_no));
+    }
     for (const auto & [k, v] : in.assumed) {
         bool known = false;
         for (const auto & x : ollama_flags()) known |= x.json_name() == k;
         if (!known) throw error(fmt::format("--assume {}: not an Ollama setting kvfit plans", k));
+        for (const auto & [sk, how] : stated) {
+            if (sk == k) throw error(fmt::format("--assume {}: the log states it ({}); --assume gives only what the log "
+                                                 "does not print", k, how));
+        }
         f.set(k, v);
         e.notes.push_back(fmt::format("given (the log does not print it): {}={}", k, v));
     }
@@ -576,11 +628,43 @@ void explain_ollama(explanation & e, const serving_log & log, const model_desc &
         gpus.push_back({"GPU (the log's free memory)", clamp_count(a->value)});
         e.notes.push_back(fmt::format("GPU: the {} Ollama saw free (line {}) taken as its size (assumed: the log names no GPU)",
                                       a->text, a->line_no));
+    } else if (const auto * d = log.figure("runner_gpu_free_bytes")) {
+        const log_value * nm = log.arg("runner_gpu_name");
+        gpus.push_back({nm ? nm->text : "GPU (the runner's free memory)", clamp_count(d->value)});
+        e.notes.push_back(fmt::format("GPU {}: the {} free llama-server saw (line {}) taken as its size, what its --fit "
+                                      "starts from (the log names no total Ollama planned on)",
+                                      nm ? nm->text : "(unnamed)", d->text, d->line_no));
+    } else if (const auto * g = log.figure("gpu_free_bytes")) {
+        gpus.push_back({"GPU (the log's free memory)", clamp_count(g->value)});
+        e.notes.push_back(fmt::format("GPU: the {} free on it at the load (line {}, server/sched.go \"gpu memory\") taken as "
+                                      "its size, what llama-server's --fit starts from (assumed: the log names no total)",
+                                      g->text, g->line_no));
     }
     const ollama_plan p = plan_ollama(m, s, gpus);
+    bool ctx_given = ctx > 0;
+    for (const auto & a : in.assumed) ctx_given |= a.first == "num_ctx";
+    if (!ctx_given) {
+        e.notes.push_back(fmt::format("assumed: the log states no context (no 'llama_context: n_ctx' or launch line): "
+                                      "Ollama's default num_ctx {} ({}, server/sched.go); --assume num_ctx=N gives the "
+                                      "run's", p.num_ctx, p.num_ctx_from));
+    }
+    // n_ubatch: Ollama passes -b / -ub num_batch (llm/llama_server.go appendBatchArgs), which kvfit's Ollama plan does
+    // not take; a logged one other than the plan's is said, as the compute buffers follow it
+    const log_value * r_ub = r ? r->value("n_ubatch") : nullptr;
+    const log_value * ub = r_ub ? r_ub : log.arg("ubatch_size");
+    if (ub) {
+        const uint64_t logged = clamp_count(std::atof(ub->text.c_str()));
+        e.notes.push_back(logged == p.llama.n_ubatch
+                              ? fmt::format("from the log: n_ubatch {} (line {}), as kvfit plans", logged, ub->line_no)
+                              : fmt::format("the log's n_ubatch {} (line {}) is not the {} kvfit plans (Ollama's num_batch "
+                                            "is no kvfit setting): its compute buffers differ", logged, ub->line_no,
+                                            p.llama.n_ubatch));
+    }
+    const bool fit_placed = !log.figure("layers_offload") && r && r->offloaded;
     e.notes.push_back("kvfit plans today's Ollama (llama-server with --fit, ollama PR #16031) on llama.cpp's rules; this "
                       "log's Ollama " + (log.version.empty() ? std::string("(release not printed)") : log.version) +
-                      " placed layers with its own estimate (llm/memory.go EstimateGPULayers)");
+                      (fit_placed ? fmt::format(" ran llama-server, whose --fit placed the layers (line {})", r->offloaded_line)
+                                  : std::string(" placed layers with its own estimate (llm/memory.go EstimateGPULayers)")));
     uint64_t kv = 0, weights = 0, gpu_compute = 0;
     for (const auto & d : p.plan.devices) {
         kv += d.used.kv_bytes;
@@ -676,6 +760,14 @@ void explain_ollama(explanation & e, const serving_log & log, const model_desc &
             same ? "every layer fits" : fmt::format("kvfit's --fit keeps {} free per GPU; Ollama {} placed layers by its "
                                                     "estimate (memory.required.full)", human(p.fit_target_bytes), log.version));
     }
+    // the runner's own placement ("load_tensors: offloaded N/M layers to GPU"), beside kvfit's --fit on that GPU
+    if (!lo && r && r->offloaded && !gpus.empty()) {
+        const bool same = *r->offloaded == p.plan.n_gpu_layers;
+        add(e, r->offloaded_line, "layers on the GPU (runner, load_tensors)", fmt::format("{}/{}", *r->offloaded,
+            r->offload_total.value_or(all)), fmt::format("{}/{}", p.plan.n_gpu_layers, all), same,
+            same ? fmt::format("llama-server's --fit keeping {} free", human(p.fit_target_bytes))
+                 : fmt::format("kvfit's --fit keeps {} free on {} of GPU", human(p.fit_target_bytes), human(gpus.front().memory_bytes)));
+    }
     // the verdict: the runner started (or a pool was sized) unless a failure line came
     size_t vline = 0;
     std::string lv;
@@ -719,7 +811,8 @@ std::string render_serving_explanation(const serving_log & log, const model_desc
                            r.note.empty() ? "" : "  (" + printable(r.note, false) + ")");
     }
     if (e.rows.empty()) out += "  no figure of the log could be compared (no pool, peak or refusal line kvfit reads)\n";
-    out += e.differences == 0 ? fmt::format("All {} lines match.\n", e.rows.size())
+    out += e.rows.empty()       ? std::string("No line compared.\n")
+         : e.differences == 0 ? fmt::format("All {} lines match.\n", e.rows.size())
                               : fmt::format("{} of {} lines differ.\n", e.differences, e.rows.size());
     return out;
 }

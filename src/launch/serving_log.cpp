@@ -148,39 +148,105 @@ std::string version_at(std::string_view line, size_t at) {
 
 bool has(std::string_view line, std::string_view word) { return line.find(word) != std::string_view::npos; }
 
-// The words that mark each engine's lines (and llama.cpp's, which keep a log with the llama.cpp reader).
+// Whether `at` opens `line`'s message: after its logger's prefix, the last "] " before `at` (vLLM's "INFO 08-20
+// 18:04:22 [gpu_worker.py:276] " with or without "(EngineCore pid=N) " before it, its older "gpu_executor.py:122] ",
+// SGLang's "[2025-12-19 07:42:57 TP2] ") or a level word ("... INFO "), else the line's start (a log quoted without
+// its prefix); spaces skipped.
+bool at_message_start(std::string_view line, size_t at) {
+    size_t start = 0;
+    if (at >= 2) {
+        if (const size_t b = line.rfind("] ", at - 2); b != std::string_view::npos) start = b + 2;
+    }
+    std::string_view before = line.substr(start, at - start);
+    while (!before.empty() && before.back() == ' ') before.remove_suffix(1);
+    if (before.empty()) return true;
+    const size_t sp = before.rfind(' ');
+    const std::string_view last = sp == std::string_view::npos ? before : before.substr(sp + 1);
+    for (std::string_view level : {"INFO", "WARNING", "WARN", "ERROR", "DEBUG", "CRITICAL"}) {
+        if (last == level) return true;
+    }
+    return false;
+}
+
+// One mark of an engine's own line: the words, where they must stand, and what must come with them.
+struct line_mark {
+    std::string_view words;
+    int engine;                 // serving_engine's order; k_llama: a llama.cpp line
+    bool at_start;              // the words open the line's message (at_message_start)
+    bool number;                // a number follows the words (the figure the engine prints)
+    std::string_view with = {}; // words the same line also holds (a mark in the middle of the engine's line)
+    bool ends = false;          // nothing but the end of the line or ", ..." after the figure
+};
+
+// The marks of each engine's own startup lines (and llama.cpp's, which keep a log with the llama.cpp reader). A mark
+// counts only in the shape the engine prints it: the words at the start of the message and followed by their figure,
+// or beside the other words of the same line, so that prose, a README quoting a line ("Available KV cache memory:
+// 5.69 GiB" in quotes) or a binary's strings are no engine's log. The sources of each line: serving_log.h.
+constexpr line_mark k_marks[] = {
+    // Ollama's slog lines (llm/server.go, llm/llama_server.go startLlamaServer's slog.Info("starting llama-server",
+    // "cmd", cmd), llm/memory.go, discover/types.go, server/sched.go): "time=... level=INFO source=... msg=...", checked
+    // first, as its runner's llama.cpp lines follow them in the same log
+    {"msg=\"starting llama server\"", 3, false, false, "level="},
+    {"msg=\"starting runner\"", 3, false, false, "level="},
+    {"msg=\"starting llama-server\"", 3, false, false, "level="},
+    {"msg=\"using llama-server for model\"", 3, false, false, "level="},
+    {"msg=\"loading model via llama-server\"", 3, false, false, "level="},
+    {"msg=\"offload to ", 3, false, false, "level="},
+    {"msg=offload ", 3, false, false, "level="},
+    {"msg=\"inference compute\"", 3, false, false, "level="},
+    {"msg=\"kv cache\" device=", 3, false, false, "level="},
+    {"msg=\"total memory\"", 3, false, false, "level="},
+    {"msg=\"model weights\" device=", 3, false, false, "level="},
+    {"msg=\"llama runner started", 3, false, false, "level="},
+    {"source=sched.go:", 3, false, false, " msg="},
+    {"llama_model_loader: ", k_llama, false, false},
+    {"llama_context: ", k_llama, false, false},
+    {"llama_kv_cache: ", k_llama, false, false},
+    {"llama_kv_cache_init: ", k_llama, false, false},
+    // vLLM
+    {"GPU KV cache size: ", 0, true, true},
+    {"Available KV cache memory: ", 0, true, true},
+    {"Model loading took ", 0, true, true},
+    {"Loading model weights took ", 0, true, true},
+    // "# GPU blocks: N, # CPU blocks: M" (V0 executor_base.py), "# GPU blocks: N" (early V1); not kvfit's own
+    // "# GPU blocks: 237 (minimum over 1 worker)"
+    {"# GPU blocks: ", 0, true, true, {}, true},
+    {"# cuda blocks: ", 0, true, true, {}, true},
+    {"vLLM API server version ", 0, true, true},
+    {"non-default args: {", 0, true, false},
+    {" LLM engine (v", 0, false, false, "with config: "},
+    {"GiB KV cache is needed, which is larger than the available KV cache memory (", 0, false, false, "max seq len ("},
+    {"the rest of the memory reserved for KV Cache is ", 0, false, true, "model weights take "},
+    {"kv_cache_size=", 0, false, true, "total_gpu_memory="},
+    // SGLang
+    {"KV Cache is allocated. #tokens: ", 1, true, true},
+    {"server_args=ServerArgs(", 1, true, false},
+    {"max_total_num_tokens=", 1, true, true},
+    {"Load weight end. ", 1, true, false},
+    {"Memory pool end. ", 1, true, false},
+    // mlx-lm (mlx_lm/generate.py, mlx_lm/benchmark.py)
+    {"Peak memory: ", 2, true, true},
+    {"peak_memory=", 2, false, true, "prompt_tps="},
+};
+
+// The engine whose own line `line` is (k_llama: llama.cpp's), or -1. A line holding a NUL byte is no log's line.
 int engine_of(std::string_view line) {
-    static constexpr std::string_view vllm[] = {"GPU KV cache size:", "Available KV cache memory:", "Model loading took",
-                                                "Loading model weights took", "# GPU blocks:", "# cuda blocks:",
-                                                "LLM engine (v", "non-default args:", "vLLM API server version",
-                                                "KV cache is needed, which is larger than the available KV cache memory",
-                                                "the rest of the memory reserved for KV Cache", "kv_cache_size="};
-    static constexpr std::string_view sglang[] = {"KV Cache is allocated. #tokens", "server_args=ServerArgs(",
-                                                  "max_total_num_tokens=", "Load weight end.", "Memory pool end."};
-    static constexpr std::string_view mlx[] = {"Peak memory:", "peak_memory=", "mlx_lm.generate", "mlx_lm.server",
-                                               "mlx_lm.benchmark", "mlx-lm"};
-    // Ollama's own lines (llm/server.go, llm/memory.go, discover/types.go, server/sched.go): checked first, as its
-    // runner's llama.cpp lines follow them in the same log
-    static constexpr std::string_view ollama[] = {"msg=\"starting llama server\"", "msg=\"starting runner\"",
-                                                  "msg=\"offload to ", "msg=offload ", "msg=\"inference compute\"",
-                                                  "msg=\"kv cache\" device=", "msg=\"total memory\"",
-                                                  "msg=\"model weights\" device=", "msg=\"llama runner started",
-                                                  "ollama_llama_server", "source=sched.go"};
-    static constexpr std::string_view llama[] = {"llama_model_loader:", "llama_context:", "llama_kv_cache"};
-    for (auto w : ollama) {
-        if (has(line, w)) return 3;
-    }
-    for (auto w : llama) {
-        if (has(line, w)) return k_llama;
-    }
-    for (auto w : vllm) {
-        if (has(line, w)) return 0;
-    }
-    for (auto w : sglang) {
-        if (has(line, w)) return 1;
-    }
-    for (auto w : mlx) {
-        if (has(line, w)) return 2;
+    if (has(line, std::string_view("\0", 1))) return -1;
+    for (const auto & m : k_marks) {
+        const size_t at = line.find(m.words);
+        if (at == std::string_view::npos) continue;
+        if (m.at_start && !at_message_start(line, at)) continue;
+        if (!m.with.empty() && !has(line, m.with)) continue;
+        if (m.engine == 3 && !has(line, "time=")) continue; // slog's "time=... level=... msg=..."
+        double v = 0;
+        std::string t;
+        if (m.number && !number_after(line, m.words, v, t, at)) continue;
+        if (m.ends) {
+            std::string_view rest = line.substr(line.find(t, at + m.words.size()) + t.size());
+            while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' ')) rest.remove_suffix(1);
+            if (!rest.empty() && rest.front() != ',') continue;
+        }
+        return m.engine;
     }
     return -1;
 }
@@ -191,7 +257,10 @@ class serving_reader {
         last_ = line_no;
         std::string_view l = raw.substr(0, k_max_line);
         while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.remove_suffix(1);
-        if (!body_ && (l.rfind("# ", 0) == 0 || l == "#")) return; // a corpus file's header (tests/data/serving_logs)
+        if ((!body_ && (l.rfind("# ", 0) == 0 || l == "#")) || has(l, std::string_view("\0", 1))) {
+            runner_ += '\n'; // a corpus file's header (tests/data/serving_logs), or no text line: the runner's lines
+            return;           // keep the log's numbers
+        }
         body_ = true;
         const int e = engine_of(l);
         if (e >= 0 && e < k_engines) votes_[e] += 1;
@@ -205,7 +274,7 @@ class serving_reader {
     serving_log finish() {
         // Ollama's lines decide (its log may hold vLLM-like words nowhere, but its runner's lines are llama.cpp's)
         const int best = votes_[3] > 0 ? 3 : int(std::max_element(votes_, votes_ + k_engines) - votes_);
-        if (votes_[best] == 0) throw error("log: no vLLM, SGLang, Ollama or mlx-lm line found (is this a serving engine's log?)");
+        if (votes_[best] == 0) throw error(k_no_startup_log);
         serving_log log;
         log.engine = serving_engine(best);
         log.version = versions_[best];
@@ -232,10 +301,16 @@ class serving_reader {
             } catch (const error &) { // no size or context line the llama.cpp reader keeps
             }
         }
+        // an engine's line without one figure, refusal or runner line after it (a banner, a command line): nothing
+        // to set beside a plan, as for a file with no such line at all
+        if (log.figures.empty() && log.errors.empty() && !log.runner) throw error(k_no_startup_log);
         return log;
     }
 
   private:
+    size_t figure_count(std::string_view key) const {
+        return size_t(std::count_if(figures_.begin(), figures_.end(), [&](const auto & f) { return f.second.key == key; }));
+    }
     void count() {
         if (++records_ > k_max_records) {
             throw error(fmt::format("log: more than {} figures and arguments (line {}): not a serving log kvfit reads",
@@ -436,27 +511,62 @@ class serving_reader {
             osize(l, n, "size=\"", cpu ? "graph_host_bytes" : "graph_device_bytes");
         }
         if (has(l, "msg=\"total memory\"")) osize(l, n, "size=\"", "total_bytes");
+        // llama-server's device list under Ollama (common/arg.cpp "device_info:": "  - CUDA0   : NVIDIA GeForce RTX 2060
+        // (5738 MiB, 5141 MiB free)"): the free memory its --fit starts from, and the GPU's name
+        if (l.rfind("  - ", 0) == 0 && has(l, " MiB free)") && !has(l, " - CPU ") && votes_[E] > 0) {
+            const size_t colon = l.find(" : "), open = l.rfind(" (");
+            const size_t comma = open == std::string_view::npos ? open : l.find(", ", open);
+            if (colon != std::string_view::npos && open != std::string_view::npos && open > colon && comma != std::string_view::npos) {
+                double v = 0;
+                std::string t;
+                if (number_after(l, ", ", v, t, comma) && figure_count("runner_gpu_free_bytes") == 0) {
+                    fig(E, n, "runner_gpu_free_bytes", v * double(1ull << 20), t + " MiB");
+                    arg(E, n, "runner_gpu_name", std::string(l.substr(colon + 3, std::min<size_t>(open - colon - 3, 128))));
+                }
+            }
+        }
+        // the llama-server era's scheduler line (server/sched.go: slog "gpu memory" id, library, available, free)
+        if (has(l, "msg=\"gpu memory\"")) osize(l, n, " free=\"", "gpu_free_bytes");
         if (has(l, "msg=\"llama runner started in")) fig(E, n, "runner_started", 1, "started");
-        // the runner's command line: llm/server.go NewLlamaServer ("starting llama server", 0.11+: "starting runner")
+        // the runner's command line: llm/server.go NewLlamaServer ("starting llama server", 0.11+: "starting runner":
+        // --ctx-size N --batch-size N --n-gpu-layers N --parallel N [--flash-attn] [--kv-cache-type T]) and, since the
+        // llama-server runner (ollama PR #16031), llm/llama_server.go startLlamaServer (slog "starting llama-server":
+        // -c NumCtx x numParallel -np numParallel [--cache-type-k T --cache-type-v T] --flash-attn on|off|auto
+        // [-b N -ub N] [-ngl N]). Short flags are kept under their long names (ctx_size, parallel, ubatch_size, ...).
         if ((at = l.find(" cmd=\"")) != std::string_view::npos &&
-            (has(l, "msg=\"starting llama server\"") || has(l, "msg=\"starting runner\""))) {
+            (has(l, "msg=\"starting llama server\"") || has(l, "msg=\"starting runner\"") ||
+             has(l, "msg=\"starting llama-server\""))) {
             std::string_view cmd = l.substr(at + 6);
             cmd = cmd.substr(0, cmd.find('"'));
-            std::istringstream words{std::string(cmd)};
-            std::string w, prev;
-            while (words >> w) {
-                if (w.rfind("--", 0) == 0 && (w == "--flash-attn" || w == "--ollama-engine" || w == "--no-mmap" ||
-                                              w == "--embedding" || w == "--mlock" || w == "--verbose")) {
+            static constexpr std::pair<std::string_view, std::string_view> shorts[] = {
+                {"-c", "ctx_size"}, {"-np", "parallel"}, {"-b", "batch_size"}, {"-ub", "ubatch_size"},
+                {"-ngl", "n_gpu_layers"}, {"-fa", "flash_attn"}, {"-ctk", "cache_type_k"}, {"-ctv", "cache_type_v"},
+                {"-m", "model"}};
+            std::istringstream in{std::string(cmd)};
+            std::vector<std::string> words;
+            for (std::string w; in >> w && words.size() < 4096;) words.push_back(std::move(w));
+            auto key_of = [&](const std::string & w) -> std::string {
+                if (w.rfind("--", 0) == 0 && w.size() > 2) {
                     std::string k = w.substr(2);
                     std::replace(k.begin(), k.end(), '-', '_');
-                    arg(E, n, k, "true");
-                } else if (prev.rfind("--", 0) == 0 && w.rfind("--", 0) != 0) {
-                    std::string k = prev.substr(2);
-                    std::replace(k.begin(), k.end(), '-', '_');
-                    if (k == "model" && models_[E].empty()) models_[E] = w;
-                    arg(E, n, k, w);
+                    return k;
                 }
-                prev = w;
+                for (const auto & [f, k] : shorts) {
+                    if (w == f) return std::string(k);
+                }
+                return {};
+            };
+            for (size_t i = 0; i < words.size(); ++i) {
+                const std::string k = key_of(words[i]);
+                if (k.empty()) continue;
+                const bool value = i + 1 < words.size() && key_of(words[i + 1]).empty();
+                if (!value) { // a switch (--flash-attn of the old runner, --embedding, --no-mmap)
+                    arg(E, n, k, "true");
+                    continue;
+                }
+                if (k == "model" && models_[E].empty()) models_[E] = words[i + 1];
+                arg(E, n, k, words[i + 1]);
+                ++i;
             }
         }
         if (votes_[E] > 0 && (has(l, "cudaMalloc failed: out of memory") || has(l, "error loading model") ||
