@@ -168,16 +168,14 @@ flag_values values_of(const runtime_flags & f) {
 
 std::string unexpected_argument(const CLI::App & app, int argc, char ** argv,
                                 const std::function<std::string(const std::string &)> & canonical) {
-    bool model_seen = false;
+    // Every word that is not a flag is a MODEL (kvfit A B C plans a set, docs/sets.md) or the value of the flag
+    // before it, so only a flag can be the extra: a second MODEL is not one ("one MODEL per run" was said of
+    // kvfit Qwen3-8B Meta-Llama-3.1-8B --bogus, naming the model instead of --bogus).
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--") break;
         const bool negative_number = a.size() > 1 && a[0] == '-' && (std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.');
-        if (a.size() < 2 || a[0] != '-' || negative_number) { // a value of the flag before, or MODEL
-            if (model_seen) return fmt::format("unexpected argument '{}': one MODEL per run (a flag's value needs its flag)", a);
-            model_seen = true;
-            continue;
-        }
+        if (a.size() < 2 || a[0] != '-' || negative_number) continue; // a value of the flag before, or MODEL
         const size_t eq = a.find('=');
         std::string name = canonical(a.substr(0, eq));
         const bool attached = name.size() > 2 && name[1] != '-'; // -c8192: CLI11 reads one letter after one dash

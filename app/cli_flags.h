@@ -47,7 +47,8 @@ void check_owners(const CLI::App & app, const runtime_flags & f, const std::vect
 
 /// After CLI11 refused words it did not expect (CLI::ExtrasError): one line naming the first, read from argv in order
 /// (CLI11's own message lists them reversed, as main.cpp hands it the arguments). An unknown flag: "unknown flag
-/// --swap-spce (kvfit --help lists them; ...)"; else a second model: "unexpected argument 'x': one MODEL per run".
+/// --swap-spce (kvfit --help lists them; ...)", with one MODEL or a set's several (words that are no flag are MODELs or
+/// values); else "unexpected argument (kvfit --help lists the usage)".
 /// `canonical` rewrites llama.cpp's multi-letter single-dash flags (-ngl) to the names registered.
 std::string unexpected_argument(const CLI::App & app, int argc, char ** argv,
                                 const std::function<std::string(const std::string &)> & canonical);

@@ -247,7 +247,7 @@ TEST(cli_conventions, layer_limit) {
         return p;
     };
     EXPECT_EQ(run_kvfit(config(4096) + " -c 4096 --json").status, 0);
-    EXPECT_EQ(run_kvfit(config(4097)).err, "kvfit: " + dir.file("l4097.json") + ": key 'num_hidden_layers': 4097 exceeds the limit 4096\n");
+    EXPECT_EQ(run_kvfit(config(4097)).err, "kvfit: " + dir.file("l4097.json") + ": key 'num_hidden_layers': too large (at most 4096), got 4097\n");
     kvfit::gguf_writer w = model_writer("llama", 4097);
     std::ofstream(dir.file("deep.gguf"), std::ios::binary) << w.header();
     const auto g = run_kvfit(dir.file("deep.gguf"));

@@ -15,6 +15,7 @@
 #include "support/files.h"
 #include "support/run_cli.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -268,6 +269,72 @@ TEST(config_edges, llama4_chunk_is_llamacpps_8192) {
     ASSERT_EQ(warn.size(), 1u);
     EXPECT_EQ(warn[0], "attention_chunk_size: llama.cpp's llama4 uses chunks of 8192 tokens (models/llama4.cpp hard-codes "
                        "n_swa = 8192); the config's 16384 is planned by vLLM and SGLang only");
+}
+
+// Trial defect: gpt-oss-20b's config with num_local_experts 0 was planned as a dense model (2.39 B parameters instead
+// of 20.9 B) under llama.cpp and vLLM, --strict included. A class that routes each token to experts (a per-token
+// count > 0) has them by construction (GptOssMLP, MixtralSparseMoeBlock, DeepseekV3MoE; llama.cpp's loaders throw
+// "n_expert must be > 0"): a zero count is refused with the key named, under every runtime, for every spelling.
+TEST(config_edges, zero_experts_in_a_routed_class_is_refused_by_name) {
+    struct row {
+        const char * file;
+        const char * section; // "" or the nested config holding the keys
+        const char * key;
+        const char * per_token;
+        const char * per_token_value;
+    };
+    const row rows[] = {
+        {"openai__gpt-oss-20b.json", "", "num_local_experts", "num_experts_per_tok", "4"},
+        {"mistralai__Mixtral-8x7B-v0.1.json", "", "num_local_experts", "num_experts_per_tok", "2"},
+        {"deepseek-ai__DeepSeek-V3.json", "", "n_routed_experts", "num_experts_per_tok", "8"},
+        {"Qwen__Qwen3-VL-30B-A3B-Instruct.json", "text_config", "num_experts", "num_experts_per_tok", "8"},
+    };
+    for (const auto & r : rows) {
+        nlohmann::json j = nlohmann::json::parse(kvfit::test::shared_config(r.file));
+        nlohmann::json & keys = *r.section ? j[r.section] : j;
+        ASSERT_TRUE(keys.contains(r.key)) << r.file;
+        keys[r.key] = 0;
+        const std::string path = kvfit::test::write_temp(std::string("zero_experts_") + r.file, j.dump(2));
+        const std::string prefix = *r.section ? std::string(r.section) + "." : "";
+        const std::string want = fmt::format("kvfit: {}: key '{}{}': must be positive, got 0 ({}{} is {}: the model "
+                                             "routes each token to experts)\n",
+                                             path, prefix, r.key, prefix, r.per_token, r.per_token_value);
+        for (const char * runtime : {"llama.cpp", "vllm"}) {
+            const auto res = kvfit::test::run_kvfit(path + " --gpu 24GiB --strict --runtime " + runtime);
+            EXPECT_EQ(res.status, 2) << r.file << " " << runtime << ": " << res.out;
+            EXPECT_EQ(res.err, want) << runtime;
+        }
+    }
+    // the per-token count 0 beside routed experts was, and is, refused as every other zero count
+    nlohmann::json j = nlohmann::json::parse(kvfit::test::shared_config("openai__gpt-oss-20b.json"));
+    j["num_experts_per_tok"] = 0;
+    const std::string path = kvfit::test::write_temp("zero_per_token_gpt-oss-20b.json", j.dump(2));
+    const auto res = kvfit::test::run_kvfit(path + " --gpu 24GiB");
+    EXPECT_EQ(res.status, 2);
+    EXPECT_EQ(res.err, "kvfit: " + path + ": key 'num_experts_per_tok': must be positive, got 0\n");
+}
+
+// Trial defect: max_position_embeddings 9223372036854775808 (2^63, read by nlohmann as an unsigned integer) said
+// "must be positive, got -9223372036854775808". Past 2^64 nlohmann reads a float: too large as well, as written.
+TEST(config_edges, integers_past_int64_are_too_large_as_written) {
+    const std::string qwen = kvfit::test::shared_config("Qwen__Qwen3-8B.json");
+    const std::string key = "\"max_position_embeddings\": 40960";
+    ASSERT_NE(qwen.find(key), std::string::npos);
+    const std::pair<const char *, const char *> rows[] = {
+        {"9223372036854775808", "9223372036854775808"},
+        {"18446744073709551615", "18446744073709551615"},
+        {"18446744073709551616", "1.8446744073709552e+19"}, // nlohmann's double, the value it read
+        {"4294967297", "4294967297"},
+    };
+    for (const auto & [written, shown] : rows) {
+        std::string text = qwen;
+        text.replace(text.find(key), key.size(), std::string("\"max_position_embeddings\": ") + written);
+        const std::string path = kvfit::test::write_temp(std::string("big_ctx_") + written + ".json", text);
+        const auto res = kvfit::test::run_kvfit(path + " --gpu 24GiB");
+        EXPECT_EQ(res.status, 2) << written;
+        EXPECT_EQ(res.err, fmt::format("kvfit: {}: key 'max_position_embeddings': too large (at most 4294967296), got {}\n",
+                                       path, shown));
+    }
 }
 
 } // namespace

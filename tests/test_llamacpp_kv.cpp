@@ -68,7 +68,7 @@ TEST(llamacpp_flags, values_parse_as_llama_cpp_spells_them) {
     };
     EXPECT_EQ(message([] { kvfit::parse_flag_count("-c", "0", 1, 100); }), "-c 0: must be at least 1");
     EXPECT_EQ(message([] { kvfit::parse_flag_count("-c", "-1", 1, 100); }), "-c '-1': expected a positive integer");
-    EXPECT_EQ(message([] { kvfit::parse_flag_count("-ub", "4096", 1, 2048); }), "-ub 4096: exceeds the limit 2048");
+    EXPECT_EQ(message([] { kvfit::parse_flag_count("-ub", "4096", 1, 2048); }), "-ub 4096: too large (at most 2048)");
     EXPECT_EQ(message([] { kvfit::parse_tensor_split("3,,1"); }), "-ts '3,,1': expected non-negative proportions like 3,1");
     EXPECT_EQ(message([] { kvfit::parse_override_rule("exps"); }), "-ot 'exps': expected PATTERN=BUFFER");
     EXPECT_NE(message([] { kvfit::parse_override_rule("blk[=CPU"); }).find("invalid regular expression"), std::string::npos);

@@ -6,6 +6,7 @@
 #include "kvfit/model_set.h"
 #include "kvfit/server.h"
 #include "kvfit/sources.h"
+#include "support/files.h"
 #include "support/run_cli.h"
 
 #include <fmt/format.h>
@@ -363,6 +364,51 @@ TEST(model_set, bad_input_is_one_line_and_exit_2) {
     std::string many;
     for (int i = 0; i < 17; ++i) many += " Qwen3-8B";
     EXPECT_EQ(run_kvfit(many + " --gpu H100").err, "kvfit: a set of 17 models exceeds the limit 16\n");
+}
+
+// Trial defects of POST /v1/plan with "models": an item without a model, or with "", was planned as the default model
+// (the CLI refuses MODEL "" with "model: empty value"); a field given twice inside an item took the last one while the
+// body's own were refused; a "model" beside "models" was dropped. Each is a 400 naming the item.
+TEST(model_set, http_api_refuses_items_without_a_model_and_fields_given_twice) {
+    const auto error_of = [](const std::string & body) {
+        const auto r = kvfit::handle_plan(body, kvfit::server_options{});
+        EXPECT_EQ(r.status, 400) << body << " -> " << r.body;
+        return nlohmann::json::parse(r.body).value("error", std::string());
+    };
+    EXPECT_EQ(error_of(R"({"models": [{"ctx_size": 4096}, "Qwen3-8B"], "gpu": "16GiB"})"),
+              "request: field 'models' item 1: names no model (a set has no default model)");
+    EXPECT_EQ(error_of(R"({"models": ["Qwen3-8B", {"gguf_base64": null}], "gpu": "16GiB"})"),
+              "request: field 'models' item 2: names no model (a set has no default model)");
+    EXPECT_EQ(error_of(R"({"models": ["", "Qwen3-8B"], "gpu": "16GiB"})"), "request: field 'models' item 1: model: empty value");
+    EXPECT_EQ(error_of(R"({"models": ["Qwen3-8B", {"model": "", "ctx_size": 4096}], "gpu": "16GiB"})"),
+              "request: field 'models' item 2: model: empty value");
+    EXPECT_EQ(error_of(R"({"models": [{"model": "Qwen3-8B", "ctx_size": 8192, "ctx_size": 4096}, "Meta-Llama-3.1-8B"], "gpu": "24GiB"})"),
+              "request: member 'ctx_size' given twice in 'models' item 1");
+    EXPECT_EQ(error_of(R"({"models": ["Meta-Llama-3.1-8B", {"model": "Qwen3-8B", "model": "Qwen3.5-9B"}], "gpu": "24GiB"})"),
+              "request: member 'model' given twice in 'models' item 2");
+    EXPECT_EQ(error_of(R"({"gpu": "24GiB", "gpu": "16GiB", "models": ["Qwen3-8B", "Meta-Llama-3.1-8B"]})"),
+              "request: member 'gpu' given twice"); // the body's own, as before
+    EXPECT_EQ(error_of(R"({"model": "Qwen3.5-9B", "models": ["Qwen3-8B", "Meta-Llama-3.1-8B"], "gpu": "24GiB"})"),
+              "request: 'model' and 'models' together: put each model in 'models'");
+    // an upload's name without the upload names no model either (it planned the default model)
+    EXPECT_EQ(error_of(R"({"models": [{"upload_name": "mine.json"}, "Qwen3-8B"], "gpu": "24GiB"})"),
+              "request: field 'upload_name' names an upload: give 'config' or 'gguf_base64' with it");
+    // a config.json given inside the item (deeper than the item) keeps the config.json rule: the last one, as a file
+    nlohmann::json cfg = nlohmann::json::parse(kvfit::test::read_text(std::string(KVFIT_SHARED_DIR) +
+                                                                      "/configs/Qwen__Qwen3-8B.json"));
+    const std::string text = cfg.dump();
+    std::string twice = text;
+    twice.replace(twice.find("\"max_position_embeddings\":40960"), std::string("\"max_position_embeddings\":40960").size(),
+                  "\"max_position_embeddings\":8192,\"max_position_embeddings\":40960");
+    const std::string ok_body = R"({"gpu": "H100", "ctx_size": 8192, "models": [{"config": )" + twice + R"(}, "Meta-Llama-3.1-8B"]})";
+    const auto ok = kvfit::handle_plan(ok_body, kvfit::server_options{});
+    EXPECT_EQ(ok.status, 200) << ok.body;
+    // the same set with each item named plans, as the CLI's
+    const auto named = kvfit::handle_plan(R"({"models": [{"model": "Qwen3-8B", "ctx_size": 4096}, "Meta-Llama-3.1-8B"], "gpu": "24GiB"})",
+                                          kvfit::server_options{});
+    const auto cli = run_kvfit("Qwen3-8B@-c=4096 Meta-Llama-3.1-8B --gpu 24GiB --json");
+    EXPECT_EQ(named.status, 200) << named.body;
+    EXPECT_EQ(named.body, cli.out);
 }
 
 } // namespace

@@ -110,8 +110,10 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
 /// set_request::max_loaded. `extra_fields` are passed to plan_request_from_json (the server's uploads); `bodies`,
 /// when given, receives each model's merged body (the server reads uploads from it). Throws kvfit::error
 /// "request: field 'models': expected an array of models", "request: field 'models' item 3: expected a name or an
-/// object", "request: field 'max_loaded': expected a whole number from 0 to 1024", "a set of 17 models exceeds the
-/// limit 16", and what plan_request_from_json throws.
+/// object", "request: field 'models' item 1: names no model (a set has no default model)" (an object with no
+/// "model" nor any of `extra_fields`, the body's included), "request: field 'models' item 1: model: empty value",
+/// "request: 'model' and 'models' together: put each model in 'models'", "request: field 'max_loaded': expected a
+/// whole number from 0 to 1024", "a set of 17 models exceeds the limit 16", and what plan_request_from_json throws.
 set_request set_request_from_json(nlohmann::json body, const std::vector<std::string> & extra_fields = {},
                                   std::vector<nlohmann::json> * bodies = nullptr);
 

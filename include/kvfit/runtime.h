@@ -207,7 +207,8 @@ private:
 };
 
 /// A whole number for `flag` in [min, max]: "-c 8192". Rejects signs, fractions, exponents and trailing text:
-/// "-c 0: must be at least 1", "-c '-1': expected a positive integer", "-ub 99999999: exceeds the limit 1048576".
+/// "-c 0: must be at least 1", "-c '-1': expected a positive integer", "-ub 99999999: too large (at most 1048576)",
+/// "-c 99999999999999999999: too large (at most 4294967296)" (past 2^64 - 1 too, not "expected an integer").
 uint64_t parse_flag_count(std::string_view flag, std::string_view text, uint64_t min, uint64_t max);
 
 // --- the registry ----------------------------------------------------------------------------------------------

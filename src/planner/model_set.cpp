@@ -455,6 +455,8 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
 set_request set_request_from_json(nlohmann::json body, const std::vector<std::string> & extra_fields,
                                   std::vector<nlohmann::json> * bodies) {
     if (!body.is_object() || !body.contains("models")) throw error("request: a set needs the field 'models'");
+    // every model of a set is named in "models": a "model" beside it named none of them and was silently dropped
+    if (body.contains("model")) throw error("request: 'model' and 'models' together: put each model in 'models'");
     nlohmann::json models = std::move(body["models"]);
     body.erase("models");
     if (!models.is_array()) throw error("request: field 'models': expected an array of models");
@@ -478,6 +480,15 @@ set_request set_request_from_json(nlohmann::json body, const std::vector<std::st
             for (auto & [key, value] : models[i].items()) member[key] = std::move(value);
         } else {
             throw error(fmt::format("request: field 'models' item {}: expected a name or an object", i + 1));
+        }
+        // A set plans no default model (a single plan's body without "model" plans default_model_name()): an item
+        // without a model, or with "", is refused as the CLI refuses MODEL "" ("model: empty value").
+        const auto named = [&](const std::string & f) { return member.contains(f) && !member[f].is_null(); };
+        if (named("model") && member["model"].is_string() && member["model"].get_ref<const std::string &>().empty()) {
+            throw error(fmt::format("request: field 'models' item {}: model: empty value", i + 1));
+        }
+        if (!named("model") && std::none_of(extra_fields.begin(), extra_fields.end(), named)) {
+            throw error(fmt::format("request: field 'models' item {}: names no model (a set has no default model)", i + 1));
         }
         q.members.push_back(plan_request_from_json(member, extra_fields));
         if (bodies) bodies->push_back(std::move(member));

@@ -63,11 +63,16 @@ bool flag_values::boolean(std::string_view name) const { return has(name) && tex
 uint64_t parse_flag_count(std::string_view flag, std::string_view text, uint64_t min, uint64_t max) {
     uint64_t v = 0;
     const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    // 99999999999999999999: all digits, past what uint64_t holds (from_chars: result_out_of_range) - too large, as
+    // a number above `max` is, not "expected a positive integer"
+    if (!text.empty() && ec == std::errc::result_out_of_range && p == text.data() + text.size()) {
+        throw error(fmt::format("{} {}: too large (at most {})", flag, text, max));
+    }
     if (text.empty() || ec != std::errc() || p != text.data() + text.size()) {
         throw error(fmt::format("{} '{}': expected a {} integer", flag, text, min > 0 ? "positive" : "non-negative"));
     }
     if (v < min) throw error(fmt::format("{} {}: must be at least {}", flag, v, min));
-    if (v > max) throw error(fmt::format("{} {}: exceeds the limit {}", flag, v, max));
+    if (v > max) throw error(fmt::format("{} {}: too large (at most {})", flag, v, max));
     return v;
 }
 

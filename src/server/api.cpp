@@ -71,6 +71,9 @@ model_loader body_loader(json & body, const plan_request & q, const server_optio
     if (int(has_config) + int(has_gguf) + int(!q.model.empty()) > 1) {
         throw http_error(400, "request: give one of 'model', 'config' or 'gguf_base64'");
     }
+    if (body.contains("upload_name") && !has_config && !has_gguf) { // it names an upload, not a model to plan
+        throw http_error(400, "request: field 'upload_name' names an upload: give 'config' or 'gguf_base64' with it");
+    }
     const std::string name = body.contains("upload_name") && body["upload_name"].is_string()
                                  ? body["upload_name"].get<std::string>().substr(0, 200)
                                  : has_gguf ? "upload.gguf" : "config.json";

@@ -37,9 +37,23 @@ bool read_experts(const hf_keys & cfg, hf_build & b) {
     const auto n_key = first_present(cfg, {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"});
     if (n_key.empty()) return false;
     m.n_expert = u32(cfg.count_or(n_key, 0, 65536));
-    if (m.n_expert == 0) return false;
     const auto used_key = first_present(cfg, {"num_experts_per_tok", "experts_per_token", "top_k_experts", "moe_top_k",
                                               "num_experts_per_token"});
+    if (m.n_expert == 0) {
+        // 0 routed experts is a dense model only where the modeling code says so: transformers' and vLLM's Qwen2-MoE /
+        // Qwen3-MoE / Qwen3-Next build a dense MLP when `config.num_experts > 0` fails (modeling_qwen3_moe.py
+        // Qwen3MoeDecoderLayer). A config that also routes each token to experts (a per-token count > 0) describes a
+        // class with experts by construction: transformers' GptOssMLP (GptOssTopKRouter of num_local_experts rows),
+        // MixtralSparseMoeBlock and DeepseekV3MoE build a router of 0 rows whose top-k fails, and llama.cpp's
+        // loaders refuse "n_expert must be > 0 for QWEN3MOE" (models/qwen3moe.cpp, qwen2moe.cpp, deepseek2.cpp);
+        // its gpt-oss loader creates ffn_gate_inp {n_embd, n_expert} unconditionally (models/openai-moe.cpp).
+        // Planning it dense gave gpt-oss-20b 2.39 B parameters instead of 20.9 B: refused with the key named.
+        if (!used_key.empty() && cfg.count_or(used_key, 0, 65536) > 0) {
+            throw cfg.bad(n_key, fmt::format("must be positive, got 0 ({} is {}: the model routes each token to experts)",
+                                             cfg.prefix + std::string(used_key), cfg.at(used_key).dump()));
+        }
+        return false;
+    }
     if (used_key.empty()) throw error::missing_key(cfg.where, cfg.prefix + "num_experts_per_tok");
     m.n_expert_used = u32(cfg.uint(used_key, 65536));
     if (m.n_expert_used > m.n_expert) {

@@ -143,21 +143,33 @@ const nlohmann::json & hf_keys::at(std::string_view key) const {
     return *it;
 }
 
+// A whole number at most `limit`. nlohmann reads an integer above INT64_MAX as number_unsigned (up to 2^64 - 1) and
+// a longer one as a float: both are refused as too large with the value as written, not wrapped to a negative
+// ("must be positive, got -9223372036854775808" for max_position_embeddings 9223372036854775808 was the old text).
 static uint64_t read_integer(const hf_keys & k, std::string_view key, const nlohmann::json & v, bool allow_zero,
                              uint64_t limit) {
+    const auto too_large = [&](const std::string & written) {
+        return k.bad(key, fmt::format("too large (at most {}), got {}", limit, written));
+    };
     int64_t n = 0;
-    if (v.is_number_integer()) {
+    if (v.is_number_unsigned()) {
+        const uint64_t u = v.get<uint64_t>();
+        if (u > limit) throw too_large(std::to_string(u));
+        n = static_cast<int64_t>(u); // limit <= k_limit < 2^63
+    } else if (v.is_number_integer()) {
         n = v.get<int64_t>();
     } else if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
                std::fabs(v.get<double>()) < 9e15) {
         n = static_cast<int64_t>(v.get<double>()); // 4096.0 is an integer written by a float formatter
+    } else if (v.is_number_float() && v.get<double>() >= 9e15 && std::floor(v.get<double>()) == v.get<double>()) {
+        throw too_large(v.dump()); // 1e+20: past what a 64-bit integer holds
     } else {
         throw k.bad(key, "expected integer, got " + type_of(v));
     }
     if (n < 0 || (n == 0 && !allow_zero)) {
         throw k.bad(key, fmt::format("must be {}, got {}", allow_zero ? "non-negative" : "positive", n));
     }
-    if (static_cast<uint64_t>(n) > limit) throw k.bad(key, fmt::format("{} exceeds the limit {}", n, limit));
+    if (static_cast<uint64_t>(n) > limit) throw too_large(std::to_string(n));
     return static_cast<uint64_t>(n);
 }
 

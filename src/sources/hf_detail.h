@@ -24,7 +24,9 @@ struct hf_keys {
 
     /// True when `key` is present and not null.
     bool has(std::string_view key) const;
-    /// Required positive integer; throws missing_key / bad_key.
+    /// Required positive integer at most `limit`; throws missing_key / bad_key: "key 'x': must be positive, got 0",
+    /// "key 'x': too large (at most 4096), got 9223372036854775808" (the value as written, up to 2^64 - 1; a longer
+    /// one as nlohmann's float text, 1e+20), "key 'x': expected integer, got string".
     uint64_t uint(std::string_view key, uint64_t limit = k_limit) const;
     /// Optional positive integer: `def` when absent or null.
     uint64_t uint_or(std::string_view key, uint64_t def, uint64_t limit = k_limit) const;

@@ -47,8 +47,13 @@ class bounded_sax {
                                     limits_.max_string_bytes));
         }
         if (!count_bytes(k.size())) return false;
-        if (limits_.unique_root_keys && stack_.size() == 1 && stack_.back()->contains(k)) {
-            return fail(fmt::format("member '{}' given twice", k.substr(0, 64)));
+        if (limits_.unique_root_keys && stack_.back()->contains(k)) {
+            if (stack_.size() == 1) return fail(fmt::format("member '{}' given twice", k.substr(0, 64)));
+            // an object that is an element of a root member's array: a set's "models" item (its own request fields)
+            if (stack_.size() == 3 && stack_[1]->is_array()) {
+                return fail(fmt::format("member '{}' given twice in '{}' item {}", k.substr(0, 64), path_[0].substr(0, 64),
+                                        stack_[1]->size()));
+            }
         }
         slot_ = &(*stack_.back())[k];
         key_ = std::move(k);

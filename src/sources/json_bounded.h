@@ -21,7 +21,10 @@ struct json_limits {
     uint64_t max_total_string_bytes = 1 << 22; ///< all kept strings and member names together, bytes: 4 MiB
     /// A member name given twice in the root object is refused ("member 'gpu' given twice") instead of the last
     /// one winning (nlohmann's and Python's json.loads rule, kept for config.json files): a request's fields are
-    /// its options, and the CLI refuses an option given twice.
+    /// its options, and the CLI refuses an option given twice. So is one given twice in an object that is an element
+    /// of a root member's array, a set's model with its own fields ("member 'ctx_size' given twice in 'models'
+    /// item 2", counted from 1), as the CLI refuses MODEL@-c=8192,-c=4096. Deeper objects (an uploaded "config"
+    /// object, a config.json) keep the last one, as the CLI reads a config.json file.
     bool unique_root_keys = false;
 };
 
@@ -41,7 +44,7 @@ using json_key_filter = std::function<bool(const std::vector<std::string> & path
 /// such as 5e353 that overflows a double), "<where>: JSON nested deeper than 32 levels at 'a.b'",
 /// "<where>: more than 262144 JSON values in the keys kvfit reads", "<where>: a string of 70000 bytes at
 /// 'model_type' exceeds the limit of 65536 bytes", "<where>: more than 4194304 bytes of strings in the keys kvfit reads",
-/// and with unique_root_keys "<where>: member 'gpu' given twice".
+/// and with unique_root_keys "<where>: member 'gpu' given twice", "<where>: member 'ctx_size' given twice in 'models' item 2".
 nlohmann::json parse_json_bounded(std::string_view text, std::string_view where, const json_limits & limits,
                                   const json_key_filter & keep = {});
 
