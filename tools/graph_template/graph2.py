@@ -14,7 +14,8 @@ allocator (format 2: src/runtimes/llamacpp/graph_replay.cpp; src/runtimes/llamac
 2. Contexts grouped into variants (flash attention, K/V class, stream layout); within a variant every tensor goes to the
    global segment or its layer's (blk.N., -N, _lN names; unnamed tensors follow their first user). A layer's topology
    (ops, names, sources, views, flags) is its segment kind; each layer's signature (kvfit-graph-dims: its caches, FFN,
-   the layer before it, last or not) must name one kind, on every shape.
+   the layer before it, last or not) must name one kind, on every shape. A count that changes a layer's topology is in
+   its signature and constant across the shapes of a kind (SIG_DIMS: MoE layers' n_expert_used, "m8").
 3. Every shape, stride, view offset and op parameter of a kind fitted over all its instances: first over the context
    variables on the first shape (gfit.py), then each coefficient over the model's dimensions (global n_embd, n_expert,
    ...; the layer's own l_n_head, l_head_dim_k, ...) from the other shapes: a constant, r x a product of up to three
@@ -623,7 +624,7 @@ def constant_dims(trs, family):
     if len(mine) < 2: return []
     out = []
     for n in sorted(set().union(*fam)):
-        if len({f.get(n, 0) for f in fam}) > 1 and len({m.get(n, 0) for m in mine}) == 1 and n not in ("n_layer_mtp",):
+        if len({f.get(n, 0) for f in fam}) > 1 and len({m.get(n, 0) for m in mine}) == 1 and n not in ("n_layer_mtp",) + SIG_DIMS:
             out.append(n)
     return out
 
@@ -776,6 +777,12 @@ def build_variant(key, trs, eid, sfit):
 def log(s): print(s, file=sys.stderr, flush=True)
 
 
+# dimensions the layer signature names (graph_shape.cpp layer_features): a layer kind holds one value of each, so they
+# are constant across the shapes of a kind by construction (the routed experts' sum is unrolled per used expert:
+# n_expert_used views and n_expert_used - 1 adds, llama-graph.cpp build_moe_ffn)
+SIG_DIMS = ("n_expert_used",)
+
+
 def check_dims_vary(shapes):
     """every dimension the family uses must take two values across the recorded shapes"""
     names = set()
@@ -783,7 +790,7 @@ def check_dims_vary(shapes):
     bad = []
     for n in sorted(names):
         vals = {s["dims"].get(n, 0) for s in shapes}
-        if len(vals) == 1 and next(iter(vals)) not in (0, 1) and n not in ("n_layer_mtp", "n_pos_per_embd"):
+        if len(vals) == 1 and next(iter(vals)) not in (0, 1) and n not in ("n_layer_mtp", "n_pos_per_embd") + SIG_DIMS:
             bad.append(f"{n}={next(iter(vals))}")
     lnames = set()
     for s in shapes:

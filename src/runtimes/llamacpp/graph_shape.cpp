@@ -39,8 +39,11 @@ bool recurrent_only(const model_desc & m, uint32_t il) {
     return state;
 }
 
-/// What layer il is, without its sizes: its caches, its FFN (d dense, m routed experts, - none) and whether it is
-/// a NextN block (x).
+/// What layer il is, without its sizes: its caches, its FFN (d dense, m<k> routed experts of which k are used, - none)
+/// and whether it is a NextN block (x). The used-expert count is part of the layer's topology, not a size: llama.cpp
+/// sums the routed experts' outputs as n_expert_used views, each expanded into the graph, and n_expert_used - 1 adds
+/// (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2337-2346, 5b4ebc5:2278-2287), so a template recorded
+/// at one top-k does not replay another: that layer kind is not recorded, and kvfit says so.
 std::string layer_features(const model_desc & m, uint32_t il) {
     if (il >= m.n_layer) return "x";
     std::string f;
@@ -48,7 +51,7 @@ std::string layer_features(const model_desc & m, uint32_t il) {
     if (f.empty()) f = "0";
     const bool moe = il < m.is_moe.size() && m.is_moe[il] != 0;
     const bool dense = il < m.n_ff.size() && m.n_ff[il] > 0;
-    f += moe ? (dense ? "md" : "m") : (dense ? "d" : "-");
+    f += moe ? "m" + std::to_string(m.n_expert_used) + (dense ? "d" : "") : (dense ? "d" : "-");
     if (il < m.n_head.size() && m.n_head[il] == 0 && !recurrent_only(m, il)) f += "n"; // no attention heads
     return f;
 }
