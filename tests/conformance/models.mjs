@@ -111,13 +111,26 @@ function qwen35Mixer(b, il, h, full) {
     }
 }
 
+/// Routed experts (n_expert of n_ff_exp, a router) and one shared expert (n_ff_shexp wide, a 1-D sigmoid gate):
+/// the FFN of qwen3next and qwen35moe (load_arch_tensors of src/models/qwen3next.cpp, qwen35moe.cpp).
+function moeShexp(b, il, h) {
+    b.blk(il, "ffn_gate_inp.weight", [h.n_embd, h.n_expert])
+        .blk(il, "ffn_down_exps.weight", [h.n_ff_exp, h.n_embd, h.n_expert])
+        .blk(il, "ffn_gate_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
+        .blk(il, "ffn_up_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
+        .blk(il, "ffn_gate_inp_shexp.weight", [h.n_embd])
+        .blk(il, "ffn_gate_shexp.weight", [h.n_embd, h.n_ff_shexp]).blk(il, "ffn_up_shexp.weight", [h.n_embd, h.n_ff_shexp])
+        .blk(il, "ffn_down_shexp.weight", [h.n_ff_shexp, h.n_embd]);
+}
+
 // Qwen3.5 MoE (qwen35moe: Qwen3.5/3.6-35B-A3B, 122B-A10B, 397B-A17B): src/models/qwen35moe.cpp. The blocks of qwen35
 // with the FFN replaced by n_expert routed experts (top n_expert_used, n_ff_exp wide) and one shared expert
 // (n_ff_shexp wide, a 1-D sigmoid gate). Keys and tensors as the suite's Qwen3.5-35B-A3B (models_hyb.mjs
 // qwen35moe_35b, conversion/qwen.py Qwen3_5MoeTextModel): no feed_forward_length; attention.recurrent_layers from
-// layer_types (v0.5.0's converter; the loader falls back to full_attention_interval without it); with mtp, one
+// layer_types (v0.5.0's converter; without it, recurrentKey false, the loader falls back to full_attention_interval,
+// as 5b4ebc5's converter writes); with mtp, one
 // trailing NextN block (block_count = n_layer + 1), which a main context skips.
-export function qwen35moe(h, n_vocab, { mtp = false } = {}) {
+export function qwen35moe(h, n_vocab, { mtp = false, recurrentKey = true } = {}) {
     const b = new Builder("qwen35moe");
     const n_all = h.n_layer + (mtp ? 1 : 0);
     const isRecr = (il) => il < h.n_layer && (il + 1) % 4 !== 0;
@@ -128,28 +141,19 @@ export function qwen35moe(h, n_vocab, { mtp = false } = {}) {
         .k("attention.key_length", h.head_dim).k("attention.value_length", h.head_dim)
         .k("expert_feed_forward_length", h.n_ff_exp).k("expert_shared_feed_forward_length", h.n_ff_shexp)
         .k("ssm.conv_kernel", h.d_conv ?? 4).k("ssm.state_size", h.lin_k_dim).k("ssm.group_count", h.lin_k_heads)
-        .k("ssm.time_step_rank", h.lin_v_heads).k("ssm.inner_size", h.lin_v_heads * h.lin_v_dim)
-        .k("attention.recurrent_layers", boolarr([...Array(n_all).keys()].map(isRecr)))
-        .k("full_attention_interval", 4).k("rope.dimension_count", h.head_dim / 4);
+        .k("ssm.time_step_rank", h.lin_v_heads).k("ssm.inner_size", h.lin_v_heads * h.lin_v_dim);
+    if (recurrentKey) b.k("attention.recurrent_layers", boolarr([...Array(n_all).keys()].map(isRecr)));
+    b.k("full_attention_interval", 4).k("rope.dimension_count", h.head_dim / 4);
     if (mtp) b.k("nextn_predict_layers", 1);
     embeddings(b, h.n_embd, n_vocab, false);
-    const moe = (il) => {
-        b.blk(il, "ffn_gate_inp.weight", [h.n_embd, h.n_expert])
-            .blk(il, "ffn_down_exps.weight", [h.n_ff_exp, h.n_embd, h.n_expert])
-            .blk(il, "ffn_gate_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
-            .blk(il, "ffn_up_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
-            .blk(il, "ffn_gate_inp_shexp.weight", [h.n_embd])
-            .blk(il, "ffn_gate_shexp.weight", [h.n_embd, h.n_ff_shexp]).blk(il, "ffn_up_shexp.weight", [h.n_embd, h.n_ff_shexp])
-            .blk(il, "ffn_down_shexp.weight", [h.n_ff_shexp, h.n_embd]);
-    };
     for (let il = 0; il < h.n_layer; ++il) {
         qwen35Mixer(b, il, h, !isRecr(il));
-        moe(il);
+        moeShexp(b, il, h);
     }
     if (mtp) {
         const il = h.n_layer; // load_block_mtp: a full-attention block with MoE + the NextN fusion tensors
         qwen35Mixer(b, il, h, true);
-        moe(il);
+        moeShexp(b, il, h);
         b.blk(il, "nextn.eh_proj.weight", [2 * h.n_embd, h.n_embd]).blk(il, "nextn.enorm.weight", [h.n_embd])
             .blk(il, "nextn.hnorm.weight", [h.n_embd]).blk(il, "nextn.shared_head_norm.weight", [h.n_embd]);
     }
@@ -190,13 +194,7 @@ function qwen3next_80b(n_vocab) {
                 .blk(il, "ssm_a", [h.lin_v_heads]).blk(il, "ssm_ba.weight", [h.n_embd, 2 * h.lin_v_heads])
                 .blk(il, "ssm_norm.weight", [h.lin_v_dim]).blk(il, "ssm_out.weight", [value_dim, h.n_embd]);
         }
-        b.blk(il, "ffn_gate_inp.weight", [h.n_embd, h.n_expert])
-            .blk(il, "ffn_down_exps.weight", [h.n_ff_exp, h.n_embd, h.n_expert])
-            .blk(il, "ffn_gate_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
-            .blk(il, "ffn_up_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
-            .blk(il, "ffn_gate_inp_shexp.weight", [h.n_embd])
-            .blk(il, "ffn_gate_shexp.weight", [h.n_embd, h.n_ff_shexp]).blk(il, "ffn_up_shexp.weight", [h.n_embd, h.n_ff_shexp])
-            .blk(il, "ffn_down_shexp.weight", [h.n_ff_shexp, h.n_embd]);
+        moeShexp(b, il, h);
     }
     return b;
 }
