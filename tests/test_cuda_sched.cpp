@@ -3,7 +3,7 @@
 // graph template (data/graphs, tools/graph_template/graph2.py) must give each device's compute buffer to the byte, on
 // the suite's own models (the shape the template's context design was recorded on) and on the held-out sibling
 // shapes no template was fitted on (tests/conformance/shapes.mjs `check`: other layer counts, widths, head counts,
-// head widths, vocabularies). The rows were measured with the release's shipped libllama in no_alloc mode (the prompt
+// head widths, expert counts and widths, vocabularies). The rows were measured with the release's shipped libllama in no_alloc mode (the prompt
 // graph, ggml_backend_sched_reserve_size: the figure node-llama-cpp and llama.cpp's --fit read).
 // Models: header-only GGUFs at the small vocabulary (tests/data/gguf_shapes, shapes.mjs --headers); the row's
 // vocabulary is set on the model: the logits' width and the rows of token_embd and output.weight (checked against the
@@ -100,7 +100,8 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         std::map<std::string, kvfit::model_desc> models;
         size_t checked = 0, held_out = 0;
         // held-out rows per family (the GGUF architecture: llama, qwen35, gpt-oss)
-        std::map<std::string, size_t> held_out_of;
+        std::map<std::string, size_t> held_out_of; // held-out rows per family (the GGUF architecture)
+        std::map<std::string, size_t> per_family;  // every row per family
         for (const std::string file : {std::string("cuda-") + rel_name + ".jsonl", std::string("cuda-shapes-") + rel_name + ".jsonl"}) {
             for (const json & r : rows_of(file)) {
                 if (!r.value("ok", false)) continue;
@@ -136,8 +137,10 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                     EXPECT_EQ(kvfit::llamacpp_compute_unmodelled(m, p.settings, &p.ctx), "") << where;
                 }
                 ++checked;
-                // the families' suite models (the shape each template's context design was recorded on) are not held out
-                if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b") {
+                // the families' suite models (the shape each template's context design was recorded on:
+                // tests/conformance/shapes.mjs FAMILIES base) are not held out
+                ++per_family[m.gguf_architecture];
+                if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
                 }
@@ -148,8 +151,33 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         std::printf(" )\n");
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
-        // gpt-oss (sliding-window and full layers, sinks, biased MoE): its two held-out shapes, every placement
-        EXPECT_GE(held_out_of["gpt-oss"], 40u) << rel_name;
+        // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
+        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss"}) {
+            EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
+            EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
+        }
+    }
+}
+
+// A qwen35moe model that lists no tensors (Qwen3.5-35B-A3B's config.json, ../shared/configs) is replayed through the
+// family's template (data/graphs/qwen35moe.*: recorded on the suite's 35B-A3B and four synthetic siblings) with every
+// layer on the GPU, not estimated; its compute buffers are the ones llama.cpp's scheduler gave the suite's GGUF of
+// the same shape at the real vocabulary (measured/cuda-<release>.jsonl, qwen35moe-35b_v248320, full offload).
+TEST(cuda_sched, qwen35moe_config_json_replayed_as_measured) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3.5-35B-A3B.json", warn);
+    for (const auto & [rel_name, rel] : releases) {
+        size_t n = 0;
+        for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
+            if (r["model"] != "qwen35moe-35b_v248320" || r["cls"] != "full" || !r.value("ok", false)) continue;
+            const kvfit::llamacpp_plan p = plan_of(m, r, rel);
+            const std::string where = std::string(rel_name) + " " + r["ctx"].dump();
+            ASSERT_TRUE(p.gpu_compute.replayed) << where << ": " << p.gpu_compute.why;
+            const std::vector<uint64_t> want = measured_compute(r, p.devices.size());
+            for (size_t d = 0; d < want.size(); ++d) EXPECT_EQ(p.gpu_compute.prompt_bytes.at(d), want[d]) << where << " device " << d;
+            ++n;
+        }
+        EXPECT_GE(n, 2u) << rel_name; // flash attention on and off
     }
 }
 

@@ -17,9 +17,9 @@
 
 namespace {
 
-// Qwen3.5-35B-A3B: the real-vocabulary output stage sits 4 MiB (2E, -0.8 %) under the measured buffer
-// (stages_gated_deltanet's output_stage); every small-vocabulary row exact at the log's precision.
-double tolerance_pct(const std::string & id) { return id.rfind("qwen35moe-35b", 0) == 0 ? 0.9 : 0.0; }
+// No known miss: Qwen3.5-35B-A3B, whose real-vocabulary output stage sat 4 MiB (-0.8 %) under the measured buffer
+// with the stage estimate, is replayed through the qwen35moe graph template (data/graphs/qwen35moe.*).
+double tolerance_pct(const std::string &) { return 0.0; }
 
 TEST(llamacpp_compute, measured_2026_rows) {
     const auto rows = kvfit::test::read_compute_rows(std::string(KVFIT_TEST_DATA) + "/llamacpp_compute_2026.csv");

@@ -75,12 +75,13 @@ kvfit::llamacpp_settings settings_of(const json & q, kvfit::llamacpp_release rel
 // - glm-5 -3.11 % (4 sequences), minimax-m3 -7.47 % (4 sequences, f16): the DSA / MSA layer stages, fitted with
 //   n_outputs = T (docs/llamacpp.md: GLM-5 -2.6 %, MiniMax-M3 -4.7 % .. -12.9 %), here uncovered by the logits;
 // - kimi-linear-48b, nemotron3-super-120b: 2,048 B (inp_pos counted, not built);
-// - deepseek-v2-lite, qwen3next-80b, qwen35moe-35b: the "lib_*" rows' known misses (1.9 %, 1.5 %, 0.8 %).
+// - deepseek-v2-lite, qwen3next-80b: the "lib_*" rows' known misses (1.9 %, 1.5 %); qwen35moe-35b's (0.8 %) is gone
+//   since its graph is replayed (data/graphs/qwen35moe.*).
 double tolerance_pct(const std::string & tag) {
     static const std::map<std::string, double> t = {
         {"mamba2-2.7b_v50288", 1.0},       {"nemotron-h-56b_v131072", 0.3}, {"glm-5_v154880", 3.5},
         {"minimax-m3_v200064", 8.0},       {"kimi-linear-48b_v163840", 0.01}, {"nemotron3-super-120b_v131072", 0.01},
-        {"deepseek-v2-lite_v102400", 1.9}, {"qwen3next-80b_v151936", 1.5},  {"qwen35moe-35b_v248320", 1.0}};
+        {"deepseek-v2-lite_v102400", 1.9}, {"qwen3next-80b_v151936", 1.5}};
     const auto it = t.find(tag);
     return it == t.end() ? 0.0 : it->second;
 }

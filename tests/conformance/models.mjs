@@ -35,6 +35,7 @@ export class Builder {
 const f32 = (v) => ({ type: "f32", value: v });
 const u32arr = (a) => ({ type: "array", elem: "u32", value: a });
 const i32arr = (a) => ({ type: "array", elem: "i32", value: a });
+const boolarr = (a) => ({ type: "array", elem: "bool", value: a });
 
 // Attention q/k/v/o of one layer (create_tensor_qkv + wo), optional biases.
 function attn(b, il, n_embd, n_q, n_k, n_v, { bias = false, out = n_q } = {}) {
@@ -76,7 +77,7 @@ const llama31_8b = (n_vocab) => llama({ n_layer: 32, n_embd: 4096, n_head: 32, n
 // time_step_rank = H_v.
 export function qwen35(h, n_vocab) {
     const b = new Builder("qwen35");
-    const key_dim = h.lin_k_heads * h.lin_k_dim, value_dim = h.lin_v_heads * h.lin_v_dim;
+    const value_dim = h.lin_v_heads * h.lin_v_dim;
     b.k("block_count", h.n_layer).k("context_length", 262144).k("embedding_length", h.n_embd)
         .k("feed_forward_length", h.n_ff).k("attention.head_count", h.n_head).k("attention.head_count_kv", h.n_head_kv)
         .k("attention.layer_norm_rms_epsilon", f32(1e-6)).k("attention.key_length", h.head_dim)
@@ -86,19 +87,75 @@ export function qwen35(h, n_vocab) {
         .k("ssm.time_step_rank", h.lin_v_heads).k("ssm.inner_size", value_dim).k("full_attention_interval", 4);
     embeddings(b, h.n_embd, n_vocab, false);
     for (let il = 0; il < h.n_layer; ++il) {
-        b.blk(il, "attn_norm.weight", [h.n_embd]).blk(il, "post_attention_norm.weight", [h.n_embd]);
-        if ((il + 1) % 4 === 0) {
-            attn(b, il, h.n_embd, h.head_dim * h.n_head * 2, h.head_dim * h.n_head_kv, h.head_dim * h.n_head_kv,
-                 { out: h.head_dim * h.n_head });
-            b.blk(il, "attn_q_norm.weight", [h.head_dim]).blk(il, "attn_k_norm.weight", [h.head_dim]);
-        } else {
-            b.blk(il, "attn_qkv.weight", [h.n_embd, key_dim * 2 + value_dim]).blk(il, "attn_gate.weight", [h.n_embd, value_dim])
-                .blk(il, "ssm_conv1d.weight", [h.d_conv ?? 4, key_dim * 2 + value_dim]).blk(il, "ssm_dt.bias", [h.lin_v_heads])
-                .blk(il, "ssm_a", [h.lin_v_heads]).blk(il, "ssm_beta.weight", [h.n_embd, h.lin_v_heads])
-                .blk(il, "ssm_alpha.weight", [h.n_embd, h.lin_v_heads]).blk(il, "ssm_norm.weight", [h.lin_v_dim])
-                .blk(il, "ssm_out.weight", [value_dim, h.n_embd]);
-        }
+        qwen35Mixer(b, il, h, (il + 1) % 4 === 0);
         ffnGated(b, il, h.n_embd, h.n_ff);
+    }
+    return b;
+}
+/// One Qwen3.5 block's norms and token mixer (qwen35 and qwen35moe alike: load_arch_tensors of src/models/qwen35.cpp
+/// and qwen35moe.cpp): gated full attention (q doubled by its gate, q/k norms) or a Gated DeltaNet layer (fused qkv,
+/// z gate, conv1d of d_conv taps, dt bias, A, beta, alpha, per-head norm, out).
+function qwen35Mixer(b, il, h, full) {
+    const key_dim = h.lin_k_heads * h.lin_k_dim, value_dim = h.lin_v_heads * h.lin_v_dim;
+    b.blk(il, "attn_norm.weight", [h.n_embd]).blk(il, "post_attention_norm.weight", [h.n_embd]);
+    if (full) {
+        attn(b, il, h.n_embd, h.head_dim * h.n_head * 2, h.head_dim * h.n_head_kv, h.head_dim * h.n_head_kv,
+             { out: h.head_dim * h.n_head });
+        b.blk(il, "attn_q_norm.weight", [h.head_dim]).blk(il, "attn_k_norm.weight", [h.head_dim]);
+    } else {
+        b.blk(il, "attn_qkv.weight", [h.n_embd, key_dim * 2 + value_dim]).blk(il, "attn_gate.weight", [h.n_embd, value_dim])
+            .blk(il, "ssm_conv1d.weight", [h.d_conv ?? 4, key_dim * 2 + value_dim]).blk(il, "ssm_dt.bias", [h.lin_v_heads])
+            .blk(il, "ssm_a", [h.lin_v_heads]).blk(il, "ssm_beta.weight", [h.n_embd, h.lin_v_heads])
+            .blk(il, "ssm_alpha.weight", [h.n_embd, h.lin_v_heads]).blk(il, "ssm_norm.weight", [h.lin_v_dim])
+            .blk(il, "ssm_out.weight", [value_dim, h.n_embd]);
+    }
+}
+
+/// Routed experts (n_expert of n_ff_exp, a router) and one shared expert (n_ff_shexp wide, a 1-D sigmoid gate):
+/// the FFN of qwen3next and qwen35moe (load_arch_tensors of src/models/qwen3next.cpp, qwen35moe.cpp).
+function moeShexp(b, il, h) {
+    b.blk(il, "ffn_gate_inp.weight", [h.n_embd, h.n_expert])
+        .blk(il, "ffn_down_exps.weight", [h.n_ff_exp, h.n_embd, h.n_expert])
+        .blk(il, "ffn_gate_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
+        .blk(il, "ffn_up_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
+        .blk(il, "ffn_gate_inp_shexp.weight", [h.n_embd])
+        .blk(il, "ffn_gate_shexp.weight", [h.n_embd, h.n_ff_shexp]).blk(il, "ffn_up_shexp.weight", [h.n_embd, h.n_ff_shexp])
+        .blk(il, "ffn_down_shexp.weight", [h.n_ff_shexp, h.n_embd]);
+}
+
+// Qwen3.5 MoE (qwen35moe: Qwen3.5/3.6-35B-A3B, 122B-A10B, 397B-A17B): src/models/qwen35moe.cpp. The blocks of qwen35
+// with the FFN replaced by n_expert routed experts (top n_expert_used, n_ff_exp wide) and one shared expert
+// (n_ff_shexp wide, a 1-D sigmoid gate). Keys and tensors as the suite's Qwen3.5-35B-A3B (models_hyb.mjs
+// qwen35moe_35b, conversion/qwen.py Qwen3_5MoeTextModel): no feed_forward_length; attention.recurrent_layers from
+// layer_types (v0.5.0's converter; without it, recurrentKey false, the loader falls back to full_attention_interval,
+// as 5b4ebc5's converter writes); with mtp, one
+// trailing NextN block (block_count = n_layer + 1), which a main context skips.
+export function qwen35moe(h, n_vocab, { mtp = false, recurrentKey = true } = {}) {
+    const b = new Builder("qwen35moe");
+    const n_all = h.n_layer + (mtp ? 1 : 0);
+    const isRecr = (il) => il < h.n_layer && (il + 1) % 4 !== 0;
+    b.k("block_count", n_all).k("context_length", 262144).k("embedding_length", h.n_embd)
+        .k("attention.head_count", h.n_head).k("attention.head_count_kv", h.n_head_kv)
+        .k("rope.dimension_sections", i32arr([11, 11, 10, 0])).k("rope.freq_base", f32(10000000))
+        .k("attention.layer_norm_rms_epsilon", f32(1e-6)).k("expert_count", h.n_expert).k("expert_used_count", h.n_expert_used)
+        .k("attention.key_length", h.head_dim).k("attention.value_length", h.head_dim)
+        .k("expert_feed_forward_length", h.n_ff_exp).k("expert_shared_feed_forward_length", h.n_ff_shexp)
+        .k("ssm.conv_kernel", h.d_conv ?? 4).k("ssm.state_size", h.lin_k_dim).k("ssm.group_count", h.lin_k_heads)
+        .k("ssm.time_step_rank", h.lin_v_heads).k("ssm.inner_size", h.lin_v_heads * h.lin_v_dim);
+    if (recurrentKey) b.k("attention.recurrent_layers", boolarr([...Array(n_all).keys()].map(isRecr)));
+    b.k("full_attention_interval", 4).k("rope.dimension_count", h.head_dim / 4);
+    if (mtp) b.k("nextn_predict_layers", 1);
+    embeddings(b, h.n_embd, n_vocab, false);
+    for (let il = 0; il < h.n_layer; ++il) {
+        qwen35Mixer(b, il, h, !isRecr(il));
+        moeShexp(b, il, h);
+    }
+    if (mtp) {
+        const il = h.n_layer; // load_block_mtp: a full-attention block with MoE + the NextN fusion tensors
+        qwen35Mixer(b, il, h, true);
+        moeShexp(b, il, h);
+        b.blk(il, "nextn.eh_proj.weight", [2 * h.n_embd, h.n_embd]).blk(il, "nextn.enorm.weight", [h.n_embd])
+            .blk(il, "nextn.hnorm.weight", [h.n_embd]).blk(il, "nextn.shared_head_norm.weight", [h.n_embd]);
     }
     return b;
 }
@@ -137,13 +194,7 @@ function qwen3next_80b(n_vocab) {
                 .blk(il, "ssm_a", [h.lin_v_heads]).blk(il, "ssm_ba.weight", [h.n_embd, 2 * h.lin_v_heads])
                 .blk(il, "ssm_norm.weight", [h.lin_v_dim]).blk(il, "ssm_out.weight", [value_dim, h.n_embd]);
         }
-        b.blk(il, "ffn_gate_inp.weight", [h.n_embd, h.n_expert])
-            .blk(il, "ffn_down_exps.weight", [h.n_ff_exp, h.n_embd, h.n_expert])
-            .blk(il, "ffn_gate_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
-            .blk(il, "ffn_up_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
-            .blk(il, "ffn_gate_inp_shexp.weight", [h.n_embd])
-            .blk(il, "ffn_gate_shexp.weight", [h.n_embd, h.n_ff_shexp]).blk(il, "ffn_up_shexp.weight", [h.n_embd, h.n_ff_shexp])
-            .blk(il, "ffn_down_shexp.weight", [h.n_ff_shexp, h.n_embd]);
+        moeShexp(b, il, h);
     }
     return b;
 }

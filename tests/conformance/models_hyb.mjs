@@ -19,6 +19,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { qwen35moe } from "./models.mjs";
 
 /// ggml type for a weight of this name and shape (ne[0] first): as models.mjs weightType().
 function weightType(name, shape) {
@@ -125,59 +126,10 @@ function nemotron3_super(n_vocab, { mtp = true, mtpLatent = true } = {}) {
 // v0.5.0's converter also writes attention.recurrent_layers from layer_types (MTP entries false); the loader
 // falls back to full_attention_interval when that key is absent (5b4ebc5's converter).
 function qwen35moe_35b(n_vocab, { mtp = true, recurrentKey = true } = {}) {
-    const h = { n_layer: 40, n_embd: 2048, n_head: 16, n_head_kv: 2, head_dim: 256, n_expert: 256, n_expert_used: 8,
-        n_ff_exp: 512, n_ff_shexp: 512, lin_k_heads: 16, lin_k_dim: 128, lin_v_heads: 32, lin_v_dim: 128 };
-    const key_dim = h.lin_k_heads * h.lin_k_dim, value_dim = h.lin_v_heads * h.lin_v_dim;
-    const n_all = h.n_layer + (mtp ? 1 : 0);
-    const isRecr = (il) => il < h.n_layer && (il + 1) % 4 !== 0;
-    const b = new Builder("qwen35moe");
-    b.k("block_count", n_all).k("context_length", 262144).k("embedding_length", h.n_embd)
-        .k("attention.head_count", h.n_head).k("attention.head_count_kv", h.n_head_kv)
-        .k("rope.dimension_sections", i32arr([11, 11, 10, 0])).k("rope.freq_base", f32(10000000))
-        .k("attention.layer_norm_rms_epsilon", f32(1e-6)).k("expert_count", h.n_expert).k("expert_used_count", h.n_expert_used)
-        .k("attention.key_length", h.head_dim).k("attention.value_length", h.head_dim)
-        .k("expert_feed_forward_length", h.n_ff_exp).k("expert_shared_feed_forward_length", h.n_ff_shexp)
-        .k("ssm.conv_kernel", 4).k("ssm.state_size", h.lin_k_dim).k("ssm.group_count", h.lin_k_heads)
-        .k("ssm.time_step_rank", h.lin_v_heads).k("ssm.inner_size", value_dim);
-    if (recurrentKey) b.k("attention.recurrent_layers", boolarr([...Array(n_all).keys()].map(isRecr)));
-    b.k("full_attention_interval", 4).k("rope.dimension_count", h.head_dim / 4);
-    if (mtp) b.k("nextn_predict_layers", 1);
-    embeddings(b, h.n_embd, n_vocab, false);
-    const fullAttn = (il) => {
-        attn(b, il, h.n_embd, h.head_dim * h.n_head * 2, h.head_dim * h.n_head_kv, h.head_dim * h.n_head_kv, { out: h.head_dim * h.n_head });
-        b.blk(il, "attn_q_norm.weight", [h.head_dim]).blk(il, "attn_k_norm.weight", [h.head_dim]);
-    };
-    const moe = (il) => {
-        b.blk(il, "ffn_gate_inp.weight", [h.n_embd, h.n_expert])
-            .blk(il, "ffn_down_exps.weight", [h.n_ff_exp, h.n_embd, h.n_expert])
-            .blk(il, "ffn_gate_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
-            .blk(il, "ffn_up_exps.weight", [h.n_embd, h.n_ff_exp, h.n_expert])
-            .blk(il, "ffn_gate_inp_shexp.weight", [h.n_embd])
-            .blk(il, "ffn_gate_shexp.weight", [h.n_embd, h.n_ff_shexp]).blk(il, "ffn_up_shexp.weight", [h.n_embd, h.n_ff_shexp])
-            .blk(il, "ffn_down_shexp.weight", [h.n_ff_shexp, h.n_embd]);
-    };
-    for (let il = 0; il < h.n_layer; ++il) {
-        b.blk(il, "attn_norm.weight", [h.n_embd]).blk(il, "post_attention_norm.weight", [h.n_embd]);
-        if (!isRecr(il)) fullAttn(il);
-        else {
-            b.blk(il, "attn_qkv.weight", [h.n_embd, key_dim * 2 + value_dim]).blk(il, "attn_gate.weight", [h.n_embd, value_dim])
-                .blk(il, "ssm_conv1d.weight", [4, key_dim * 2 + value_dim]).blk(il, "ssm_dt.bias", [h.lin_v_heads])
-                .blk(il, "ssm_a", [h.lin_v_heads]).blk(il, "ssm_beta.weight", [h.n_embd, h.lin_v_heads])
-                .blk(il, "ssm_alpha.weight", [h.n_embd, h.lin_v_heads]).blk(il, "ssm_norm.weight", [h.lin_v_dim])
-                .blk(il, "ssm_out.weight", [value_dim, h.n_embd]);
-        }
-        moe(il);
-    }
-    b.mtpFrom = b.tensors.length;
-    if (mtp) {
-        const il = h.n_layer; // load_block_mtp: a full-attention block with MoE + the NextN fusion tensors
-        b.blk(il, "attn_norm.weight", [h.n_embd]).blk(il, "post_attention_norm.weight", [h.n_embd]);
-        fullAttn(il);
-        moe(il);
-        b.blk(il, "nextn.eh_proj.weight", [2 * h.n_embd, h.n_embd]).blk(il, "nextn.enorm.weight", [h.n_embd])
-            .blk(il, "nextn.hnorm.weight", [h.n_embd]).blk(il, "nextn.shared_head_norm.weight", [h.n_embd]);
-    }
-    return b;
+    // the family's builder (models.mjs qwen35moe, which tests/conformance/shapes.mjs records siblings with)
+    return qwen35moe({ n_layer: 40, n_embd: 2048, n_head: 16, n_head_kv: 2, head_dim: 256, n_expert: 256, n_expert_used: 8,
+        n_ff_exp: 512, n_ff_shexp: 512, lin_k_heads: 16, lin_k_dim: 128, lin_v_heads: 32, lin_v_dim: 128 }, n_vocab,
+        { mtp, recurrentKey });
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { llama, qwen35, gpt_oss } from "./models.mjs";
+import { llama, qwen35, qwen35moe, gpt_oss } from "./models.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -115,6 +115,52 @@ export const FAMILIES = {
             // synthetic: 8 layers, 128-wide heads, 2 KV heads, 12 experts, another vocabulary
             ["gpt-oss-s8", (nv) => gpt_oss({ n_layer: 8, n_embd: 1792, n_head: 16, n_head_kv: 2, head_dim: 128, n_expert: 12,
                 n_expert_used: 4, n_ff_exp: 896 }, nv), 49152],
+        ],
+    },
+    // Qwen3.5 MoE (qwen35moe: Qwen3.5/3.6-35B-A3B, 122B-A10B, 397B-A17B): the qwen35 blocks with routed experts and a
+    // shared expert (src/models/qwen35moe.cpp). The base is the suite's Qwen3.5-35B-A3B (models_hyb.mjs, with its MTP
+    // block, which a main context skips); /work/shared/configs holds no other qwen3_5_moe config, so the siblings are
+    // synthetic: expert counts 256 / 128 / 64 / 40 / 96, expert and shared-expert widths apart from each other and
+    // from n_embd, DeltaNet heads 64-128 wide with 1-4 value heads per key head. Every shape routes to 8 experts
+    // (Qwen3.5-35B-A3B's and 122B-A10B's top-k): llama.cpp sums the used experts' outputs as a chain of n_expert_used
+    // views and n_expert_used - 1 adds (llm_graph_context::build_moe_ffn), so the layer's topology depends on the
+    // count, and the layer signature names it (graph_layer_sig: "m8"); another top-k is another layer kind, not
+    // recorded, and kvfit says so and estimates
+    qwen35moe: {
+        arch: "qwen35moe",
+        base: "qwen35moe-35b",
+        record: [
+            // synthetic: 12 layers, 3072 wide, 32 x 256 attention heads, 128 experts, 1,024-wide experts
+            ["qwen35moe-s12", (nv) => qwen35moe({ n_layer: 12, n_embd: 3072, n_head: 32, n_head_kv: 2, head_dim: 256,
+                n_expert: 128, n_expert_used: 8, n_ff_exp: 1024, n_ff_shexp: 1024,
+                lin_k_heads: 16, lin_k_dim: 128, lin_v_heads: 64, lin_v_dim: 128 }, nv), 512],
+            // synthetic: 64 experts, a shared expert twice as wide as the routed ones, 128-wide attention heads, 3 KV heads, 64-wide DeltaNet heads, a 3-wide convolution, another vocabulary
+            ["qwen35moe-s16", (nv) => qwen35moe({ n_layer: 16, n_embd: 1536, n_head: 12, n_head_kv: 3, head_dim: 128,
+                n_expert: 64, n_expert_used: 8, n_ff_exp: 384, n_ff_shexp: 768,
+                lin_k_heads: 8, lin_k_dim: 64, lin_v_heads: 16, lin_v_dim: 64, d_conv: 3 }, nv), 1024],
+            // synthetic: 40 experts, 96-wide DeltaNet heads, 4 KV heads, a shared expert narrower than the routed
+            ["qwen35moe-s20", (nv) => qwen35moe({ n_layer: 20, n_embd: 2560, n_head: 20, n_head_kv: 4, head_dim: 256,
+                n_expert: 40, n_expert_used: 8, n_ff_exp: 640, n_ff_shexp: 320,
+                lin_k_heads: 10, lin_k_dim: 96, lin_v_heads: 20, lin_v_dim: 96 }, nv), 512],
+            // synthetic: one DeltaNet value head per key head and a width unrelated to them (qwen35-r8's reason: the
+            // convolution's channels apart from n_embd), 96 experts
+            ["qwen35moe-r8", (nv) => qwen35moe({ n_layer: 8, n_embd: 1792, n_head: 14, n_head_kv: 2, head_dim: 128,
+                n_expert: 96, n_expert_used: 8, n_ff_exp: 256, n_ff_shexp: 384,
+                lin_k_heads: 12, lin_k_dim: 64, lin_v_heads: 12, lin_v_dim: 64 }, nv), 512],
+        ],
+        check: [
+            // synthetic at Qwen3.5-122B-A10B's published layer count (48), expert count and top-k (256 top-8), with an
+            // MTP block; 32 x 256 heads, 48 DeltaNet value heads (3 per key head), 1,024-wide experts; Qwen3's vocabulary.
+            // (Value heads a multiple of 32 make ssm_alpha / ssm_beta f16 [n_embd, 32k] matrices the CPU backend moves to
+            // AMX on a host that has it: the CPU rows' weights would then depend on the measuring host.)
+            ["qwen35moe-s48", (nv) => qwen35moe({ n_layer: 48, n_embd: 3072, n_head: 32, n_head_kv: 2, head_dim: 256,
+                n_expert: 256, n_expert_used: 8, n_ff_exp: 1024, n_ff_shexp: 1024,
+                lin_k_heads: 16, lin_k_dim: 128, lin_v_heads: 48, lin_v_dim: 128 }, nv, { mtp: true }), 151936],
+            // synthetic: 24 layers, one KV head, 160 experts, 3 DeltaNet value heads per key head, a shared expert 3x
+            // the routed width
+            ["qwen35moe-s24", (nv) => qwen35moe({ n_layer: 24, n_embd: 1024, n_head: 8, n_head_kv: 1, head_dim: 256,
+                n_expert: 160, n_expert_used: 8, n_ff_exp: 320, n_ff_shexp: 960,
+                lin_k_heads: 8, lin_k_dim: 128, lin_v_heads: 24, lin_v_dim: 128 }, nv), 512],
         ],
     },
 };

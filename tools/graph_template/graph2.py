@@ -14,7 +14,8 @@ allocator (format 2: src/runtimes/llamacpp/graph_replay.cpp; src/runtimes/llamac
 2. Contexts grouped into variants (flash attention, K/V class, stream layout); within a variant every tensor goes to the
    global segment or its layer's (blk.N., -N, _lN names; unnamed tensors follow their first user). A layer's topology
    (ops, names, sources, views, flags) is its segment kind; each layer's signature (kvfit-graph-dims: its caches, FFN,
-   the layer before it, last or not) must name one kind, on every shape.
+   the layer before it, last or not) must name one kind, on every shape. A count that changes a layer's topology is in
+   its signature and constant across the shapes of a kind (SIG_DIMS: MoE layers' n_expert_used, "m8", "m4").
 3. Every shape, stride, view offset and op parameter of a kind fitted over all its instances: first over the context
    variables on the first shape (gfit.py), then each coefficient over the model's dimensions (global n_embd, n_expert,
    ...; the layer's own l_n_head, l_head_dim_k, ...) from the other shapes: a constant, r x a product of up to three
@@ -782,6 +783,8 @@ def build_variant(key, trs, eid, sfit):
 
 
 def log(s): print(s, file=sys.stderr, flush=True)
+
+
 
 
 def check_dims_vary(shapes):

@@ -39,10 +39,11 @@ bool recurrent_only(const model_desc & m, uint32_t il) {
     return state;
 }
 
-/// What layer il is, without its sizes: its caches, its FFN (d dense, m routed experts, - none) and whether it is
-/// a NextN block (x). A routed FFN carries its experts-used count (m4): llama.cpp's build_moe_ffn makes one view per
-/// used expert and adds them in a chain (src/llama-graph.cpp "aggregate experts", v0.5.0:2335-2349, 5b4ebc5:2283),
-/// so that count is the number of tensors in the layer's graph, not a size: a template holds the counts recorded.
+/// What layer il is, without its sizes: its caches, its FFN (d dense, m<k> routed experts of which k are used, - none)
+/// and whether it is a NextN block (x). The used-expert count is part of the layer's topology, not a size: llama.cpp
+/// sums the routed experts' outputs as n_expert_used views, each expanded into the graph, and n_expert_used - 1 adds
+/// (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2337-2346, 5b4ebc5:2278-2287), so a template recorded
+/// at one top-k does not replay another: that layer kind is not recorded, and kvfit says so.
 std::string layer_features(const model_desc & m, uint32_t il) {
     if (il >= m.n_layer) return "x";
     std::string f;
