@@ -190,6 +190,13 @@ TEST(model_set, one_gpu_per_model_when_the_set_spans_several) {
     auto c = request("Qwen3-8B", "llama.cpp", "RTX 4090,RTX 4090", {{"ctx_size", "131072"}});
     auto d = request("Meta-Llama-3.1-8B", "llama.cpp", "RTX 4090,RTX 4090", {{"ctx_size", "131072"}});
     for (const auto & x : plan_set({c, d}).alternatives) EXPECT_NE(x.kind, "gpu_assignment");
+    // unlike GPUs: the runtime numbers its vendor's GPUs only (HIP the AMD ones), CUDA in PCI bus order when asked
+    auto g = request("Qwen3-8B", "vllm", "RTX 4090,L40S", {{"max_model_len", "16384"}});
+    auto h = request("Meta-Llama-3.1-8B", "vllm", "RTX 4090,L40S", {{"max_model_len", "16384"}});
+    for (const auto & x : plan_set({g, h}).alternatives) {
+        if (x.kind != "gpu_assignment") continue;
+        for (const auto & f : x.flags) EXPECT_EQ(f.rfind("CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=", 0), 0u) << f;
+    }
     auto e = request("Qwen3-8B", "ollama", "L4,L4", {{"num_ctx", "131072"}});
     auto f = request("Meta-Llama-3.1-8B", "ollama", "L4,L4", {{"num_ctx", "131072"}});
     for (const auto & x : plan_set({e, f}).alternatives) EXPECT_NE(x.kind, "gpu_assignment");

@@ -395,3 +395,16 @@ TEST(serving_explain, ollama_llama_server_runner) {
 }
 
 } // namespace
+
+// Every public log of the corpus is a serving engine's log by its own lines: a vLLM start refused by its Mamba check
+// (vllm-recipes831: "ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (939)", alone in its log) was
+// read as no startup log at all, and `kvfit explain` exited 2.
+TEST(serving_explain, every_corpus_log_is_detected) {
+    size_t n = 0;
+    for (const corpus_file & f : corpus()) {
+        kvfit::serving_engine e = kvfit::serving_engine::vllm;
+        EXPECT_TRUE(kvfit::detect_serving_engine(f.text, e)) << f.name;
+        ++n;
+    }
+    EXPECT_GE(n, 30u);
+}

@@ -286,6 +286,36 @@ TEST(vllm_max_model_len, rope_scaling_derives_the_longest_length) {
         const kvfit::model_desc x = kvfit::model_from_hf_config(kvfit::test::shared_config(file), file, ww);
         EXPECT_EQ(kvfit::detail::vllm_derived_max_model_len(x), x.n_ctx_train) << file;
     }
+    const auto derived = [&](const nlohmann::json & c) {
+        kvfit::warnings wx;
+        return kvfit::detail::vllm_derived_max_model_len(kvfit::model_from_hf_config(c.dump(), "edited/config.json", wx));
+    };
+    // yarn whose original_max_position_embeddings is the config's top-level key (patch_rope_parameters copies it)
+    nlohmann::json top = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-8B.json"));
+    top["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+    top["original_max_position_embeddings"] = 32768;
+    EXPECT_EQ(derived(top), 131072u);
+    // transformers v5's rope_parameters per layer type: the loop's last factor scales (x8)
+    nlohmann::json nested = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-8B.json"));
+    nested["rope_parameters"] = {{"full_attention", {{"rope_type", "linear"}, {"factor", 8.0}}},
+                                 {"sliding_attention", {{"rope_type", "default"}}}};
+    EXPECT_EQ(derived(nested), 40960u * 8);
+    // a factor that is not a number, or yarn without its original length: vLLM fails, kvfit refuses by name
+    nlohmann::json bad = top;
+    bad["rope_scaling"]["factor"] = nullptr;
+    EXPECT_THROW((void)derived(bad), kvfit::error);
+    bad["rope_scaling"]["factor"] = "4.0";
+    EXPECT_THROW((void)derived(bad), kvfit::error);
+    // longrope (Phi-3): the default length is the top-level original_max_position_embeddings, the longest unscaled
+    nlohmann::json lr = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-8B.json"));
+    lr["max_position_embeddings"] = 131072;
+    lr["original_max_position_embeddings"] = 4096;
+    lr["rope_scaling"] = {{"rope_type", "longrope"}, {"long_factor", {1.0}}, {"short_factor", {1.0}}};
+    kvfit::warnings wl;
+    const kvfit::model_desc lm = kvfit::model_from_hf_config(lr.dump(), "phi3-like/config.json", wl);
+    EXPECT_EQ(kvfit::detail::vllm_derived_max_model_len(lm), 131072u);
+    EXPECT_EQ(kvfit::plan_vllm(lm, vllm_settings{}, h100).max_model_len, 4096u);
+
     nlohmann::json g = j;
     g["model_type"] = "gemma3_text"; // the architectures class stays Qwen3's: only model_type is read for the rule
     kvfit::warnings wg;

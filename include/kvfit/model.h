@@ -240,15 +240,19 @@ struct model_desc {
     uint32_t n_embd = 0;        ///< hidden size
     uint32_t n_vocab = 0;       ///< vocabulary size (logits width)
     uint64_t n_ctx_train = 0;   ///< max_position_embeddings / context_length, tokens
-    /// A config.json's rope_scaling (or rope_parameters): its rope_type ("yarn", "dynamic", "linear", "llama3", ...;
-    /// "" when absent), factor (0 when absent) and original_max_position_embeddings (0 when absent). vLLM derives its
-    /// longest --max-model-len from them (vllm_derived_max_model_len); llama.cpp and the GGUF converter do not.
-    struct rope_scaling_keys {
+    /// A config.json's rope_scaling (or rope_parameters; transformers v5 may nest one per layer type), one entry each:
+    /// rope_type ("yarn", "linear", "dynamic", "llama3", "longrope", ...; "" when absent), factor (0 when absent, -1
+    /// when present but not a number: null, a string), original_max_position_embeddings (the entry's own, else the
+    /// config's top-level one, as vLLM's patch_rope_parameters copies it; 0 when neither). vLLM derives its longest and
+    /// default --max-model-len from them (vllm_derived_max_model_len); llama.cpp and the GGUF converter do not.
+    struct rope_scaling_entry {
         std::string type;
         double factor = 0;
         uint64_t original_ctx = 0;
-        bool operator==(const rope_scaling_keys &) const = default;
-    } rope_scaling;
+        bool operator==(const rope_scaling_entry &) const = default;
+    };
+    std::vector<rope_scaling_entry> rope_scaling;
+    uint64_t original_ctx_top = 0; ///< the config's top-level original_max_position_embeddings (Phi-3 longrope), 0 = none
     uint32_t n_swa = 0;         ///< sliding-window length in tokens (swa layers), 0 when none
     uint32_t n_chunk = 0;       ///< chunked-attention chunk in tokens (chunked layers), 0 when none
     uint32_t n_layer_mtp = 0;   ///< MTP / NextN blocks the runtime loads besides n_layer: a GGUF's blocks past n_layer

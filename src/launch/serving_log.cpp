@@ -218,6 +218,9 @@ constexpr line_mark k_marks[] = {
     {"GiB KV cache is needed, which is larger than the available KV cache memory (", 0, false, false, "max seq len ("},
     {"the rest of the memory reserved for KV Cache is ", 0, false, true, "model weights take "},
     {"kv_cache_size=", 0, false, true, "total_gpu_memory="},
+    // the refusal of a hybrid model whose max_num_seqs exceeds its Mamba blocks (v1/worker/gpu_model_runner.py:
+    // "ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (939)"), which a refused start may be alone
+    {"max_num_seqs (", 0, false, true, "exceeds available Mamba cache blocks ("},
     // SGLang
     {"KV Cache is allocated. #tokens: ", 1, true, true},
     {"server_args=ServerArgs(", 1, true, false},

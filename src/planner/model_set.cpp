@@ -439,12 +439,21 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
             for (size_t i = 1; i < n; ++i) spread |= gpu_of[i] != gpu_of[0];
         }
         if (spread) {
+            // the runtime numbers only its vendor's GPUs (HIP the AMD ones, CUDA the NVIDIA ones), and CUDA orders them
+            // fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID: with unlike GPUs the index is --gpu's order among
+            // that vendor's, which PCI_BUS_ID gives when --gpu lists them in bus order (nvidia-smi's)
+            bool unlike = false;
+            for (size_t g = 1; g < n_gpu; ++g) unlike |= !same_gpu(g, 0);
             set_alternative a{"gpu_assignment", {}, {}};
             for (size_t i = 0; i < n; ++i) {
-                a.values.push_back(gpu_of[i]);
-                a.flags.push_back(fmt::format("{}={} (GPU{}, {})", mc.gpus[gpu_of[i]].vendor == "AMD" ? "HIP_VISIBLE_DEVICES"
-                                                                   : "CUDA_VISIBLE_DEVICES", gpu_of[i], gpu_of[i],
-                                              mc.gpus[gpu_of[i]].name));
+                const size_t g = gpu_of[i];
+                const bool amd = mc.gpus[g].vendor == "AMD";
+                size_t index = 0;
+                for (size_t h = 0; h < g; ++h) index += (mc.gpus[h].vendor == "AMD") == amd;
+                a.values.push_back(g);
+                a.flags.push_back(fmt::format("{}{}={} (GPU{}, {})", unlike && !amd ? "CUDA_DEVICE_ORDER=PCI_BUS_ID " : "",
+                                              amd ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES", index, g,
+                                              mc.gpus[g].name));
             }
             s.alternatives.push_back(std::move(a));
         }

@@ -393,17 +393,35 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
     // at most the -c limit, 2^32 (llama.cpp keeps n_ctx_train in 32 bits): a larger value would be searched as a -c the
     // user never gave
     m.n_ctx_train = cfg.uint_or("max_position_embeddings", 0, 1ull << 32);
-    // rope_scaling (rope_parameters in transformers v5): what vLLM's derived max_model_len scales by
+    // rope_scaling (rope_parameters in transformers v5, possibly one per layer type): what vLLM's derived
+    // max_model_len scales by (vllm/config/model.py _get_and_verify_max_len)
+    m.original_ctx_top = cfg.uint_or("original_max_position_embeddings", 0, 1ull << 32);
     for (const char * key : {"rope_scaling", "rope_parameters"}) {
         if (!cfg.has(key) || !cfg.at(key).is_object()) continue;
         const hf_keys r = cfg.child(key);
-        m.rope_scaling.type = r.text_or("rope_type", r.text_or("type", ""));
-        if (r.has("factor") && r.at("factor").is_number()) {
-            const double f = r.at("factor").get<double>();
-            if (!(f > 0 && f <= 1024)) throw cfg.bad(std::string(key) + ".factor", "expected a number in (0, 1024]");
-            m.rope_scaling.factor = f;
+        std::vector<hf_keys> entries;
+        bool nested = !r.obj.empty();
+        for (const auto & [k, v] : r.obj.items()) nested = nested && v.is_object();
+        if (nested) {
+            for (const auto & [k, v] : r.obj.items()) entries.push_back(r.child(k));
+        } else {
+            entries.push_back(r);
         }
-        m.rope_scaling.original_ctx = r.uint_or("original_max_position_embeddings", 0, 1ull << 32);
+        for (const hf_keys & e : entries) {
+            model_desc::rope_scaling_entry x;
+            x.type = e.text_or("rope_type", e.text_or("type", ""));
+            if (e.obj.contains("factor")) { // null included: present, and not a number
+                if (e.obj.at("factor").is_number()) {
+                    const double f = e.at("factor").get<double>();
+                    if (!(f > 0 && f <= 1024)) throw e.bad("factor", "expected a number in (0, 1024]");
+                    x.factor = f;
+                } else {
+                    x.factor = -1; // null or a string: vLLM's product fails on it (a refusal there, not a guess here)
+                }
+            }
+            x.original_ctx = e.uint_or("original_max_position_embeddings", m.original_ctx_top, 1ull << 32);
+            m.rope_scaling.push_back(std::move(x));
+        }
         break;
     }
     // Multimodal wrappers keep tie_word_embeddings at the top level (Qwen3.5) or in text_config.

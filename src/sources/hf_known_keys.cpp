@@ -31,7 +31,7 @@ constexpr std::array k_read = {
     "num_attention_heads_per_layer", "num_experts", "num_experts_per_tok", "num_experts_per_token",
     "num_global_key_value_heads", "num_hash_layers", "num_hidden_layers", "num_key_value_heads",
     "num_kv_shared_layers", "num_local_experts", "num_mtp_modules", "num_nextn_predict_layers", "num_shared_experts",
-    "o_groups", "o_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_norm_type", "qk_rope_head_dim",
+    "o_groups", "o_lora_rank", "original_max_position_embeddings", "q_lora_rank", "qk_nope_head_dim", "qk_norm_type", "qk_rope_head_dim",
     "rope_parameters", "rope_scaling", "routed_expert_hidden_size", "share_expert_dim",
     "shared_expert_intermediate_size", "shared_intermediate_size", "sliding_window", "sliding_window_pattern",
     "sparse_attention_config", "ssm_state_size", "swa_head_dim", "swa_num_attention_heads", "swa_num_key_value_heads",

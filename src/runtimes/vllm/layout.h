@@ -57,6 +57,11 @@ model_desc vllm_with_draft_layers(const model_desc & m, const vllm_settings & s,
 /// scales original_max_position_embeddings instead (Qwen3-8B's 40,960 with yarn factor 4 of 32,768: 131,072); a
 /// model_type containing "gemma3" is not scaled (its 128K already is).
 /// 0 when the model states no context. It is the default --max-model-len and the longest one vLLM accepts.
+/// Throws kvfit::error where vLLM fails: a factor that is not a number, yarn without original_max_position_embeddings.
 uint64_t vllm_derived_max_model_len(const model_desc & m);
+
+/// vLLM's --max-model-len when none is given: the derived length, but a longrope model's top-level
+/// original_max_position_embeddings (_get_and_verify_max_len: "if max_model_len is None", Phi-3-style configs).
+uint64_t vllm_default_max_model_len(const model_desc & m);
 
 } // namespace kvfit::detail

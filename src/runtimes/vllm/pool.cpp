@@ -79,6 +79,17 @@ uint64_t vllm_default_cudagraph_bytes(const model_desc & m, const vllm_settings 
 
 namespace {
 
+/// "yarn factor 4" (each entry of the config's rope_scaling), for the messages that name the derived length
+std::string rope_text(const model_desc & m) {
+    std::string out;
+    for (const auto & e : m.rope_scaling) {
+        out += (out.empty() ? "" : ", ") + (e.type.empty() ? std::string("(no type)") : e.type) +
+               (e.factor > 0 ? fmt::format(" factor {}", e.factor) : std::string());
+    }
+    return out;
+}
+
+
 std::string gib(double bytes) { return fmt::format("{:.2f}", bytes / double(1ull << 30)); }
 
 bool is_hybrid(const model_desc & m) {
@@ -137,8 +148,7 @@ void check_input(const model_desc & m, const vllm_settings & s) {
         throw error(fmt::format("User-specified max_model_len ({}) is greater than the derived max_model_len "
                                 "(max_position_embeddings={}{}) (set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to override)",
                                 s.max_model_len, m.n_ctx_train, derived != m.n_ctx_train
-                                    ? fmt::format(", rope_scaling {} factor {}: {}", m.rope_scaling.type, m.rope_scaling.factor, derived)
-                                    : std::string()));
+                                    ? fmt::format(", rope_scaling {}: {}", rope_text(m), derived) : std::string()));
     }
 }
 
@@ -472,7 +482,8 @@ bool fit_length(vllm_plan & p, const model_desc & m, detail::vllm_layout & lay) 
     const uint64_t lo = largest_fitting(1, limit, 1, [&](uint64_t len) { return !need_exceeds(len, ignore); }).value_or(0);
     p.max_model_len_fit = lo;
     const bool auto_fit = s.max_model_len < 0;
-    p.max_model_len = auto_fit ? std::max<uint64_t>(lo, 1) : s.max_model_len > 0 ? uint64_t(s.max_model_len) : limit;
+    const uint64_t fallback = derived ? detail::vllm_default_max_model_len(m) : limit;
+    p.max_model_len = auto_fit ? std::max<uint64_t>(lo, 1) : s.max_model_len > 0 ? uint64_t(s.max_model_len) : fallback;
     p.settings.max_model_len = int64_t(p.max_model_len);
     if (auto_fit && lo > 0) {
         p.notes.push_back(lo < limit ? fmt::format("Auto-fit max_model_len: reduced from {} to {} to fit in available GPU "
@@ -642,15 +653,34 @@ namespace kvfit::detail {
 
 uint64_t vllm_derived_max_model_len(const model_desc & m) {
     uint64_t derived = m.n_ctx_train;
-    const std::string & t = m.rope_scaling.type;
-    // "Gemma3's max_model_len (128K) is already scaled by RoPE scaling": model_type containing gemma3 is skipped
-    const bool gemma3 = m.architecture.find("gemma3") != std::string::npos;
-    if (derived > 0 && !gemma3 && !t.empty() && t != "su" && t != "longrope" && t != "llama3") {
-        const double factor = m.rope_scaling.factor > 0 ? m.rope_scaling.factor : 1.0;
-        if (t == "yarn" && m.rope_scaling.original_ctx > 0) derived = m.rope_scaling.original_ctx;
-        derived = uint64_t(double(derived) * factor); // int(derived_max_model_len) after the float product
+    // "Gemma3's max_model_len (128K) is already scaled by RoPE scaling": a model_type containing gemma3 is skipped
+    if (derived == 0 || m.rope_scaling.empty() || m.architecture.find("gemma3") != std::string::npos) return derived;
+    double factor = 1.0;
+    for (const auto & e : m.rope_scaling) { // one per layer type in transformers v5's nested rope_parameters
+        if (e.type == "su" || e.type == "longrope" || e.type == "llama3") continue;
+        if (e.factor < 0) {
+            throw error("rope_scaling factor is not a number: vLLM multiplies the derived max_model_len by it "
+                        "(_get_and_verify_max_len) and fails");
+        }
+        if (e.factor > 0) factor = e.factor;
+        if (e.type == "yarn") {
+            if (e.original_ctx == 0) {
+                throw error("rope_scaling yarn without original_max_position_embeddings: vLLM reads it for the derived "
+                            "max_model_len (_get_and_verify_max_len) and fails");
+            }
+            derived = e.original_ctx;
+        }
     }
-    return derived;
+    return uint64_t(double(derived) * factor); // int(derived_max_model_len) after the float product
+}
+
+uint64_t vllm_default_max_model_len(const model_desc & m) {
+    // "if max_model_len is None": a longrope model starts at original_max_position_embeddings (Phi-3: 4,096 of 131,072),
+    // the config's top-level attribute, else the derived length
+    for (const auto & e : m.rope_scaling) {
+        if (e.type == "longrope" && m.original_ctx_top > 0) return m.original_ctx_top;
+    }
+    return vllm_derived_max_model_len(m);
 }
 
 } // namespace kvfit::detail
