@@ -169,6 +169,25 @@ TEST(input_bounds, explain_of_no_log_names_every_runtime_it_reads) {
     }
 }
 
+// A size line whose figure llama.cpp never prints (an edit: 1e9999, a sign, nan) is a difference, named with its line:
+// it was dropped, and the log "matched" with one line fewer (a new-user trial's find).
+TEST(input_bounds, explain_names_a_size_line_it_cannot_read) {
+    std::string text = kvfit::test::read_text(logs_dir + "qwen35-9b_c4096_np2.log");
+    const size_t at = text.find("KV buffer size =");
+    ASSERT_NE(at, std::string::npos);
+    const size_t end = text.find(" MiB", at);
+    text.replace(at, end - at, "KV buffer size = -98.02");
+    const std::string path = std::string(::testing::TempDir()) + "/kvfit_edited.log";
+    { std::ofstream out(path); out << text; }
+    const std::string gguf = std::string(KVFIT_SHARED_DIR) + "/reference/llamacpp/gguf/qwen35-9b_v512.gguf";
+    const auto r = kvfit::test::run_kvfit("explain " + path + " -m " + gguf);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("size line                        log unreadable figure"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("not a size llama.cpp prints: \"llama_kv_cache:"), std::string::npos) << r.out;
+    const kvfit::llamacpp_log log = kvfit::parse_llamacpp_log(text);
+    ASSERT_EQ(log.unreadable.size(), 1u);
+}
+
 // A log is read line by line: what is kept is bounded (size lines, runs, line length), whatever the file's size.
 TEST(input_bounds, logs_keep_bounded_records) {
     std::string many;

@@ -122,6 +122,9 @@ struct llamacpp_log {
     /// Line of the second "llama_context: n_ctx" (the draft / MTP context of speculative decoding, created after the
     /// target's: common_speculative_init_result); 0 when the log creates one context. Lines from it on are the draft's.
     size_t draft_context_line = 0;
+    /// Size lines ("... buffer size = ...") whose figure is no number llama.cpp prints (negative, 1e9999, nan, edited):
+    /// line number and the line as read (at most 16 kept). explain_log reports each as a difference, never drops it.
+    std::vector<std::pair<size_t, std::string>> unreadable;
     /// Value of a llama_context key (the first, i.e. the target context's), or nullptr.
     const log_value * value(std::string_view key) const;
 };

@@ -230,6 +230,13 @@ class log_reader {
         else if (match("LoRA buffer size", rx().lora_buffer)) log.lora_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("compute buffer size =", rx().compute)) log.compute_buffers.push_back({line_no, m[1], to_d(m[2])});
         else if (match("compute buffer size is", rx().compute_4dp)) log.compute_buffers_4dp.push_back({line_no, m[1], to_d(m[2])});
+        else if (line.find(" buffer size ") != std::string::npos && line.find(" MiB") != std::string::npos &&
+                 (line.find("llama_") != std::string::npos || line.find("load_tensors:") != std::string::npos)) {
+            // a size line of llama.cpp's whose figure no pattern reads (llama.cpp prints "%8.2f MiB" of a size_t, so
+            // never a sign, an exponent or nan): an edited or corrupted line, said, not dropped
+            if (log.unreadable.size() < 16) log.unreadable.push_back({line_no, line.substr(0, 200)});
+            return true;
+        }
         else return false;
         return true;
     }
@@ -597,6 +604,9 @@ explanation explain_log(const llamacpp_log & log, const model_desc & m, const ll
     e.release = plan.settings.release;
     explain_context(e, log, plan);
     explain_buffers(e, log, ls, m, plan);
+    for (const auto & [line, text] : log.unreadable) {
+        add(e, line, "size line", "unreadable figure", "-", fmt::format("not a size llama.cpp prints: \"{}\"", text));
+    }
     std::stable_sort(e.rows.begin(), e.rows.end(), [](const explain_row & a, const explain_row & b) { return a.line_no < b.line_no; });
     return e;
 }
