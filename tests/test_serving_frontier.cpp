@@ -12,6 +12,9 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include "support/run_cli.h"
+#include "support/files.h"
+#include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
 
 namespace {
@@ -421,3 +424,26 @@ TEST(launch_frontier, serving_lines_name_the_hub_id) {
 }
 
 } // namespace
+
+// SGLang's default context (hf_transformers_utils.py get_context_length): max_position_embeddings x rope_scaling's
+// factor, unless rope_scaling names original_max_position_embeddings (Qwen's yarn does) or its type is llama3. Qwen3-8B's
+// config (40,960) with a linear factor of 2 starts at 81,920 (it was planned at 40,960); with Qwen's documented yarn x4
+// it stays 40,960, as does Llama-3.1-8B's llama3 scaling (131,072).
+TEST(sglang_context, rope_scaling_factor_as_get_context_length) {
+    const std::string qwen = kvfit::test::shared_config("Qwen__Qwen3-8B.json");
+    const auto derived = [](const nlohmann::json & c) {
+        kvfit::warnings w;
+        return kvfit::sglang_derived_context_length(kvfit::model_from_hf_config(c.dump(), "edited/config.json", w));
+    };
+    nlohmann::json lin = nlohmann::json::parse(qwen);
+    lin["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
+    EXPECT_EQ(derived(lin), 81920u);
+    nlohmann::json yarn = nlohmann::json::parse(qwen);
+    yarn["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+    EXPECT_EQ(derived(yarn), 40960u);
+    EXPECT_EQ(derived(nlohmann::json::parse(kvfit::test::shared_config("meta-llama__Meta-Llama-3.1-8B.json"))), 131072u);
+    EXPECT_EQ(derived(nlohmann::json::parse(qwen)), 40960u);
+    nlohmann::json bad = lin;
+    bad["rope_scaling"]["factor"] = nullptr;
+    EXPECT_THROW((void)derived(bad), kvfit::error);
+}

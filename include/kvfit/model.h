@@ -249,6 +249,7 @@ struct model_desc {
         std::string type;
         double factor = 0;
         uint64_t original_ctx = 0;
+        bool original_in_entry = false; ///< the entry itself names original_max_position_embeddings (SGLang reads it)
         bool operator==(const rope_scaling_entry &) const = default;
     };
     std::vector<rope_scaling_entry> rope_scaling;

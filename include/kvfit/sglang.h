@@ -69,6 +69,13 @@ struct sglang_plan {
 /// 60 GiB. H100 80 GB (81,559 MiB) TP 1: 0.835; H200 TP 8: 0.897; B200 TP 8 DP 8 with DP attention: 0.751.
 double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention);
 
+/// SGLang's context length when --context-length is not given (python/sglang/srt/utils/hf_transformers_utils.py
+/// get_context_length): max_position_embeddings x rope_scaling's factor, unless rope_scaling names
+/// original_max_position_embeddings or its rope_type is llama3. Qwen3-8B's 40,960 with a linear factor of 2: 81,920;
+/// with Qwen's yarn (which names original_max_position_embeddings): 40,960. Tokens; 0 when the model states none.
+/// Throws kvfit::error for a factor that is not a number (SGLang fails on it).
+uint64_t sglang_derived_context_length(const model_desc & m);
+
 /// Plan SGLang on `gpu`. Throws kvfit::error for a fraction outside (0, 1), tp not dividing the heads, an
 /// unknown kv-cache dtype.
 sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s, const device_spec & gpu);

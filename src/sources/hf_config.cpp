@@ -420,6 +420,7 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
                 }
             }
             x.original_ctx = e.uint_or("original_max_position_embeddings", m.original_ctx_top, 1ull << 32);
+            x.original_in_entry = e.obj.contains("original_max_position_embeddings");
             m.rope_scaling.push_back(std::move(x));
         }
         break;

@@ -226,7 +226,8 @@ void check_flags(const flag_values & f) { (void)parse_sglang_flags(f); }
 void default_weights(model_desc & m, std::vector<std::string> & warn) { detail::serving_default_weights(m, warn); }
 
 knob_range length_range(const model_desc & m, const flag_values &) {
-    return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 24, 1};
+    const uint64_t derived = sglang_derived_context_length(m);
+    return {1, derived ? derived : 1ull << 24, 1};
 }
 
 } // namespace

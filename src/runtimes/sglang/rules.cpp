@@ -155,6 +155,20 @@ double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, boo
     return std::round((mem - reserved) / mem * 1000) / 1000;
 }
 
+uint64_t sglang_derived_context_length(const model_desc & m) {
+    // hf_transformers_utils.py get_context_length: max_position_embeddings x rope_scaling's factor, unless the
+    // rope_scaling object names original_max_position_embeddings or its rope_type is llama3 (a nested transformers-v5
+    // rope_parameters has no top-level factor: 1)
+    if (m.rope_scaling.size() != 1) return m.n_ctx_train;
+    const auto & e = m.rope_scaling[0];
+    if (e.original_in_entry || e.type == "llama3" || e.factor == 0) return m.n_ctx_train;
+    if (e.factor < 0) {
+        throw error("rope_scaling factor is not a number: SGLang multiplies the context length by it (get_context_length) "
+                    "and fails");
+    }
+    return uint64_t(e.factor * double(m.n_ctx_train));
+}
+
 sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, const device_spec & gpu) {
     sglang_plan p;
     sglang_settings s = s_in;
@@ -222,7 +236,7 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         s.page_size = dsa ? 64 : 1;
         if (dsa) p.notes.push_back("--page-size 64: the DSA attention backends page by 64 tokens");
     }
-    s.context_length = s.context_length ? s.context_length : m.n_ctx_train;
+    s.context_length = s.context_length ? s.context_length : sglang_derived_context_length(m);
     p.context_length = s.context_length;
 
     // rest = free_after_weights - pre_model_load_free x (1 - fraction) = pre_free x fraction - weights
