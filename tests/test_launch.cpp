@@ -298,6 +298,11 @@ TEST(explain, case_k5_ngl_counts_the_output_layer) {
     const auto ls = kvfit::settings_from_log(log, m);
     EXPECT_EQ(ls.placement.n_gpu_layers, 1);
     ASSERT_EQ(ls.gpus.size(), 1u);
+    // the log prints no n_batch / n_ubatch line: the defaults it is compared at are said, not taken silently
+    EXPECT_EQ(ls.settings.n_ubatch, 512u);
+    EXPECT_NE(std::find(ls.notes.begin(), ls.notes.end(),
+                        "no 'llama_context: n_ubatch = N' line: compared at llama.cpp's default -ub 512 (the compute "
+                        "buffer depends on it)"), ls.notes.end());
     const auto e = kvfit::explain_log(log, m);
     ASSERT_FALSE(e.rows.empty());
     EXPECT_EQ(e.rows[0].what, "offloaded layers");

@@ -212,6 +212,10 @@ TEST(runtime, http_bodies_take_the_selected_runtimes_flags) {
               "request: field 'max_model_len' is a vLLM flag, not one of llama.cpp's (set \"runtime\": \"vllm\")");
     EXPECT_EQ(message(R"({"runtime": "vllm", "ctx_size": 8192})"),
               "request: field 'ctx_size' is a llama.cpp flag, not one of vLLM's (set \"runtime\": \"llama.cpp\")");
+    // a blank "model" is refused, not planned as the default model (omitting the field plans the default)
+    EXPECT_EQ(message(R"({"model": ""})"), "request: field 'model' is empty: name a catalog model (GET /v1/models) or "
+                                           "omit the field for the default");
+    EXPECT_EQ(kvfit::plan_request_from_json(nlohmann::json::parse(R"({"gpu": "24GiB"})")).model, "");
     EXPECT_EQ(message(R"({"runtime": "tgi"})"), "--runtime 'tgi': expected one of llama.cpp, vllm, sglang, ollama, mlx");
     EXPECT_EQ(message(R"({"runtime": "ollama", "nope": 1})").rfind("request: unknown field 'nope' (known: model, runtime, gpu, "
                                                                     "weights, weights_size, strict, num_ctx, ", 0), 0u);

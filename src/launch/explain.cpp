@@ -302,6 +302,15 @@ log_settings settings_from_log(const llamacpp_log & log, const model_desc & m) {
     if (const auto * v = log.value("n_seq_max")) s.n_seq = uint32_t(to_u(v->text));
     if (const auto * v = log.value("n_batch")) s.n_batch = uint32_t(to_u(v->text));
     if (const auto * v = log.value("n_ubatch")) s.n_ubatch = uint32_t(to_u(v->text));
+    // A log without the lines (a cut or filtered paste) is compared at llama.cpp's defaults (common.h: n_batch 2048,
+    // n_ubatch 512); the compute buffer scales with n_ubatch, so the assumption is said, not taken silently.
+    for (const char * key : {"n_batch", "n_ubatch"}) {
+        if (!log.value(key)) {
+            r.notes.push_back(fmt::format("no 'llama_context: {} = N' line: compared at llama.cpp's default {} {} (the "
+                                          "compute buffer depends on it)", key, key == std::string_view("n_batch") ? "-b" : "-ub",
+                                          key == std::string_view("n_batch") ? s.n_batch : s.n_ubatch));
+        }
+    }
     if (const auto * v = log.value("kv_unified")) s.kv_unified = v->text == "true" || v->text == "1";
     if (const auto * v = log.value("flash_attn")) {
         s.flash_attn = v->text == "disabled" || v->text == "0" || v->text == "false" ? flash_attn_mode::off

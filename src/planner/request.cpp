@@ -60,6 +60,11 @@ plan_request plan_request_from_json(const json & body, const std::vector<std::st
     for (const auto & [name, member] : k_common) {
         if (body.contains(name)) q.*member = text_field(name, body[name]);
     }
+    // An empty "model" is a mistake (a form field left blank), not a request for the default model: omitting the
+    // field plans the default, as `kvfit` with no MODEL does.
+    if (body.contains("model") && q.model.empty()) {
+        throw error("request: field 'model' is empty: name a catalog model (GET /v1/models) or omit the field for the default");
+    }
     if (body.contains("strict")) q.strict = bool_field("strict", body["strict"]);
     const runtime_info & rt = find_runtime(q.runtime);
     for (const auto & item : body.items()) {
