@@ -438,6 +438,14 @@ TEST(sglang_context, rope_scaling_factor_as_get_context_length) {
     nlohmann::json lin = nlohmann::json::parse(qwen);
     lin["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
     EXPECT_EQ(derived(lin), 81920u);
+    {   // the plan says where its context came from
+        kvfit::warnings w;
+        const auto p = kvfit::plan_sglang(kvfit::model_from_hf_config(lin.dump(), "edited/config.json", w), kvfit::sglang_settings{},
+                                          {"H200", 143771ull << 20, 9.0});
+        EXPECT_EQ(p.context_length, 81920u);
+        EXPECT_TRUE(std::find(p.notes.begin(), p.notes.end(), "context length 81920 = max_position_embeddings 40960 x the "
+                              "config's rope_scaling factor (hf_transformers_utils.py get_context_length)") != p.notes.end());
+    }
     nlohmann::json yarn = nlohmann::json::parse(qwen);
     yarn["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
     EXPECT_EQ(derived(yarn), 40960u);

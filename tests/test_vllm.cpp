@@ -314,7 +314,19 @@ TEST(vllm_max_model_len, rope_scaling_derives_the_longest_length) {
     kvfit::warnings wl;
     const kvfit::model_desc lm = kvfit::model_from_hf_config(lr.dump(), "phi3-like/config.json", wl);
     EXPECT_EQ(kvfit::detail::vllm_derived_max_model_len(lm), 131072u);
-    EXPECT_EQ(kvfit::plan_vllm(lm, vllm_settings{}, h100).max_model_len, 4096u);
+    const auto lp = kvfit::plan_vllm(lm, vllm_settings{}, h100);
+    EXPECT_EQ(lp.max_model_len, 4096u);
+    // where the length came from is said: longrope's default, and a factor's derived length
+    EXPECT_NE(std::find(lp.notes.begin(), lp.notes.end(), "default --max-model-len 4096: longrope's "
+                        "original_max_position_embeddings (of 131072 derived; config.py _get_and_verify_max_len)"),
+              lp.notes.end());
+    {
+        kvfit::warnings wn;
+        const auto np = kvfit::plan_vllm(kvfit::model_from_hf_config(nested.dump(), "edited/config.json", wn), vllm_settings{}, h100);
+        EXPECT_EQ(np.max_model_len, 327680u);
+        EXPECT_NE(std::find(np.notes.begin(), np.notes.end(), "derived max_model_len 327680 = max_position_embeddings "
+                            "40960 scaled by the config's rope_scaling (config.py _get_and_verify_max_len)"), np.notes.end());
+    }
 
     nlohmann::json g = j;
     g["model_type"] = "gemma3_text"; // the architectures class stays Qwen3's: only model_type is read for the rule

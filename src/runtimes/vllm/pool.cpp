@@ -484,6 +484,17 @@ bool fit_length(vllm_plan & p, const model_desc & m, detail::vllm_layout & lay) 
     const bool auto_fit = s.max_model_len < 0;
     const uint64_t fallback = derived ? detail::vllm_default_max_model_len(m) : limit;
     p.max_model_len = auto_fit ? std::max<uint64_t>(lo, 1) : s.max_model_len > 0 ? uint64_t(s.max_model_len) : fallback;
+    // a length the config's rope scaling derived (or longrope's original length) is said where it is taken
+    if (derived && (auto_fit || s.max_model_len == 0)) {
+        if (derived != m.n_ctx_train) {
+            p.notes.push_back(fmt::format("derived max_model_len {} = max_position_embeddings {} scaled by the config's "
+                                          "rope_scaling (config.py _get_and_verify_max_len)", derived, m.n_ctx_train));
+        }
+        if (s.max_model_len == 0 && fallback != derived) {
+            p.notes.push_back(fmt::format("default --max-model-len {}: longrope's original_max_position_embeddings (of {} "
+                                          "derived; config.py _get_and_verify_max_len)", fallback, derived));
+        }
+    }
     p.settings.max_model_len = int64_t(p.max_model_len);
     if (auto_fit && lo > 0) {
         p.notes.push_back(lo < limit ? fmt::format("Auto-fit max_model_len: reduced from {} to {} to fit in available GPU "
