@@ -4,6 +4,7 @@
 #include "kvfit/error.h"
 #include "kvfit/ollama.h"
 #include "kvfit/plan.h"
+#include "kvfit/report.h"
 #include "kvfit/sglang.h"
 #include "kvfit/sources.h"
 #include "kvfit/vllm.h"
@@ -404,6 +405,27 @@ TEST(sglang_frontier, chooses_tp_over_the_gpus) {
     const auto one = plan_cli("sglang", "DeepSeek-V3", "8xH200", {{"tp", "1"}});
     ASSERT_FALSE(one.plan.refusals.empty());
     EXPECT_NE(one.plan.refusals[0].find("a larger --tp (more GPUs) is needed"), std::string::npos) << one.plan.refusals[0];
+}
+
+// One vLLM / SGLang process runs on one platform: GPUs of two vendors are refused by name; unlike GPUs of one vendor
+// are planned at the smallest (the engine takes the minimum over workers) and the warning and the header say so.
+TEST(serving_gpus, two_vendors_refused_unlike_gpus_named) {
+    for (const char * rt : {"vllm", "sglang"}) {
+        try {
+            (void)plan_cli(rt, "Qwen3-8B", "RTX 4090,RX 7900 XTX");
+            ADD_FAILURE() << rt << ": NVIDIA + AMD accepted";
+        } catch (const kvfit::error & e) {
+            EXPECT_NE(std::string(e.what()).find("RTX 4090 (NVIDIA) and RX 7900 XTX (AMD): one "), std::string::npos) << e.what();
+        }
+        const auto r = plan_cli(rt, "Qwen3-8B", "RTX 4090,RTX 3090");
+        // RTX 4090 24,564 MiB < RTX 3090 24,576 MiB (data/gpus.csv): every rank planned on the 4090
+        EXPECT_TRUE(std::any_of(r.plan.warnings.begin(), r.plan.warnings.end(), [](const std::string & w) {
+            return w.starts_with("GPUs of unlike memory (RTX 4090 23.51 GiB, RTX 3090 23.55 GiB): every rank is planned on "
+                                 "the smallest, RTX 4090");
+        })) << rt;
+        const std::string text = kvfit::render_text(r);
+        EXPECT_NE(text.find(" + RTX 3090 ("), std::string::npos) << text.substr(0, 300);
+    }
 }
 
 // --- items 4-5: Ollama and launch lines ----------------------------------------------------------------------------

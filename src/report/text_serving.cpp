@@ -3,6 +3,7 @@
 #include "report/sections.h"
 #include "kvfit/printable.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace kvfit::detail {
@@ -13,7 +14,15 @@ std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) 
 std::string devices(const plan_result & r, uint64_t nodes) {
     const std::vector<device_spec> & gpus = r.target.gpus;
     if (gpus.empty()) return "no GPU";
-    std::string s = fmt::format("{} x {} ({})", gpus.size(), gpus[0].name, gpu_memory_text(gpus[0]));
+    const bool alike = std::all_of(gpus.begin(), gpus.end(), [&](const device_spec & g) {
+        return g.name == gpus[0].name && g.memory_bytes == gpus[0].memory_bytes;
+    });
+    std::string s;
+    if (alike) {
+        s = fmt::format("{} x {} ({})", gpus.size(), gpus[0].name, gpu_memory_text(gpus[0]));
+    } else { // unlike GPUs each named (the plan's warning says every rank is planned on the smallest)
+        for (const auto & g : gpus) s += fmt::format("{}{} ({})", s.empty() ? "" : " + ", g.name, gpu_memory_text(g));
+    }
     if (nodes > 1) s = fmt::format("{} nodes of {}", nodes, s);
     return s;
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kvfit::detail {
 namespace {
@@ -68,6 +69,32 @@ void refuse_apple_gpus(std::string_view runtime, std::string_view display, const
         throw error(fmt::format("{}: {} is an Apple GPU; {}'s plan is for CUDA and ROCm GPUs (on a Mac: --runtime "
                                 "llama.cpp, ollama or mlx)", runtime, g.name, display));
     }
+}
+
+device_spec serving_rank_gpu(std::string_view runtime, std::string_view display, const std::vector<device_spec> & gpus,
+                             std::vector<std::string> & warnings) {
+    refuse_apple_gpus(runtime, display, gpus);
+    for (const auto & g : gpus) {
+        if (!g.vendor.empty() && !gpus[0].vendor.empty() && g.vendor != gpus[0].vendor) {
+            throw error(fmt::format("{}: {} ({}) and {} ({}): one {} process runs on one platform (CUDA or ROCm); plan one "
+                                    "instance per vendor as a set (kvfit MODEL@... MODEL@...)", runtime, gpus[0].name,
+                                    gpus[0].vendor, g.name, g.vendor, display));
+        }
+    }
+    device_spec gpu = gpus[0];
+    bool unlike = false;
+    for (const auto & g : gpus) {
+        unlike |= g.memory_bytes != gpus[0].memory_bytes;
+        if (g.memory_bytes < gpu.memory_bytes) gpu = g;
+    }
+    if (unlike) {
+        std::vector<std::string> each;
+        for (const auto & g : gpus) each.push_back(fmt::format("{} {:.2f} GiB", g.name, double(g.memory_bytes) / double(1ull << 30)));
+        warnings.push_back(fmt::format("GPUs of unlike memory ({}): every rank is planned on the smallest, {}, as {} sizes "
+                                       "every worker's cache by the minimum over workers; the larger cards' extra memory "
+                                       "is unused", fmt::join(each, ", "), gpu.name, display));
+    }
+    return gpu;
 }
 
 } // namespace kvfit::detail

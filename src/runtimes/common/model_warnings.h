@@ -31,4 +31,15 @@ void serving_model_warnings(std::string_view runtime, const model_desc & m, std:
 /// Mac: --runtime llama.cpp, ollama or mlx)". `display` is "vLLM" or "SGLang".
 void refuse_apple_gpus(std::string_view runtime, std::string_view display, const std::vector<device_spec> & gpus);
 
+/// The GPU every rank of a vLLM or SGLang engine is planned on: the one with the least memory. Each worker profiles its
+/// own GPU and the engine takes the minimum over workers (vLLM: v1/core/kv_cache_utils.py get_kv_cache_configs sizes
+/// every worker's blocks by the smallest; SGLang: model_runner.py profile_max_num_token all-reduces min available
+/// memory over the TP group), so a bigger card's extra memory is unused; when the GPUs differ `warnings` gets one line
+/// naming them. Refuses (kvfit::error) an Apple GPU (refuse_apple_gpus) and GPUs of two vendors: one process runs on
+/// one platform, CUDA or ROCm (vllm/platforms/__init__.py resolve_current_platform_cls_qualname; SGLang builds for one),
+/// "vllm: RTX 4090 (NVIDIA) and RX 7900 XTX (AMD): one vLLM process runs on one platform (CUDA or ROCm); plan one
+/// instance per vendor as a set (kvfit MODEL@... MODEL@...)". `gpus` is not empty.
+device_spec serving_rank_gpu(std::string_view runtime, std::string_view display, const std::vector<device_spec> & gpus,
+                             std::vector<std::string> & warnings);
+
 } // namespace kvfit::detail

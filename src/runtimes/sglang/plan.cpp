@@ -199,9 +199,8 @@ sglang_plan choose(const model_desc & m, const flag_values & f, const machine & 
 
 runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
     if (mc.gpus.empty()) throw error("sglang: no GPUs given (the devices it runs on)");
-    detail::refuse_apple_gpus("sglang", "SGLang", mc.gpus); // Metal is no SGLang device (model_warnings.h)
-    device_spec gpu = mc.gpus[0];
-    for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
+    std::vector<std::string> gpu_warnings;
+    const device_spec gpu = detail::serving_rank_gpu("sglang", "SGLang", mc.gpus, gpu_warnings); // every rank alike: the smallest
     std::vector<std::string> considered;
     const sglang_plan p = choose(m, f, mc, gpu, considered);
     runtime_plan r;
@@ -214,6 +213,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.fits = p.fits() && p.max_total_num_tokens >= p.context_length; // a shorter pool caps requests (a warning says)
     r.refusals = p.errors;
     r.warnings = p.warnings;
+    r.warnings.insert(r.warnings.end(), gpu_warnings.begin(), gpu_warnings.end());
     r.notes = p.notes;
     r.assumptions = p.assumptions;
     r.launch = sglang_command(m, p);

@@ -261,16 +261,15 @@ struct vllm_choice {
     vllm_plan plan;
     std::vector<vllm_placement> placements; ///< candidates considered when no -tp, -pp or -dp was given
     uint32_t per_node = 1, nodes = 1;
+    std::vector<std::string> gpu_warnings; ///< unlike GPUs planned at the smallest (detail::serving_rank_gpu)
 };
 
 vllm_choice choose(const model_desc & m, const flag_values & f, const machine & mc, const vllm_speculative & sp) {
     if (mc.gpus.empty()) throw error("vllm: no GPUs given (the devices it runs on)");
-    detail::refuse_apple_gpus("vllm", "vLLM", mc.gpus); // Metal is no vLLM device (model_warnings.h)
     vllm_choice c;
     c.per_node = uint32_t(mc.gpus.size());
     c.nodes = count("--nodes", f.text("nodes"), 1, 1024);
-    device_spec gpu = mc.gpus[0];
-    for (const auto & g : mc.gpus) gpu = g.memory_bytes < gpu.memory_bytes ? g : gpu; // every rank planned alike: the smallest
+    const device_spec gpu = detail::serving_rank_gpu("vllm", "vLLM", mc.gpus, c.gpu_warnings); // every rank alike: the smallest
     vllm_settings s = parse_vllm_flags(f);
     if (!sp.method.empty() || !sp.model.empty()) s.speculative = sp;
     { // the speculative config's own refusals first: the placement search below drops candidates that throw
@@ -629,6 +628,7 @@ runtime_plan plan(const model_desc & m_in, const flag_values & f_given, const ma
     }
     vllm_choice c = choose(m, f, mc, sp);
     c.plan.warnings.insert(c.plan.warnings.begin(), quant_warn.begin(), quant_warn.end());
+    c.plan.warnings.insert(c.plan.warnings.end(), c.gpu_warnings.begin(), c.gpu_warnings.end());
     const vllm_plan & p = c.plan;
     runtime_plan r;
     r.runtime = "vllm";
