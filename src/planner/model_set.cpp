@@ -1,6 +1,7 @@
 // A set of models on one machine (include/kvfit/model_set.h): each model through make_plan, then planned as its runtime
 // co-locates it; the GPUs' sums, one verdict, and the joint solve over the runtime's context knob (search.h) and
-// vLLM's --gpu-memory-utilization. It knows no runtime's memory rule: only runtime_info, plan.h and search.h.
+// vLLM's --gpu-memory-utilization; the contexts weighted; the host RAM summed. It knows no runtime's memory rule: only
+// runtime_info, plan.h, search.h and the plans' published figures (devices, detail.host_ram of docs/json.md).
 #include "kvfit/model_set.h"
 
 #include "kvfit/error.h"
