@@ -122,8 +122,13 @@ int run_set(options & o) {
     kvfit::set_request q;
     q.max_loaded = o.max_loaded;
     std::vector<std::string> specs;
+    std::vector<uint32_t> weights;
+    bool weighted = false;
     for (const auto & text : o.models) {
-        auto [spec, own] = kvfit::parse_set_member(text, rt);
+        uint32_t weight = 0; // MODEL@weight=W: the joint solve's proportion (docs/sets.md)
+        auto [spec, own] = kvfit::parse_set_member(text, rt, &weight);
+        weighted |= weight != 0;
+        weights.push_back(weight ? weight : kvfit::set_weight_one);
         kvfit::plan_request r = o.req;
         r.runtime = o.flags.runtime;
         r.model = spec;
@@ -136,6 +141,7 @@ int run_set(options & o) {
         q.members.push_back(std::move(r));
         specs.push_back(spec);
     }
+    if (weighted) q.weights = std::move(weights);
     const kvfit::set_result s = kvfit::plan_set(
         q, [&](size_t i, kvfit::warnings & warn) { return load(specs[i], o, warn); }, kvfit::cli::gpus_from_option);
     fmt::print("{}", o.json ? kvfit::render_set_json(s) : kvfit::render_set_text(s));
@@ -204,7 +210,8 @@ int main(int argc, char ** argv) {
     options o;
     app.add_option("model", o.models, "catalog name, config.json, model directory, .gguf, or "
                                       "hf:org/name[@rev][:file.gguf|:QUANT] (default: Qwen3.5-9B); several: a set sharing "
-                                      "--gpu, each MODEL@-c=32768,-np=2 with its own flags (docs/sets.md)");
+                                      "--gpu, each MODEL@-c=32768,-np=2 with its own flags, MODEL@weight=2 its share of "
+                                      "the joint context solve (docs/sets.md)");
     app.add_option("--models-max", o.max_loaded, "a set under llama.cpp: llama-server's router --models-max (loaded at once)");
     app.add_option("--max-loaded-models", o.max_loaded, "a set under Ollama: OLLAMA_MAX_LOADED_MODELS (default 3 x GPUs)");
     app.add_option("-m,--model", o.model_flag, "MODEL as llama.cpp spells it (-m FILE.gguf); give MODEL or -m, not both");

@@ -6,6 +6,7 @@
 #include "kvfit/model_set.h"
 #include "kvfit/server.h"
 #include "kvfit/sources.h"
+#include "kvfit/units.h"
 #include "support/files.h"
 #include "support/run_cli.h"
 
@@ -416,6 +417,277 @@ TEST(model_set, http_api_refuses_items_without_a_model_and_fields_given_twice) {
     const auto cli = run_kvfit("Qwen3-8B@-c=4096 Meta-Llama-3.1-8B --gpu 24GiB --json");
     EXPECT_EQ(named.status, 200) << named.body;
     EXPECT_EQ(named.body, cli.out);
+}
+
+// ---- weighted contexts (docs/sets.md "The joint solve"): each model's context is w_i x t rounded down to its
+// runtime's context step, for the largest t that fits together.
+
+// The contexts the weighted solve gives at t (tokens of weight 1): w x t rounded down to the step, as docs/sets.md says.
+std::vector<uint64_t> weighted_at(const std::vector<uint32_t> & w, uint64_t t, const std::vector<uint64_t> & step) {
+    std::vector<uint64_t> c;
+    for (size_t i = 0; i < w.size(); ++i) c.push_back(uint64_t(w[i]) * t / 1000 / step[i] * step[i]);
+    return c;
+}
+
+kvfit::set_result plan_weighted(std::vector<kvfit::plan_request> members, const std::vector<uint32_t> & weights,
+                                const std::string & context_flag, const std::vector<uint64_t> & contexts = {}) {
+    for (size_t i = 0; i < contexts.size(); ++i) members[i].flags.set(context_flag, std::to_string(contexts[i]));
+    kvfit::set_request q;
+    q.members = members;
+    q.weights = weights;
+    return kvfit::plan_set(q, [&](size_t i, kvfit::warnings & w) { return load(members[i].model, w); });
+}
+
+const kvfit::set_alternative * find_alternative(const kvfit::set_result & s, const std::string & kind) {
+    for (const auto & a : s.alternatives) {
+        if (a.kind == kind) return &a;
+    }
+    return nullptr;
+}
+
+// llama.cpp: two 8B models that fit a 16 GiB card alone at -c 40960 but not together, weighted 3 : 1. The second runs
+// -np 2, so its -c moves in 512 (256 per stream). Re-planned at the solved contexts the set fits; at t + 1 (the next
+// contexts in proportion) it does not; each context is its share of t, rounded down to its step.
+TEST(model_set, weighted_contexts_llamacpp_in_proportion_and_one_step_more_does_not_fit) {
+    const auto a = request("Qwen3-8B", "llama.cpp", "16GiB", {{"ctx_size", "40960"}});
+    const auto b = request("Meta-Llama-3.1-8B", "llama.cpp", "16GiB", {{"ctx_size", "40960"}, {"parallel", "2"}});
+    const std::vector<uint32_t> w = {3000, 1000};
+    const kvfit::set_result s = plan_weighted({a, b}, w, "ctx_size");
+    expect_alone_not_together(s);
+    EXPECT_EQ(find_alternative(s, "equal_context"), nullptr); // weights replace the equal context
+    const kvfit::set_alternative * alt = find_alternative(s, "weighted_context");
+    ASSERT_NE(alt, nullptr);
+    const uint64_t t = alt->per_weight;
+    const std::vector<uint64_t> steps = {256, 512};
+    EXPECT_EQ(alt->values, weighted_at(w, t, steps));
+    EXPECT_EQ(alt->flags[0], "-c " + std::to_string(alt->values[0]));
+    EXPECT_EQ(alt->values[1] % 512, 0u);
+    // in proportion up to the rounding: 3 x the second's share, less than one step of each
+    EXPECT_LE(alt->values[0], 3 * t);
+    EXPECT_GT(alt->values[0] + 256, 3 * t);
+    EXPECT_GT(alt->values[1] + 512, t);
+    EXPECT_LT(alt->values[0], 40960u); // smaller than asked, and more than the equal context's share for the first
+    EXPECT_GT(alt->values[0], 2 * alt->values[1]);
+    EXPECT_TRUE(plan_weighted({a, b}, w, "ctx_size", alt->values).fits);
+    const std::vector<uint64_t> next = weighted_at(w, t + 1, steps);
+    EXPECT_NE(next, alt->values);
+    EXPECT_FALSE(plan_weighted({a, b}, w, "ctx_size", next).fits);
+    // each model at its solved context, re-planned as a set without weights: the same verdict
+    auto a2 = a, b2 = b;
+    a2.flags.set("ctx_size", std::to_string(alt->values[0]));
+    b2.flags.set("ctx_size", std::to_string(alt->values[1]));
+    EXPECT_TRUE(plan_set({a2, b2}).fits);
+    // the CLI says it, and the solved contexts given back exit 0
+    const auto cli = run_kvfit("Qwen3-8B@weight=3 Meta-Llama-3.1-8B@-np=2 --gpu 16GiB -c 40960");
+    EXPECT_EQ(cli.status, 3) << cli.err;
+    EXPECT_NE(cli.out.find(fmt::format("Fits together: the largest contexts in proportion 3 : 1: Qwen3-8B -c {}; "
+                                       "Meta-Llama-3.1-8B -c {}", alt->values[0], alt->values[1])), std::string::npos) << cli.out;
+    EXPECT_NE(cli.out.find("1. Qwen3-8B (weight 3): context 40,960 tokens"), std::string::npos) << cli.out;
+    EXPECT_EQ(run_kvfit(fmt::format("Qwen3-8B@-c={} Meta-Llama-3.1-8B@-np=2,-c={} --gpu 16GiB", alt->values[0],
+                                    alt->values[1])).status, 0);
+    const auto j = nlohmann::json::parse(run_kvfit("Qwen3-8B@weight=3 Meta-Llama-3.1-8B@-np=2 --gpu 16GiB -c 40960 --json").out);
+    EXPECT_EQ(j["weights"], nlohmann::json::parse("[3.0, 1.0]"));
+    EXPECT_EQ(j["alternatives"][0]["kind"], "weighted_context");
+    EXPECT_EQ(j["alternatives"][0]["per_weight"].get<uint64_t>(), t);
+}
+
+// Ollama takes any whole num_ctx (step 1): weights 1.5 : 1 on 16 GiB; fractional weights are exact thousandths.
+TEST(model_set, weighted_contexts_ollama_fractional_weight) {
+    const auto a = request("Qwen3-8B", "ollama", "16GiB", {{"num_ctx", "32768"}});
+    const auto b = request("Meta-Llama-3.1-8B", "ollama", "16GiB", {{"num_ctx", "32768"}});
+    const std::vector<uint32_t> w = {1500, 1000};
+    const kvfit::set_result s = plan_weighted({a, b}, w, "num_ctx");
+    expect_alone_not_together(s);
+    const kvfit::set_alternative * alt = find_alternative(s, "weighted_context");
+    ASSERT_NE(alt, nullptr);
+    const uint64_t t = alt->per_weight;
+    EXPECT_EQ(alt->values, weighted_at(w, t, {1, 1}));
+    EXPECT_EQ(alt->values[1], t);
+    EXPECT_EQ(alt->values[0], t * 3 / 2);
+    EXPECT_EQ(alt->flags[1], "--num-ctx " + std::to_string(t));
+    EXPECT_TRUE(plan_weighted({a, b}, w, "num_ctx", alt->values).fits);
+    EXPECT_FALSE(plan_weighted({a, b}, w, "num_ctx", weighted_at(w, t + 1, {1, 1})).fits);
+    const auto cli = run_kvfit("Qwen3-8B@weight=1.5 Meta-Llama-3.1-8B --runtime ollama --gpu 16GiB --num-ctx 32768");
+    EXPECT_EQ(cli.status, 3);
+    EXPECT_NE(cli.out.find("in proportion 1.5 : 1:"), std::string::npos) << cli.out;
+}
+
+// A set that fits as given still gets the weighted solve (it is what was asked): the largest contexts in proportion
+// 1 : 2 on an RTX 4090, larger than the -c 8192 given, checked as above; exit 0. At 2 : 1 the first model reaches its
+// training context (Qwen3-8B: 40,960) with memory to spare: the search stops there and says so (capped).
+TEST(model_set, weighted_contexts_when_the_set_fits_as_given) {
+    const auto a = request("Qwen3-8B", "llama.cpp", "RTX 4090", {{"ctx_size", "8192"}});
+    const auto b = request("Meta-Llama-3.1-8B", "llama.cpp", "RTX 4090", {{"ctx_size", "8192"}});
+    const std::vector<uint32_t> w = {1000, 2000};
+    const kvfit::set_result s = plan_weighted({a, b}, w, "ctx_size");
+    EXPECT_TRUE(s.fits);
+    const kvfit::set_alternative * alt = find_alternative(s, "weighted_context");
+    ASSERT_NE(alt, nullptr);
+    EXPECT_FALSE(alt->capped);
+    EXPECT_GT(alt->values[0], 8192u);
+    EXPECT_EQ(alt->values, weighted_at(w, alt->per_weight, {256, 256}));
+    EXPECT_TRUE(plan_weighted({a, b}, w, "ctx_size", alt->values).fits);
+    EXPECT_FALSE(plan_weighted({a, b}, w, "ctx_size", weighted_at(w, alt->per_weight + 1, {256, 256})).fits);
+    const auto cli = run_kvfit("Qwen3-8B@weight=1 Meta-Llama-3.1-8B@weight=2 --gpu 'RTX 4090' -c 8192");
+    EXPECT_EQ(cli.status, 0) << cli.err;
+    EXPECT_NE(cli.out.find(fmt::format("Largest contexts in proportion 1 : 2 that fit together: Qwen3-8B -c {}; "
+                                       "Meta-Llama-3.1-8B -c {}\n", alt->values[0], alt->values[1])), std::string::npos) << cli.out;
+    // 2 : 1: Qwen3-8B at its training context, 40,960, and the set still fits there
+    const kvfit::set_result c = plan_weighted({a, b}, {2000, 1000}, "ctx_size");
+    const kvfit::set_alternative * top = find_alternative(c, "weighted_context");
+    ASSERT_NE(top, nullptr);
+    EXPECT_TRUE(top->capped);
+    EXPECT_EQ(top->values, (std::vector<uint64_t>{40960, 20480}));
+    EXPECT_TRUE(plan_weighted({a, b}, {2000, 1000}, "ctx_size", top->values).fits);
+    EXPECT_NE(run_kvfit("Qwen3-8B@weight=2 Meta-Llama-3.1-8B --gpu 'RTX 4090' -c 8192").out.find(
+                  "Qwen3-8B -c 40960; Meta-Llama-3.1-8B -c 20480 (the search stops at a model's training context: more may fit)"),
+              std::string::npos);
+}
+
+TEST(model_set, weights_parse_exactly_and_bad_ones_are_refused) {
+    EXPECT_EQ(kvfit::parse_set_weight("2"), 2000u);
+    EXPECT_EQ(kvfit::parse_set_weight("1.5"), 1500u);
+    EXPECT_EQ(kvfit::parse_set_weight("0.001"), 1u);
+    EXPECT_EQ(kvfit::parse_set_weight("1000"), 1000000u);
+    EXPECT_EQ(kvfit::set_weight_text(1500), "1.5");
+    EXPECT_EQ(kvfit::set_weight_text(250), "0.25");
+    EXPECT_EQ(kvfit::set_weight_text(3000), "3");
+    for (const char * bad : {"0", "0.000", "-1", "+1", "abc", "1e3", "1.2345", "1000.001", "1001", "nan", "inf", ".5", "5.", " 2", ""}) {
+        EXPECT_THROW(kvfit::parse_set_weight(bad), kvfit::error) << bad;
+    }
+    const auto & llama = kvfit::find_runtime("llama.cpp");
+    uint32_t w = 0;
+    const auto [model, f] = kvfit::parse_set_member("Qwen3-8B@weight=2,-np=2", llama, &w);
+    EXPECT_EQ(model, "Qwen3-8B");
+    EXPECT_EQ(w, 2000u);
+    EXPECT_EQ(f.text("parallel"), "2");
+    EXPECT_EQ(kvfit::parse_set_member("hf:org/name@main@weight=0.5", llama, &w).first, "hf:org/name@main");
+    EXPECT_EQ(w, 500u);
+    EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@weight=2", llama), kvfit::error); // no set to weight
+    // the CLI: one line, exit 2
+    const auto err = [](const std::string & args) {
+        const auto r = run_kvfit(args);
+        EXPECT_EQ(r.status, 2) << args;
+        return r.err;
+    };
+    EXPECT_EQ(err("Qwen3-8B@weight=0 Meta-Llama-3.1-8B --gpu 16GiB"),
+              "kvfit: Qwen3-8B@weight=0: weight '0': expected a number from 0.001 to 1000 (at most 3 decimals)\n");
+    EXPECT_EQ(err("Qwen3-8B@weight=-2 Meta-Llama-3.1-8B --gpu 16GiB"),
+              "kvfit: Qwen3-8B@weight=-2: weight '-2': expected a number from 0.001 to 1000 (at most 3 decimals)\n");
+    EXPECT_EQ(err("Qwen3-8B Meta-Llama-3.1-8B@weight=2x --gpu 16GiB"),
+              "kvfit: Meta-Llama-3.1-8B@weight=2x: weight '2x': expected a number from 0.001 to 1000 (at most 3 decimals)\n");
+    EXPECT_EQ(err("Qwen3-8B@weight= Meta-Llama-3.1-8B --gpu 16GiB"), "kvfit: Qwen3-8B@weight=: 'weight' needs a value (weight=2)\n");
+    EXPECT_EQ(err("Qwen3-8B@weight=2,weight=3 Meta-Llama-3.1-8B --gpu 16GiB"),
+              "kvfit: Qwen3-8B@weight=2,weight=3: 'weight' is given twice; give it once\n");
+    // the HTTP API and the Python module: the item's "weight", a number or a string
+    const auto error_of = [](const std::string & body) {
+        const auto r = kvfit::handle_plan(body, kvfit::server_options{});
+        EXPECT_EQ(r.status, 400) << body << " -> " << r.body;
+        return nlohmann::json::parse(r.body).value("error", std::string());
+    };
+    EXPECT_EQ(error_of(R"({"gpu": "16GiB", "models": [{"model": "Qwen3-8B", "weight": 0}, "Meta-Llama-3.1-8B"]})"),
+              "request: field 'models' item 1: weight '0': expected a number from 0.001 to 1000 (at most 3 decimals)");
+    EXPECT_EQ(error_of(R"({"gpu": "16GiB", "models": ["Qwen3-8B", {"model": "Meta-Llama-3.1-8B", "weight": true}]})"),
+              "request: field 'models' item 2: weight true: expected a number from 0.001 to 1000");
+    EXPECT_EQ(error_of(R"({"gpu": "16GiB", "models": ["Qwen3-8B", {"model": "Meta-Llama-3.1-8B", "weight": 1e-4}]})"),
+              "request: field 'models' item 2: weight '0.0001': expected a number from 0.001 to 1000 (at most 3 decimals)");
+    EXPECT_EQ(error_of(R"({"gpu": "16GiB", "weight": 2, "models": ["Qwen3-8B", "Meta-Llama-3.1-8B"]})"),
+              "request: field 'weight': a weight is one model's: give it in its 'models' item");
+    const auto ok = kvfit::handle_plan(R"({"gpu": "16GiB", "ctx_size": 40960, "models": [{"model": "Qwen3-8B", "weight": 3},
+        {"model": "Meta-Llama-3.1-8B", "weight": "1", "parallel": 2}]})", kvfit::server_options{});
+    EXPECT_EQ(ok.status, 200) << ok.body;
+    EXPECT_EQ(ok.body, run_kvfit("Qwen3-8B@weight=3 Meta-Llama-3.1-8B@-np=2 --gpu 16GiB -c 40960 --json").out);
+}
+
+// ---- the set's host RAM (set_host): every llama-server's host part adds up, against --ram as one model's does.
+
+// Two 8B models with 16 layers each on a 24 GiB card (-ngl 16: the other 20 and 16 layers, their weights mapped and
+// their KV, on the CPU), --ram 6GiB: each alone fits its host (3.4 and 3.1 GiB), together they need 6.5 GiB: exit 3
+// naming the host RAM, and the equal context found is smaller (host KV shrinks with it). The members' host figures
+// are their plans' host RAM needs (detail.host_ram.needed_bytes), the sum is theirs.
+TEST(model_set, host_ram_adds_up_against_ram) {
+    const std::vector<std::pair<std::string, std::string>> f = {{"ctx_size", "8192"}, {"n_gpu_layers", "16"}, {"ram", "6GiB"}};
+    const auto a = request("Qwen3-8B", "llama.cpp", "24GiB", f);
+    const auto b = request("Meta-Llama-3.1-8B", "llama.cpp", "24GiB", f);
+    const kvfit::set_result s = plan_set({a, b});
+    expect_alone_not_together(s);
+    EXPECT_TRUE(s.devices[0].fits()); // the GPU is not what is short
+    ASSERT_EQ(s.host.member_bytes.size(), 2u);
+    EXPECT_EQ(s.host.capacity_bytes, 6ull << 30);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < 2; ++i) {
+        const auto & h = s.plans[i].plan.detail.at("host_ram");
+        EXPECT_EQ(s.host.member_bytes[i], h.at("needed_bytes").get<uint64_t>());
+        EXPECT_GT(s.host.member_bytes[i], 2ull << 30) << i; // 16-20 layers of a q4_k_m 8B on the CPU: over 2 GiB mapped
+        EXPECT_LT(s.host.member_bytes[i], 6ull << 30) << i;
+        EXPECT_EQ(s.host.shared_bytes[i], 0u);
+        sum += s.host.member_bytes[i];
+    }
+    EXPECT_EQ(s.host.used_bytes, sum);
+    EXPECT_FALSE(s.host.fits());
+    ASSERT_FALSE(s.refusals.empty());
+    EXPECT_EQ(s.refusals.back().rfind("host RAM: the models need ", 0), 0u) << s.refusals.back();
+    const kvfit::set_alternative * equal = find_alternative(s, "equal_context");
+    ASSERT_NE(equal, nullptr);
+    auto a_eq = a, b_eq = b;
+    a_eq.flags.set("ctx_size", std::to_string(equal->values[0]));
+    b_eq.flags.set("ctx_size", std::to_string(equal->values[0]));
+    const kvfit::set_result at_equal = plan_set({a_eq, b_eq});
+    EXPECT_TRUE(at_equal.fits);
+    EXPECT_LE(at_equal.host.used_bytes, 6ull << 30);
+    a_eq.flags.set("ctx_size", std::to_string(equal->values[0] + 256));
+    b_eq.flags.set("ctx_size", std::to_string(equal->values[0] + 256));
+    EXPECT_FALSE(plan_set({a_eq, b_eq}).host.fits()); // one step more: the host RAM is short
+    // with RAM for both: fits, and the host RAM is said with its verdict
+    auto a16 = a, b16 = b;
+    a16.flags.set("ram", "16GiB");
+    b16.flags.set("ram", "16GiB");
+    EXPECT_TRUE(plan_set({a16, b16}).fits);
+    const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu 24GiB -c 8192 -ngl 16 --ram 6GiB");
+    EXPECT_EQ(cli.status, 3);
+    EXPECT_NE(cli.out.find(fmt::format("  host RAM: {} + {} = {} of 6.00 GiB (--ram): ", kvfit::human_bytes(s.host.member_bytes[0]),
+                                       kvfit::human_bytes(s.host.member_bytes[1]), kvfit::human_bytes(sum))),
+              std::string::npos) << cli.out;
+    const auto j = nlohmann::json::parse(run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu 24GiB -c 8192 -ngl 16 --ram 6GiB --json").out);
+    EXPECT_EQ(j["host"]["used_bytes"].get<uint64_t>(), sum);
+    EXPECT_FALSE(j["host"]["fits"].get<bool>());
+    // one machine, one RAM: a model's own --ram is refused
+    const auto differs = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@--ram=8GiB --gpu 24GiB --ram 6GiB");
+    EXPECT_EQ(differs.status, 2);
+    EXPECT_EQ(differs.err, "kvfit: model 2: --ram 8.00 GiB differs from model 1's 6.00 GiB: a set shares one machine's RAM; "
+                           "give --ram once for all\n");
+}
+
+// The same GGUF in two llama-server processes (two slots settings) is one page cache: the second's mapped weights are
+// within the first's and counted once; without --ram the host figure is shown with no verdict.
+TEST(model_set, host_ram_one_page_cache_per_file_and_no_verdict_without_ram) {
+    const auto a = request("Qwen3-8B", "llama.cpp", "24GiB", {{"ctx_size", "8192"}, {"n_gpu_layers", "16"}, {"ram", "64GiB"}});
+    auto b = a;
+    b.flags.set("parallel", "2");
+    const kvfit::set_result s = plan_set({a, b});
+    const auto page_cache = [&](size_t i) {
+        for (const auto & l : s.plans[i].plan.detail.at("host_ram").at("lines")) {
+            if (l.at("name") == "page_cache") return l.at("bytes").get<uint64_t>();
+        }
+        return uint64_t(0);
+    };
+    ASSERT_GT(page_cache(1), 2ull << 30);
+    EXPECT_EQ(page_cache(0), page_cache(1)); // the same 16 layers on the CPU
+    EXPECT_EQ(s.host.shared_bytes[0], 0u);
+    EXPECT_EQ(s.host.shared_bytes[1], page_cache(1));
+    EXPECT_EQ(s.host.used_bytes, s.host.member_bytes[0] + s.host.member_bytes[1] - page_cache(1));
+    // without --ram: each plan's host device, summed, no verdict
+    const auto c = request("Qwen3-8B", "llama.cpp", "24GiB", {{"ctx_size", "8192"}, {"n_gpu_layers", "16"}});
+    const auto d = request("Meta-Llama-3.1-8B", "llama.cpp", "24GiB", {{"ctx_size", "8192"}, {"n_gpu_layers", "16"}});
+    const kvfit::set_result t = plan_set({c, d});
+    EXPECT_FALSE(t.host.known());
+    EXPECT_TRUE(t.fits);
+    for (size_t i = 0; i < 2; ++i) EXPECT_EQ(t.host.member_bytes[i], t.plans[i].plan.devices.back().used_bytes()) << i;
+    EXPECT_TRUE(t.plans[0].plan.devices.back().is_host);
+    EXPECT_EQ(t.host.used_bytes, t.host.member_bytes[0] + t.host.member_bytes[1]);
+    const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu 24GiB -c 8192 -ngl 16");
+    EXPECT_EQ(cli.status, 0);
+    EXPECT_NE(cli.out.find(" (pass --ram SIZE for a verdict)\n"), std::string::npos) << cli.out;
 }
 
 } // namespace

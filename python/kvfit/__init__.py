@@ -28,8 +28,8 @@ def plan(model, **settings):
 def plan_set(models, **settings):
     """The CLI's --json set document for several models sharing the GPUs (``kvfit MODEL MODEL ... --json``,
     docs/sets.md), as a dict. ``models``: names or paths as plan() takes them, or dicts of one model's own settings
-    ({"model": "Qwen3-8B", "ctx_size": 8192}); ``settings`` apply to every model, plus ``max_loaded``
-    (--models-max / --max-loaded-models)."""
+    ({"model": "Qwen3-8B", "ctx_size": 8192}), a dict's ``weight`` its share of the joint context solve
+    (``MODEL@weight=2``); ``settings`` apply to every model, plus ``max_loaded`` (--models-max / --max-loaded-models)."""
     listed = [m if isinstance(m, dict) else str(m) for m in models]
     return _json.loads(_kvfit.plan_set_json(_json.dumps(listed), _json.dumps(settings)))
 

@@ -1,6 +1,7 @@
 // A set of models on one machine (include/kvfit/model_set.h): each model through make_plan, then planned as its runtime
 // co-locates it; the GPUs' sums, one verdict, and the joint solve over the runtime's context knob (search.h) and
-// vLLM's --gpu-memory-utilization. It knows no runtime's memory rule: only runtime_info, plan.h and search.h.
+// vLLM's --gpu-memory-utilization; the contexts weighted; the host RAM summed. It knows no runtime's memory rule: only
+// runtime_info, plan.h, search.h and the plans' published figures (devices, detail.host_ram of docs/json.md).
 #include "kvfit/model_set.h"
 
 #include "kvfit/error.h"
@@ -56,11 +57,66 @@ const device_plan * gpu_device(const runtime_plan & p, size_t g) {
     return nullptr;
 }
 
+// A plan's published host RAM section (detail.host_ram, docs/json.md; llama.cpp's host_ram.cpp writes it), or null.
+const nlohmann::ordered_json * host_ram_of(const runtime_plan & p) {
+    return p.detail.is_object() && p.detail.contains("host_ram") && p.detail["host_ram"].is_object() ? &p.detail["host_ram"]
+                                                                                                     : nullptr;
+}
+
+uint64_t json_bytes(const nlohmann::ordered_json & j, const char * key) {
+    return j.contains(key) && j[key].is_number_unsigned() ? j[key].get<uint64_t>() : 0;
+}
+
+// The bytes of line `name` of a host RAM section (0 when absent).
+uint64_t host_line(const nlohmann::ordered_json & h, std::string_view name) {
+    if (!h.contains("lines") || !h["lines"].is_array()) return 0;
+    for (const auto & l : h["lines"]) {
+        if (l.is_object() && l.value("name", std::string()) == name) return json_bytes(l, "bytes");
+    }
+    return 0;
+}
+
+// The host RAM of the set (set_host): each process's host part as its plan states it, summed; the page cache of a file
+// mapped by several members (`files[i]` equal) counted once, at its largest (the kernel keeps one copy of a file's
+// pages for every shared mapping: mmap(2) MAP_SHARED; llama-mmap.cpp maps the GGUF so).
+set_host host_of(const std::vector<const runtime_plan *> & plans, const std::vector<std::string> & files) {
+    const size_t n = plans.size();
+    set_host h;
+    h.member_bytes.assign(n, 0);
+    h.shared_bytes.assign(n, 0);
+    std::vector<uint64_t> mapped(n, 0);
+    uint64_t prompt_caches = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (const nlohmann::ordered_json * r = host_ram_of(*plans[i])) {
+            h.member_bytes[i] = json_bytes(*r, "needed_bytes");
+            prompt_caches += json_bytes(*r, "total_bytes") - std::min(json_bytes(*r, "total_bytes"), h.member_bytes[i]);
+            mapped[i] = host_line(*r, "page_cache");
+            if (r->value("known", false)) h.capacity_bytes = std::max(h.capacity_bytes, json_bytes(*r, "capacity_bytes"));
+        } else {
+            for (const auto & d : plans[i]->devices) {
+                if (d.is_host) h.member_bytes[i] += d.used_bytes();
+            }
+        }
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (mapped[i] == 0 || files[i].empty()) continue;
+        size_t owner = i; // the largest mapping of this file (the first among equals) is the one counted
+        for (size_t k = 0; k < n; ++k) {
+            if (files[k] == files[i] && (mapped[k] > mapped[owner] || (mapped[k] == mapped[owner] && k < owner))) owner = k;
+        }
+        if (owner != i) h.shared_bytes[i] = mapped[i];
+    }
+    for (size_t i = 0; i < n; ++i) h.used_bytes += h.member_bytes[i] - h.shared_bytes[i];
+    h.with_cache_bytes = h.used_bytes + prompt_caches;
+    return h;
+}
+
 // The set placed on the machine: each member planned by `plan_one` (on the whole machine, or on what the earlier
 // members left), the GPUs' sums and the verdict.
 struct placement {
     std::vector<runtime_plan> plans;
     std::vector<set_device> devices;
+    set_host host;
     std::vector<std::string> refusals;
     bool fits = true;
 };
@@ -68,7 +124,7 @@ struct placement {
 using plan_fn = std::function<runtime_plan(size_t i, const machine & mc)>;
 
 placement colocate(const runtime_info & rt, size_t n, const machine & mc, const std::vector<std::string> & names,
-                   const plan_fn & plan_one) {
+                   const std::vector<std::string> & files, const plan_fn & plan_one) {
     placement out;
     const bool sequential = plans_on_free_memory(rt);
     const size_t n_gpu = mc.gpus.size();
@@ -134,6 +190,17 @@ placement colocate(const runtime_info & rt, size_t n, const machine & mc, const 
                                                human_bytes(sd.used_bytes), human_bytes(sd.reserved_bytes),
                                                human_bytes(sd.capacity_bytes), human_bytes(uint64_t(-sd.free_bytes()))));
         }
+    }
+    // the host RAM: every process's host part adds up; with the RAM known it is the set's verdict as it is one
+    // model's (host_ram.cpp: the need over --ram does not fit)
+    std::vector<const runtime_plan *> ps;
+    for (const auto & p : out.plans) ps.push_back(&p);
+    out.host = host_of(ps, files);
+    if (!out.host.fits()) {
+        out.fits = false;
+        out.refusals.push_back(fmt::format("host RAM: the models need {} of {} (--ram): short by {}",
+                                           human_bytes(out.host.used_bytes), human_bytes(out.host.capacity_bytes),
+                                           human_bytes(out.host.used_bytes - out.host.capacity_bytes)));
     }
     return out;
 }
@@ -217,11 +284,39 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
     }
     const machine mc = alone[0].target;
     s.colocation = colocation_line(rt, mc.gpus.size(), q.max_loaded);
-    std::vector<std::string> names;
-    for (const auto & a : alone) names.push_back(a.model.name);
+    std::vector<std::string> names, files;
+    for (size_t i = 0; i < n; ++i) {
+        names.push_back(alone[i].model.name);
+        // the file each process maps: the same MODEL with the same weight bytes (a catalog name at one --weights)
+        files.push_back(fmt::format("{}\n{}", q.members[i].model, alone[i].model.weights.total_bytes()));
+    }
+    // one machine, one RAM: the host verdict of every model is against the same --ram (or none)
+    const auto ram_of = [&](size_t i) {
+        const nlohmann::ordered_json * h = host_ram_of(alone[i].plan);
+        return h && h->value("known", false) ? json_bytes(*h, "capacity_bytes") : uint64_t(0);
+    };
+    for (size_t i = 1; i < n; ++i) {
+        if (ram_of(i) != ram_of(0)) {
+            const auto said = [](uint64_t b) { return b ? human_bytes(b) : std::string("not given"); };
+            throw error(fmt::format("model {}: --ram {} differs from model 1's {}: a set shares one machine's RAM; give "
+                                    "--ram once for all", i + 1, said(ram_of(i)), said(ram_of(0))));
+        }
+    }
+    if (!q.weights.empty()) {
+        if (q.weights.size() != n) throw error(fmt::format("weights: {} given for {} models", q.weights.size(), n));
+        for (size_t i = 0; i < n; ++i) {
+            if (q.weights[i] < 1 || q.weights[i] > 1000 * set_weight_one) {
+                throw error(fmt::format("model {}: weight {}/1000: expected 0.001 to 1000", i + 1, q.weights[i]));
+            }
+        }
+        if (rt.context.flag.empty() || !rt.context.range) {
+            throw error(fmt::format("weights: {} has no context setting to weight", rt.display));
+        }
+        s.weights = q.weights;
+    }
 
     // the set as it runs: each member with the planner's searches (plan_model), its source's warnings kept
-    const placement placed = colocate(rt, n, mc, names, [&](size_t i, const machine & mi) {
+    const placement placed = colocate(rt, n, mc, names, files, [&](size_t i, const machine & mi) {
         if (i == 0 || !plans_on_free_memory(rt)) {
             s.plans.push_back(alone[i]);
         } else {
@@ -251,6 +346,7 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         }
     }
     s.devices = placed.devices;
+    s.host = placed.host;
     s.refusals = placed.refusals;
     s.fits = placed.fits;
 
@@ -279,6 +375,14 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
                                          rt.name == "ollama" ? "runner" : "llama-server",
                                          human_bytes(s.devices[0].reserved_bytes)));
     }
+    if (s.host.known() && s.host.fits() && s.host.with_cache_bytes > s.host.capacity_bytes) {
+        // each llama-server's prompt cache evicts within its --cache-ram (server-task.cpp:1750), as for one model
+        s.warnings.push_back(fmt::format("host RAM: with every llama-server's prompt cache at its --cache-ram limit the "
+                                         "models hold {} of {} (--ram); each evicts its oldest prompts to stay within "
+                                         "its limit (tools/server/server-task.cpp:1750), so the set fits, but the OS "
+                                         "may swap first: a smaller --cache-ram per model keeps them within the RAM",
+                                         human_bytes(s.host.with_cache_bytes), human_bytes(s.host.capacity_bytes)));
+    }
     if (rt.name == "sglang") {
         s.warnings.push_back("SGLang: each server's activations and CUDA graphs come from the memory left after its "
                              "static pool; with several servers on one GPU that headroom is shared, and kvfit counts "
@@ -290,18 +394,65 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         throw error(fmt::format("strict: {} warning{} refused: {}", s.warnings.size(), s.warnings.size() == 1 ? "" : "s", all));
     }
     // fewer models loaded at once is no joint change of settings: no alternative is searched past the limit
-    if (s.fits || over_limit) return s;
+    if (over_limit || (s.fits && s.weights.empty())) return s;
 
-    // joint solve 1: the largest context equal for every model that fits together (search.h over the knob's range
-    // common to all: the largest lower end, the smallest upper end, the largest step)
     const auto probe = [&](const std::vector<flag_values> & f) {
         try {
-            return colocate(rt, n, mc, names, [&](size_t i, const machine & mi) { return rt.plan(alone[i].model, f[i], mi); }).fits;
+            return colocate(rt, n, mc, names, files, [&](size_t i, const machine & mi) {
+                return rt.plan(alone[i].model, f[i], mi);
+            }).fits;
         } catch (const error &) { // a value the runtime refuses outright does not fit
             return false;
         }
     };
-    if (!rt.context.flag.empty() && rt.context.range) {
+    // joint solve 1 with weights: model i's context is w_i x t rounded down to its context step (the knob's range:
+    // llama.cpp pads n_ctx to 256 per stream, so -c moves in 256 x streams; the others take any whole token count),
+    // for the largest t (tokens of weight 1) at which the set fits together, by the planner's one search (search.h:
+    // each context grows with t, memory with each context). t runs from the smallest that gives every model its
+    // range's lower end to the largest that keeps every model within its upper end (the training context), so the
+    // proportion holds exactly up to the rounding. Searched whether or not the set fits as given: it is what was asked.
+    if (!s.weights.empty()) {
+        std::vector<std::string> ws;
+        for (uint32_t w : s.weights) ws.push_back(set_weight_text(w));
+        s.tried.push_back(fmt::format("{} in proportion {}", rt.context.spelled, fmt::join(ws, " : ")));
+        std::vector<knob_range> ranges;
+        uint64_t t_lo = 1, t_hi = UINT64_MAX;
+        bool usable = true;
+        for (size_t i = 0; i < n; ++i) {
+            const knob_range r = rt.context.range(alone[i].model, flags[i]);
+            usable &= r.step > 0 && r.lo <= r.hi;
+            ranges.push_back(r);
+            const uint64_t w = s.weights[i];
+            t_lo = std::max(t_lo, (r.lo * set_weight_one + w - 1) / w); // w x t >= lo, lo a multiple of the step
+            t_hi = std::min(t_hi, r.hi * set_weight_one / w);           // w x t <= hi
+        }
+        const auto contexts = [&](uint64_t t) {
+            std::vector<uint64_t> c;
+            for (size_t i = 0; i < n; ++i) {
+                const uint64_t exact = s.weights[i] * t / set_weight_one;
+                c.push_back(std::max(ranges[i].lo, exact / ranges[i].step * ranges[i].step));
+            }
+            return c;
+        };
+        const auto at = [&](uint64_t t) {
+            const std::vector<uint64_t> c = contexts(t);
+            std::vector<flag_values> f = flags;
+            for (size_t i = 0; i < n; ++i) f[i] = with_context(f[i], rt.context, c[i]);
+            return f;
+        };
+        if (usable && t_lo <= t_hi) {
+            if (const auto t = largest_fitting(t_lo, t_hi, 1, [&](uint64_t v) { return probe(at(v)); })) {
+                set_alternative a{"weighted_context", {}, contexts(*t), *t, *t == t_hi};
+                for (uint64_t c : a.values) a.flags.push_back(fmt::format("{} {}", rt.context.spelled, c));
+                s.alternatives.push_back(std::move(a));
+            }
+        }
+    }
+    if (s.fits) return s;
+
+    // joint solve 1 without weights: the largest context equal for every model that fits together (search.h over the
+    // knob's range common to all: the largest lower end, the smallest upper end, the largest step)
+    if (s.weights.empty() && !rt.context.flag.empty() && rt.context.range) {
         s.tried.push_back(fmt::format("an equal {}", rt.context.spelled));
         knob_range common{0, UINT64_MAX, 1};
         for (size_t i = 0; i < n && common.step > 0; ++i) {
@@ -317,7 +468,7 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
                 return f;
             };
             if (const auto v = largest_fitting(common.lo, common.hi, common.step, [&](uint64_t c) { return probe(at(c)); })) {
-                set_alternative a{"equal_context", {}, {}};
+                set_alternative a{"equal_context", {}, {}, 0, *v == common.lo + (common.hi - common.lo) / common.step * common.step};
                 for (size_t i = 0; i < n; ++i) a.flags.push_back(fmt::format("{} {}", rt.context.spelled, *v)), a.values.push_back(*v);
                 s.alternatives.push_back(std::move(a));
             }
@@ -334,7 +485,7 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
                 std::vector<flag_values> g(f.begin(), f.begin() + ptrdiff_t(i) + 1);
                 g[i].set("mem_fraction_static", hundredths(p));
                 try {
-                    return colocate(rt, i + 1, mc, names, [&](size_t k, const machine & mi) {
+                    return colocate(rt, i + 1, mc, names, files, [&](size_t k, const machine & mi) {
                         return rt.plan(alone[k].model, g[k], mi);
                     }).fits;
                 } catch (const error &) {
@@ -397,20 +548,25 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         const size_t n_gpu = mc.gpus.size();
         std::vector<size_t> gpu_of(n, 0);
         size_t checks = 0;
+        // each model's plan in its group: the group's members before it are planned first, so a later member added to
+        // the group (or taken out again) leaves them as they are; the last check of each group holds the final plans
+        std::vector<runtime_plan> in_group(n);
         const auto group_fits = [&](size_t g, size_t upto) {
             std::vector<size_t> members;
             for (size_t i = 0; i <= upto; ++i) {
                 if (gpu_of[i] == g) members.push_back(i);
             }
-            std::vector<std::string> group_names;
-            for (size_t i : members) group_names.push_back(names[i]);
+            std::vector<std::string> group_names, group_files;
+            for (size_t i : members) group_names.push_back(names[i]), group_files.push_back(files[i]);
             machine one;
             one.gpus = {mc.gpus[g]};
             ++checks;
             try {
-                return colocate(rt, members.size(), one, group_names, [&](size_t k, const machine & mi) {
+                const placement pl = colocate(rt, members.size(), one, group_names, group_files, [&](size_t k, const machine & mi) {
                     return rt.plan(alone[members[k]].model, flags[members[k]], mi);
-                }).fits;
+                });
+                for (size_t k = 0; k < members.size(); ++k) in_group[members[k]] = pl.plans[k];
+                return pl.fits;
             } catch (const error &) {
                 return false;
             }
@@ -437,6 +593,10 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         bool spread = false;
         if (place(0)) {
             for (size_t i = 1; i < n; ++i) spread |= gpu_of[i] != gpu_of[0];
+            // the groups share the host: their host parts add up against the RAM as the set's do
+            std::vector<const runtime_plan *> ps;
+            for (const auto & p : in_group) ps.push_back(&p);
+            spread &= host_of(ps, files).fits();
         }
         if (spread) {
             // the runtime numbers only its vendor's GPUs (HIP the AMD ones, CUDA the NVIDIA ones), and CUDA orders them
@@ -481,11 +641,29 @@ set_request set_request_from_json(nlohmann::json body, const std::vector<std::st
         q.max_loaded = m.get<uint32_t>();
         body.erase("max_loaded");
     }
+    // a weight is one model's (the joint solve's proportion): in its item, never the body's (every model's alike)
+    if (body.contains("weight")) throw error("request: field 'weight': a weight is one model's: give it in its 'models' item");
+    std::vector<uint32_t> weights(models.size(), set_weight_one);
+    bool weighted = false;
     for (size_t i = 0; i < models.size(); ++i) {
         nlohmann::json member = body;
         if (models[i].is_string()) {
             member["model"] = models[i];
         } else if (models[i].is_object()) {
+            if (models[i].contains("weight")) {
+                const nlohmann::json & w = models[i]["weight"];
+                // a number as JSON writes it (2, 1.5) or a string ("1.5"): the CLI's text either way
+                const std::string text = w.is_string() ? w.get<std::string>() : w.is_number() ? w.dump() : std::string();
+                try {
+                    if (!w.is_string() && !w.is_number()) throw error(fmt::format("weight {}: expected a number from 0.001 to 1000", w.dump()));
+                    // JSON's 2.0 is 2: a whole float's ".0" is no decimal given
+                    weights[i] = parse_set_weight(w.is_number_float() && text.ends_with(".0") ? text.substr(0, text.size() - 2) : text);
+                } catch (const error & e) {
+                    throw error(fmt::format("request: field 'models' item {}: {}", i + 1, e.what()));
+                }
+                weighted = true;
+                models[i].erase("weight");
+            }
             for (auto & [key, value] : models[i].items()) member[key] = std::move(value);
         } else {
             throw error(fmt::format("request: field 'models' item {}: expected a name or an object", i + 1));
@@ -502,11 +680,48 @@ set_request set_request_from_json(nlohmann::json body, const std::vector<std::st
         q.members.push_back(plan_request_from_json(member, extra_fields));
         if (bodies) bodies->push_back(std::move(member));
     }
+    if (weighted) q.weights = std::move(weights);
     return q;
 }
 
-std::pair<std::string, flag_values> parse_set_member(const std::string & text, const runtime_info & rt) {
-    const size_t at = text.rfind("@-");
+uint32_t parse_set_weight(std::string_view text) {
+    // digits, then at most 3 decimals: no sign, exponent, nan or inf (a bound on the proportion and exact arithmetic)
+    const auto bad = [&] {
+        return error(fmt::format("weight '{}': expected a number from 0.001 to 1000 (at most 3 decimals)", text));
+    };
+    const size_t dot = text.find('.');
+    const std::string_view whole = text.substr(0, dot);
+    const std::string_view frac = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+    const auto digits = [](std::string_view d) { return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; }); };
+    if (whole.empty() || whole.size() > 4 || !digits(whole) || frac.size() > 3 || !digits(frac) ||
+        (dot != std::string_view::npos && frac.empty())) {
+        throw bad();
+    }
+    uint64_t v = 0;
+    for (char c : whole) v = v * 10 + uint64_t(c - '0');
+    for (size_t k = 0; k < 3; ++k) v = v * 10 + (k < frac.size() ? uint64_t(frac[k] - '0') : 0);
+    if (v < 1 || v > 1000 * set_weight_one) throw bad();
+    return uint32_t(v);
+}
+
+std::string set_weight_text(uint32_t w) {
+    std::string out = std::to_string(w / set_weight_one);
+    if (w % set_weight_one == 0) return out;
+    std::string frac = fmt::format("{:03}", w % set_weight_one);
+    while (frac.back() == '0') frac.pop_back();
+    return out + "." + frac;
+}
+
+std::pair<std::string, flag_values> parse_set_member(const std::string & text, const runtime_info & rt, uint32_t * weight) {
+    // settings start at the last '@' followed by '-' (a flag) or by "weight=": hf:org/name@rev stays a model
+    size_t at = std::string::npos;
+    for (size_t p = text.rfind('@'); p != std::string::npos; p = p == 0 ? std::string::npos : text.rfind('@', p - 1)) {
+        const std::string_view rest = std::string_view(text).substr(p + 1);
+        if (rest.starts_with('-') || rest.starts_with("weight=") || rest == "weight" || rest.starts_with("weight,")) {
+            at = p;
+            break;
+        }
+    }
     flag_values f;
     if (at == std::string::npos) return {text, f};
     const std::string model = text.substr(0, at);
@@ -521,6 +736,20 @@ std::pair<std::string, flag_values> parse_set_member(const std::string & text, c
         if (item.empty()) continue;
         const size_t eq = item.find('=');
         const std::string name = item.substr(0, eq);
+        if (name == "weight") { // the joint solve's weight of this model (model_set.h set_request::weights)
+            if (!weight) throw error(fmt::format("{}: 'weight' is for a set of models", text));
+            if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+                throw error(fmt::format("{}: 'weight' is given twice; give it once", text));
+            }
+            seen.push_back(name);
+            if (eq == std::string::npos || eq + 1 == item.size()) throw error(fmt::format("{}: 'weight' needs a value (weight=2)", text));
+            try {
+                *weight = parse_set_weight(item.substr(eq + 1));
+            } catch (const error & e) {
+                throw error(fmt::format("{}: {}", text, e.what()));
+            }
+            continue;
+        }
         const flag_spec * spec = nullptr;
         for (const auto & fs : rt.flags()) {
             if (name == fs.name || (!fs.alias.empty() && name == fs.alias)) spec = &fs;

@@ -99,6 +99,49 @@ try {
   await settle(() => page.selectOption('#runtime', 'llama.cpp'));
   assert.equal(number(await page.textContent('#max-ctx')), q8);
 
+  // A set (issue 28): a second model on the same GPU with its own context and a weight. The page posts "models" to
+  // POST /v1/plan and shows the set document: each model's plan, every GPU's sum and the host RAM, the verdict and the
+  // joint solve; its numbers are the API's for the body it sent. Removing the model brings back the single plan.
+  let setRequest = null;
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && r.url().endsWith('/v1/plan') && (r.postData() || '').includes('"models"')) setRequest = r.postData();
+  });
+  await settle(async () => {
+    await page.click('#add-model');
+    await page.selectOption('#set-rows select', 'Qwen3-8B');
+    await page.fill('#set-rows input[name=context]', '4096');
+    await page.fill('#set-rows input[name=weight]', '2');
+  });
+  assert.ok(setRequest, 'the page posted a set');
+  const sent = JSON.parse(setRequest);
+  assert.deepEqual(sent.models, [{ model: 'Qwen3.5-9B', weight: '1' }, { model: 'Qwen3-8B', ctx_size: '4096', weight: '2' }]);
+  assert.equal(await page.isVisible('#single'), false);
+  assert.equal(await page.isVisible('#set'), true);
+  const setDoc = await page.evaluate(async (body) => (await fetch('v1/plan', { method: 'POST', body })).json(), setRequest);
+  assert.equal(setDoc.set, true);
+  assert.equal(await page.textContent('#verdict'), `The 2 models ${setDoc.fits ? 'fit together' : 'do not fit together'}`);
+  const cells = (sel) => page.$$eval(sel, (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  const planRows = await cells('#set-plans tbody tr');
+  assert.equal(planRows.length, 2);
+  assert.deepEqual(planRows.map((r) => r[0]), setDoc.plans.map((p) => p.model.name));
+  assert.deepEqual(planRows.map((r) => number(r[2])), setDoc.plans.map((p) => p.context_tokens));
+  assert.equal(planRows[1][1], '2');
+  const gibText = (b) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+  const deviceRows = await cells('#set-devices tbody tr');
+  assert.equal(deviceRows.length, setDoc.devices.length + 1); // the GPUs, then the host RAM
+  assert.equal(deviceRows[0][2], gibText(setDoc.devices[0].used_bytes));
+  assert.deepEqual(deviceRows.at(-1).slice(0, 3), ['host RAM', setDoc.host.member_bytes.map(gibText).join(' + '), gibText(setDoc.host.used_bytes)]);
+  const alternatives = await page.$$eval('#set-alternatives li', (lis) => lis.map((li) => li.textContent));
+  assert.equal(alternatives.length, setDoc.alternatives.length || (setDoc.fits ? 0 : 1));
+  if (setDoc.alternatives.length) {
+    assert.match(alternatives[0], /^(Fits together|Largest that fit together): /);
+    assert.ok(alternatives[0].includes(`${setDoc.plans[0].model.name} ${setDoc.alternatives[0].flags[0]}`), alternatives[0]);
+  }
+  console.log(`set: ${await page.textContent('#verdict')}; ${alternatives.join(' | ')}`);
+  await settle(() => page.click('#set-rows button'));
+  assert.equal(await page.isVisible('#single'), true);
+  assert.equal(number(await page.textContent('#max-ctx')), q8);
+
   // What fits (issue 16): the catalog ranked for the same 8 GiB GPU; the rows are POST /v1/list's, which is the
   // CLI's `--list --gpu 8GiB --json` (tests/test_ranking.cpp).
   await page.fill('#list-name', 'Qwen3');

@@ -110,6 +110,16 @@ class PlanSetEqualsCli(unittest.TestCase):
         self.assertEqual(got, json.loads(r.stdout))
         self.assertEqual(got["alternatives"][0]["kind"], "equal_context")
 
+    def test_weighted_contexts(self):
+        r = subprocess.run([KVFIT, "Qwen3-8B@weight=3", "Meta-Llama-3.1-8B", "--gpu", "16GiB", "-c", "40960", "--json"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        got = kvfit.plan_set([{"model": "Qwen3-8B", "weight": 3}, "Meta-Llama-3.1-8B"], gpu="16GiB", ctx_size=40960)
+        self.assertEqual(got, json.loads(r.stdout))
+        self.assertEqual(got["weights"], [3, 1])
+        self.assertEqual(got["alternatives"][0]["kind"], "weighted_context")
+        self.assertEqual(got["host"]["used_bytes"], sum(got["host"]["member_bytes"]))
+
     def test_errors(self):
         with self.assertRaises(kvfit.Error) as e:
             kvfit.plan_set(["Qwen3-8B"], gpu="H100")

@@ -1,7 +1,9 @@
 // The kvfit page: a form whose every change sends the same body to POST /v1/plan (the CLI's --json, schema 2:
 // docs/json.md) and POST /v1/chart, then shows the verdict, the warnings, the largest context per cache type, the
 // launch command, the charts and the buffers. The runtimes and their flags come from GET /v1/runtimes, so a new
-// runtime appears here without a change. The page computes nothing itself: every number is the server's.
+// runtime appears here without a change. With models added below the first, the body is a set ("models", docs/sets.md)
+// and the page shows the set document: each model's plan, every GPU's sum, the host RAM, the verdict and the joint
+// solve. The page computes nothing itself: every number is the server's.
 import './style.css';
 import { drawChart } from './chart.js';
 
@@ -21,6 +23,70 @@ function base64(bytes) {
   let s = '';
   for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(s);
+}
+
+/** The models added below the first (a set): [{model, context, weight}] as typed. */
+function setRows() {
+  return [...$('set-rows').querySelectorAll('.set-row')].map((row) => ({
+    model: row.querySelector('select').value,
+    context: row.querySelector('input[name=context]').value.trim(),
+    weight: row.querySelector('input[name=weight]').value.trim(),
+  }));
+}
+
+/** A set's body (docs/api.md "models"): the form's flags for every model, each row's model, context and weight its
+ * own; the first model is the form's (catalog or upload). Null when no model was added. */
+export function setBody(body) {
+  const rows = setRows();
+  if (!rows.length) return null;
+  const { model, config, gguf_base64: gguf, upload_name: uploadName, ...common } = body;
+  const first = upload ? { [upload.field]: upload.field === 'config' ? config : gguf, upload_name: uploadName } : { model };
+  const weighted = $('main-weight').value.trim() || rows.some((r) => r.weight);
+  if (weighted) first.weight = $('main-weight').value.trim() || '1';
+  const contextFlag = runtime().context_flag;
+  return {
+    ...common,
+    models: [first, ...rows.map((r) => {
+      const item = { model: r.model };
+      if (r.context && contextFlag) item[contextFlag] = r.context;
+      if (weighted) item.weight = r.weight || '1';
+      return item;
+    })],
+  };
+}
+
+function addSetRow(models) {
+  const row = document.createElement('div');
+  row.className = 'set-row';
+  const select = document.createElement('select');
+  for (const m of models) select.add(new Option(m.name, m.name));
+  select.selectedIndex = Math.min(1, models.length - 1);
+  const field = (name, placeholder) => {
+    const label = document.createElement('label');
+    label.textContent = name;
+    const input = document.createElement('input');
+    input.name = name;
+    input.placeholder = placeholder;
+    label.append(input);
+    return label;
+  };
+  const remove = document.createElement('button');
+  remove.type = 'button';
+  remove.textContent = 'remove';
+  remove.addEventListener('click', () => { row.remove(); showSetControls(); schedule(); });
+  const model = document.createElement('label');
+  model.textContent = `Model ${$('set-rows').children.length + 2}`;
+  model.append(select);
+  row.append(model, field('context', 'as above'), field('weight', '1'), remove);
+  $('set-rows').append(row);
+  showSetControls();
+}
+
+function showSetControls() {
+  const n = $('set-rows').children.length;
+  $('main-weight-label').hidden = n === 0;
+  $('add-model').disabled = n >= 15; // a set is at most 16 models (model_set.h max_set_models)
+  [...$('set-rows').children].forEach((row, i) => { row.querySelector('label').firstChild.textContent = `Model ${i + 2}`; });
 }
 
 /** The POST body: the CLI's flags by their JSON names (docs/api.md). */
@@ -127,10 +193,75 @@ function showPlan(plan, charts) {
   drawChart($('chart-compare'), charts.compare);
 }
 
+function listItems(items) {
+  return items.map(([t, cls]) => {
+    const li = document.createElement('li');
+    li.className = cls;
+    li.textContent = t;
+    return li;
+  });
+}
+
+/** The set document (docs/json.md "Sets"): the verdict, each model's plan, every GPU's sum, the host RAM and the joint
+ * solve, as the CLI's text says them. */
+function showSet(doc) {
+  const n = doc.plans.length;
+  $('verdict').className = doc.fits ? 'fits' : 'no-fit';
+  $('verdict').textContent = `The ${n} models ${doc.fits ? 'fit together' : 'do not fit together'}`;
+  $('set-colocation').textContent = doc.colocation;
+  const named = (i, t) => `model ${i + 1} (${doc.plans[i].model.name}): ${t}`;
+  $('warnings').replaceChildren(...listItems([
+    ...doc.refusals.map((t) => [`error: ${t}`, 'refusal']),
+    ...doc.warnings.map((t) => [`warning: ${t}`, '']),
+    ...doc.plans.flatMap((p, i) => [...p.refusals.map((t) => [`error: ${named(i, t)}`, 'refusal']),
+                                    ...p.warnings.map((t) => [`warning: ${named(i, t)}`, ''])]),
+  ]));
+  $('set-plans').tBodies[0].replaceChildren(...doc.plans.map((p, i) => {
+    const tr = document.createElement('tr');
+    tr.className = p.fits ? 'fits' : 'no-fit';
+    const gpu = doc.devices.reduce((a, d) => a + d.member_bytes[i], 0);
+    const state = p.fits ? 'fits' : 'does not fit';
+    const alone = doc.fits_alone[i] === p.fits ? '' : doc.fits_alone[i] ? ' (fits alone)' : ' (does not fit alone)';
+    for (const v of [p.model.name, doc.weights ? String(doc.weights[i]) : '-', commas(p.context_tokens), String(p.sequences ?? '-'),
+      gib(gpu), gib(doc.host.member_bytes[i]), state + alone, p.launch || '-']) tr.insertCell().textContent = v;
+    return tr;
+  }));
+  const hostLeft = doc.host.known ? gib(Math.abs(doc.host.capacity_bytes - doc.host.used_bytes)) + (doc.host.fits ? ' left' : ' short') : 'pass --ram for a verdict';
+  $('set-devices').tBodies[0].replaceChildren(...[
+    ...doc.devices.map((d) => [d.name, d.member_bytes.map(gib).join(' + '), gib(d.used_bytes), gib(d.reserved_bytes),
+      gib(d.capacity_bytes), `${gib(Math.abs(d.free_bytes))} ${d.fits ? 'left' : 'short'}`, d.fits]),
+    ['host RAM', doc.host.member_bytes.map(gib).join(' + '), gib(doc.host.used_bytes), '-',
+      doc.host.known ? gib(doc.host.capacity_bytes) : '-', hostLeft, doc.host.fits],
+  ].map(([...cells]) => {
+    const tr = document.createElement('tr');
+    tr.className = cells.pop() ? 'fits' : 'no-fit';
+    for (const v of cells) tr.insertCell().textContent = v;
+    return tr;
+  }));
+  const kinds = { equal_context: 'the largest equal context', utilization_split: 'split the GPU (--gpu-memory-utilization)', fraction_split: "each server's smallest static fraction, in start order",
+    gpu_assignment: 'one GPU per model, each process shown only its own' };
+  const kind = (a) => (a.kind === 'weighted_context' ? `the largest contexts in proportion ${doc.weights.join(' : ')}` : kinds[a.kind] || a.kind);
+  const alternatives = doc.alternatives.map((a) => [`${doc.fits ? 'Largest that fit together' : 'Fits together'}: ${kind(a)}: ${
+    a.flags.map((f, i) => `${doc.plans[i].model.name} ${f}`).join('; ')}${a.capped ? " (the search stops at a model's training context: more may fit)" : ''}`, a.kind]);
+  if (!doc.fits && !alternatives.length) alternatives.push([`Nothing found that fits together${doc.tried.length ? ` (tried: ${doc.tried.join('; ')})` : ''}.`, 'none']);
+  $('set-alternatives').replaceChildren(...listItems(alternatives));
+}
+
 async function update() {
   const id = ++serial;
   const body = requestBody();
+  const set = setBody(body);
+  $('single').hidden = !!set;
+  $('set').hidden = !set;
   try {
+    if (set) {
+      const doc = await post('v1/plan', set);
+      if (id !== serial) return;
+      $('error').hidden = true;
+      showSet(doc);
+      document.body.dataset.state = 'ready';
+      return;
+    }
     const [plan, charts] = await Promise.all([post('v1/plan', body), post('v1/chart', body)]);
     if (id !== serial) return;
     $('error').hidden = true;
@@ -226,6 +357,7 @@ async function init() {
     schedule();
   });
   $('list-run').addEventListener('click', showList);
+  $('add-model').addEventListener('click', () => { addSetRow(models); schedule(); });
   window.addEventListener('resize', schedule);
   schedule();
 }
