@@ -222,6 +222,28 @@ TEST(serving_explain, issue27_gemma4_31b_and_minimax_m21) {
     }
 }
 
+// Two line shapes issue 27's logs added: vLLM records through a key=value logging formatter (msg="..."), whose figure
+// ends at the closing quote, and SGLang's budget line. A quote after a figure elsewhere is not a vLLM line.
+TEST(serving_explain, reader_logfmt_and_sglang_budget) {
+    kvfit::serving_engine e{};
+    EXPECT_TRUE(kvfit::detect_serving_engine("(EngineCore pid=1) level=INFO name=vllm.v1.core.kv_cache_utils "
+                                             "msg=\"GPU KV cache size: 26,800 tokens\"\n", e));
+    EXPECT_EQ(e, kvfit::serving_engine::vllm);
+    EXPECT_FALSE(kvfit::detect_serving_engine("echo \"GPU KV cache size: 26,800 tokens\"\n", e));
+    const auto v = kvfit::parse_serving_log(std::string_view(
+        "level=INFO msg=\"Available KV cache memory: 24.54 GiB\"\nlevel=INFO msg=\"GPU KV cache size: 26,800 tokens\"\n"));
+    ASSERT_NE(v.figure("available_kv_gib"), nullptr);
+    EXPECT_EQ(v.figure("available_kv_gib")->value, 24.54);
+    EXPECT_EQ(v.figure("kv_tokens")->value, 26800);
+    const auto s = kvfit::parse_serving_log(std::string_view(
+        "[2025-12-26 20:03:09] The available memory for KV cache is 5.45 GB.\n"
+        "[2025-12-26 20:03:09] KV Cache is allocated. #tokens: 23063, K size: 2.73 GB, V size: 2.73 GB\n"));
+    EXPECT_EQ(s.engine, kvfit::serving_engine::sglang);
+    ASSERT_NE(s.figure("kv_avail_gb"), nullptr);
+    EXPECT_EQ(s.figure("kv_avail_gb")->text, "5.45");
+    EXPECT_EQ(s.figure("k_gb")->value, 2.73);
+}
+
 // The reader: the engine told by its lines, the arguments of a non-default-args dict and of an engine-config line,
 // the figures with their commas, the per-rank minimum.
 TEST(serving_explain, reader_lines) {

@@ -435,8 +435,9 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
             range_text(lo.max_total_num_tokens, hi.max_total_num_tokens), same,
             fmt::format("{}{} GB (line {}) // {} B per token (cell_size), page {}", same ? "" : pct(double(at.max_total_num_tokens), toks->value) + ": ",
                         kv_avail->text, kv_avail->line_no, at.cell_bytes, at.settings.page_size));
-        if (const serving_figure * k = log.figure("k_gb"); k && at.cell_bytes) {
+        if (const serving_figure * k = log.figure("k_gb"); k && at.cell_bytes && at.swa_bytes_per_token == 0) {
             // MHATokenToKVPool: K and V buffers of the pool's size (+ one page of padding) x layers x heads x head_dim
+            // (one pool: a sliding-window model prints two, each of its own layers)
             const double kb = (toks->value + at.settings.page_size) * double(at.alloc_bytes_per_token) / 2 / GiB;
             const auto [lo_k, hi_k] = rounding(*k);
             const bool ks = kb >= lo_k && kb <= hi_k;
