@@ -185,6 +185,65 @@ TEST(serving_explain, issue27_added_logs) {
     EXPECT_NEAR(peak_error(explain_file("mlx-1480-192k_qwen36-35b-a3b-4bit_m5max.log")), 30.0, 0.1);
 }
 
+// Issue 27's last two named cases, from their public logs: Gemma-4-31B's pool under vLLM (hf-mem PR #61: 26,800 tokens at
+// the logged 24.54 GiB, the pre-v0.21 token line) and MiniMax-M2.1 under SGLang with the routed experts on the CPU
+// (ktransformers #1757: 23,063 tokens at the logged "available memory for KV cache" of 5.45 GB, K buffer 2.73 GB; the
+// GPU share of the weights is the known miss it is, and kvfit's own budget is not derived: no --mem-fraction-static).
+TEST(serving_explain, issue27_gemma4_31b_and_minimax_m21) {
+    {
+        const auto x = explain_file("vllm-hfmem61_gemma4-31b.log");
+        EXPECT_EQ(x.log.engine, kvfit::serving_engine::vllm);
+        const auto * r = row(x, "GPU KV cache size (tokens)");
+        ASSERT_NE(r, nullptr) << x.text;
+        EXPECT_EQ(r->log, "26,800");
+        EXPECT_TRUE(r->same) << x.text;
+        EXPECT_TRUE(row(x, "start")->same) << x.text;
+    }
+    {
+        const auto x = explain_file("sglang-kt1757_minimax-m21_cpu-experts_rtxpro6000.log");
+        EXPECT_EQ(x.log.engine, kvfit::serving_engine::sglang);
+        ASSERT_NE(x.log.figure("kv_avail_gb"), nullptr);
+        EXPECT_EQ(x.log.figure("kv_avail_gb")->text, "5.45");
+        const auto * r = row(x, "KV cache #tokens at the log's budget");
+        ASSERT_NE(r, nullptr) << x.text;
+        EXPECT_EQ(r->log, "23063");
+        EXPECT_EQ(r->kvfit, "23022-23064");
+        EXPECT_TRUE(r->same) << x.text;
+        EXPECT_NE(r->note.find("253952 B per token"), std::string::npos) << r->note;
+        ASSERT_NE(row(x, "K buffer (GB)"), nullptr) << x.text;
+        EXPECT_TRUE(row(x, "K buffer (GB)")->same) << x.text;
+        const auto * w = row(x, "weights per rank (mem usage)");
+        ASSERT_NE(w, nullptr);
+        EXPECT_FALSE(w->same); // experts on the CPU: the file's known line
+        EXPECT_TRUE(row(x, "start")->same) << x.text;
+        bool said = false;
+        for (const auto & n : x.e.notes) said |= n.find("94.07 GB free before the load") != std::string::npos;
+        EXPECT_TRUE(said) << x.text;
+    }
+}
+
+// Two line shapes issue 27's logs added: vLLM records through a key=value logging formatter (msg="..."), whose figure
+// ends at the closing quote, and SGLang's budget line. A quote after a figure elsewhere is not a vLLM line.
+TEST(serving_explain, reader_logfmt_and_sglang_budget) {
+    kvfit::serving_engine e{};
+    EXPECT_TRUE(kvfit::detect_serving_engine("(EngineCore pid=1) level=INFO name=vllm.v1.core.kv_cache_utils "
+                                             "msg=\"GPU KV cache size: 26,800 tokens\"\n", e));
+    EXPECT_EQ(e, kvfit::serving_engine::vllm);
+    EXPECT_FALSE(kvfit::detect_serving_engine("echo \"GPU KV cache size: 26,800 tokens\"\n", e));
+    const auto v = kvfit::parse_serving_log(std::string_view(
+        "level=INFO msg=\"Available KV cache memory: 24.54 GiB\"\nlevel=INFO msg=\"GPU KV cache size: 26,800 tokens\"\n"));
+    ASSERT_NE(v.figure("available_kv_gib"), nullptr);
+    EXPECT_EQ(v.figure("available_kv_gib")->value, 24.54);
+    EXPECT_EQ(v.figure("kv_tokens")->value, 26800);
+    const auto s = kvfit::parse_serving_log(std::string_view(
+        "[2025-12-26 20:03:09] The available memory for KV cache is 5.45 GB.\n"
+        "[2025-12-26 20:03:09] KV Cache is allocated. #tokens: 23063, K size: 2.73 GB, V size: 2.73 GB\n"));
+    EXPECT_EQ(s.engine, kvfit::serving_engine::sglang);
+    ASSERT_NE(s.figure("kv_avail_gb"), nullptr);
+    EXPECT_EQ(s.figure("kv_avail_gb")->text, "5.45");
+    EXPECT_EQ(s.figure("k_gb")->value, 2.73);
+}
+
 // The reader: the engine told by its lines, the arguments of a non-default-args dict and of an engine-config line,
 // the figures with their commas, the per-rank minimum.
 TEST(serving_explain, reader_lines) {

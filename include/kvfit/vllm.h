@@ -244,7 +244,7 @@ struct vllm_plan {
     uint64_t per_request_blocks = 0;///< sum over groups at max_model_len
     uint64_t mamba_blocks_per_request = 0; ///< the mamba groups' share of per_request_blocks
     double max_concurrency = 0;     ///< num_gpu_blocks / per_request_blocks ("%.2fx")
-    uint64_t kv_cache_tokens = 0;   ///< "GPU KV cache size", v2026: int(max_concurrency x max_model_len)
+    uint64_t kv_cache_tokens = 0;   ///< "GPU KV cache size" from v0.21.0 (vllm #43308): int(max_concurrency x max_model_len)
     uint64_t kv_cache_tokens_v2025 = 0; ///< the same line up to v0.20: (num_blocks // groups) x min block size
     uint64_t need_bytes = 0;        ///< KV one request of max_model_len needs per worker
     uint64_t max_model_len_fit = 0; ///< largest length whose need fits (search.h over [1, n_ctx_train], as vLLM bisects)

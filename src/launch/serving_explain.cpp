@@ -414,6 +414,45 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
                 mrr->value == double(at.max_running_requests), "SGLang's default from the pool and the context");
         }
     }
+    // the budget the log prints ("The available memory for KV cache is X GB": rest_memory, GiB): the pool at exactly
+    // that budget, through plan_sglang's own split (mamba slots, sliding-window ratio, page) with nothing else charged
+    const serving_figure * kv_avail = log.figure("kv_avail_gb");
+    if (!have_at && kv_avail && toks && kv_avail->value > 0) {
+        auto plan_rest = [&](double gib) {
+            sglang_settings x = s;
+            x.pre_load_overhead_bytes = 0;
+            x.weights_bytes = 0;
+            if (x.mem_fraction_static == 0) x.mem_fraction_static = 0.5; // rest = gpu x fraction - 0 = the budget
+            const uint64_t rest = clamp_count(gib * GiB);
+            return plan_sglang(m, x, {"GPU (the log's budget)", uint64_t(double(rest) / x.mem_fraction_static) + 1});
+        };
+        const auto [klo, khi] = rounding(*kv_avail);
+        const sglang_plan lo = plan_rest(klo), hi = plan_rest(khi);
+        at = plan_rest(kv_avail->value);
+        have_at = true;
+        const bool same = toks->value >= double(lo.max_total_num_tokens) && toks->value <= double(hi.max_total_num_tokens);
+        add(e, toks->line_no, "KV cache #tokens at the log's budget", toks->text,
+            range_text(lo.max_total_num_tokens, hi.max_total_num_tokens), same,
+            fmt::format("{}{} GB (line {}) // {} B per token (cell_size), page {}", same ? "" : pct(double(at.max_total_num_tokens), toks->value) + ": ",
+                        kv_avail->text, kv_avail->line_no, at.cell_bytes, at.settings.page_size));
+        if (const serving_figure * k = log.figure("k_gb"); k && at.cell_bytes && at.swa_bytes_per_token == 0) {
+            // MHATokenToKVPool: K and V buffers of the pool's size (+ one page of padding) x layers x heads x head_dim
+            // (one pool: a sliding-window model prints two, each of its own layers)
+            const double kb = (toks->value + at.settings.page_size) * double(at.alloc_bytes_per_token) / 2 / GiB;
+            const auto [lo_k, hi_k] = rounding(*k);
+            const bool ks = kb >= lo_k && kb <= hi_k;
+            add(e, k->line_no, "K buffer (GB)", k->text, fmt::format("{:.3f}", kb), ks,
+                fmt::format("{}({} + {}) tokens x {} B / 2 (K of K+V)", ks ? "" : pct(kb, k->value) + ": ", toks->text,
+                            at.settings.page_size, at.alloc_bytes_per_token));
+        }
+    }
+    if (!begin && w && !s.mem_fraction_static) {
+        if (const serving_figure * end = log.figure("load_end_avail_gb")) {
+            e.notes.push_back(fmt::format("{} GB free before the load (line {}: avail mem {} + mem usage {}), but "
+                                          "--mem-fraction-static is not in the log: kvfit's budget not derived",
+                                          fmt::format("{:.2f}", end->value + w->value), end->line_no, end->text, w->text));
+        }
+    }
     const serving_figure * pool = log.figure("swa_pool_gb");
     if (!have_at && pool && toks) {
         // the sliding-window pool's own size ("SWAKVPool mem usage: X GB"): full x full_bytes + swa x swa_bytes

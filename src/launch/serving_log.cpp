@@ -153,6 +153,8 @@ bool has(std::string_view line, std::string_view word) { return line.find(word) 
 // SGLang's "[2025-12-19 07:42:57 TP2] ") or a level word ("... INFO "), else the line's start (a log quoted without
 // its prefix); spaces skipped.
 bool at_message_start(std::string_view line, size_t at) {
+    // a logfmt record (a logging config with a key=value formatter: `level=INFO name=vllm.v1... msg="..."`)
+    if (at >= 5 && line.substr(at - 5, 5) == "msg=\"") return true;
     size_t start = 0;
     if (at >= 2) {
         if (const size_t b = line.rfind("] ", at - 2); b != std::string_view::npos) start = b + 2;
@@ -247,7 +249,7 @@ int engine_of(std::string_view line) {
         if (m.ends) {
             std::string_view rest = line.substr(line.find(t, at + m.words.size()) + t.size());
             while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' ')) rest.remove_suffix(1);
-            if (!rest.empty() && rest.front() != ',') continue;
+            if (!rest.empty() && rest.front() != ',' && !(rest.front() == '"' && at >= 5 && line.substr(at - 5, 5) == "msg=\"")) continue;
         }
         return m.engine;
     }
@@ -445,6 +447,9 @@ class serving_reader {
             num(E, l, n, "swa size: ", "swa_layer_tokens");
         }
         if (has(l, "Memory pool end.")) num(E, l, n, "avail mem=", "pool_end_avail_gb");
+        // the static budget itself, rest_memory in GiB (model_runner profile_max_num_token: available after the load -
+        // pre-load free x (1 - mem_fraction_static)), as SGLang builds of 2025-12 print it (ktransformers #1757)
+        num(E, l, n, "The available memory for KV cache is ", "kv_avail_gb");
         if (has(l, "Use sliding window memory pool.")) {
             num(E, l, n, "full_layer_tokens=", "full_layer_tokens");
             num(E, l, n, "swa_layer_tokens=", "swa_layer_tokens");

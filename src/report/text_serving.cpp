@@ -104,7 +104,7 @@ void vllm_pool(std::string & out, const ojson & d) {
                        flag(d, "hybrid") ? fmt::format(", mamba cache mode {}", str(s, "mamba_cache_mode")) : "");
     out += fmt::format("  \"Maximum concurrency for {} tokens per request: {:.2f}x\"\n", with_commas(u64(d, "max_model_len")),
                        dbl(d, "max_concurrency"));
-    out += fmt::format("  \"GPU KV cache size: {} tokens\" (v0.24+: int(concurrency x max_model_len))\n",
+    out += fmt::format("  \"GPU KV cache size: {} tokens\" (v0.21+: int(concurrency x max_model_len))\n",
                        with_commas(u64(d, "kv_cache_tokens")));
     out += fmt::format("  \"GPU KV cache size: {} tokens\" (up to v0.20: blocks // {} groups x block size)\n",
                        with_commas(u64(d, "kv_cache_tokens_v2025")), d.at("groups").size());

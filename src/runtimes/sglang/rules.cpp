@@ -333,15 +333,25 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         }
     }
 
-    // max_running_requests: clamp(tokens / context_len x 512, 2048, 4096), at most tokens / 2, and for hybrids
-    // at most mamba slots / ratio (1 with the radix cache off; 2 assumed with it on).
+    // max_running_requests: clamp(tokens / context_len x 512, 2048, 4096), at most tokens / 2, and for hybrids at most
+    // mamba slots // ratio: _calculate_mamba_ratio (model_executor/model_runner_kv_cache_mixin.py, later
+    // kv_cache_configurator.py; index ids 55033979549, 51863200264, 54494663073) returns 1 with --disable-radix-cache,
+    // else MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3, plus 2 (1 without the overlap schedule) under
+    // --mamba-scheduler-strategy extra_buffer; the default "auto" resolves to no_buffer (server_args.py __post_init__,
+    // index id 271536807), so 3. (kvfit divided by 2 before: one request in three too many.)
     uint64_t mrr = s.max_running_requests;
     if (mrr == 0) {
         const double by_len = double(p.max_total_num_tokens) / double(std::max<uint64_t>(1, s.context_length)) * 512;
         mrr = uint64_t(std::clamp(by_len, 2048.0, 4096.0));
         mrr = std::min(mrr, p.max_total_num_tokens / 2);
     }
-    if (n_rec > 0) mrr = std::min<uint64_t>(mrr, p.mamba_slots / (s.disable_radix_cache ? 1 : 2));
+    if (n_rec > 0) {
+        const uint64_t ratio = s.disable_radix_cache ? 1 : 3;
+        mrr = std::min<uint64_t>(mrr, p.mamba_slots / ratio);
+        p.notes.push_back(fmt::format("max_running_requests at most {} mamba slots // {} ({}; _calculate_mamba_ratio, "
+                                      "mamba scheduler strategy no_buffer, SGLang's default)", p.mamba_slots, ratio,
+                                      s.disable_radix_cache ? "radix cache off" : "radix cache on: 3 slots per request"));
+    }
     p.max_running_requests = mrr;
     p.settings = s;
 
