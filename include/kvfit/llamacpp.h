@@ -386,7 +386,7 @@ struct backend_term {
 uint64_t llamacpp_cuda_fa_f16_bytes(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                     uint32_t il);
 
-/// The second copy of token_embd.weight that a loader creating its tied output first makes (param_flags
+/// The second copy of token_embd.weight that a loader creating its tied output first makes (arch_facts
 /// tied_output_first: models/gemma4.cpp, gemma3n.cpp call create_tensor(TOKEN_EMBD, TENSOR_DUPLICATED) before
 /// tok_embd, so llama_model_loader::create_tensor finds no token_embd in the CPU context and dups it). With mmap both
 /// tensors point into the one mapped range (counted once, CPU_Mapped); without mmap, and in no_alloc mode, the CPU

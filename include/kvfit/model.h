@@ -224,6 +224,43 @@ struct vision_tower {
     bool operator==(const vision_tower &) const = default;
 };
 
+/// What the model's llama.cpp architecture does that neither a GGUF key nor a config.json key states, and that a
+/// runtime reads: one typed field per fact, each citing the llama.cpp source it reproduces (v0.5.0 and 5b4ebc5
+/// unless said). Set once by the sources from the architecture table's row of model_desc::gguf_architecture
+/// (src/sources/arch_table.cpp, set_arch_facts); all false / 0 when kvfit knows no row for the model (an unknown
+/// architecture, a renamed config.json), so a runtime never looks an architecture up by name.
+/// Example: Qwen3.5-9B {attn_gate, rs_rollback}; Gemma 4 {tied_output_first, h_nextn_rows}; Llama 4 {n_chunk_fixed 8192}.
+struct arch_facts {
+    /// The attention's Q projection also emits a per-element output gate, projected together with Q and split after:
+    /// Qcur_full = wq x cur reshaped [2 x n_embd_head, n_head, T], Q and gate views of it (models/qwen3next.cpp,
+    /// qwen35.cpp, qwen35moe.cpp, qwen4exp.cpp build_layer_attn), so Qcur_full stays live through the attention.
+    bool attn_gate = false;
+    /// One output-gate logit per head, sigmoid(g_proj(attn_norm)) [n_embd -> n_head] applied after the attention:
+    /// models/step35.cpp build_lora_mm(wqkv_gate, cur) after build_attn, so attn_norm stays live under the scores.
+    bool head_gate = false;
+    /// The graph keeps every ubatch row through the last layer and exposes it as h_nextn, selecting the output rows
+    /// after it (get_rows on the last layer only with embeddings_nextn_masked, off by default: models/gemma4.cpp,
+    /// step35.cpp); the output stage holds h_nextn [n_embd, T] besides result_norm.
+    bool h_nextn_rows = false;
+    /// A tied output is created (TENSOR_DUPLICATED token_embd) BEFORE token_embd: llama_model_loader::create_tensor
+    /// finds no token_embd in the context yet and makes a second tensor, counted twice without mmap / in no_alloc
+    /// mode (models/gemma4.cpp, gemma3n.cpp load_arch_tensors).
+    bool tied_output_first = false;
+    /// The architecture uses no sliding window: its models/<arch>.cpp loads no LLM_KV_ATTENTION_SLIDING_WINDOW and
+    /// its converter writes none (llama, qwen2, qwen2moe, qwen3, qwen3moe, mistral3; phi3 reads it and turns it off,
+    /// "Phi SWA is currently disabled"), so a window a config.json states is full attention under llama.cpp
+    /// (llamacpp_adapt_model); vLLM and SGLang use it.
+    bool no_window = false;
+    /// The recurrent state keeps n_rs_seq extra snapshots per sequence for draft rollback: llm_arch_supports_rs_rollback
+    /// (src/llama-arch.cpp:1112-1127: qwen35, qwen35moe, qwen4exp, deepseek4, nemotron_h(_moe), lfm2(moe), kimi-k3,
+    /// bailingmoe3); clamped to 0 elsewhere (llama-context.cpp:105-110).
+    bool rs_rollback = false;
+    /// Chunked-attention chunk, tokens, that the loader hard-codes whatever the file says (models/llama4.cpp
+    /// load_arch_hparams: n_swa = 8192; conversion/llama4.py writes no chunk size); 0 = none.
+    uint32_t n_chunk_fixed = 0;
+    bool operator==(const arch_facts &) const = default;
+};
+
 /// The model description. Per-layer vectors all have length n_layer; layer index `il` is explicit in every
 /// query. MTP / NextN prediction layers are not part of n_layer (llama.cpp does not cache them).
 struct model_desc {
@@ -234,6 +271,8 @@ struct model_desc {
     /// GGUF general.architecture of the family ("qwen35" for HF "qwen3_5_text"), from the architecture table;
     /// empty when unknown. Equals `architecture` for GGUF sources. Ollama keys its per-family rules on it.
     std::string gguf_architecture;
+    /// What that architecture does in llama.cpp beyond its keys (above); default when gguf_architecture has no row.
+    arch_facts arch;
 
     // --- model-level scalars ---------------------------------------------------------------------
     uint32_t n_layer = 0;       ///< counted blocks (num_hidden_layers / block_count, MTP excluded)

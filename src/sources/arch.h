@@ -11,64 +11,75 @@
 
 namespace kvfit::detail {
 
-/// Optional tensors and key quirks of a family (parameter counts and a few config.json rules).
-/// Set by the row, then overridden by keys where a key exists (attention_bias, mlp_bias, use_conv_bias, ...).
+/// Optional tensors and key quirks of a family: what the sources read from a row (parameter counts, the layer
+/// layout of a config.json, the tensors of skipped blocks). Set by the row, then overridden by keys where a key exists
+/// (attention_bias, mlp_bias, use_conv_bias, ...). Typed: a row names its flags as designated initializers
+/// (`F{.qk_norm = true, .mrope = true}`), so a misspelt flag does not compile. What a runtime reads is not here but
+/// in the row's arch_facts (include/kvfit/model.h). llama.cpp files are v0.5.0's (and 5b4ebc5's where they agree).
 struct param_flags {
-    bool qkv_bias = false;      ///< q/k/v projections have biases (Qwen2; attention_bias sets it)
-    bool o_bias = false;        ///< o_proj has a bias (attention_bias)
-    bool qk_norm = false;       ///< per-head RMSNorm on q and k (Qwen3, Gemma, Step); use_qk_norm sets it
-    bool attn_gate = false;     ///< q_proj also emits an output gate: q_proj doubled (Qwen3-Next, Qwen3.5)
-    bool head_gate = false;     ///< one output-gate logit per head, n_embd x n_head (Step-3.5/3.7 g_proj)
-    bool sinks = false;         ///< one learned sink logit per head (gpt-oss)
-    bool ffn_gated = true;      ///< gate/up/down (SwiGLU); false: up/down only (Nemotron-H relu2)
-    bool mlp_bias = false;      ///< FFN projections have biases
-    bool router_bias = false;   ///< MoE router has a bias (gpt-oss)
-    bool expert_bias = false;   ///< routed experts have biases (gpt-oss)
-    bool shexp_gate = false;    ///< sigmoid gate on the shared expert, n_embd -> 1 (Qwen2-MoE family)
-    bool score_bias = false;    ///< e_score_correction_bias of n_expert values (DeepSeek-V3 noaux_tc)
-    bool mrope = false;         ///< llama.cpp ropes it as M-RoPE/IMROPE: 4 positions per token in the graph
-    bool conv_bias = false;     ///< Mamba2 conv1d has a bias (use_conv_bias)
-    bool ssm_proj_bias = false; ///< Mamba2 in_proj/out_proj have biases (use_bias)
-    bool gemma_norms = false;   ///< four norms per block (pre/post attention, pre/post FFN), Gemma 2/3/4
-    // llama.cpp loader facts (load_arch_tensors) that change the model buffer
-    bool tied_output_first = false; ///< a tied output is created (TENSOR_DUPLICATED token_embd) BEFORE token_embd:
-                                    ///< llama_model_loader::create_tensor finds no token_embd in the context yet and
-                                    ///< makes a second tensor, counted twice without mmap / in no_alloc mode
-                                    ///< (models/gemma4.cpp, gemma3n.cpp; both releases)
-    bool h_nextn_rows = false;      ///< the graph keeps every ubatch row through the last layer and exposes it as
-                                    ///< h_nextn, selecting the output rows after it (get_rows on the last layer only
-                                    ///< with embeddings_nextn_masked, off by default: models/gemma4.cpp, step35.cpp);
-                                    ///< the output stage holds h_nextn [n_embd, T] besides result_norm
-    bool mtp_trunk_tensors = false; ///< NextN blocks: with load_mtp off only the tensors created with mtp_flags
-                                    ///< (TENSOR_SKIP) are skipped; the block's other tensors load (models/step35.cpp)
+    /// q/k/v projections have biases: bq, bk, bv (LLM_TENSOR_ATTN_Q/K/V ".bias") created by load_arch_tensors in
+    /// models/qwen2.cpp, qwen2moe.cpp, glm4-moe.cpp; a config.json's attention_bias sets it
+    bool qkv_bias = false;
+    /// o_proj has a bias: bo (LLM_TENSOR_ATTN_OUT ".bias"), created where the converter wrote it; attention_bias
+    bool o_bias = false;
+    /// RMSNorm on q and k: attn_q_norm / attn_k_norm (LLM_TENSOR_ATTN_Q_NORM, _K_NORM) created by load_arch_tensors
+    /// (models/qwen3.cpp, gemma3.cpp, olmo2.cpp, step35.cpp, laguna.cpp); use_qk_norm sets it
+    bool qk_norm = false;
+    /// one learned sink logit per head: attn_sinks [n_head] (LLM_TENSOR_ATTN_SINKS, models/openai-moe.cpp)
+    bool sinks = false;
+    /// gate/up/down (SwiGLU); false: up/down only, no ffn_gate (models/nemotron-h.cpp build_ffn LLM_FFN_RELU_SQR)
+    bool ffn_gated = true;
+    /// FFN projections have biases (ffn_up_b, ffn_down_b, ffn_gate_b); mlp_bias sets it
+    bool mlp_bias = false;
+    /// MoE router has a bias: ffn_gate_inp_b [n_expert] (models/openai-moe.cpp)
+    bool router_bias = false;
+    /// routed experts have biases: ffn_gate_exps_b, ffn_up_exps_b, ffn_down_exps_b (models/openai-moe.cpp)
+    bool expert_bias = false;
+    /// sigmoid gate on the shared expert, n_embd -> 1: ffn_gate_inp_shexp (models/qwen2moe.cpp, qwen3next.cpp,
+    /// qwen35moe.cpp)
+    bool shexp_gate = false;
+    /// e_score_correction_bias of n_expert values: exp_probs_b (LLM_TENSOR_FFN_EXP_PROBS_B, models/deepseek2.cpp;
+    /// DeepSeek-V3 noaux_tc); set by keys only
+    bool score_bias = false;
+    /// llama.cpp ropes it as M-RoPE/IMROPE (llama_model_rope_type, src/llama-model.cpp): 4 positions per token in the
+    /// graph (llama_hparams::n_pos_per_embd)
+    bool mrope = false;
+    /// Mamba2 conv1d has a bias: ssm_conv1d_b (models/mamba2.cpp, nemotron-h.cpp); use_conv_bias sets it
+    bool conv_bias = false;
+    /// Mamba2 in_proj/out_proj have biases: ssm_in_b, ssm_out_b; use_bias sets it
+    bool ssm_proj_bias = false;
+    /// four norms per block, pre/post attention and pre/post FFN: attn_norm, attn_post_norm, ffn_norm, ffn_post_norm
+    /// (models/gemma2.cpp, gemma3.cpp, gemma3n.cpp, gemma4.cpp)
+    bool gemma_norms = false;
+    /// NextN blocks: with load_mtp off only the tensors created with mtp_flags (TENSOR_SKIP) are skipped; the
+    /// block's other tensors load (models/step35.cpp load_block_mtp)
+    bool mtp_trunk_tensors = false;
     // config.json quirks of `sliding_window` / `attention_chunk_size` when no per-layer list says more
-    bool swa_all = false;       ///< Mistral/Mixtral: a non-null sliding_window slides every layer
-    bool swa_if_used = false;   ///< Qwen2/Qwen3: only with use_sliding_window, on layers il >= max_window_layers
-    /// llama.cpp's architecture uses no sliding window (its models/<arch>.cpp loads no LLM_KV_ATTENTION_SLIDING_WINDOW and
-    /// its converter writes none: llama, qwen2, qwen2moe, qwen3, qwen3moe, mistral3; phi3 reads it and turns it off,
-    /// "Phi SWA is currently disabled"; both releases), so a window a config.json states is full attention under
-    /// llama.cpp (llamacpp_adapt_model); vLLM and SGLang use it
-    bool no_window = false;
-    bool chunk_nope = false;    ///< Llama 4: chunked attention on RoPE layers, NoPE every no_rope_layer_interval
-    bool chunk_alias = false;   ///< attention_chunk_size repeats the sliding window (MiMo-V2): no chunked layer
-    // caches no key announces
-    bool index_sparse = false;  ///< the indexer sits on the sparse-attention layers only, after the leading dense blocks
-                                ///< (MiniMax-M3's MSA: llama-model.cpp create_memory filter_idx il >= n_layer_dense_lead)
-    // tensors of skipped blocks the loader still loads
-    bool mtp_probs_b = false;   ///< each NextN/MTP block's ffn_exp_probs_b.bias is created without the MTP flags
-                                ///< (TENSOR_NOT_REQUIRED only, never TENSOR_SKIP), so it is loaded while the block
-                                ///< is not: deepseek32.cpp:121, glm-dsa.cpp:155 (both releases; measured +1024 B)
-    // what llama.cpp's converter writes (convert_hf_to_gguf.py, conversion/*.py)
-    bool nextn_folded = false;  ///< by default (no --no-mtp) the converter appends the checkpoint's NextN/MTP blocks to
-                                ///< block_count and writes nextn_predict_layers, so a config.json plans them as a
-                                ///< GGUF's (n_layer_mtp: counted by -ngl and split by -ts, loaded as unused):
-                                ///< glm.py Glm4MoeModel/GlmMoeDsaModel/Glm4MoeLiteModel, deepseek.py DeepseekV32Model,
-                                ///< mimo.py, step3.py, nemotron.py (MoE only), qwen.py _QwenMtpMixin (Qwen3-Next, 3.5);
-                                ///< the same in v0.5.0 and 5b4ebc5. Not DeepSeek-V3/V4 (skip_mtp; --mtp only)
-    // context facts (speculative decoding, docs/rules/llamacpp-spec.md)
-    bool rs_rollback = false;   ///< the recurrent state keeps n_rs_seq extra snapshots per sequence for draft rollback:
-                                ///< llm_arch_supports_rs_rollback (llama-arch.cpp:1112-1127, both releases: qwen35,
-                                ///< qwen35moe, qwen4exp, deepseek4, nemotron_h(_moe), lfm2(moe), kimi-k3, bailingmoe3)
+    /// Mistral/Mixtral: a non-null sliding_window slides every layer (transformers MistralConfig; llama.cpp's llama
+    /// reads no window: arch_facts no_window)
+    bool swa_all = false;
+    /// Qwen2/Qwen3: only with use_sliding_window, on layers il >= max_window_layers (transformers Qwen2Config
+    /// layer_types; llama.cpp's qwen2 reads no window)
+    bool swa_if_used = false;
+    /// Llama 4: chunked attention on RoPE layers, NoPE every no_rope_layer_interval (models/llama4.cpp
+    /// set_swa_pattern(4): il % 4 < 3 chunked)
+    bool chunk_nope = false;
+    /// attention_chunk_size repeats the sliding window (MiMo-V2): no chunked layer (models/mimo2.cpp reads the
+    /// sliding_window_pattern array only)
+    bool chunk_alias = false;
+    /// caches no key announces: the indexer sits on the sparse-attention layers only, after the leading dense blocks
+    /// (MiniMax-M3's MSA: llama-model.cpp create_memory filter_idx il >= n_layer_dense_lead)
+    bool index_sparse = false;
+    /// each NextN/MTP block's ffn_exp_probs_b.bias is created without the MTP flags (TENSOR_NOT_REQUIRED only, never
+    /// TENSOR_SKIP), so it is loaded while the block is not: deepseek32.cpp:121, glm-dsa.cpp:155 (both releases;
+    /// measured +1024 B)
+    bool mtp_probs_b = false;
+    /// what llama.cpp's converter writes (convert_hf_to_gguf.py, conversion/*.py): by default (no --no-mtp) it appends
+    /// the checkpoint's NextN/MTP blocks to block_count and writes nextn_predict_layers, so a config.json plans them as
+    /// a GGUF's (n_layer_mtp: counted by -ngl and split by -ts, loaded as unused): glm.py Glm4MoeModel/GlmMoeDsaModel/
+    /// Glm4MoeLiteModel, deepseek.py DeepseekV32Model, mimo.py, step3.py, nemotron.py (MoE only), qwen.py
+    /// _QwenMtpMixin (Qwen3-Next, 3.5); the same in v0.5.0 and 5b4ebc5. Not DeepSeek-V3/V4 (skip_mtp; --mtp only)
+    bool nextn_folded = false;
 };
 
 /// How a GGUF's layer kinds are laid out when its keys alone do not say (llama.cpp load_arch_hparams).
@@ -77,7 +88,7 @@ struct param_flags {
 /// - attention:       head_count_kv[il] > 0 is attention, others none; a sliding_window_pattern array marks swa.
 /// - swa_period:      set_swa_pattern(period): il % period < period - 1 is swa. period 6: il 0-4 swa, il 5 full.
 /// - swa_dense_first: set_swa_pattern(period, dense_first): il % period != 0 is swa. period 4: il 0 full, il 1-3 swa.
-/// - chunked_period:  as swa_period, with chunked attention of `window` tokens (llama4: 3 chunked, 1 full).
+/// - chunked_period:  as swa_period, with chunked attention of facts.n_chunk_fixed tokens (llama4: 3 chunked, 1 full).
 /// - interval:        interval_attention(il, full_attention_interval), the others recurrent (n 4: il 3, 7, ...).
 /// - kv_or_recurrent: head_count_kv[il] > 0 is attention, 0 is recurrent (lfm2, jamba, granitehybrid).
 /// - nemotron_h:      head_count_kv[il] > 0 attention; else feed_forward_length[il] == 0 recurrent; else none.
@@ -96,11 +107,12 @@ struct arch_row {
                                 ///< and model_type names, space separated
     gguf_layout layout;         ///< GGUF layout (above)
     uint32_t period;            ///< swa/chunk period or default full_attention_interval; 0 when unused
-    uint32_t window;            ///< default n_swa (swa_period) or fixed n_chunk (chunked_period), tokens
+    uint32_t window;            ///< default n_swa (swa_period), tokens; a fixed chunk is facts.n_chunk_fixed
     recurrent_kind rec;         ///< family of the recurrent layers
     bool mla;                   ///< GGUF: MLA layers when <arch>.attention.key_length_mla is present
     uint32_t kv_from_start;     ///< GGUF: layers il >= this reuse an earlier layer's KV; 0 = all own KV
-    param_flags flags;          ///< optional tensors and key quirks
+    param_flags flags;          ///< optional tensors and key quirks (the sources read them)
+    arch_facts facts;           ///< what a runtime needs beyond the keys (model_desc::arch: set_arch_facts)
     std::string_view cite;      ///< where the rules come from (llama.cpp files; transformers modeling files)
 };
 
@@ -110,6 +122,10 @@ const arch_row * find_arch_gguf(std::string_view arch);
 const arch_row * find_arch_hf(const std::vector<std::string> & names);
 /// All rows, in table order (docs and tests).
 const std::vector<arch_row> & arch_rows();
+/// Sets m.arch to the facts of the row of m.gguf_architecture (the first row naming it: rows that share a GGUF
+/// architecture share its facts, tests/test_arch_rows.cpp), or to none when kvfit has no row. Both sources call it
+/// once the GGUF architecture is known, so no runtime looks an architecture up by name.
+void set_arch_facts(model_desc & m);
 
 // --- rules written once, used by both sources -------------------------------------------------------------
 
@@ -117,6 +133,42 @@ const std::vector<arch_row> & arch_rows();
 /// llama.cpp models/qwen35.cpp and qwen3next.cpp (recurrent_layer_arr[i] = (i + 1) % full_attention_interval != 0);
 /// Qwen3NextConfig layer_types. n 4: il 0, 1, 2 recurrent, il 3 attention, ... il 47 attention.
 inline bool interval_attention(uint32_t il, uint32_t n) { return (il + 1) % n == 0; }
+
+/// set_swa_pattern(period, dense_first) (llama.cpp src/llama-hparams.cpp): layer il slides (or is chunked) iff
+/// period == 0 || il % period < period - 1; with dense_first (laguna) iff il % period != 0. Transformers writes the
+/// same rule as (il + 1) % period != 0 (Gemma3Config sliding_window_pattern, Llama4TextConfig no_rope_layer_interval).
+/// period 4: il 0, 1, 2 window, il 3 full; period 4 dense_first: il 0 full, il 1, 2, 3 window.
+inline bool swa_pattern_layer(uint32_t il, uint32_t period, bool dense_first = false) {
+    return period == 0 || (dense_first ? il % period != 0 : il % period < period - 1);
+}
+
+/// The last n_shared of n_layer layers read an earlier layer's KV and keep no cache of their own (Gemma 4: GGUF
+/// attention.shared_kv_layers, config.json num_kv_shared_layers; models/gemma4.cpp). n_layer 30, n_shared 10: il 20-29.
+inline bool kv_shared_layer(uint32_t il, uint32_t n_layer, uint32_t n_shared) {
+    return n_shared > 0 && il + n_shared >= n_layer;
+}
+
+/// What one layer stores, as a reader decided it from its keys: the input of build_layer_caches, which both sources
+/// call, so a layer kind becomes the same caches whichever file described it.
+struct layer_store {
+    /// attention: K/V of `attn`; mla: the latent (set_mla_layer); dsv4: DeepSeek-V4's window and compressed caches
+    /// (add_dsv4_caches); recurrent: the states of model_desc::rec_kind (add_recurrent_state); none: nothing.
+    enum class mem : uint8_t { none, attention, mla, dsv4, recurrent };
+    mem what = mem::none;
+    cache_kind attn = cache_kind::full; ///< attention: full, window (m.n_swa) or chunked (m.n_chunk)
+    bool kv_shared = false;             ///< attention / mla: reads an earlier layer's KV (kv_shared_layer): no cache
+    bool indexer = false;               ///< attention / mla: DSA, MSA or hybrid-idx indexer keys after the attention
+    uint32_t compress = 0;              ///< dsv4: compress ratio 0, 4 or 128
+    bool parallel_state = false;        ///< attention: a recurrent mixer beside it keeps its states too (falcon-h1:
+                                        ///< both create_memory filters true on every layer)
+    uint32_t ple_state = 0;             ///< recurrent: elements of a per-layer-embedding conv state (0: none)
+};
+
+/// Fills m.caches (length m.n_layer, cleared first) from one layer_store per layer, in this order per layer: the
+/// attention cache (or latent, or DeepSeek-V4 window), the indexer of `index_dim` values, then states. The shape
+/// fields (n_head_kv, head_dim_k/v, n_swa, n_chunk, kv_lora_rank, the recurrent dims) must be set first. Example:
+/// Qwen3.5-9B il 3 {attention, full} -> {full, 4 x 256/256}; il 0 {recurrent} -> {conv_state 24576} + {ssm_state 524288}.
+void build_layer_caches(model_desc & m, const std::vector<layer_store> & layers, uint32_t index_dim);
 
 /// The MLA shape of layer il (DeepSeek-V2/V3, Kimi-K2, GLM-5): the attention reads n_head heads from one latent
 /// of kv_lora_rank + n_rot_mla values per token, cached as K only (llama.cpp llama-kv-cache.cpp, MLA: V is a view

@@ -92,7 +92,7 @@ std::vector<bool> swa_layers(const gguf_keys & k, const detail::arch_row & row, 
     if (row.layout == gguf_layout::all_swa) return std::vector<bool>(n_block, true); // deepseek4: set_swa_pattern(0)
     const bool dense_first = row.layout == gguf_layout::swa_dense_first;
     if (row.layout != gguf_layout::swa_period && row.layout != gguf_layout::chunked_period && !dense_first && !v) return swa;
-    for (uint32_t il = 0; il < n_block; ++il) swa[il] = p == 0 || (dense_first ? il % p != 0 : il % p < p - 1);
+    for (uint32_t il = 0; il < n_block; ++il) swa[il] = detail::swa_pattern_layer(il, p, dense_first);
     return swa;
 }
 
@@ -214,7 +214,7 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const de
             int32_t layer = weight_tensor::input;
             if (const auto il = block_index(t.name)) {
                 g = *il < m.n_layer ? &w.layers[*il] : &w.mtp; // blocks past n_layer are NextN/MTP
-                // loaded although its block is not (arch flag mtp_probs_b): with the tensors of no block
+                // loaded although its block is not (param_flags mtp_probs_b): with the tensors of no block
                 // (the block's device: with the output layer, the blocks after the trunk; measured on a simulated
                 // CUDA device, GLM-5's blk.78.exp_probs_b on CUDA0 with -ngl all)
                 if (*il >= m.n_layer && flags.mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.output;
@@ -270,7 +270,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     const auto arch = arch_v->to_string();
     if (!arch) throw error::at_offset(f.path(), arch_v->offset, "key 'general.architecture': expected a string");
     const gguf_keys k{f, std::string(*arch)};
-    static const detail::arch_row generic{"", "", gguf_layout::attention, 0, 0, recurrent_kind::none, false, 0, {}, "generic keys"};
+    static const detail::arch_row generic{"", "", gguf_layout::attention, 0, 0, recurrent_kind::none, false, 0, {}, {}, "generic keys"};
     const detail::arch_row * row = detail::find_arch_gguf(*arch);
     if (!row) {
         warn.push_back(fmt::format("{}: unknown architecture '{}': read with the generic keys, attention layers only",
@@ -281,6 +281,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     model_desc m;
     m.architecture = k.arch;
     m.gguf_architecture = k.arch;
+    detail::set_arch_facts(m);
     m.source = f.path();
     const gguf_value * name = f.find("general.name");
     m.name = name && name->to_string() ? std::string(*name->to_string()) : std::filesystem::path(f.path()).stem().string();
@@ -309,7 +310,7 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     m.n_hc = k.u32("hyper_connection.count", 0);
     m.n_embd_ple = k.u32("embedding_length_per_layer_input", 0);
     m.n_swa = row->layout == gguf_layout::chunked_period ? 0 : k.u32("attention.sliding_window", row->window);
-    m.n_chunk = row->layout == gguf_layout::chunked_period && k.u32("attention.sliding_window", 1) != 0 ? row->window : 0;
+    m.n_chunk = row->layout == gguf_layout::chunked_period && k.u32("attention.sliding_window", 1) != 0 ? row->facts.n_chunk_fixed : 0;
 
     const auto n_head = k.per_layer("attention.head_count", n_block, std::vector<uint32_t>(n_block, 0));
     const auto n_head_kv = k.per_layer("attention.head_count_kv", n_block, n_head);
@@ -383,6 +384,8 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         for (const char * key : keys) m.graph_dims[key] = k.u32(key, 0);
     }
     if (std::count(kinds.begin(), kinds.end(), layer_kind::recurrent) > 0 || row->layout == gguf_layout::parallel_hybrid) read_recurrent(k, *row, m, n_head.empty() ? 0 : n_head[0]);
+    using mem = detail::layer_store::mem;
+    std::vector<detail::layer_store> layers(m.n_layer);
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         m.n_head[il] = n_head[il];
         m.n_ff[il] = n_ff[il];
@@ -390,36 +393,25 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
         m.head_dim_v[il] = dim_v;
         const bool attn = kinds[il] != layer_kind::none && kinds[il] != layer_kind::recurrent;
         m.n_head_kv[il] = attn ? n_head_kv[il] : 0;
-        if (kinds[il] == layer_kind::swa) m.head_dim_k[il] = dim_k_swa, m.head_dim_v[il] = dim_v_swa;
-        auto & cs = m.caches[il];
-        const bool indexed = index_dim > 0 && index_full[il] != 0;
+        detail::layer_store & l = layers[il];
         if (row->layout == gguf_layout::all_swa) { // deepseek4: one K-only head of key_length per layer
             m.n_head_kv[il] = 1;
-            detail::add_dsv4_caches(m, il, ratios[il], dim_k, index_dim);
+            l.what = mem::dsv4;
+            l.compress = ratios[il];
             continue;
         }
-        if (attn && m.n_layer - il <= n_shared_kv) continue; // KV shared with an earlier layer: shape, no cache
-        if (mla && attn) {
-            detail::set_mla_layer(m, il);
-            if (indexed) cs.push_back(layer_cache::indexer(index_dim));
-            continue;
-        }
-        const uint32_t kv = n_head_kv[il], dk = m.head_dim_k[il], dv = m.head_dim_v[il];
-        switch (kinds[il]) {
-        case layer_kind::full:      cs.push_back(layer_cache::attention(cache_kind::full, kv, dk, dv)); break;
-        case layer_kind::swa:       cs.push_back(layer_cache::attention(cache_kind::window, kv, dk, dv, m.n_swa)); break;
-        case layer_kind::chunked:   cs.push_back(layer_cache::attention(cache_kind::chunked, kv, dk, dv, m.n_chunk)); break;
-        case layer_kind::recurrent: add_recurrent_state(m, il); break;
-        case layer_kind::mla:
-        case layer_kind::none:      break;
-        }
-        if (attn && indexed) cs.push_back(layer_cache::indexer(index_dim)); // qwen4exp: hybrid-idx memory
+        if (kinds[il] == layer_kind::swa) m.head_dim_k[il] = dim_k_swa, m.head_dim_v[il] = dim_v_swa;
+        l.what = !attn ? (kinds[il] == layer_kind::recurrent ? mem::recurrent : mem::none)
+               : mla ? mem::mla : mem::attention;
+        l.attn = kinds[il] == layer_kind::swa ? cache_kind::window : kinds[il] == layer_kind::chunked ? cache_kind::chunked
+               : cache_kind::full;
+        l.kv_shared = attn && detail::kv_shared_layer(il, m.n_layer, n_shared_kv);
+        l.indexer = index_dim > 0 && index_full[il] != 0; // DSA; qwen4exp's hybrid-idx memory
         // falcon-h1: attention and a Mamba2 mixer side by side, both filters true on every layer (create_memory)
-        if (attn && row->layout == gguf_layout::parallel_hybrid) add_recurrent_state(m, il);
-        if (kinds[il] == layer_kind::recurrent && std::find(ple_layers.begin(), ple_layers.end(), il) != ple_layers.end()) {
-            cs.push_back(layer_cache::state(cache_kind::ple_state, uint32_t(ple_conv)));
-        }
+        l.parallel_state = row->layout == gguf_layout::parallel_hybrid;
+        if (std::find(ple_layers.begin(), ple_layers.end(), il) != ple_layers.end()) l.ple_state = uint32_t(ple_conv);
     }
+    detail::build_layer_caches(m, layers, index_dim);
 
     m.n_expert = k.u32("expert_count", 0);
     m.n_expert_used = k.u32("expert_used_count", 0);

@@ -472,7 +472,7 @@ void read_common(const hf_keys & cfg, const hf_keys & root, hf_build & b) {
 void apply_config_flags(const hf_keys & cfg, hf_build & b) {
     detail::param_flags & f = b.flags;
     if (cfg.flag_or("attention_bias", false)) f.qkv_bias = f.o_bias = true;
-    f.attn_gate = cfg.flag_or("attn_output_gate", f.attn_gate);
+    b.attn_gate = cfg.flag_or("attn_output_gate", b.attn_gate);
     f.mlp_bias = cfg.flag_or("mlp_bias", f.mlp_bias);
     f.conv_bias = cfg.flag_or("use_conv_bias", f.conv_bias);
     f.ssm_proj_bias = cfg.flag_or("use_bias", cfg.flag_or("mamba_proj_bias", f.ssm_proj_bias));
@@ -513,7 +513,7 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     const auto names = names_of(cfg, root);
     b.row = detail::find_arch_hf(names);
     b.names = names_text(cfg, root);
-    if (b.row != nullptr) b.flags = b.row->flags;
+    if (b.row != nullptr) b.flags = b.row->flags, b.attn_gate = b.row->facts.attn_gate;
     b.m.architecture = cfg.text_or("model_type", root.text_or("model_type", ""));
     b.m.name = where_s;
     b.m.source = where_s;
@@ -527,11 +527,12 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     detail::count_params(b);
     {
         const detail::param_flags & f = b.flags;
-        b.m.parts = {f.qkv_bias, f.o_bias, f.attn_gate, std::find(b.sinks.begin(), b.sinks.end(), 1) != b.sinks.end(),
+        b.m.parts = {f.qkv_bias, f.o_bias, b.attn_gate, std::find(b.sinks.begin(), b.sinks.end(), 1) != b.sinks.end(),
                      f.router_bias && b.m.n_expert > 0, f.score_bias && b.m.n_expert > 0, f.expert_bias && b.m.n_expert > 0};
     }
     b.m.quant = detail::weight_quant_from_json(root_json, where, warn);
     b.m.gguf_architecture = gguf_arch_of(b.row, b.m);
+    detail::set_arch_facts(b.m);
     // the GGUF llama.cpp's converter writes from this checkpoint: NextN/MTP blocks appended to block_count by default
     // (arch_row nextn_folded), so -ngl counts them and -ts splits them as it does a GGUF's (issue 24 item 6: GLM-5.2's
     // block_count 79 = 78 + 1, its -ts split over 80 layers). The row of the GGUF architecture, which may be the MoE

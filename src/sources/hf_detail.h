@@ -86,13 +86,16 @@ struct hf_build {
     uint32_t n_vocab_per_layer = 0;    ///< their vocabulary (vocab_size_per_layer_input)
     bool qk_norm_full = false;         ///< q/k norm over all heads (qk_norm_type per_layer), not per head
     bool mtp_own_head = false;         ///< MTP layers store their own embedding and head (num_nextn_predict_layers)
+    bool attn_gate = false;            ///< q_proj doubled by an output gate: the row's arch_facts attn_gate unless
+                                       ///< the config's attn_output_gate says otherwise (model_desc::parts)
 };
 
 /// Lays out the layers of `b` from the keys (src/sources/hf_layout.cpp): mix, attn, indexer, compress, kv_shared
 /// and the per-layer attention shape; then build_caches() turns them into model_desc::caches.
 void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn);
-/// Fills b.m.caches from the layout: attention -> {full|window|chunked, n_head_kv, head_dim_k/v} unless KV-shared;
-/// mla -> the latent (+ the indexer); dsv4 -> add_dsv4_caches; recurrent -> add_recurrent_state; none -> nothing.
+/// Fills b.m.caches from the layout by build_layer_caches (arch.h, the builder both sources share): attention ->
+/// {full|window|chunked, n_head_kv, head_dim_k/v} unless KV-shared; mla -> the latent (+ the indexer); dsv4 ->
+/// add_dsv4_caches; recurrent -> add_recurrent_state; none -> nothing.
 void build_caches(hf_build & b);
 /// Decides which layers are MoE, the FFN widths and the experts from the keys (src/sources/arch_ffn.cpp).
 void lay_out_ffn(const hf_keys & cfg, hf_build & b);

@@ -268,11 +268,11 @@ void windows_without_list(const hf_keys & cfg, hf_build & b) {
                 }
             }
         } else if (cfg.has("sliding_window_pattern")) {
-            // Gemma3Config layer_types: sliding iff (il + 1) % sliding_window_pattern != 0
+            // Gemma3Config layer_types: sliding iff (il + 1) % sliding_window_pattern != 0 (set_swa_pattern)
             const uint64_t p = cfg.uint("sliding_window_pattern", m.n_layer);
             m.n_swa = n_swa;
             for (uint32_t il = 0; il < m.n_layer; ++il) {
-                if ((il + 1) % p != 0) b.attn[il] = cache_kind::window;
+                if (swa_pattern_layer(il, uint32_t(p))) b.attn[il] = cache_kind::window;
             }
         } else {
             throw refuse(cfg, b, fmt::format("{}sliding_window {} without layer_types, use_sliding_window or "
@@ -297,7 +297,7 @@ void windows_without_list(const hf_keys & cfg, hf_build & b) {
         }
         m.n_chunk = chunk;
         for (uint32_t il = 0; il < m.n_layer; ++il) {
-            const bool rope = listed ? cfg.at("no_rope_layers")[il] != 0 : (il + 1) % every != 0;
+            const bool rope = listed ? cfg.at("no_rope_layers")[il] != 0 : swa_pattern_layer(il, uint32_t(every));
             if (rope && b.mix[il] == mixer::attention) b.attn[il] = cache_kind::chunked;
         }
     }
@@ -446,14 +446,14 @@ void dsv4(const hf_keys & cfg, hf_build & b) {
 }
 
 // Attention output gates: gating_types per layer (or one `gating` for all), "per_head" one logit per head,
-// "per_element" one per value (conversion/laguna.py _attn_gate_types); the row's head_gate flag (Step) per head.
+// "per_element" one per value (conversion/laguna.py _attn_gate_types); the row's arch_facts head_gate (Step) per head.
 void gates(const hf_keys & cfg, hf_build & b) {
     const model_desc & m = b.m;
     const nlohmann::json * types = cfg.has("gating_types") ? &per_layer_array(cfg, b, "gating_types") : nullptr;
     const std::string all = cfg.has("gating") && cfg.at("gating").is_string() ? cfg.at("gating").get<std::string>() : "";
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (b.mix[il] != mixer::attention) continue;
-        std::string t = types ? text_of((*types)[il]) : all.empty() ? (b.flags.head_gate ? "per_head" : "none") : all;
+        std::string t = types ? text_of((*types)[il]) : all.empty() ? (b.row && b.row->facts.head_gate ? "per_head" : "none") : all;
         std::replace(t.begin(), t.end(), '-', '_');
         if (t == "per_head") b.gate[il] = m.n_head[il];
         else if (t == "per_element") b.gate[il] = m.n_head[il] * m.head_dim_k[il];
@@ -586,7 +586,7 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
     if (n_shared >= m.n_layer && n_shared > 0) {
         throw cfg.bad("num_kv_shared_layers", fmt::format("{} leaves no layer of {} with a cache", n_shared, m.n_layer));
     }
-    for (uint64_t il = m.n_layer - n_shared; il < m.n_layer; ++il) b.kv_shared[il] = 1;
+    for (uint32_t il = 0; il < m.n_layer; ++il) b.kv_shared[il] = kv_shared_layer(il, m.n_layer, uint32_t(n_shared));
 
     const auto uses = [&](mixer x) { return std::find(b.mix.begin(), b.mix.end(), x) != b.mix.end(); };
     // Mamba shape keys with no Mamba layer placed (Falcon-H1's parallel attention + Mamba2 in every layer, an SSM layer
@@ -611,30 +611,26 @@ void lay_out(const hf_keys & cfg, hf_build & b, warnings & warn) {
 }
 
 void build_caches(hf_build & b) {
-    model_desc & m = b.m;
-    for (uint32_t il = 0; il < m.n_layer; ++il) {
-        auto & cs = m.caches[il];
-        cs.clear();
+    using mem = layer_store::mem;
+    std::vector<layer_store> layers(b.m.n_layer);
+    for (uint32_t il = 0; il < b.m.n_layer; ++il) {
+        layer_store & l = layers[il];
         switch (b.mix[il]) {
-        case mixer::attention: {
-            if (b.kv_shared[il]) break;
-            const uint32_t window = b.attn[il] == cache_kind::window ? m.n_swa : b.attn[il] == cache_kind::chunked ? m.n_chunk : 0;
-            cs.push_back(layer_cache::attention(b.attn[il], m.n_head_kv[il], m.head_dim_k[il], m.head_dim_v[il], window));
-            if (b.indexer[il]) cs.push_back(layer_cache::indexer(b.index_head_dim)); // MSA (msa_indexer)
-            break;
-        }
-        case mixer::mla:
-            set_mla_layer(m, il);
-            if (b.indexer[il]) cs.push_back(layer_cache::indexer(b.index_head_dim));
-            break;
-        case mixer::dsv4:            add_dsv4_caches(m, il, b.compress[il], m.head_dim_k[il], b.index_head_dim); break;
+        case mixer::attention:      l.what = mem::attention; break;
+        case mixer::mla:            l.what = mem::mla; break;
+        case mixer::dsv4:           l.what = mem::dsv4; break;
         case mixer::gated_deltanet:
         case mixer::mamba2:
         case mixer::kda:
-        case mixer::lightning:       add_recurrent_state(m, il); break;
-        case mixer::none:            break;
+        case mixer::lightning:      l.what = mem::recurrent; break;
+        case mixer::none:           l.what = mem::none; break;
         }
+        l.attn = b.attn[il];
+        l.kv_shared = b.kv_shared[il] != 0;
+        l.indexer = b.indexer[il] != 0; // DSA (mla_and_indexer), MSA (msa_indexer)
+        l.compress = b.compress[il];
     }
+    build_layer_caches(b.m, layers, b.index_head_dim);
 }
 
 const nlohmann::json & per_layer_array(const hf_keys & cfg, const hf_build & b, std::string_view key) {

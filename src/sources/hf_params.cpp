@@ -15,7 +15,7 @@ namespace {
 uint64_t attention_params(const hf_build & b, uint32_t il) {
     const model_desc & m = b.m;
     const param_flags & f = b.flags;
-    const uint64_t q = uint64_t(m.n_head[il]) * m.head_dim_k[il] * (f.attn_gate ? 2 : 1);
+    const uint64_t q = uint64_t(m.n_head[il]) * m.head_dim_k[il] * (b.attn_gate ? 2 : 1);
     const uint64_t k = uint64_t(m.n_head_kv[il]) * m.head_dim_k[il];
     const uint64_t v = b.no_v_proj[il] ? 0 : uint64_t(m.n_head_kv[il]) * m.head_dim_v[il];
     const uint64_t o = uint64_t(m.n_head[il]) * m.head_dim_v[il];

@@ -14,7 +14,6 @@
 
 #include "kvfit/error.h"
 #include "runtimes/llamacpp/compute.h"
-#include "sources/arch.h"
 
 #include <algorithm>
 #include <cctype>
@@ -298,9 +297,8 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
     // the inputs I (the KQ mask among them), the residual and attn_norm (2E), the roped Q (Q; with an output gate,
     // Qcur_full = Q + gate projected together stays live too: 3Q), and the node itself, kqv + the f16 scratch.
     if (!p.no_kv_offload) {
-        // an output gate projected with Q (the config's attn_gate, or the GGUF architecture's row: qwen35, qwen3next)
-        const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
-        const bool gated = m.parts.attn_gate || (row != nullptr && row->flags.attn_gate);
+        // an output gate projected with Q (the config's attn_gate, or the architecture's: arch_facts attn_gate)
+        const bool gated = m.parts.attn_gate || m.arch.attn_gate;
         std::vector<fa_node> largest(n_gpu);
         for (uint32_t il = 0; il < m.n_layer && il < plan.layer_device.size(); ++il) {
             const uint32_t d = plan.layer_device[il];

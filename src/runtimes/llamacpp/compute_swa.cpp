@@ -12,7 +12,6 @@
 // Notation as in compute_stages.cpp: I inputs, E [n_embd, T], Q_l Qcur of layer l [head_dim_k, n_head, T], KQ_l the
 // non-FA scores kq [n_kv_l, T/n_s, n_head, n_s], L the logits, H the freed-input hole.
 #include "runtimes/llamacpp/compute.h"
-#include "sources/arch.h"
 
 #include <algorithm>
 
@@ -37,20 +36,6 @@ uint64_t kq_of(const model_desc & m, const compute_graph & g, uint32_t il) {
 }
 
 bool parallel_mlp(const model_desc & m, uint32_t il) { return m.is_moe[il] != 0 && m.n_ff[il] > 0; }
-
-/// A head-wise attention gate (param_flags head_gate: step35's attn_gate [n_embd, n_head], sigmoid(g_proj(x))) reads
-/// attn_norm after the attention, so attn_norm stays live under the scores (models/step35.cpp, build_lora_mm(
-/// wqkv_gate, cur) after build_attn).
-bool head_gate(const model_desc & m) {
-    const detail::arch_row * row = find_arch_gguf(m.gguf_architecture);
-    return row && row->flags.head_gate;
-}
-
-/// The graph exposes h_nextn over the whole ubatch (param_flags h_nextn_rows: gemma4, step35).
-bool h_nextn_rows(const model_desc & m) {
-    const detail::arch_row * row = find_arch_gguf(m.gguf_architecture);
-    return row && row->flags.h_nextn_rows;
-}
 
 } // namespace
 
@@ -110,7 +95,7 @@ uint64_t stages_windowed_mixed(const model_desc & m, const compute_graph & g) {
         }
     }
     const uint64_t moe = any_moe(m) ? moe_block(m, g, 0) : 0;
-    const uint64_t gate_norm = head_gate(m) ? E : 0; // attn_norm kept for the head-wise gate
+    const uint64_t gate_norm = m.arch.head_gate ? E : 0; // attn_norm kept for the head-wise gate (arch_facts head_gate)
     uint64_t top = 0;
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (m.n_head[il] == 0) continue;
@@ -144,10 +129,10 @@ uint64_t stages_windowed_mixed(const model_desc & m, const compute_graph & g) {
         }
     }
     // (not with h_nextn_rows: those graphs run the last layer on every row)
-    if (g.fa && g.rot_v && !g.rot_k && !any_par && !h_nextn_rows(m)) top = std::max(top, last_layer_rows_moe(m, g));
+    if (g.fa && g.rot_v && !g.rot_k && !any_par && !m.arch.h_nextn_rows) top = std::max(top, last_layer_rows_moe(m, g));
     const uint64_t H = g.hole();
     uint64_t out = 0;
-    if (!h_nextn_rows(m)) {
+    if (!m.arch.h_nextn_rows) {
         // the last layer selects the output rows (mimo2: crop_last_layer); result_norm [n_embd, n_outputs] right
         // above inp_embd (the freed inputs and the last layer's blocks are one hole by then), the logits on top
         // (measured: tok + E + E_out + L at 4K-32K, 1 and 3 sequences)

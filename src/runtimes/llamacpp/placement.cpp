@@ -6,7 +6,6 @@
 #include "kvfit/metal.h"
 #include "kvfit/search.h"
 #include "runtimes/llamacpp/compute.h"
-#include "sources/arch.h"
 
 #include <algorithm>
 #include <regex>
@@ -125,8 +124,7 @@ uint64_t tied_head_bytes(const model_desc & m) {
 
 uint64_t llamacpp_tied_duplicate_bytes(const model_desc & m) {
     if (!m.tied_embeddings || !m.weights.exact) return 0;
-    const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
-    if (!row || !row->flags.tied_output_first) return 0;
+    if (!m.arch.tied_output_first) return 0;
     const weight_group & te = m.weights.token_embd;
     const uint64_t ne = uint64_t(m.n_embd) * m.n_vocab;
     if (te.n_params == 0 || ne > te.n_params) return 0;

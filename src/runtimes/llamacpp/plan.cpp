@@ -9,7 +9,6 @@
 #include "kvfit/metal.h"
 #include "kvfit/sources.h"
 #include "kvfit/units.h"
-#include "sources/arch.h"
 
 #include <algorithm>
 #include <fmt/format.h>

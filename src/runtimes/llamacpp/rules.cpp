@@ -4,7 +4,6 @@
 #include "kvfit/llamacpp.h"
 #include "kvfit/error.h"
 #include "runtimes/llamacpp/compute.h"
-#include "sources/arch.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -196,10 +195,7 @@ llamacpp_context llamacpp_context_size(const model_desc & m, const llamacpp_sett
     else if (s.server_outputs) outputs = std::max<uint64_t>(1, std::min<uint64_t>(s.n_batch, s.n_seq));
     // llama-context.cpp:250: n_outputs_max 0 -> n_batch
     c.n_outputs_max = outputs == 0 ? c.n_batch : uint32_t(std::min<uint64_t>(outputs, c.n_batch));
-    if (s.spec.mtp) {
-        const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
-        if (row && row->flags.rs_rollback) c.n_rs_seq = s.spec.n_max;
-    }
+    if (s.spec.mtp && m.arch.rs_rollback) c.n_rs_seq = s.spec.n_max;
     return c;
 }
 
@@ -306,9 +302,8 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
 }
 
 void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings) {
-    const detail::arch_row * row = detail::find_arch_gguf(m.gguf_architecture);
-    if (row == nullptr) return;
-    if (row->layout == detail::gguf_layout::chunked_period && row->window > 0) {
+    const uint32_t fixed_chunk = m.arch.n_chunk_fixed;
+    if (fixed_chunk > 0) {
         // llama4: models/llama4.cpp load_arch_hparams sets n_swa = 8192 whatever the file says (both releases), and
         // conversion/llama4.py writes no chunk size: the config's attention_chunk_size is vLLM's and SGLang's only
         const uint32_t config_chunk = m.n_chunk;
@@ -316,18 +311,18 @@ void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings) {
         for (auto & layer : m.caches) {
             for (auto & c : layer) {
                 if (c.kind != cache_kind::chunked) continue;
-                c.window = row->window;
+                c.window = fixed_chunk;
                 chunked = true;
             }
         }
-        if (chunked) m.n_chunk = row->window;
-        if (chunked && config_chunk != row->window) {
+        if (chunked) m.n_chunk = fixed_chunk;
+        if (chunked && config_chunk != fixed_chunk) {
             warnings.push_back(fmt::format("attention_chunk_size: llama.cpp's {} uses chunks of {} tokens (models/{}.cpp "
                                            "hard-codes n_swa = {}); the config's {} is planned by vLLM and SGLang only",
-                                           m.gguf_architecture, row->window, m.gguf_architecture, row->window, config_chunk));
+                                           m.gguf_architecture, fixed_chunk, m.gguf_architecture, fixed_chunk, config_chunk));
         }
     }
-    if (!row->flags.no_window) return;
+    if (!m.arch.no_window) return;
     uint32_t n = 0;
     for (auto & layer : m.caches) {
         for (auto & c : layer) {
