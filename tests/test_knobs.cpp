@@ -175,12 +175,28 @@ TEST(knobs, vllm_largest_max_model_len_per_kv_cache_dtype) {
     const auto * ctx = alt_of(r.plan, "context");
     ASSERT_NE(ctx, nullptr);
     EXPECT_EQ(ctx->value, row->context_tokens);
-    // a higher --gpu-memory-utilization, up to kvfit's 0.95: the smallest that fits, checked one hundredth below
-    if (const auto * u = alt_of(r.plan, "gpu_memory_utilization")) {
-        EXPECT_LE(u->value, 95u);
-        EXPECT_TRUE(fits_with(r, r.flags, "gpu_memory_utilization", fmt::format("{:.2f}", u->value / 100.0)));
-        EXPECT_FALSE(fits_with(r, r.flags, "gpu_memory_utilization", fmt::format("{:.2f}", (u->value - 1) / 100.0)));
-    }
+    // 131,072 tokens: no other one setting serves them (the utilization stops at kvfit's 0.95)
+    EXPECT_EQ(r.plan.alternatives.size(), 1u);
+    // 40,000 tokens, just above the row: each knob alone fits, each checked against vLLM's verdict one step past it
+    const kvfit::plan_result near = plan("vllm", shared("meta-llama__Meta-Llama-3.1-8B.json"), "RTX 4090",
+                                         {{"max_model_len", "40000"}});
+    ASSERT_FALSE(near.plan.fits);
+    const auto * u = alt_of(near.plan, "gpu_memory_utilization");
+    ASSERT_NE(u, nullptr);
+    EXPECT_GT(u->value, 92u); // above v2026's default 0.92
+    EXPECT_LE(u->value, 95u);
+    EXPECT_EQ(u->flags, fmt::format("--gpu-memory-utilization {:.2f}", u->value / 100.0));
+    EXPECT_TRUE(fits_with(near, near.flags, "gpu_memory_utilization", fmt::format("{:.2f}", u->value / 100.0)));
+    EXPECT_FALSE(fits_with(near, near.flags, "gpu_memory_utilization", fmt::format("{:.2f}", (u->value - 1) / 100.0)));
+    const auto * n = alt_of(near.plan, "sequences");
+    ASSERT_NE(n, nullptr);
+    EXPECT_TRUE(fits_with(near, near.flags, "max_num_seqs", std::to_string(n->value)));
+    EXPECT_FALSE(fits_with(near, near.flags, "max_num_seqs", std::to_string(n->value + 1)));
+    const auto * t = alt_of(near.plan, "cache_type");
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->flags, "--kv-cache-dtype fp8");
+    EXPECT_EQ(near.plan.alternatives[0].knob, "context"); // the launch: the largest length as asked otherwise
+    EXPECT_NE(near.plan.launch.find("--max-model-len " + std::to_string(row->context_tokens) + " "), std::string::npos);
 }
 
 // Ollama, Meta-Llama-3.1-8B's shared config on an RTX 4060 (8 GiB) with OLLAMA_NUM_PARALLEL 4 and num_ctx 8192:
@@ -225,6 +241,49 @@ TEST(knobs, mlx_rows_per_kv_bits) {
     EXPECT_NE(row_of(s.plan, "8")->refusal.find("unrecognized arguments: --kv-bits 8"), std::string::npos)
         << row_of(s.plan, "8")->refusal;
     EXPECT_TRUE(row_of(s.plan, "none")->allowed);
+}
+
+// search.h assumes every knob's verdict is monotone. "Fits" for vLLM and SGLang is "starts and meets the request", so
+// check it on a grid of each knob's range, real shapes, every runtime: past the first value that does not fit
+// (that fits, for knob::smallest) the verdict never turns back.
+TEST(knobs, verdicts_are_monotone_in_every_knob) {
+    struct probe_case {
+        const char * runtime;
+        std::string model;
+        const char * gpu;
+        std::vector<std::pair<std::string, std::string>> flags;
+    };
+    const std::vector<probe_case> cases = {
+        {"vllm", "Qwen3.5-9B", "RTX 4090", {{"max_model_len", "32768"}}},
+        {"vllm", shared("meta-llama__Meta-Llama-3.1-8B.json"), "RTX 4090", {{"max_model_len", "40000"}}},
+        {"sglang", "Qwen3.5-9B", "RTX 4090", {{"disable_radix_cache", "true"}, {"context_length", "32768"}}},
+        {"ollama", shared("meta-llama__Meta-Llama-3.1-8B.json"), "RTX 4060", {{"num_parallel", "4"}, {"num_ctx", "8192"}}},
+        {"mlx", shared("Qwen__Qwen3-8B.json"), "M4 Pro 24GB", {{"q_bits", "4"}, {"mlx_command", "server"}, {"num_sequences", "8"}}},
+    };
+    int turned = 0; // knobs whose verdict changes on the grid: the check must see both sides
+    for (const auto & c : cases) {
+        const kvfit::plan_result r = plan(c.runtime, c.model, c.gpu, c.flags);
+        for (const auto & k : r.runtime->knobs) {
+            const kvfit::knob_range range = k.range(r.model, r.flags);
+            if (range.step == 0) continue;
+            const uint64_t steps = (range.hi - range.lo) / range.step;
+            int changes = 0;
+            bool first = true, last = false;
+            const uint64_t n = std::min<uint64_t>(steps, 32); // every value of a short range
+            for (uint64_t i = 0; i <= n; ++i) {
+                const uint64_t v = range.lo + (n ? steps * i / n : 0) * range.step;
+                const bool fits = r.runtime->plan(r.model, kvfit::with_knob(r.flags, k, v), r.target).fits;
+                if (!first && fits != last) {
+                    ++changes;
+                    EXPECT_EQ(fits, k.smallest) << c.runtime << " " << k.name << " turns at " << v;
+                }
+                first = false, last = fits;
+            }
+            EXPECT_LE(changes, 1) << c.runtime << " " << k.name;
+            turned += changes;
+        }
+    }
+    EXPECT_GE(turned, 8);
 }
 
 // --list --runtime vllm: Qwen3.5-9B on an RTX 4090 is filed under "fits" with the --max-num-seqs that vLLM's Mamba

@@ -154,10 +154,13 @@ struct runtime_plan {
     /// config (a vision tower). Each names its value and source; shown in every output, and `--strict` refuses a plan
     /// with any (kvfit::error "strict: N assumptions refused: ...").
     std::vector<std::string> assumptions;
-    std::vector<context_limit> max_context; ///< with GPUs: the largest context per cache type (planner)
+    /// with GPUs: the largest context per cache type (planner), for every runtime (vLLM's and mlx-lm's own figures,
+    /// detail.max_model_len_fit and detail.max_context_fit, stay beside it: docs/json.md)
+    std::vector<context_limit> max_context;
     std::vector<alternative> alternatives;  ///< when it does not fit: settings that would (planner)
-    /// The command a person pastes unchanged to run this plan; when it does not fit and the planner found the
-    /// largest context that does, the command at that context (alternatives[0]); "" when nothing fits.
+    /// The command a person pastes unchanged to run this plan; when it does not fit, the command of the planner's
+    /// first alternative that keeps the model on the GPUs (the largest context, else fewer sequences, ...: plan.h
+    /// plan_model); "" when there is none.
     std::string launch;
     /// Runtime-specific figures, documented per runtime in docs/json.md (llama.cpp: contexts, placement, recurrent
     /// state; vLLM: groups, blocks, per-rank budget; SGLang: the pool; Ollama: its choices and the llama.cpp plan).
