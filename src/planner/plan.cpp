@@ -121,8 +121,9 @@ void find_pair(runtime_plan & out, const runtime_info & rt, const model_desc & m
 
 // alternatives, when the plan does not fit: each knob of the runtime in order (the context knob's value is the
 // largest context of the requested type, max_context), then the first other cache type of max_context, in the
-// runtime's order, that fits at the requested context. The launch becomes the command of the first alternative that
-// keeps the model on the GPUs (no offloading knob), or "" when there is none.
+// runtime's order, that fits at the requested context; when none of these keeps the model on the GPUs, the context
+// with another knob (find_pair). The launch becomes the command of the first alternative that keeps the model on
+// the GPUs (no offloading knob), or "" when there is none.
 void find_alternatives(runtime_plan & out, const runtime_info & rt, const model_desc & m, const flag_values & f,
                        const machine & mc) {
     std::string launch;
@@ -147,7 +148,6 @@ void find_alternatives(runtime_plan & out, const runtime_info & rt, const model_
         out.alternatives.push_back({std::string(k.name), *v, "", knob_flags(k, *v),
                                     context ? *v : out.context_tokens, host_bytes(at)});
     }
-    if (launch.empty()) find_pair(out, rt, m, f, mc, launch);
     for (const auto & row : out.max_context) {
         if (row.all_full_attention || !row.allowed || row.cache_type == type_k || row.context_tokens < out.context_tokens) {
             continue;
@@ -159,6 +159,7 @@ void find_alternatives(runtime_plan & out, const runtime_info & rt, const model_
                                     out.context_tokens, host_bytes(at)});
         break;
     }
+    if (launch.empty()) find_pair(out, rt, m, f, mc, launch); // no one setting keeps the model on the GPUs
     out.launch = launch;
 }
 

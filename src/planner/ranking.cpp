@@ -142,7 +142,9 @@ rank_row plan_one(const rank_candidate & c, const runtime_info & rt, const machi
         for (size_t fi = 0; fi < formats.size(); ++fi) {
             warnings warn = c.warn;
             const model_desc mf = with_format(m, formats[fi], rt, warn);
-            const auto flags_at = [&](const std::string & type) { return type.empty() ? at_target : with_cache_type(rt, at_target, type); };
+            const auto flags_at = [&](const std::string & type) {
+                return type.empty() ? at_target : with_cache_type(rt, at_target, type);
+            };
             // the smallest cache type first: when it does not fit, no larger one does (bytes grow with the type)
             runtime_plan last;
             try {

@@ -153,7 +153,8 @@ chart_series make_chart_series(const plan_result & r) {
 
     c.stack = plans_at(r, r.model, r.flags, c.n_ctx);
     const std::string type_k = requested_cache_type(rt, r.flags);
-    const std::string type_v = rt.cache_type_v.empty() ? type_k : r.flags.text(rt.cache_type_v, rt.cache_types.empty() ? "" : rt.cache_types[0]);
+    const std::string type_v = rt.cache_type_v.empty() || rt.cache_types.empty()
+                                   ? type_k : r.flags.text(rt.cache_type_v, rt.cache_types[0]);
     for (const auto & [t, mx] : types) {
         const flag_values f = with_cache_type(rt, r.flags, t);
         std::vector<chart_band> bands;

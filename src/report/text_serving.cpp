@@ -194,9 +194,10 @@ void render_search(std::string & out, const plan_result & r) {
         }
     }
     if (p.alternatives.empty()) return;
-    out += "What would fit instead (one setting changed):\n";
+    out += "What would fit instead (the settings changed):\n";
     for (const auto & a : p.alternatives) {
-        out += fmt::format("  {}{}\n", a.flags, a.knob == "context" ? "" : fmt::format(" (at {} {})", ctx, a.context_tokens));
+        const bool sets_context = a.knob.starts_with("context"); // "context", "context+sequences"
+        out += fmt::format("  {}{}\n", a.flags, sets_context ? "" : fmt::format(" (at {} {})", ctx, a.context_tokens));
     }
 }
 

@@ -165,8 +165,8 @@ runtime_info ollama_runtime() {
     // layer on the GPU, and the knobs are the settings a person changes to get there
     r.context = {"context", "num_ctx", "--num-ctx", false, num_ctx_range, {}};
     r.knobs = {r.context, {"sequences", "num_parallel", "--num-parallel", false, num_parallel_range, {}}};
-    // OLLAMA_KV_CACHE_TYPE (llm/memory.go, envconfig): a quantized type needs flash attention; with it off Ollama
-    // keeps f16 and the row is f16's (the plan's warning says so)
+    // OLLAMA_KV_CACHE_TYPE (envconfig, read by llm/server.go; rules.cpp): a quantized type needs flash attention;
+    // with it off Ollama keeps f16 and the row is f16's (the plan's warning says so)
     r.cache_types = {"f16", "q8_0", "q4_0"};
     r.cache_type_k = "ollama_kv_cache_type";
     return r;

@@ -691,7 +691,7 @@ knob_range vllm_seqs_range(const model_desc &, const flag_values & f) {
 }
 
 // kvfit's ceiling for --gpu-memory-utilization, in hundredths. vLLM refuses a utilization above the memory free at
-// startup ("Free memory on device ... is less than desired GPU memory utilization", vllm/v1/worker/utils.py
+// startup ("Free memory on device ... on startup is less than desired GPU memory utilization", vllm/v1/worker/utils.py
 // request_memory), which the CUDA context and any other process take from the total; kvfit does not model that
 // free figure, so it proposes no more than 0.95 (docs/json.md, alternatives).
 constexpr uint64_t vllm_utilization_ceiling = 95;
