@@ -187,7 +187,8 @@ TEST(runtime, planner_searches_any_runtime_through_its_knobs) {
     EXPECT_EQ(j["runtime"], "toy");
     EXPECT_EQ(j["totals"]["kv_bytes"], 100000);
     EXPECT_EQ(j["devices"][0]["free_bytes"], 60000 - 101000);
-    EXPECT_NE(kvfit::render_text(r).find("fits instead: --ctx 5900"), std::string::npos) << kvfit::render_text(r);
+    EXPECT_NE(kvfit::render_text(r).find("What would fit instead (the settings changed):\n  --ctx 5900\n"), std::string::npos)
+        << kvfit::render_text(r);
     EXPECT_NE(kvfit::render_check(r).find("GPU0: the KV cache (97.66 KiB) overflows it"), std::string::npos)
         << kvfit::render_check(r);
 }

@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,12 @@ void apply_request_weights(model_desc & m, const plan_request & q, const runtime
 /// - max_context: for each of rt.cache_types (and the requested types), the largest value of the context knob that
 ///   fits with K and V of that type, and the same for all_full_attention_variant(m) at the requested types; a type
 ///   the runtime refuses with these flags is a row with allowed false and the runtime's message;
-/// - when the plan does not fit: alternatives: the largest context that fits with the requested flags (its command
-///   becomes plan.launch, or "" when none), then each of rt.knobs (the largest -ngl, the smallest --n-cpu-moe).
+/// - when the plan does not fit: alternatives, each one setting changed from the request: each of rt.knobs in order
+///   (the largest context, the most sequences, the largest -ngl, the smallest --n-cpu-moe, the smallest memory
+///   fraction that fits); when none of them keeps the model on the GPUs, the context with one other such knob
+///   ("context+sequences": the largest context with the knob at its least memory, then the most of the knob at that
+///   context); then the first other cache type of max_context that fits at the requested context. The
+///   command of the first that keeps the model on the GPUs (knob::offloads false) becomes plan.launch ("" when none).
 /// Throws kvfit::error from the runtime's plan.
 plan_result plan_model(const runtime_info & rt, model_desc m, const warnings & source_warnings, const flag_values & f,
                        machine mc);
@@ -77,6 +82,18 @@ plan_result make_plan(const plan_request & q, const model_loader & load, const g
 /// does or the runtime has no context knob. `limit` (when non-zero) caps the search below the knob's range.
 uint64_t largest_context(const runtime_info & rt, const model_desc & m, const flag_values & f, const machine & mc,
                          uint64_t limit = 0);
+
+/// `f` with knob `k` at value v, as the runtime parses it (knob::value_text) and with the knob's `with` flags.
+flag_values with_knob(flag_values f, const knob & k, uint64_t v);
+
+/// The knob's flag and value as people type it: "--max-num-seqs 90", "--gpu-memory-utilization 0.95".
+std::string knob_flags(const knob & k, uint64_t v);
+
+/// The value of knob `k` of rt that fits `mc` with flags `f`: the largest on k.range, or the smallest when
+/// k.smallest (search.h); std::nullopt when none does or the knob does not apply (step 0). Throws what rt's plan
+/// throws at a probe.
+std::optional<uint64_t> knob_fit(const runtime_info & rt, const knob & k, const model_desc & m, const flag_values & f,
+                                 const machine & mc, uint64_t limit = 0);
 
 /// Read a `POST /v1/plan` body into a plan_request: the common fields above, and the selected runtime's flags by
 /// JSON name (booleans as true/false; lists as an array, a number or a comma-separated string; everything else a

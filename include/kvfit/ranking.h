@@ -16,6 +16,9 @@
 /// - the first format, then the first cache type, whose plan fits at the target context wins: a higher weight
 ///   precision is preferred over a higher KV precision (a q8_0 cache costs less quality than a smaller weight
 ///   format, docs/list.md);
+/// - a pair that does not fit as asked gets the runtime's other knobs that keep the model on the GPUs (vLLM's
+///   --max-num-seqs, then --gpu-memory-utilization up to 0.95; SGLang's --max-running-requests; Ollama's and mlx-lm's
+///   sequences), the first that fits at the target, before the model is filed under "does not fit" (rank_row::changed);
 /// - the target context: the runtime's context flag when given (-c N: the largest value), else 4096; never above the
 ///   model's training context (then the training context is the target, and the row says so).
 /// Ranking: models that fit first, larger parameter counts first (the most capable model that fits), then the better
@@ -90,6 +93,10 @@ struct rank_row {
     uint64_t weights_bytes = 0;        ///< the model's weight bytes in that format
     bool weights_exact = false;        ///< read from the file, not estimated from the parameter count
     std::string cache_type;            ///< K and V type chosen (or the smallest tried)
+    /// fits: the one setting the ranking changed from the flags to fit at target_context, as typed ("--max-num-seqs
+    /// 90"): the first of the runtime's knobs (runtime_info::knobs, neither the context nor one that offloads) whose
+    /// search (plan.h knob_fit) finds a value, tried before the model is filed under "does not fit"; "" = none
+    std::string changed;
     uint64_t context_tokens = 0;       ///< fits: the largest context at that format and cache type; else 0
     bool context_capped = false;       ///< context_tokens is the training context: the search's top, not the memory
     std::optional<double> decode_tokens_per_s; ///< at target_context depth (llama.cpp only; speed.h)

@@ -112,8 +112,14 @@ struct context_limit {
 /// A change of one setting that makes a plan fit which does not ("what would fit instead"), found by the planner's
 /// search over a knob (runtime_info::context, runtime_info::knobs).
 struct alternative {
-    std::string knob;            ///< the knob turned: "context", "n_gpu_layers", "n_cpu_moe"
-    uint64_t value = 0;          ///< its value: tokens for the context, layers for -ngl, blocks for --n-cpu-moe
+    /// the knob turned: "context", "sequences", "n_gpu_layers", "n_cpu_moe", "gpu_memory_utilization" (a knob's
+    /// name), "cache_type" (another value of the cache-type setting, from max_context), or "context+<knob>" when no
+    /// one setting fits and the context is turned with another knob (value: the context; flags: both)
+    std::string knob;
+    /// its value in the knob's unit: tokens for the context, sequences, layers for -ngl, blocks for --n-cpu-moe,
+    /// hundredths for a memory fraction (95 = 0.95); 0 for "cache_type" (the type is `cache_type`)
+    uint64_t value = 0;
+    std::string cache_type;      ///< "cache_type": the type K and V both take ("q8_0", "fp8"); "" for every other knob
     std::string flags;           ///< the runtime's flags that set it, as a person types them: "-ngl 13", "-c 32768"
     uint64_t context_tokens = 0; ///< the context it is planned at
     uint64_t host_bytes = 0;     ///< host memory the plan then takes (every buffer on the host), bytes
@@ -148,10 +154,13 @@ struct runtime_plan {
     /// config (a vision tower). Each names its value and source; shown in every output, and `--strict` refuses a plan
     /// with any (kvfit::error "strict: N assumptions refused: ...").
     std::vector<std::string> assumptions;
-    std::vector<context_limit> max_context; ///< with GPUs: the largest context per cache type (planner)
+    /// with GPUs: the largest context per cache type (planner), for every runtime (vLLM's and mlx-lm's own figures,
+    /// detail.max_model_len_fit and detail.max_context_fit, stay beside it: docs/json.md)
+    std::vector<context_limit> max_context;
     std::vector<alternative> alternatives;  ///< when it does not fit: settings that would (planner)
-    /// The command a person pastes unchanged to run this plan; when it does not fit and the planner found the
-    /// largest context that does, the command at that context (alternatives[0]); "" when nothing fits.
+    /// The command a person pastes unchanged to run this plan; when it does not fit, the command of the planner's
+    /// first alternative that keeps the model on the GPUs (the largest context, else fewer sequences, ...: plan.h
+    /// plan_model); "" when there is none.
     std::string launch;
     /// Runtime-specific figures, documented per runtime in docs/json.md (llama.cpp: contexts, placement, recurrent
     /// state; vLLM: groups, blocks, per-rank budget; SGLang: the pool; Ollama: its choices and the llama.cpp plan).
@@ -229,6 +238,12 @@ struct knob {
     knob_range (*range)(const model_desc & m, const flag_values & f) = nullptr;
     /// Flags set beside the knob while it is searched: {"n_cpu_moe", "0"} while -ngl is.
     std::vector<std::pair<std::string_view, std::string_view>> with;
+    /// The flag's text for value v, as the runtime parses it and people type it (vLLM's utilization in hundredths:
+    /// 95 -> "0.95"); nullptr = v in decimal.
+    std::string (*value_text)(uint64_t v) = nullptr;
+    /// true: the knob moves part of the model to host memory (-ngl, --n-cpu-moe): a partial fit, slower; the ranking
+    /// (ranking.h), which files a model under "fits" only when it fits fully, does not turn it.
+    bool offloads = false;
 };
 
 /// One runtime: its name, its flags, its planner and the knobs the planner may turn.
@@ -254,10 +269,33 @@ struct runtime_info {
     /// searches call at every probe (plan.h). Throws what plan throws. nullptr: the planner calls plan.
     bool (*fits)(const model_desc & m, const flag_values & f, const machine & mc) = nullptr;
     knob context;                               ///< the context setting (always searched first)
-    std::vector<knob> knobs;                    ///< other knobs searched when a plan does not fit, in order
-    std::vector<std::string_view> cache_types;  ///< cache types the planner finds the largest context for; [0] = default
-    std::string_view cache_type_k, cache_type_v;///< JSON names of the cache-type flags ("" = none)
+    /// Knobs searched when a plan does not fit, in order (the context knob among them: its result is the launch).
+    /// Each runtime registers its context and its concurrency setting here (llama.cpp -c, vLLM --max-model-len and
+    /// --max-num-seqs, SGLang --context-length and --max-running-requests, Ollama num_ctx and OLLAMA_NUM_PARALLEL,
+    /// mlx-lm --context-tokens and --num-sequences).
+    std::vector<knob> knobs;
+    /// Cache types the planner finds the largest context for, highest precision first; [0] = the runtime's default.
+    /// Every one the planner may also offer as an alternative ("cache_type") at the requested context.
+    std::vector<std::string_view> cache_types;
+    /// JSON names of the cache-type flags: K and V ("" = none). A runtime with one flag for both (vLLM's and SGLang's
+    /// --kv-cache-dtype, OLLAMA_KV_CACHE_TYPE, mlx-lm's --kv-bits) names it as cache_type_k and leaves cache_type_v "".
+    std::string_view cache_type_k, cache_type_v;
+    /// The cache type that means "the flag not given" when the flag has no spelling for the default (mlx-lm's
+    /// --kv-bits: "none" = the model's dtype); the planner erases the flag for it. "" = every type is spelled.
+    std::string_view cache_type_unset;
 };
+
+/// The flag whose JSON name is `json_name` as people type it: its short alias, else its long name ("-ctk",
+/// "--kv-cache-dtype"); the JSON name itself when rt has no such flag.
+std::string flag_spelling(const runtime_info & rt, std::string_view json_name);
+
+/// `f` with K and V of cache type `type` (both of rt's cache-type flags set; the flag erased for
+/// rt.cache_type_unset): what the planner's max_context rows, the ranking and the charts plan each type with.
+flag_values with_cache_type(const runtime_info & rt, flag_values f, std::string_view type);
+
+/// The cache type `f` asks for: rt's K flag as given, rt.cache_type_unset when that names the default and the flag
+/// is absent, else rt.cache_types[0]; "" when the runtime registers no cache types.
+std::string requested_cache_type(const runtime_info & rt, const flag_values & f);
 
 /// Every runtime, llama.cpp first (src/runtimes/registry.cpp).
 const std::vector<runtime_info> & runtimes();

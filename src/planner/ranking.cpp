@@ -44,10 +44,26 @@ model_desc with_format(const model_desc & m, const std::string & f, const runtim
     return out;
 }
 
-flag_values with_types(flag_values f, const runtime_info & rt, const std::string & type) {
-    if (!rt.cache_type_k.empty()) f.set(rt.cache_type_k, type);
-    if (!rt.cache_type_v.empty()) f.set(rt.cache_type_v, type);
-    return f;
+// The flags that fit at the target: `g` itself, else `g` with the first of the runtime's knobs that keeps the model
+// on the GPUs and is not the context (vLLM's --max-num-seqs and --gpu-memory-utilization, SGLang's
+// --max-running-requests, ...) at the value the planner's search finds (plan.h knob_fit); `changed` names it.
+std::optional<flag_values> fitting_flags(const runtime_info & rt, const model_desc & m, const flag_values & g,
+                                         const machine & mc, std::string & changed) {
+    changed.clear();
+    if (rt.plan(m, g, mc).fits) return g;
+    for (const knob & k : rt.knobs) {
+        if (k.offloads || k.flag == rt.context.flag) continue;
+        std::optional<uint64_t> v;
+        try {
+            v = knob_fit(rt, k, m, g, mc);
+        } catch (const error &) {
+            continue; // the runtime refuses the knob's values with these flags
+        }
+        if (!v) continue;
+        changed = knob_flags(k, *v);
+        return with_knob(g, k, *v);
+    }
+    return std::nullopt;
 }
 
 // The first buffer of the fullest over-budget GPU that crosses its budget, and by how much the GPU is short.
@@ -126,13 +142,13 @@ rank_row plan_one(const rank_candidate & c, const runtime_info & rt, const machi
         for (size_t fi = 0; fi < formats.size(); ++fi) {
             warnings warn = c.warn;
             const model_desc mf = with_format(m, formats[fi], rt, warn);
-            auto plan_at = [&](const std::string & type) {
-                return rt.plan(mf, type.empty() ? at_target : with_types(at_target, rt, type), mc);
+            const auto flags_at = [&](const std::string & type) {
+                return type.empty() ? at_target : with_cache_type(rt, at_target, type);
             };
             // the smallest cache type first: when it does not fit, no larger one does (bytes grow with the type)
             runtime_plan last;
             try {
-                last = plan_at(types.back());
+                last = rt.plan(mf, flags_at(types.back()), mc);
             } catch (const error &) {
                 continue; // the runtime refuses that type with these flags (llama.cpp: quantized V without -fa)
             }
@@ -143,20 +159,27 @@ rank_row plan_one(const rank_candidate & c, const runtime_info & rt, const machi
             row.weights_exact = mf.weights.exact;
             row.cache_type = types.back();
             row.format_rank = int(fi);
-            if (!last.fits) continue;
+            // before the model is filed under "does not fit": the runtime's knobs (fewer sequences, a larger memory
+            // fraction), as the planner's alternatives turn them
+            std::string changed;
+            std::optional<flag_values> fitting = fitting_flags(rt, mf, flags_at(types.back()), mc, changed);
+            if (!fitting) continue;
             std::string chosen = types.back();
             for (size_t ti = 0; ti + 1 < types.size(); ++ti) {
                 try {
-                    if (plan_at(types[ti]).fits) {
-                        chosen = types[ti];
+                    std::string c;
+                    if (auto g = fitting_flags(rt, mf, flags_at(types[ti]), mc, c)) {
+                        chosen = types[ti], fitting = std::move(g), changed = c;
                         break;
                     }
                 } catch (const error &) {
                 }
             }
-            const flag_values g = chosen.empty() ? base : with_types(base, rt, chosen);
+            flag_values g = *fitting;
+            g.erase(rt.context.flag);
             row.fits = true;
             row.cache_type = chosen;
+            row.changed = changed;
             row.context_tokens = largest_context(rt, mf, g, mc);
             const knob_range range = rt.context.range ? rt.context.range(mf, g) : knob_range{};
             row.context_capped = range.step > 0 && row.context_tokens >= range.lo + (range.hi - range.lo) / range.step * range.step;
@@ -166,16 +189,15 @@ rank_row plan_one(const rank_candidate & c, const runtime_info & rt, const machi
             row.launch = best.launch;
             row.warnings = warn;
             row.warnings.insert(row.warnings.end(), best.warnings.begin(), best.warnings.end());
-            row.decode_tokens_per_s = decode_speed(rt, mf, chosen.empty() ? at_target : with_types(at_target, rt, chosen), mc,
-                                                   row.context_tokens, s);
-            if (row.cache_type.empty()) row.cache_type = s.flags.text(rt.cache_type_k, rt.cache_types.empty() ? "" : rt.cache_types[0]);
+            row.decode_tokens_per_s = decode_speed(rt, mf, *fitting, mc, row.context_tokens, s);
+            if (row.cache_type.empty()) row.cache_type = requested_cache_type(rt, s.flags);
             return row;
         }
         if (!have_smallest) throw error(fmt::format("no format and cache type the runtime accepts with these flags"));
         fill_short(row, smallest);
         row.warnings = c.warn;
         row.warnings.insert(row.warnings.end(), smallest.warnings.begin(), smallest.warnings.end());
-        if (row.cache_type.empty()) row.cache_type = s.flags.text(rt.cache_type_k, rt.cache_types.empty() ? "" : rt.cache_types[0]);
+        if (row.cache_type.empty()) row.cache_type = requested_cache_type(rt, s.flags);
     } catch (const error & e) {
         row.error = e.what();
     }

@@ -152,12 +152,11 @@ chart_series make_chart_series(const plan_result & r) {
     c.n_ctx = chart_n_ctx_values(x_max_of(r), marks);
 
     c.stack = plans_at(r, r.model, r.flags, c.n_ctx);
-    const std::string type_k = r.flags.text(rt.cache_type_k, rt.cache_types.empty() ? "" : rt.cache_types[0]);
-    const std::string type_v = r.flags.text(rt.cache_type_v, rt.cache_types.empty() ? "" : rt.cache_types[0]);
+    const std::string type_k = requested_cache_type(rt, r.flags);
+    const std::string type_v = rt.cache_type_v.empty() || rt.cache_types.empty()
+                                   ? type_k : r.flags.text(rt.cache_type_v, rt.cache_types[0]);
     for (const auto & [t, mx] : types) {
-        flag_values f = r.flags;
-        f.set(rt.cache_type_k, t);
-        f.set(rt.cache_type_v, t);
+        const flag_values f = with_cache_type(rt, r.flags, t);
         std::vector<chart_band> bands;
         try {
             bands = plans_at(r, r.model, f, c.n_ctx);

@@ -111,7 +111,7 @@ std::string render_json(const plan_result & r) {
     }
     j["alternatives"] = json::array();
     for (const auto & a : p.alternatives) {
-        j["alternatives"].push_back({{"knob", a.knob}, {"value", a.value}, {"flags", a.flags},
+        j["alternatives"].push_back({{"knob", a.knob}, {"value", a.value}, {"cache_type", a.cache_type}, {"flags", a.flags},
                                      {"context_tokens", a.context_tokens}, {"host_bytes", a.host_bytes}});
     }
     j["launch"] = p.launch;

@@ -59,8 +59,8 @@ std::string render_ranking_text(const std::vector<rank_row> & rows, const machin
             if (!r.error.empty() || !r.fits) continue;
             const std::string ctx = fmt::format("{}{}", with_commas(r.context_tokens), r.context_capped ? " (trained)" : "");
             const std::string dec = r.decode_tokens_per_s ? fmt::format("{:.1f} t/s", *r.decode_tokens_per_s) : "-";
-            out += fmt::format("  {:<{}} {:>6}  {:<18} {:<5} {:>20} {:>10}\n", r.name, w, params_text(r.n_params),
-                               weights_text(r), r.cache_type, ctx, dec);
+            out += fmt::format("  {:<{}} {:>6}  {:<18} {:<5} {:>20} {:>10}{}\n", r.name, w, params_text(r.n_params),
+                               weights_text(r), r.cache_type, ctx, dec, r.changed.empty() ? "" : "  with " + r.changed);
         }
     }
     if (n_short) {
@@ -83,8 +83,10 @@ std::string render_ranking_text(const std::vector<rank_row> & rows, const machin
     out += fmt::format("\nEach model must fit fully on the GPUs at {} tokens ({} sets it), or at its training context "
                        "when shorter: the best weight format first, then the best KV cache type. \"largest context\" is "
                        "the planner's search at that pair; \"(trained)\": it stops at the training context. * = weights "
-                       "estimated from the parameter count.{}\n",
+                       "estimated from the parameter count.{}{}\n",
                        with_commas(rank_target_context(s)), rt.context.spelled,
+                       std::any_of(rows.begin(), rows.end(), [](const rank_row & r) { return !r.changed.empty(); })
+                           ? " \"with\": the one setting changed from the flags to fit (the planner's search)." : "",
                        rt.name == "llama.cpp" ? " Decode: roofline estimate at that depth, one sequence (docs/speed.md)." : "");
     return out;
 }
@@ -107,6 +109,7 @@ json ranking_json(const std::vector<rank_row> & rows, const machine & mc, const 
                   {"weights_bytes", r.weights_bytes},
                   {"weights_exact", r.weights_exact},
                   {"cache_type", r.cache_type},
+                  {"changed", r.changed},
                   {"context_tokens", r.context_tokens},
                   {"context_capped", r.context_capped},
                   {"decode_tokens_per_s", r.decode_tokens_per_s ? json(*r.decode_tokens_per_s) : json(nullptr)},

@@ -39,6 +39,11 @@ std::string render_llamacpp_extras(const plan_result & r);
 /// The text of a vLLM, SGLang or Ollama plan (text_serving.cpp).
 std::string render_serving_text(const plan_result & r);
 
+/// The planner's searches as text, for any runtime: the largest value of the context setting per cache type
+/// (plan.max_context) and, when the plan does not fit, each alternative's flags (plan.alternatives). Flag names come
+/// from the registry (runtime_info), so no runtime is named here. Nothing when the plan has neither.
+void render_search(std::string & out, const plan_result & r);
+
 /// The text of a plan of a runtime without its own section: verdict, devices, caches, refusals, notes, launch.
 std::string render_generic_text(const plan_result & r);
 

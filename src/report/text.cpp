@@ -68,7 +68,7 @@ std::string render_generic_text(const plan_result & r) {
     for (const auto & e : p.refusals) out += fmt::format("  error: {}\n", e);
     for (const auto & a : p.assumptions) out += fmt::format("  assumed: {}\n", a); // --strict refuses these
     for (const auto & n : p.notes) out += fmt::format("  note: {}\n", n);
-    for (const auto & a : p.alternatives) out += fmt::format("  fits instead: {}\n", a.flags);
+    render_search(out, r);
     if (!p.launch.empty()) out += "\nLaunch\n" + p.launch + (p.launch.ends_with('\n') ? "" : "\n");
     out += "\nGiB = 2^30 bytes.\n";
     return out;

@@ -182,6 +182,34 @@ void render_ollama(std::string & out, const model_desc & m, const runtime_plan &
 
 } // namespace
 
+void render_search(std::string & out, const plan_result & r) {
+    const runtime_plan & p = r.plan;
+    if (!r.runtime || (p.max_context.empty() && p.alternatives.empty())) return;
+    const runtime_info & rt = *r.runtime;
+    const std::string ctx = std::string(rt.context.spelled);
+    if (!p.max_context.empty()) {
+        out += fmt::format("\nLargest {} that fits, by KV cache type ({}):\n", ctx, flag_spelling(rt, rt.cache_type_k));
+        for (const auto & c : p.max_context) {
+            const std::string top = c.capped ? "  (the top of the search, the model's context length: memory is not the limit)" : "";
+            if (c.all_full_attention) {
+                out += fmt::format("  if all {} layers were full attention ({}): {}{}\n", r.model.n_layer, c.cache_type,
+                                   with_commas(c.context_tokens), top);
+            } else if (!c.allowed) {
+                out += fmt::format("  {:<9} refused: {}\n", c.cache_type, c.refusal);
+            } else {
+                out += fmt::format("  {:<9} {:>11}{}\n", c.cache_type, with_commas(c.context_tokens),
+                                   c.context_tokens == 0 ? "  (none fits with the other settings as given)" : top);
+            }
+        }
+    }
+    if (p.alternatives.empty()) return;
+    out += "What would fit instead (the settings changed):\n";
+    for (const auto & a : p.alternatives) {
+        const bool sets_context = a.knob.starts_with("context"); // "context", "context+sequences"
+        out += fmt::format("  {}{}\n", a.flags, sets_context ? "" : fmt::format(" (at {} {})", ctx, a.context_tokens));
+    }
+}
+
 std::string render_serving_text(const plan_result & r) {
     const model_desc & m = r.model;
     const runtime_plan & p = r.plan;
@@ -205,7 +233,8 @@ std::string render_serving_text(const plan_result & r) {
     lines(out, "  warning: ", p.warnings);
     lines(out, "  assumed: ", p.assumptions);
     lines(out, "  note: ", p.notes);
-    out += "\nLaunch\n" + p.launch;
+    render_search(out, r);
+    if (!p.launch.empty()) out += "\nLaunch\n" + p.launch + (p.launch.ends_with('\n') ? "" : "\n");
     out += "\nGiB = 2^30 bytes.\n";
     return out;
 }

@@ -76,6 +76,27 @@ uint64_t parse_flag_count(std::string_view flag, std::string_view text, uint64_t
     return v;
 }
 
+std::string flag_spelling(const runtime_info & rt, std::string_view json_name) {
+    for (const auto & s : rt.flags()) {
+        if (s.json_name() == json_name) return std::string(s.alias.empty() ? s.name : s.alias);
+    }
+    return std::string(json_name);
+}
+
+flag_values with_cache_type(const runtime_info & rt, flag_values f, std::string_view type) {
+    for (const std::string_view flag : {rt.cache_type_k, rt.cache_type_v}) {
+        if (flag.empty()) continue;
+        if (!rt.cache_type_unset.empty() && type == rt.cache_type_unset) f.erase(flag);
+        else f.set(flag, std::string(type));
+    }
+    return f;
+}
+
+std::string requested_cache_type(const runtime_info & rt, const flag_values & f) {
+    if (rt.cache_types.empty()) return "";
+    return f.text(rt.cache_type_k, rt.cache_types[0]);
+}
+
 const runtime_info & find_runtime(std::string_view name) {
     std::string names;
     const auto same = [](std::string_view a, std::string_view b) { // "vLLM" finds vllm, as --runtime reads it

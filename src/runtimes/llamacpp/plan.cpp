@@ -502,9 +502,9 @@ runtime_info llamacpp_runtime() {
     r.knobs = {
         r.context, // the largest context that fits with the requested flags: its command becomes the launch
         // the spill llama.cpp's --fit makes first: fewer layers on the GPU (common/fit.cpp, common_params_fit_impl)
-        {"n_gpu_layers", "n_gpu_layers", "-ngl", false, gpu_layers_range, {{"n_cpu_moe", "0"}}},
+        {"n_gpu_layers", "n_gpu_layers", "-ngl", false, gpu_layers_range, {{"n_cpu_moe", "0"}}, nullptr, true},
         // for MoE models, the other move of --fit: routed experts of the first N blocks in host RAM
-        {"n_cpu_moe", "n_cpu_moe", "--n-cpu-moe", true, cpu_moe_range, {{"n_gpu_layers", "all"}}},
+        {"n_cpu_moe", "n_cpu_moe", "--n-cpu-moe", true, cpu_moe_range, {{"n_gpu_layers", "all"}}, nullptr, true},
     };
     r.cache_types = {"f16", "q8_0", "q4_0"};
     r.cache_type_k = "cache_type_k";

@@ -154,6 +154,13 @@ knob_range context_range(const model_desc & m, const flag_values &) {
     return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 20, 1};
 }
 
+// --num-sequences below the value given (mlx_lm.server's batch; generate runs one): each sequence holds its own
+// caches (plan.cpp), so the memory grows with it.
+knob_range num_sequences_range(const model_desc &, const flag_values & f) {
+    const uint64_t given = parse_mlx_flags(f).n_seq;
+    return {1, given, given > 1 ? 1u : 0u};
+}
+
 } // namespace
 
 runtime_info mlx_runtime() {
@@ -165,8 +172,15 @@ runtime_info mlx_runtime() {
     r.check_flags = check_flags;
     r.default_weights = default_weights;
     r.plan = plan;
-    // plan_mlx finds its own largest context (max_context_fit in detail), so the planner turns no knob
+    // the planner's search finds the largest --context-tokens per --kv-bits (max_context; detail.max_context_fit is
+    // plan_mlx's own figure at the flags' setting, kept for the text report)
     r.context = {"context", "context_tokens", "--context-tokens", false, context_range, {}};
+    r.knobs = {r.context, {"sequences", "num_sequences", "--num-sequences", false, num_sequences_range, {}}};
+    // --kv-bits (mlx_lm.generate: QuantizedKVCache once a cache holds --quantized-kv-start tokens): none = the model's
+    // dtype; mlx_lm.server takes no --kv-bits, so its rows of 8 and 4 are refused with mlx-lm's argparse message
+    r.cache_types = {"none", "8", "4"};
+    r.cache_type_k = "kv_bits";
+    r.cache_type_unset = "none";
     return r;
 }
 

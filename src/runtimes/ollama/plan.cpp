@@ -142,6 +142,13 @@ knob_range num_ctx_range(const model_desc & m, const flag_values &) {
     return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 20, 1};
 }
 
+// OLLAMA_NUM_PARALLEL below the value given (default 1: nothing to lower). llama-server runs -c num_ctx x parallel
+// -np parallel (rules.cpp), so the memory grows with it.
+knob_range num_parallel_range(const model_desc &, const flag_values & f) {
+    const uint64_t given = parse_ollama_flags(f).num_parallel;
+    return {1, given, given > 1 ? 1u : 0u};
+}
+
 } // namespace
 
 runtime_info ollama_runtime() {
@@ -154,8 +161,14 @@ runtime_info ollama_runtime() {
     r.default_weights = default_weights;
     r.adapt_model = llamacpp_adapt_model; // Ollama runs llama.cpp's architectures
     r.plan = plan;
-    // Ollama (llama-server's --fit) moves layers itself, so the planner turns no knob
+    // Ollama (llama-server's --fit) moves layers itself, so the planner turns no placement knob: "fits" is every
+    // layer on the GPU, and the knobs are the settings a person changes to get there
     r.context = {"context", "num_ctx", "--num-ctx", false, num_ctx_range, {}};
+    r.knobs = {r.context, {"sequences", "num_parallel", "--num-parallel", false, num_parallel_range, {}}};
+    // OLLAMA_KV_CACHE_TYPE (envconfig, read by llm/server.go; rules.cpp): a quantized type needs flash attention;
+    // with it off Ollama keeps f16 and the row is f16's (the plan's warning says so)
+    r.cache_types = {"f16", "q8_0", "q4_0"};
+    r.cache_type_k = "ollama_kv_cache_type";
     return r;
 }
 

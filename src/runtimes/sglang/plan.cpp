@@ -225,9 +225,20 @@ void check_flags(const flag_values & f) { (void)parse_sglang_flags(f); }
 
 void default_weights(model_desc & m, std::vector<std::string> & warn) { detail::serving_default_weights(m, warn); }
 
+// --context-length from 7: scheduler.py asserts max_req_input_len = min(context_len - 1, pool - 1) - 5 > 0, so SGLang
+// refuses 1 to 6 whatever the memory (rules.cpp), and the search's grid starts where "fits" is monotone.
 knob_range length_range(const model_desc & m, const flag_values &) {
     const uint64_t derived = sglang_derived_context_length(m);
-    return {1, derived ? derived : 1ull << 24, 1};
+    return {7, derived ? derived : 1ull << 24, 1};
+}
+
+// --max-running-requests up to the value given, else 4096, the top of SGLang's default clamp (rules.cpp). Memory is
+// monotone in it: it sizes the mamba slots under --disable-radix-cache and DeepSeek-V4's C128 state (rules.cpp),
+// and nothing else of the pool; with the radix cache on, fewer requests free nothing and the search finds none.
+knob_range sglang_requests_range(const model_desc &, const flag_values & f) {
+    const sglang_settings s = parse_sglang_flags(f);
+    const uint64_t hi = s.max_running_requests ? s.max_running_requests : 4096;
+    return {1, hi, hi > 1 ? 1u : 0u};
 }
 
 } // namespace
@@ -242,6 +253,10 @@ runtime_info sglang_runtime() {
     r.default_weights = default_weights;
     r.plan = plan;
     r.context = {"context", "context_length", "--context-length", false, length_range, {}};
+    r.knobs = {r.context, {"sequences", "max_running_requests", "--max-running-requests", false, sglang_requests_range, {}}};
+    // --kv-cache-dtype: the model's dtype (auto) or one byte (fp8_e5m2 takes fp8_e4m3's bytes, rules.cpp cell_bytes)
+    r.cache_types = {"auto", "fp8_e4m3"};
+    r.cache_type_k = "kv_cache_dtype";
     return r;
 }
 

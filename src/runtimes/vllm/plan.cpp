@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -674,6 +675,40 @@ knob_range length_range(const model_desc & m, const flag_values &) {
     return {1, derived ? derived : 1ull << 24, 1};
 }
 
+// --max-num-seqs from the sequences --concurrency asks of one replica up to the value given, else 1024, the larger
+// of EngineArgs.get_batch_defaults' defaults (256 below 70 GiB, 1024 above: resolve in pool.cpp); a plan at the
+// default that does not fit has no larger value that does, so the top of the grid is never the answer above it.
+// Memory is monotone in it: the sampler's logits (max_num_seqs x vocab) and the CUDA-graph capture size grow with
+// it, the pool's blocks do not, and vLLM's Mamba check (compilation.py resolve_cudagraph_mode_and_sizes) and
+// --concurrency fail above a bound only.
+knob_range vllm_seqs_range(const model_desc &, const flag_values & f) {
+    const vllm_settings s = parse_vllm_flags(f);
+    const uint64_t lo = std::max<uint64_t>(1, (uint64_t(s.concurrency) + s.dp - 1) / s.dp);
+    uint64_t hi = s.max_num_seqs ? s.max_num_seqs : 1024;
+    // vLLM refuses max_num_seqs above max_num_batched_tokens (check_input in pool.cpp): a given MNBT bounds the grid
+    if (s.max_num_batched_tokens) hi = std::min<uint64_t>(hi, s.max_num_batched_tokens);
+    return {lo, hi, hi > lo ? 1u : 0u};
+}
+
+// kvfit's ceiling for --gpu-memory-utilization, in hundredths. vLLM refuses a utilization above the memory free at
+// startup ("Free memory on device ... on startup is less than desired GPU memory utilization", vllm/v1/worker/utils.py
+// request_memory), which the CUDA context and any other process take from the total; kvfit does not model that
+// free figure, so it proposes no more than 0.95 (docs/json.md, alternatives).
+constexpr uint64_t vllm_utilization_ceiling = 95;
+
+// --gpu-memory-utilization in hundredths, above the one planned (0.92 under the v2026 rules, 0.9 before) up to
+// the ceiling; none under --kv-cache-memory-bytes (it replaces the budget). More of it is more KV budget: the
+// smallest value that fits is searched (knob::smallest).
+knob_range vllm_utilization_range(const model_desc &, const flag_values & f) {
+    const vllm_settings s = parse_vllm_flags(f);
+    if (s.kv_cache_memory_bytes) return {};
+    const double u = s.gpu_memory_utilization > 0 ? s.gpu_memory_utilization : s.rules == vllm_rules::v2026 ? 0.92 : 0.9;
+    const uint64_t lo = uint64_t(std::floor(u * 100 + 1e-9)) + 1;
+    return {lo, vllm_utilization_ceiling, lo <= vllm_utilization_ceiling ? 1u : 0u};
+}
+
+std::string vllm_utilization_text(uint64_t hundredths) { return fmt::format("{:.2f}", double(hundredths) / 100); }
+
 } // namespace
 
 runtime_info vllm_runtime() {
@@ -685,8 +720,20 @@ runtime_info vllm_runtime() {
     r.check_flags = check_flags;
     r.default_weights = default_weights;
     r.plan = plan;
-    // vLLM searches its own largest max_model_len (max_model_len_fit, auto-fit -1), so the planner turns no knob
+    // the planner's search finds the largest --max-model-len per --kv-cache-dtype (max_context; vLLM's own bisection
+    // for auto-fit and its error message stays in detail.max_model_len_fit, which ignores --concurrency and the
+    // Mamba check), and turns the knobs below when the plan does not meet the request
     r.context = {"context", "max_model_len", "--max-model-len", false, length_range, {}};
+    r.knobs = {
+        r.context,
+        {"sequences", "max_num_seqs", "--max-num-seqs", false, vllm_seqs_range, {}},
+        {"gpu_memory_utilization", "gpu_memory_utilization", "--gpu-memory-utilization", true, vllm_utilization_range,
+         {}, vllm_utilization_text},
+    };
+    // the KV dtypes of distinct size (vllm_kv_cache_dtypes(): fp8_e4m3 and fp8_e5m2 take fp8's bytes); an fp8 cache
+    // vLLM refuses for a model or a GPU is a refused row
+    r.cache_types = {"auto", "fp8"};
+    r.cache_type_k = "kv_cache_dtype";
     return r;
 }
 
