@@ -428,6 +428,17 @@ TEST(serving_gpus, two_vendors_refused_unlike_gpus_named) {
     }
 }
 
+// SGLang's SSM state is float32 unless the config says otherwise (configs/mamba_utils.py mamba2_state_dtype), the conv
+// state bfloat16: Qwen3-Next-80B-A3B (no mamba_ssm_dtype in its config) holds 36 x (12,288 + 524,288) B per request.
+TEST(sglang_frontier, mamba_ssm_state_float32_by_default) {
+    const auto r = plan_cli("sglang", (std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3-Next-80B-A3B-Thinking.json").c_str(), "4xH100");
+    const uint64_t per_request = 36ull * (12288 + 524288);
+    EXPECT_EQ(r.plan.detail["mamba_bytes_per_request"].get<uint64_t>(), per_request) << r.plan.detail.dump().substr(0, 400);
+    EXPECT_TRUE(has(r.plan.notes, "mamba SSM state float32: SGLang's default when the config states no mamba_ssm_dtype "
+                                  "(configs/mamba_utils.py mamba2_state_dtype; SGLANG_MAMBA_SSM_DTYPE overrides it); conv "
+                                  "state bfloat16 (SGLANG_MAMBA_CONV_DTYPE)"));
+}
+
 // --- items 4-5: Ollama and launch lines ----------------------------------------------------------------------------
 
 TEST(ollama_frontier, without_gpu_plans_the_cpu) {

@@ -283,8 +283,16 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     int64_t kv = p.rest_bytes;
     if (n_rec > 0 && p.rest_bytes > 0) {
         uint64_t conv = 0, ssm = 0;
-        const uint32_t ssm_s = detail::torch_dtype_bytes(m.ssm_dtype, model_s, "mamba_ssm_dtype");
-        detail::recurrent_state_bytes(m, attn_tp, model_s, ssm_s, conv, ssm);
+        // configs/mamba_utils.py mamba2_state_dtype: the SSM (temporal) state is float32 unless the config's
+        // mamba_ssm_dtype (or SGLANG_MAMBA_SSM_DTYPE) says otherwise, not the model's dtype; the conv state is
+        // SGLANG_MAMBA_CONV_DTYPE, bfloat16 by default
+        const uint32_t ssm_s = m.ssm_dtype.empty() ? 4u : detail::torch_dtype_bytes(m.ssm_dtype, model_s, "mamba_ssm_dtype");
+        if (m.ssm_dtype.empty()) {
+            p.notes.push_back("mamba SSM state float32: SGLang's default when the config states no mamba_ssm_dtype "
+                              "(configs/mamba_utils.py mamba2_state_dtype; SGLANG_MAMBA_SSM_DTYPE overrides it); conv state "
+                              "bfloat16 (SGLANG_MAMBA_CONV_DTYPE)");
+        }
+        detail::recurrent_state_bytes(m, attn_tp, 2u, ssm_s, conv, ssm);
         p.mamba_bytes_per_request = uint64_t(n_rec) * (conv + ssm);
         if (s.max_mamba_cache_size) {
             p.mamba_slots = s.max_mamba_cache_size;
