@@ -182,6 +182,24 @@ TEST(gguf_model, unknown_architecture_reads_generic_keys_with_a_warning) {
     EXPECT_NE(warn[0].find("unknown architecture 'futurenet'"), std::string::npos);
 }
 
+// An unknown architecture whose keys name state or window layers (a renamed qwen35 GGUF: ssm.* keys, 24 of 32 layers
+// recurrent) was planned as 32 dense attention layers, 4x the KV: refused by name instead.
+TEST(gguf_model, unknown_architecture_with_non_attention_keys_is_refused) {
+    kvfit::warnings warn;
+    const auto message = [&](const arch_case & c) {
+        try { load(c, warn); } catch (const kvfit::error & e) { return std::string(e.what()); }
+        return std::string("no error");
+    };
+    EXPECT_NE(message({"zzzzzz", 4, [](auto & w, auto & a) { attn(w, a, 4, 4); ssm(w, a, 1); }, ""})
+                  .find("unknown architecture 'zzzzzz' with key 'zzzzzz.ssm.conv_kernel': its layers are not all attention"),
+              std::string::npos);
+    EXPECT_NE(message({"zzzzzz", 4, [](auto & w, auto & a) {
+                           attn(w, a, 4, 4);
+                           w.add(a + ".attention.sliding_window", gguf_wvalue::u32(512));
+                       }, ""}).find("with key 'zzzzzz.attention.sliding_window'"),
+              std::string::npos);
+}
+
 TEST(gguf_model, bad_keys_name_file_key_and_offset) {
     kvfit::warnings warn;
     auto message = [&](const arch_case & c) {

@@ -273,6 +273,36 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     static const detail::arch_row generic{"", "", gguf_layout::attention, 0, 0, recurrent_kind::none, false, 0, {}, {}, "generic keys"};
     const detail::arch_row * row = detail::find_arch_gguf(*arch);
     if (!row) {
+        // An architecture kvfit has no row for is read as attention layers only; a header whose keys or tensors name
+        // layers that are not (an SSM / delta-rule state, RWKV, short convolutions, a sliding window, MLA, a DSA
+        // indexer, an interleave of kinds) would then be planned as dense — refused by name instead (llama.cpp itself
+        // refuses an architecture it does not know: llm_arch_from_string -> LLM_ARCH_UNKNOWN).
+        static constexpr std::string_view markers[] = {".ssm.", ".wkv.", ".rwkv.", ".time_mix", ".token_shift", ".shortconv.",
+                                                       ".attention.sliding_window", ".attention.kv_lora_rank",
+                                                       ".attention.indexer", ".full_attention_interval", ".linear_attn",
+                                                       ".attention.chunk", ".swa_"};
+        static constexpr std::string_view tensor_markers[] = {"ssm_", "time_mix", "shortconv", "wkv", "indexer", "attn_kv_a"};
+        const std::string prefix = std::string(*arch) + ".";
+        for (const auto & kv : f.kvs()) {
+            if (!kv.key.starts_with(prefix)) continue;
+            const std::string_view rest = kv.key.substr(prefix.size() - 1);
+            for (const auto mk : markers) {
+                if (rest.find(mk) != std::string_view::npos) {
+                    throw error(fmt::format("{}: unknown architecture '{}' with key '{}': its layers are not all attention, "
+                                            "and kvfit does not know which hold what (a refusal, not a plan as dense "
+                                            "attention; docs/adding-an-architecture.md)", f.path(), *arch, kv.key));
+                }
+            }
+        }
+        for (const auto & t : f.tensors()) {
+            for (const auto mk : tensor_markers) {
+                if (t.name.find(mk) != std::string_view::npos) {
+                    throw error(fmt::format("{}: unknown architecture '{}' with tensor '{}': its layers are not all "
+                                            "attention, and kvfit does not know which hold what (a refusal, not a plan as "
+                                            "dense attention; docs/adding-an-architecture.md)", f.path(), *arch, t.name));
+                }
+            }
+        }
         warn.push_back(fmt::format("{}: unknown architecture '{}': read with the generic keys, attention layers only",
                                    f.path(), *arch));
         row = &generic;
