@@ -688,6 +688,16 @@ TEST(model_set, host_ram_one_page_cache_per_file_and_no_verdict_without_ram) {
     const auto cli = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu 24GiB -c 8192 -ngl 16");
     EXPECT_EQ(cli.status, 0);
     EXPECT_NE(cli.out.find(" (pass --ram SIZE for a verdict)\n"), std::string::npos) << cli.out;
+    // one file mapped twice without --ram: its pages (the host device's weights) count once, as with --ram
+    auto e = c;
+    e.flags.set("parallel", "2");
+    const kvfit::set_result u = plan_set({c, e});
+    EXPECT_FALSE(u.host.known());
+    const uint64_t mapped = u.plans[1].plan.devices.back().bytes_of("weights");
+    ASSERT_GT(mapped, 2ull << 30);
+    EXPECT_EQ(u.host.shared_bytes[1], mapped);
+    EXPECT_EQ(u.host.used_bytes, u.host.member_bytes[0] + u.host.member_bytes[1] - mapped);
+    EXPECT_EQ(u.host.used_bytes, s.host.used_bytes); // the same figure --ram gives
 }
 
 } // namespace

@@ -93,8 +93,16 @@ set_host host_of(const std::vector<const runtime_plan *> & plans, const std::vec
             mapped[i] = host_line(*r, "page_cache");
             if (r->value("known", false)) h.capacity_bytes = std::max(h.capacity_bytes, json_bytes(*r, "capacity_bytes"));
         } else {
-            for (const auto & d : plans[i]->devices) {
-                if (d.is_host) h.member_bytes[i] += d.used_bytes();
+            // no host RAM section (no --ram): the host device's buffers; its weights are the file's mapped pages when
+            // the runtime maps the GGUF (llama.cpp's default, settings.mmap), so a file two members map counts once
+            // here too
+            const auto & d = plans[i]->detail;
+            const bool mmap = d.is_object() && d.contains("settings") && d["settings"].is_object() &&
+                              d["settings"].value("mmap", false);
+            for (const auto & dev : plans[i]->devices) {
+                if (!dev.is_host) continue;
+                h.member_bytes[i] += dev.used_bytes();
+                if (mmap) mapped[i] += dev.bytes_of("weights");
             }
         }
     }
