@@ -7,6 +7,7 @@
 #include "kvfit/sources.h"
 #include "support/files.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -457,4 +458,25 @@ TEST(gpu_logs, vulkan_qwen35_9b_kv_and_state_per_device_exact) {
         // 96.07 MiB at one
         if (*log.offloaded == *log.offload_total) EXPECT_TRUE(same_as_printed(host.used.compute_bytes, compute.at("Vulkan_Host")));
     }
+}
+
+// A filtered log without 'n_seq_max' (the poster's excerpt of an explicit -np 4 run): the sequences come from
+// n_ctx / n_ctx_seq (the cache is not unified), and the recurrent state and outputs then match the log.
+TEST(gpu_logs, sequences_from_the_context_split_when_n_seq_max_is_missing) {
+    kvfit::warnings warn;
+    const auto m = kvfit::load_model("Qwen3.5-9B", warn);
+    const auto log = read_log("qwen35-9b_vulkan_rtx3080ti_c8192_ub2048_np4split.log");
+    const auto ls = kvfit::settings_from_log(log, m);
+    EXPECT_EQ(ls.settings.n_seq, 4u);
+    EXPECT_NE(std::find(ls.notes.begin(), ls.notes.end(),
+                        "no 'llama_context: n_seq_max = N' line: 4 sequences from n_ctx 8192 / n_ctx_seq 2048"), ls.notes.end());
+    const auto e = kvfit::explain_log(log, m);
+    int state_rows = 0;
+    for (const auto & r : e.rows) {
+        if (r.what.rfind("recurrent state", 0) == 0) {
+            ++state_rows;
+            EXPECT_TRUE(r.same) << r.what << ": " << r.log << " vs " << r.kvfit;
+        }
+    }
+    EXPECT_EQ(state_rows, 2);
 }

@@ -301,6 +301,8 @@ TEST(explain, case_k5_ngl_counts_the_output_layer) {
     // the log prints no n_batch / n_ubatch line: the defaults it is compared at are said, not taken silently
     EXPECT_EQ(ls.settings.n_ubatch, 512u);
     EXPECT_NE(std::find(ls.notes.begin(), ls.notes.end(),
+                        "no 'llama_context: n_seq_max = N' line: compared at one sequence (-np 1)"), ls.notes.end());
+    EXPECT_NE(std::find(ls.notes.begin(), ls.notes.end(),
                         "no 'llama_context: n_ubatch = N' line: compared at llama.cpp's default -ub 512 (the compute "
                         "buffer depends on it)"), ls.notes.end());
     const auto e = kvfit::explain_log(log, m);

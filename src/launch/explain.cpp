@@ -299,7 +299,17 @@ log_settings settings_from_log(const llamacpp_log & log, const model_desc & m) {
     const log_value * n_ctx = log.value("n_ctx");
     if (!n_ctx) throw error("log: no 'llama_context: n_ctx' line (the log ends before a context was created)");
     s.n_ctx = to_u(n_ctx->text);
-    if (const auto * v = log.value("n_seq_max")) s.n_seq = uint32_t(to_u(v->text));
+    if (const auto * v = log.value("n_seq_max")) {
+        s.n_seq = uint32_t(to_u(v->text));
+    } else if (const auto * cs = log.value("n_ctx_seq"); cs && to_u(cs->text) > 0 && to_u(cs->text) < s.n_ctx) {
+        // a log without the line (a filtered paste): llama.cpp splits n_ctx over the sequences when the cache is not
+        // unified (llama-context.cpp: n_ctx_seq = kv_unified ? n_ctx : n_ctx / n_seq_max), so the split gives n_seq
+        s.n_seq = uint32_t(s.n_ctx / to_u(cs->text));
+        r.notes.push_back(fmt::format("no 'llama_context: n_seq_max = N' line: {} sequences from n_ctx {} / n_ctx_seq {}",
+                                      s.n_seq, s.n_ctx, to_u(cs->text)));
+    } else {
+        r.notes.push_back("no 'llama_context: n_seq_max = N' line: compared at one sequence (-np 1)");
+    }
     if (const auto * v = log.value("n_batch")) s.n_batch = uint32_t(to_u(v->text));
     if (const auto * v = log.value("n_ubatch")) s.n_ubatch = uint32_t(to_u(v->text));
     // A log without the lines (a cut or filtered paste) is compared at llama.cpp's defaults (common.h: n_batch 2048,
