@@ -161,6 +161,7 @@ flag_values values_of(const runtime_flags & f) {
         const std::string key = e.spec.json_name();
         if (e.spec.type == flag_type::boolean) out.set(key, e.on ? "true" : "false");
         else if (e.spec.type == flag_type::list) for (const auto & v : e.list) out.add(key, v);
+        else if (e.text.empty()) throw error(fmt::format("{}: empty value", e.spec.name)); // --ram '': a mistake, not the default
         else out.set(key, e.text);
     }
     return out;

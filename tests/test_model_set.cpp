@@ -339,6 +339,22 @@ TEST(model_set, member_settings_parse_as_the_runtime_spells_them) {
     EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@--max-model-len=8192", llama), kvfit::error);
     EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@-c", llama), kvfit::error);
     EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@--kv-unified=1", llama), kvfit::error);
+    // a value with commas reads as llama.cpp's (-ts 3,1); a doubled or trailing comma is refused, not skipped
+    const auto [m2, ts] = kvfit::parse_set_member("Qwen3-8B@-ts=3,1,-np=2", llama);
+    EXPECT_EQ(ts.list("tensor_split"), std::vector<std::string>{"3,1"});
+    EXPECT_EQ(ts.text("parallel"), "2");
+    for (const char * bad : {"Qwen3-8B@-c=8192,,-np=2", "Qwen3-8B@-c=8192,"}) {
+        try {
+            (void)kvfit::parse_set_member(bad, llama);
+            ADD_FAILURE() << bad;
+        } catch (const kvfit::error & e) {
+            EXPECT_EQ(std::string(e.what()), std::string(bad) + ": an empty setting (two commas, or one at an end)");
+        }
+    }
+    // an empty value of a runtime flag is refused on the command line, as --gpu '' is (it was dropped: --ram '')
+    const auto ram = run_kvfit("Qwen3-8B --ram ''");
+    EXPECT_EQ(ram.status, 2);
+    EXPECT_EQ(ram.err, "kvfit: --ram: empty value\n");
 }
 
 TEST(model_set, bad_input_is_one_line_and_exit_2) {

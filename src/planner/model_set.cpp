@@ -736,12 +736,19 @@ std::pair<std::string, flag_values> parse_set_member(const std::string & text, c
     if (model.empty()) throw error(fmt::format("'{}': no model before '@'", text));
     const std::string settings = text.substr(at + 1);
     std::vector<std::string> seen; // a setting given twice (-np=2,-np=4) is refused, not silently the last
-    size_t start = 0;
-    while (start < settings.size()) {
+    // items are split at ','; a piece that names no flag (neither '-' nor "weight") continues the value before it, so a
+    // value with commas reads as llama.cpp's does (-ts=3,1 is -ts 3,1); an empty piece (a doubled comma) is refused
+    std::vector<std::string> items;
+    for (size_t start = 0; start <= settings.size();) {
         const size_t end = std::min(settings.find(',', start), settings.size());
-        const std::string item = settings.substr(start, end - start);
+        const std::string piece = settings.substr(start, end - start);
         start = end + 1;
-        if (item.empty()) continue;
+        if (piece.empty()) throw error(fmt::format("{}: an empty setting (two commas, or one at an end)", text));
+        if (!items.empty() && piece[0] != '-' && !piece.starts_with("weight")) items.back() += "," + piece;
+        else items.push_back(piece);
+        if (end == settings.size()) break;
+    }
+    for (const std::string & item : items) {
         const size_t eq = item.find('=');
         const std::string name = item.substr(0, eq);
         if (name == "weight") { // the joint solve's weight of this model (model_set.h set_request::weights)
