@@ -324,8 +324,9 @@ TEST(vllm_max_model_len, rope_scaling_derives_the_longest_length) {
         kvfit::warnings wn;
         const auto np = kvfit::plan_vllm(kvfit::model_from_hf_config(nested.dump(), "edited/config.json", wn), vllm_settings{}, h100);
         EXPECT_EQ(np.max_model_len, 327680u);
-        EXPECT_NE(std::find(np.notes.begin(), np.notes.end(), "derived max_model_len 327680 = max_position_embeddings "
-                            "40960 scaled by the config's rope_scaling (config.py _get_and_verify_max_len)"), np.notes.end());
+        EXPECT_NE(std::find(np.notes.begin(), np.notes.end(), "derived max_model_len 327680 = max_position_embeddings 40960 x the config's rope_scaling (linear factor 8, default; "
+                            "config.py _get_and_verify_max_len)"), np.notes.end())
+            << ::testing::PrintToString(np.notes);
     }
 
     nlohmann::json g = j;

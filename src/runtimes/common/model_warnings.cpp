@@ -76,8 +76,8 @@ device_spec serving_rank_gpu(std::string_view runtime, std::string_view display,
     refuse_apple_gpus(runtime, display, gpus);
     for (const auto & g : gpus) {
         if (!g.vendor.empty() && !gpus[0].vendor.empty() && g.vendor != gpus[0].vendor) {
-            throw error(fmt::format("{}: {} ({}) and {} ({}): one {} process runs on one platform (CUDA or ROCm); plan one "
-                                    "instance per vendor as a set (kvfit MODEL@... MODEL@...)", runtime, gpus[0].name,
+            throw error(fmt::format("{}: {} ({}) and {} ({}): one {} process runs on one platform (CUDA or ROCm); plan each "
+                                    "vendor's GPUs as their own instance (--gpu with one vendor's GPUs)", runtime, gpus[0].name,
                                     gpus[0].vendor, g.name, g.vendor, display));
         }
     }

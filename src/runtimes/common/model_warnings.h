@@ -37,8 +37,8 @@ void refuse_apple_gpus(std::string_view runtime, std::string_view display, const
 /// memory over the TP group), so a bigger card's extra memory is unused; when the GPUs differ `warnings` gets one line
 /// naming them. Refuses (kvfit::error) an Apple GPU (refuse_apple_gpus) and GPUs of two vendors: one process runs on
 /// one platform, CUDA or ROCm (vllm/platforms/__init__.py resolve_current_platform_cls_qualname; SGLang builds for one),
-/// "vllm: RTX 4090 (NVIDIA) and RX 7900 XTX (AMD): one vLLM process runs on one platform (CUDA or ROCm); plan one
-/// instance per vendor as a set (kvfit MODEL@... MODEL@...)". `gpus` is not empty.
+/// "vllm: RTX 4090 (NVIDIA) and RX 7900 XTX (AMD): one vLLM process runs on one platform (CUDA or ROCm); plan each
+/// vendor's GPUs as their own instance (--gpu with one vendor's GPUs)". `gpus` is not empty.
 device_spec serving_rank_gpu(std::string_view runtime, std::string_view display, const std::vector<device_spec> & gpus,
                              std::vector<std::string> & warnings);
 

@@ -487,8 +487,13 @@ bool fit_length(vllm_plan & p, const model_desc & m, detail::vllm_layout & lay) 
     // a length the config's rope scaling derived (or longrope's original length) is said where it is taken
     if (derived && (auto_fit || s.max_model_len == 0)) {
         if (derived != m.n_ctx_train) {
-            p.notes.push_back(fmt::format("derived max_model_len {} = max_position_embeddings {} scaled by the config's "
-                                          "rope_scaling (config.py _get_and_verify_max_len)", derived, m.n_ctx_train));
+            // yarn scales original_max_position_embeddings, other types max_position_embeddings
+            const auto yarn = std::find_if(m.rope_scaling.begin(), m.rope_scaling.end(),
+                                           [](const model_desc::rope_scaling_entry & e) { return e.type == "yarn" && e.original_ctx > 0; });
+            p.notes.push_back(fmt::format("derived max_model_len {} = {} {} x the config's rope_scaling ({}; config.py "
+                                          "_get_and_verify_max_len)", derived,
+                                          yarn != m.rope_scaling.end() ? "original_max_position_embeddings" : "max_position_embeddings",
+                                          yarn != m.rope_scaling.end() ? yarn->original_ctx : m.n_ctx_train, rope_text(m)));
         }
         if (s.max_model_len == 0 && fallback != derived) {
             p.notes.push_back(fmt::format("default --max-model-len {}: longrope's original_max_position_embeddings (of {} "
