@@ -39,6 +39,9 @@ struct param_flags {
                                     ///< h_nextn, selecting the output rows after it (get_rows on the last layer only
                                     ///< with embeddings_nextn_masked, off by default: models/gemma4.cpp, step35.cpp);
                                     ///< the output stage holds h_nextn [n_embd, T] besides result_norm
+    bool rope_freqs_full = false;   ///< rope_freqs.weight is created by the full-attention blocks only, the first of
+                                    ///< them holding it and the others a duplicate (models/gemma4.cpp:92-97
+                                    ///< `if (!hparams.is_swa(i))`, both releases): rope_freqs_blocks
     bool mtp_trunk_tensors = false; ///< NextN blocks: with load_mtp off only the tensors created with mtp_flags
                                     ///< (TENSOR_SKIP) are skipped; the block's other tensors load (models/step35.cpp)
     // config.json quirks of `sliding_window` / `attention_chunk_size` when no per-layer list says more
@@ -112,6 +115,13 @@ const arch_row * find_arch_hf(const std::vector<std::string> & names);
 const std::vector<arch_row> & arch_rows();
 
 // --- rules written once, used by both sources -------------------------------------------------------------
+
+/// Per block of m (n_layer entries): 1 where llama.cpp's load_arch_tensors creates rope_freqs.weight
+/// (create_tensor(LLM_TENSOR_ROPE_FREQS, "weight", i): the first such block holds the tensor, every other one a
+/// TENSOR_DUPLICATED copy, one per buffer): every block (models/llama.cpp, step35.cpp, ...), or with the
+/// arch's rope_freqs_full flag the full-attention blocks only (models/gemma4.cpp:92-97), a KV-shared block (no cache
+/// of its own) counted by its head width, the full blocks' (global_head_dim) and not the window blocks'.
+std::vector<uint8_t> rope_freqs_blocks(const model_desc & m);
 
 /// The interval rule of Gated DeltaNet hybrids: layer il is attention iff (il + 1) % n == 0, else recurrent.
 /// llama.cpp models/qwen35.cpp and qwen3next.cpp (recurrent_layer_arr[i] = (i + 1) % full_attention_interval != 0);

@@ -41,6 +41,7 @@ param_flags with(std::string_view names) {
     f.mrope = has("mrope");
     f.gemma_norms = has("gemma_norms");
     f.tied_output_first = has("tied_output_first");
+    f.rope_freqs_full = has("rope_freqs_full");
     f.mtp_trunk_tensors = has("mtp_trunk_tensors");
     f.h_nextn_rows = has("h_nextn_rows");
     f.swa_all = has("swa_all");
@@ -94,7 +95,7 @@ const std::vector<arch_row> & arch_rows() {
         {"gemma2",         "Gemma2ForCausalLM gemma2",                                                                               L::swa_period,      2,     4096,  R::none,           false, 0,  with("gemma_norms"),                           "models/gemma2.cpp: n_swa = 4096, set_swa_pattern(2)"},
         {"gemma3",         "Gemma3ForCausalLM Gemma3ForConditionalGeneration gemma3 gemma3_text",                                    L::swa_period,      6,     0,     R::none,           false, 0,  with("gemma_norms qk_norm"),                   "models/gemma3.cpp: set_swa_pattern(6) when sliding_window > 0"},
         {"gemma3n",        "Gemma3nForCausalLM Gemma3nForConditionalGeneration gemma3n gemma3n_text",                                L::swa_period,      5,     0,     R::none,           false, 20, with("gemma_norms qk_norm tied_output_first"), "models/gemma3n.cpp: set_swa_pattern(5), n_layer_kv_from_start = 20"},
-        {"gemma4",         "Gemma4ForConditionalGeneration Gemma4ForCausalLM gemma4 gemma4_text",                                    L::attention,       0,     0,     R::none,           false, 0,  with("gemma_norms qk_norm tied_output_first h_nextn_rows"), "models/gemma4.cpp (sliding_window_pattern array, shared_kv_layers); conversion/gemma.py Gemma4Model"},
+        {"gemma4",         "Gemma4ForConditionalGeneration Gemma4ForCausalLM gemma4 gemma4_text",                                    L::attention,       0,     0,     R::none,           false, 0,  with("gemma_norms qk_norm tied_output_first h_nextn_rows rope_freqs_full"), "models/gemma4.cpp (sliding_window_pattern array, shared_kv_layers); conversion/gemma.py Gemma4Model"},
         {"gpt-oss",        "GptOssForCausalLM gpt_oss",                                                                              L::swa_period,      2,     0,     R::none,           false, 0,  with("sinks router_bias expert_bias"),         "models/openai-moe.cpp: set_swa_pattern(2); hf gpt_oss"},
         {"cohere2",        "Cohere2ForCausalLM cohere2",                                                                             L::swa_period,      4,     0,     R::none,           false, 0,  with(""),                                      "models/cohere2.cpp: set_swa_pattern(4)"},
         {"exaone4",        "Exaone4ForCausalLM exaone4",                                                                             L::swa_period,      4,     0,     R::none,           false, 0,  with("qk_norm"),                               "models/exaone4.cpp: set_swa_pattern(4) when sliding_window is set"},
@@ -125,6 +126,23 @@ const arch_row * find_arch_gguf(std::string_view arch) {
         if (r.gguf_arch == arch) return &r;
     }
     return nullptr;
+}
+
+std::vector<uint8_t> rope_freqs_blocks(const model_desc & m) {
+    std::vector<uint8_t> out(m.n_layer, 1);
+    const arch_row * row = find_arch_gguf(m.gguf_architecture);
+    if (row == nullptr || !row->flags.rope_freqs_full) return out;
+    uint32_t full_hd = 0, swa_hd = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_kind k = m.kind_of(il);
+        if (k == layer_kind::full) full_hd = m.head_dim_k[il];
+        if (k == layer_kind::swa) swa_hd = m.head_dim_k[il];
+    }
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_kind k = m.kind_of(il);
+        out[il] = k == layer_kind::full || (k == layer_kind::none && m.head_dim_k[il] == full_hd && full_hd != swa_hd);
+    }
+    return out;
 }
 
 const arch_row * find_arch_hf(const std::vector<std::string> & names) {
