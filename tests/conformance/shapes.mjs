@@ -167,13 +167,13 @@ export const FAMILIES = {
     // Gemma 4 MoE (gemma4: Gemma-4-26B-A4B): window layers and wider full-attention layers (own head width and KV head
     // count, V = K), every layer routed experts top-8 beside a dense MLP (src/models/gemma4.cpp). The base is the
     // suite's Gemma-4-26B-A4B (models_swa.mjs); /work/shared/configs holds no other gemma4 config, so the siblings are
-    // synthetic, each the 26B's text_config with its dimensions changed (gemma4Config): layer counts 5-30 with a full
+    // synthetic, each the 26B's text_config with its dimensions changed (gemma4Config): layer counts 4-30 with a full
     // layer every 3rd-6th (the last layer full, as every published Gemma 4), windows 64-2,048, head widths 64-512
     // on window and full layers apart, 1-8 KV heads, queries wider and narrower than n_embd, dense MLPs wider and
     // narrower than n_embd, 12-128 experts 192-768 wide. Without flash attention the layers whose V row
     // (n_head_kv x head_dim) is narrower than the widest are padded to it (a ggml_pad more: graph_layer_sig's "v"), so
     // the shapes cover the three regimes: window rows wider than the full layers' (26B, s12, s10: the full layers
-    // padded), narrower (s8, s6, s5: the window layers padded) and alike (s9, s6e, s8e: none padded). Every
+    // padded), narrower (s8, s6, s5, s4: the window layers padded) and alike (s9, s6e, s8e: none padded). Every
     // shape routes to 8 experts (the 26B's top_k_experts: the count is the layer's number of adds, graph_layer_sig
     // "m8"), keeps attention_k_eq_v, and has no KV-shared layers, per-layer embeddings or double-wide MLP: the dense
     // 31B (no experts: "Wd" layers) and the E2B/E4B layouts have layer kinds not recorded and stay estimates, named
@@ -211,6 +211,14 @@ export const FAMILIES = {
                 num_attention_heads: 10, head_dim: 64, global_head_dim: 512, num_key_value_heads: 2,
                 num_global_key_value_heads: 1, intermediate_size: 896, num_experts: 12, moe_intermediate_size: 192,
                 sliding_window: 1024 }), nv), 512],
+            // synthetic: 4 layers (a full layer every 2nd), 8 x 64 heads (128 on full layers), one KV head and 2 on full
+            // layers (V rows 64 under 256), 10 experts 128 wide, a window of 32: a third shape with a padded window
+            // layer after a full one (that layer kind's widths fitted on s8 and s6 alone gave 1,920 for gemma4-s15's
+            // 4,096-wide queries, found by its held-out rows)
+            ["gemma4-s4", (nv) => gemma4(gemma4Config({ num_hidden_layers: 4, full_every: 2, hidden_size: 1024,
+                num_attention_heads: 8, head_dim: 64, global_head_dim: 128, num_key_value_heads: 1,
+                num_global_key_value_heads: 2, intermediate_size: 768, num_experts: 10, moe_intermediate_size: 128,
+                sliding_window: 32 }), nv), 512],
             // synthetic: 9 layers (a full layer every 3rd), V rows alike on every layer (4 x 128 = 2 x 256: no padding),
             // 24 experts 448 wide, a dense MLP 1.5x n_embd
             ["gemma4-s9", (nv) => gemma4(gemma4Config({ num_hidden_layers: 9, full_every: 3, hidden_size: 2048,

@@ -193,14 +193,19 @@ def layers_of(ts):
             if s >= 0: users[s].append(i)
         if t["view_src"] >= 0: users[t["view_src"]].append(i)
     # a name without a layer number that several tensors carry is no name either: llama.cpp's build_norm called with
-    # il = -1 inside a layer names its output "norm" in every layer (models/gemma4.cpp ffn_post_norm)
+    # il = -1 inside a layer names its output "norm" in every layer (models/gemma4.cpp ffn_post_norm); an op, not an
+    # input (an iSWA model's two caches both name their inputs attn_inp_k_idxs, ...: the graph's)
     count = {}
     for t in ts:
         count[t["name"]] = count.get(t["name"], 0) + 1
 
     def unnamed(i):
+        # a graph input (GGML_TENSOR_FLAG_INPUT) is the graph's even unnamed (5b4ebc5's iSWA cache inputs: a cache of
+        # one layer has its inputs read by that layer alone)
+        if ts[i]["leaf"] == 1 and ts[i]["flags"] & 1: return False
         base = re.sub(r"(?: \([^)]*\))+$", "", ts[i]["name"])
-        return re.match(r"^(node|leaf)_\d+$", base) is not None or base == "" or (count[ts[i]["name"]] > 1 and role(ts[i]) == "-")
+        return re.match(r"^(node|leaf)_\d+$", base) is not None or base == "" or \
+            (count[ts[i]["name"]] > 1 and role(ts[i]) == "-" and ts[i]["leaf"] == 0)
 
     # an unnamed tensor read by several layers (a position view the first layer made, 5b4ebc5's rope inputs) is the
     # graph's, not its first user's layer's: global
@@ -255,8 +260,11 @@ class Trace:
         if s == "g": return f"g{self.local[j]}"
         if si != "g" and s == si: return f"s{self.local[j]}"
         if si != "g": return f"r{s - si}:{self.local[j]}"
-        # the global segment naming a layer's tensor: from the end for the last layers (the output reads the last)
-        return f"L{s - self.n_layers}:{self.local[j]}" if s >= self.n_layers - 4 else f"L{s}:{self.local[j]}"
+        # the global segment naming a layer's tensor: from the end for the last layers (the output reads the last),
+        # the tensor counted from its segment's end too ("L-1:-1": the last layer's last tensor, l_out), which a last
+        # layer of another kind has at another index (gemma4 without flash attention: a padded V is one tensor more)
+        if s >= self.n_layers - 4: return f"L{s - self.n_layers}:-{len(self.members[s]) - self.local[j]}"
+        return f"L{s}:{self.local[j]}"
 
     def topo(self, i):
         t = self.t[i]
