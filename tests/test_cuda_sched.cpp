@@ -108,6 +108,18 @@ void expect_layer_kind_not_recorded(const nlohmann::json & cfg, const std::strin
     EXPECT_NE(why.find("(" + sig + ") was not recorded for " + family), std::string::npos) << why;
 }
 
+/// The recorded shape's own config.json is replayed on the CPU build (FA on, 4,096 tokens): the counterpart of
+/// expect_layer_kind_not_recorded.
+void expect_replayed_on_cpu(const nlohmann::json & cfg, const std::string & name) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), name, warn);
+    std::string why;
+    EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value()) << name << ": " << why;
+}
+
 } // namespace
 
 TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
@@ -289,19 +301,14 @@ TEST(cuda_sched, gpt_oss_siblings_with_unrecorded_layer_kinds_are_not_replayed) 
     two["experts_per_token"] = 2;
     expect_layer_kind_not_recorded(odd, "Wm4<Fm4$", "gpt-oss");
     expect_layer_kind_not_recorded(two, "Wm2<^", "gpt-oss");
-    kvfit::llamacpp_settings s;
-    s.n_ctx = 4096;
-    s.flash_attn = kvfit::flash_attn_mode::on;
     // the recorded shape itself is replayed (the test above checks its figure)
-    kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "gpt-oss-120b.json", warn);
-    EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s)).has_value());
+    expect_replayed_on_cpu(cfg, "gpt-oss-120b.json");
 }
 
 // Gemma-4-26B-A4B's config.json (../shared/configs/google__gemma-4-26B-A4B.json: 30 layers, a full-attention layer
 // every sixth with 512-wide heads and 2 KV heads beside 25 window layers of 256-wide heads and 8 KV heads, 128 experts
 // top-8 beside a dense MLP) lists no tensors; it is replayed through the gemma4 template (data/graphs/gemma4.*:
-// recorded on the suite's 26B-A4B and three synthetic siblings) with every layer on the GPU, not estimated: its compute
+// recorded on the suite's 26B-A4B and nine synthetic siblings) with every layer on the GPU, not estimated: its compute
 // buffers are the ones llama.cpp's scheduler gave the suite's GGUF of the same shape at the real vocabulary
 // (measured/cuda-<release>.jsonl, gemma4-26b-a4b_v262144, full offload: CUDA0 538.02 MiB, CUDA_Host 20.52 MiB with
 // flash attention in v0.5.0).
@@ -348,13 +355,12 @@ TEST(cuda_sched, gemma4_siblings_with_unrecorded_layer_kinds_are_not_replayed) {
     expect_layer_kind_not_recorded(top4, "Wm4d<^", "gemma4");
     expect_layer_kind_not_recorded(last_window, "Wm8d<Wm8d$", "gemma4");
     expect_layer_kind_not_recorded(shared, "0m8d<Fm8dv", "gemma4");
+    // the recorded shape itself is replayed (the test above checks its figures)
+    expect_replayed_on_cpu(cfg, "gemma-4-26B-A4B.json");
     kvfit::llamacpp_settings s;
     s.n_ctx = 4096;
     s.flash_attn = kvfit::flash_attn_mode::on;
-    // the recorded shape itself is replayed (the test above checks its figures)
     kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "gemma-4-26B-A4B.json", warn);
-    EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s)).has_value());
     // a GGUF of the same shape whose full layers have a V projection (attention_k_eq_v false: models/gemma4.cpp builds
     // Vcur from attn_v, not from Kcur) has the recorded signatures but a graph the template lacks: not replayed
     kvfit::model_desc g = kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_shapes/gemma4-26b-a4b.gguf", warn);
