@@ -13,6 +13,7 @@
 #include "runtimes/llamacpp/compute.h"
 #include "support/files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -92,6 +93,33 @@ std::vector<uint64_t> measured_compute(const json & r, size_t n_devices) {
     return out;
 }
 
+/// A sibling config.json of a family whose layer `sig` no template recorded: its CPU compute is not replayed (the stage
+/// estimate serves it) and the replay says which layer kind it lacks ("layer 12's kind (Wm4<Fm4$) was not recorded
+/// for gpt-oss"). FA on, 4,096 tokens.
+void expect_layer_kind_not_recorded(const nlohmann::json & cfg, const std::string & sig, const std::string & family) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "sibling.json", warn);
+    const auto ctx = kvfit::llamacpp_context_size(m, s);
+    std::string why;
+    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, ctx, &why).has_value()) << sig;
+    EXPECT_NE(why.find("(" + sig + ") was not recorded for " + family), std::string::npos) << why;
+}
+
+/// The recorded shape's own config.json is replayed on the CPU build (FA on, 4,096 tokens): the counterpart of
+/// expect_layer_kind_not_recorded.
+void expect_replayed_on_cpu(const nlohmann::json & cfg, const std::string & name) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), name, warn);
+    std::string why;
+    EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value()) << name << ": " << why;
+}
+
 } // namespace
 
 TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
@@ -99,7 +127,6 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
     for (const auto & [rel_name, rel] : releases) {
         std::map<std::string, kvfit::model_desc> models;
         size_t checked = 0, held_out = 0;
-        // held-out rows per family (the GGUF architecture: llama, qwen35, gpt-oss)
         std::map<std::string, size_t> held_out_of; // held-out rows per family (the GGUF architecture)
         std::map<std::string, size_t> per_family;  // every row per family
         for (const std::string file : {std::string("cuda-") + rel_name + ".jsonl", std::string("cuda-shapes-") + rel_name + ".jsonl"}) {
@@ -140,7 +167,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 // the families' suite models (the shape each template's context design was recorded on:
                 // tests/conformance/shapes.mjs FAMILIES base) are not held out
                 ++per_family[m.gguf_architecture];
-                if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b") {
+                if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b" && id != "gemma4-26b-a4b") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
                 }
@@ -152,7 +179,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
         // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
-        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss"}) {
+        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4"}) {
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
         }
@@ -272,19 +299,80 @@ TEST(cuda_sched, gpt_oss_siblings_with_unrecorded_layer_kinds_are_not_replayed) 
     auto two = cfg;
     two["num_experts_per_tok"] = 2;
     two["experts_per_token"] = 2;
+    expect_layer_kind_not_recorded(odd, "Wm4<Fm4$", "gpt-oss");
+    expect_layer_kind_not_recorded(two, "Wm2<^", "gpt-oss");
+    // the recorded shape itself is replayed (the test above checks its figure)
+    expect_replayed_on_cpu(cfg, "gpt-oss-120b.json");
+}
+
+// Gemma-4-26B-A4B's config.json (../shared/configs/google__gemma-4-26B-A4B.json: 30 layers, a full-attention layer
+// every sixth with 512-wide heads and 2 KV heads beside 25 window layers of 256-wide heads and 8 KV heads, 128 experts
+// top-8 beside a dense MLP) lists no tensors; it is replayed through the gemma4 template (data/graphs/gemma4.*:
+// recorded on the suite's 26B-A4B and nine synthetic siblings) with every layer on the GPU, not estimated: its compute
+// buffers are the ones llama.cpp's scheduler gave the suite's GGUF of the same shape at the real vocabulary
+// (measured/cuda-<release>.jsonl, gemma4-26b-a4b_v262144, full offload: CUDA0 538.02 MiB, CUDA_Host 20.52 MiB with
+// flash attention in v0.5.0).
+TEST(cuda_sched, gemma4_26b_a4b_config_json_replayed_as_measured) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/google__gemma-4-26B-A4B.json", warn);
+    ASSERT_EQ(m.gguf_architecture, "gemma4");
+    for (const auto & [rel_name, rel] : releases) {
+        size_t n = 0;
+        for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
+            if (r["model"] != "gemma4-26b-a4b_v262144" || r["cls"] != "full" || !r.value("ok", false)) continue;
+            const kvfit::llamacpp_plan p = plan_of(m, r, rel);
+            const std::string where = std::string(rel_name) + " " + r["ctx"].dump();
+            ASSERT_TRUE(p.gpu_compute.replayed) << where << ": " << p.gpu_compute.why;
+            EXPECT_EQ(p.gpu_compute.variant.rfind("gemma4", 0), 0u) << p.gpu_compute.variant;
+            const std::vector<uint64_t> want = measured_compute(r, p.devices.size());
+            for (size_t d = 0; d < want.size(); ++d) EXPECT_EQ(p.gpu_compute.prompt_bytes.at(d), want[d]) << where << " device " << d;
+            ++n;
+        }
+        EXPECT_GE(n, 2u) << rel_name; // flash attention on and off
+    }
+}
+
+// What the gemma4 template was not recorded on is said, not guessed: the dense Gemma 4 layout (enable_moe_block false,
+// as the 31B: a "Wd" layer), another number of experts used per token (the number of adds in each layer's graph:
+// llama-graph.cpp build_moe_ffn), a last layer that is a window layer, and KV-shared layers (num_kv_shared_layers, as
+// E2B/E4B: a layer with no cache of its own reads an earlier layer's) have layer kinds no recorded shape has; their CPU
+// figure is the stage estimate and the replay names the layer kind it lacks. A layer weight the recorded graph does
+// not read (a V projection on the full layers, attention_k_eq_v false) is named too.
+TEST(cuda_sched, gemma4_siblings_with_unrecorded_layer_kinds_are_not_replayed) {
+    auto cfg = nlohmann::json::parse(kvfit::test::shared_config("google__gemma-4-26B-A4B.json"));
+    auto dense = cfg;
+    dense["text_config"]["enable_moe_block"] = false;
+    for (const char * k : {"num_experts", "top_k_experts", "moe_intermediate_size"}) dense["text_config"][k] = nullptr;
+    auto top4 = cfg;
+    top4["text_config"]["top_k_experts"] = 4;
+    auto last_window = cfg;
+    last_window["text_config"]["num_hidden_layers"] = 28;
+    auto & lt = last_window["text_config"]["layer_types"];
+    lt.erase(lt.begin() + 28, lt.end());
+    auto shared = cfg;
+    shared["text_config"]["num_kv_shared_layers"] = 12;
+    expect_layer_kind_not_recorded(dense, "Wd<^", "gemma4");
+    expect_layer_kind_not_recorded(top4, "Wm4d<^", "gemma4");
+    expect_layer_kind_not_recorded(last_window, "Wm8d<Wm8d$", "gemma4");
+    expect_layer_kind_not_recorded(shared, "0m8d<Fm8dv", "gemma4");
+    // the recorded shape itself is replayed (the test above checks its figures)
+    expect_replayed_on_cpu(cfg, "gemma-4-26B-A4B.json");
     kvfit::llamacpp_settings s;
     s.n_ctx = 4096;
     s.flash_attn = kvfit::flash_attn_mode::on;
-    for (const auto & [c, sig] : {std::pair{odd, std::string("Wm4<Fm4$")}, std::pair{two, std::string("Wm2<^")}}) {
-        kvfit::warnings warn;
-        const kvfit::model_desc m = kvfit::model_from_hf_config(c.dump(), "sibling.json", warn);
-        const auto ctx = kvfit::llamacpp_context_size(m, s);
-        std::string why;
-        EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, ctx, &why).has_value()) << sig;
-        EXPECT_NE(why.find("(" + sig + ") was not recorded for gpt-oss"), std::string::npos) << why;
-    }
-    // the recorded shape itself is replayed (the test above checks its figure)
     kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "gpt-oss-120b.json", warn);
-    EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s)).has_value());
+    // a GGUF of the same shape whose full layers have a V projection (attention_k_eq_v false: models/gemma4.cpp builds
+    // Vcur from attn_v, not from Kcur) has the recorded signatures but a graph the template lacks: not replayed
+    kvfit::model_desc g = kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_shapes/gemma4-26b-a4b.gguf", warn);
+    const auto gctx = kvfit::llamacpp_context_size(g, s);
+    ASSERT_TRUE(kvfit::detail::sched_compute_cpu(g, s, gctx).has_value());
+    const auto k = std::find_if(g.weights.tensors.begin(), g.weights.tensors.end(),
+                                [](const kvfit::weight_tensor & w) { return w.name == "blk.5.attn_k.weight"; });
+    ASSERT_NE(k, g.weights.tensors.end());
+    kvfit::weight_tensor v = *k;
+    v.name = "blk.5.attn_v.weight";
+    g.weights.tensors.push_back(v);
+    std::string why;
+    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(g, s, gctx, &why).has_value());
+    EXPECT_NE(why.find("does not read the model's weight blk.5.attn_v.weight"), std::string::npos) << why;
 }

@@ -258,6 +258,10 @@ struct arch_facts {
     /// Chunked-attention chunk, tokens, that the loader hard-codes whatever the file says (models/llama4.cpp
     /// load_arch_hparams: n_swa = 8192; conversion/llama4.py writes no chunk size); 0 = none.
     uint32_t n_chunk_fixed = 0;
+    /// rope_freqs.weight is created by the full-attention blocks only, the first of them holding it and the others a
+    /// duplicate (models/gemma4.cpp:92-97 `if (!hparams.is_swa(i))`, both releases); otherwise by every block that
+    /// uses it, block 0 holding it (rope_freqs_blocks).
+    bool rope_freqs_full = false;
     bool operator==(const arch_facts &) const = default;
 };
 
@@ -457,5 +461,11 @@ model_desc all_full_attention_variant(const model_desc & m);
 /// Give layer `il` the fixed states of m.rec_kind: a conv_state of n_embd_r() and an ssm_state of n_embd_s()
 /// elements (each only when non-zero), after its other caches. The recurrent dims must be set first.
 void add_recurrent_state(model_desc & m, uint32_t il);
+
+/// The blocks that create a rope_freqs.weight when the model has one, one flag per layer (n_layer): every block, or
+/// with arch.rope_freqs_full the full-attention blocks only, a KV-shared block (no cache) counting as full when its
+/// head width is the full layers' (models/gemma4.cpp:92-97). The first flagged block holds the tensor; the others get
+/// a duplicate in their own weight buffer (TENSOR_DUPLICATED: one copy per buffer, llama-model-loader.cpp).
+std::vector<uint8_t> rope_freqs_blocks(const model_desc & m);
 
 } // namespace kvfit

@@ -269,4 +269,20 @@ void model_desc::validate() const {
     if (any_state && rec_kind == recurrent_kind::none) fail("recurrent state without a recurrent kind");
 }
 
+std::vector<uint8_t> rope_freqs_blocks(const model_desc & m) {
+    std::vector<uint8_t> out(m.n_layer, 1);
+    if (!m.arch.rope_freqs_full) return out;
+    uint32_t full_hd = 0, swa_hd = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_kind k = m.kind_of(il);
+        if (k == layer_kind::full) full_hd = m.head_dim_k[il];
+        if (k == layer_kind::swa) swa_hd = m.head_dim_k[il];
+    }
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const layer_kind k = m.kind_of(il);
+        out[il] = k == layer_kind::full || (k == layer_kind::none && m.head_dim_k[il] == full_hd && full_hd != swa_hd);
+    }
+    return out;
+}
+
 } // namespace kvfit

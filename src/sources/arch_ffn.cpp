@@ -210,7 +210,10 @@ void lay_out_ffn(const hf_keys & cfg, hf_build & b) {
     for (uint32_t il = 0; il < m.n_layer; ++il) {
         if (moe[il]) {
             set_moe(b, il);
-            if (side_by_side) b.ffn_dense[il] = dense_width();
+            // Gemma 4 enable_moe_block: the dense MLP runs beside the experts on every MoE layer (models/gemma4.cpp
+            // "MLP (shared exp)"); n_ff keeps its width there, as a GGUF's ffn_up.weight in the block gives it
+            // (gguf_model.cpp), so both sources describe the same layer (graph_layer_sig "m8d")
+            if (side_by_side) b.ffn_dense[il] = m.n_ff[il] = dense_width();
         } else {
             m.n_ff[il] = dense_width();
         }

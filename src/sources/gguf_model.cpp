@@ -237,9 +237,12 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const de
                 layer = weight_tensor::output;
                 has_output |= starts_with(t.name, "output.weight");
             } else if (starts_with(t.name, "rope_freqs")) {
-                // LLM_TENSOR_LAYER_REPEATING without a block number: created for block 0 (the others are duplicates)
-                if (!w.layers.empty()) g = &w.layers[0];
-                layer = 0;
+                // LLM_TENSOR_LAYER_REPEATING without a block number: created for the first block that creates it
+                // (block 0, or gemma4's first full-attention block: rope_freqs_blocks); the others are duplicates
+                const std::vector<uint8_t> rf = rope_freqs_blocks(m);
+                const auto first = std::find(rf.begin(), rf.end(), uint8_t(1));
+                layer = first == rf.end() ? 0 : int32_t(first - rf.begin());
+                if (size_t(layer) < w.layers.size()) g = &w.layers[size_t(layer)];
             }
             w.tensors.push_back({std::string(t.name), t.type, {t.ne[0], t.ne[1], t.ne[2], t.ne[3]}, t.offset, t.bytes,
                                  file, layer});

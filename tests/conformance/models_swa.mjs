@@ -40,19 +40,18 @@ const boolarr = (a) => ({ type: "array", elem: "bool", value: a });
 const range = (n) => [...Array(n).keys()];
 
 // ---------------------------------------------------------------------------------------------------------
-// Gemma 4 26B-A4B: shared/configs/google__gemma-4-26B-A4B.json (text_config). conversion/gemma.py Gemma4Model
-// (+ Gemma3Model, TextModel); src/models/gemma4.cpp. 30 layers, layer_types: 25 sliding (window 1024,
-// head_dim 256, 8 KV heads) + 5 full (il 5 11 17 23 29: global_head_dim 512, num_global_key_value_heads 2).
-// attention_k_eq_v: full layers have no v_proj (HF Gemma4TextAttention use_alternative_attention), V = K in the
-// graph, but the cache still holds a V tensor. num_kv_shared_layers 0, hidden_size_per_layer_input 0 (no PLE).
-// MoE on every layer: 128 experts top-8 (fused gate_up), plus the dense MLP (intermediate 2112) as shared path.
-// kvShared > 0: a SYNTHETIC variant (not a published model) with num_kv_shared_layers = kvShared, to measure the
-// KV-sharing rule of gemma4 (the E2B/E4B models use it): layers il >= n_layer - kvShared hold no cache (has_kv)
-// and have no attn_k / attn_v / attn_k_norm (gemma4.cpp kv_flags); create_memory's reuse callback points them
-// at layer n_layer_kv_from_start - 2 (sliding) or - 1 (full).
-function gemma4_26b_a4b(n_vocab, { kvShared = 0 } = {}) {
-    const t = { ...JSON.parse(fs.readFileSync(path.join(sharedConfigs(), "google__gemma-4-26B-A4B.json"), "utf8")).text_config };
-    if (kvShared) t.num_kv_shared_layers = kvShared;
+// Gemma 4: conversion/gemma.py Gemma4Model (+ Gemma3Model, TextModel); src/models/gemma4.cpp. gemma4(t, n_vocab) builds
+// any shape of the family from an HF text_config `t` (the field names of shared/configs/google__gemma-4-26B-A4B.json):
+// layer_types sliding (window sliding_window, head_dim, num_key_value_heads) or full (global_head_dim,
+// num_global_key_value_heads); attention_k_eq_v: full layers have no v_proj (HF Gemma4TextAttention
+// use_alternative_attention), V = K in the graph, but the cache still holds a V tensor; enable_moe_block: every layer
+// has num_experts experts (top_k_experts used, fused gate_up) beside the dense MLP (intermediate_size) as shared path.
+// num_kv_shared_layers > 0: layers il >= n_layer - num_kv_shared_layers hold no cache (has_kv) and have no attn_k /
+// attn_v / attn_k_norm (gemma4.cpp kv_flags); create_memory's reuse callback points them at layer
+// n_layer_kv_from_start - 2 (sliding) or - 1 (full). Per-layer embeddings (hidden_size_per_layer_input) and
+// use_double_wide_mlp are not built (the E2B/E4B layouts).
+export function gemma4(t, n_vocab) {
+    if (t.hidden_size_per_layer_input || t.use_double_wide_mlp) throw new Error("gemma4: per-layer embeddings / double-wide MLP not built");
     const n_layer = t.num_hidden_layers, n_embd = t.hidden_size, n_head = t.num_attention_heads;
     const isSwa = t.layer_types.map((x) => x === "sliding_attention");
     const hd = (il) => (isSwa[il] ? t.head_dim : t.global_head_dim);
@@ -92,7 +91,9 @@ function gemma4_26b_a4b(n_vocab, { kvShared = 0 } = {}) {
             .blk(il, "layer_output_scale.weight", [1])                          // HF layer_scalar
             .blk(il, "ffn_norm.weight", [n_embd])
             .blk(il, "ffn_gate.weight", [n_embd, t.intermediate_size]).blk(il, "ffn_up.weight", [n_embd, t.intermediate_size])
-            .blk(il, "ffn_down.weight", [t.intermediate_size, n_embd]).blk(il, "post_ffw_norm.weight", [n_embd])
+            .blk(il, "ffn_down.weight", [t.intermediate_size, n_embd]).blk(il, "post_ffw_norm.weight", [n_embd]);
+        if (!t.enable_moe_block) continue;
+        b
             .blk(il, "ffn_gate_inp.weight", [n_embd, n_expert]).blk(il, "ffn_gate_inp.scale", [n_embd])   // router.proj, router.scale
             .blk(il, "pre_ffw_norm_2.weight", [n_embd]).blk(il, "post_ffw_norm_1.weight", [n_embd])
             .blk(il, "post_ffw_norm_2.weight", [n_embd])
@@ -101,6 +102,28 @@ function gemma4_26b_a4b(n_vocab, { kvShared = 0 } = {}) {
             .blk(il, "ffn_down_exps.scale", [n_expert]);                         // router.per_expert_scale
     }
     return b;
+}
+
+/// Gemma 4 26B-A4B's text_config (shared/configs/google__gemma-4-26B-A4B.json) with `over` applied: a sibling shape of
+/// the family. over.full_every = k: layer_types with every k-th layer full attention (il % k == k - 1), the 26B's
+/// pattern being k = 6.
+export function gemma4Config(over = {}) {
+    const t = { ...JSON.parse(fs.readFileSync(path.join(sharedConfigs(), "google__gemma-4-26B-A4B.json"), "utf8")).text_config };
+    const { full_every, ...rest } = over;
+    Object.assign(t, rest);
+    if (full_every) t.layer_types = range(t.num_hidden_layers).map((il) => (il % full_every === full_every - 1 ? "full_attention" : "sliding_attention"));
+    if (t.layer_types.length !== t.num_hidden_layers) throw new Error("gemma4Config: layer_types and num_hidden_layers differ");
+    return t;
+}
+
+// Gemma 4 26B-A4B: shared/configs/google__gemma-4-26B-A4B.json (text_config). 30 layers, layer_types: 25 sliding
+// (window 1024, head_dim 256, 8 KV heads) + 5 full (il 5 11 17 23 29: global_head_dim 512, num_global_key_value_heads
+// 2), k_eq_v on the full layers, num_kv_shared_layers 0, hidden_size_per_layer_input 0 (no PLE), 128 experts top-8
+// beside the dense MLP (intermediate 2112).
+// kvShared > 0: a SYNTHETIC variant (not a published model) with num_kv_shared_layers = kvShared, to measure the
+// KV-sharing rule of gemma4 (the E2B/E4B models use it).
+function gemma4_26b_a4b(n_vocab, { kvShared = 0 } = {}) {
+    return gemma4(gemma4Config(kvShared ? { num_kv_shared_layers: kvShared } : {}), n_vocab);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { llama, qwen35, qwen35moe, gpt_oss } from "./models.mjs";
+import { gemma4, gemma4Config } from "./models_swa.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -161,6 +162,95 @@ export const FAMILIES = {
             ["qwen35moe-s24", (nv) => qwen35moe({ n_layer: 24, n_embd: 1024, n_head: 8, n_head_kv: 1, head_dim: 256,
                 n_expert: 160, n_expert_used: 8, n_ff_exp: 320, n_ff_shexp: 960,
                 lin_k_heads: 8, lin_k_dim: 128, lin_v_heads: 24, lin_v_dim: 128 }, nv), 512],
+        ],
+    },
+    // Gemma 4 MoE (gemma4: Gemma-4-26B-A4B): window layers and wider full-attention layers (own head width and KV head
+    // count, V = K), every layer routed experts top-8 beside a dense MLP (src/models/gemma4.cpp). The base is the
+    // suite's Gemma-4-26B-A4B (models_swa.mjs); /work/shared/configs holds no other gemma4 config, so the siblings are
+    // synthetic, each the 26B's text_config with its dimensions changed (gemma4Config): layer counts 4-30 with a full
+    // layer every 3rd-6th (the last layer full, as every published Gemma 4), windows 64-2,048, head widths 64-512
+    // on window and full layers apart, 1-8 KV heads, queries wider and narrower than n_embd, dense MLPs wider and
+    // narrower than n_embd, 12-128 experts 192-768 wide. Without flash attention the layers whose V row
+    // (n_head_kv x head_dim) is narrower than the widest are padded to it (a ggml_pad more: graph_layer_sig's "v"), so
+    // the shapes cover the three regimes: window rows wider than the full layers' (26B, s12, s10: the full layers
+    // padded), narrower (s8, s6, s5, s4: the window layers padded) and alike (s9, s6e, s8e: none padded). Every
+    // shape routes to 8 experts (the 26B's top_k_experts: the count is the layer's number of adds, graph_layer_sig
+    // "m8"), keeps attention_k_eq_v, and has no KV-shared layers, per-layer embeddings or double-wide MLP: the dense
+    // 31B (no experts: "Wd" layers) and the E2B/E4B layouts have layer kinds not recorded and stay estimates, named
+    gemma4: {
+        arch: "gemma4",
+        base: "gemma4-26b-a4b",
+        record: [
+            // synthetic: 12 layers (a full layer every 6th), 2304 wide, 8 x 256 heads (queries narrower than n_embd),
+            // 4 KV heads, one on full layers, a window of 512, 64 experts 512 wide, another vocabulary
+            ["gemma4-s12", (nv) => gemma4(gemma4Config({ num_hidden_layers: 12, full_every: 6, hidden_size: 2304,
+                num_attention_heads: 8, head_dim: 256, global_head_dim: 512, num_key_value_heads: 4,
+                num_global_key_value_heads: 1, intermediate_size: 1536, num_experts: 64, moe_intermediate_size: 512,
+                sliding_window: 512 }), nv), 1024],
+            // synthetic: 10 layers (a full layer every 5th), 12 x 128 heads (256 on full layers), 6 KV heads, 2 on full
+            // layers, a dense MLP wider than n_embd, a window of 256, 32 experts
+            ["gemma4-s10", (nv) => gemma4(gemma4Config({ num_hidden_layers: 10, full_every: 5, hidden_size: 1792,
+                num_attention_heads: 12, head_dim: 128, global_head_dim: 256, num_key_value_heads: 6,
+                num_global_key_value_heads: 2, intermediate_size: 2048, num_experts: 32, moe_intermediate_size: 384,
+                sliding_window: 256 }), nv), 512],
+            // synthetic: 8 layers (a full layer every 4th), 20 heads of 192 on window layers and 256 on full layers
+            // (not twice as wide), 2 KV heads on window layers and 4 on full layers, a window of 128, 48 experts 640 wide
+            ["gemma4-s8", (nv) => gemma4(gemma4Config({ num_hidden_layers: 8, full_every: 4, hidden_size: 2560,
+                num_attention_heads: 20, head_dim: 192, global_head_dim: 256, num_key_value_heads: 2,
+                num_global_key_value_heads: 4, intermediate_size: 1024, num_experts: 48, moe_intermediate_size: 640,
+                sliding_window: 128 }), nv), 512],
+            // synthetic: 6 layers (a full layer every 3rd), 12 x 128 heads (256 on full layers), 4 KV heads on both
+            // (window V rows 512 under the full layers' 1,024), a window of 64, 16 experts 256 wide
+            ["gemma4-s6", (nv) => gemma4(gemma4Config({ num_hidden_layers: 6, full_every: 3, hidden_size: 1536,
+                num_attention_heads: 12, head_dim: 128, global_head_dim: 256, num_key_value_heads: 4,
+                num_global_key_value_heads: 4, intermediate_size: 1280, num_experts: 16, moe_intermediate_size: 256,
+                sliding_window: 64 }), nv), 512],
+            // synthetic: 5 layers (one full layer, the last), 10 x 64 heads (512 on the full layer: queries wider than
+            // n_embd there), 2 KV heads and 1 on the full layer (V rows 128 under 512), 12 experts 192 wide
+            ["gemma4-s5", (nv) => gemma4(gemma4Config({ num_hidden_layers: 5, full_every: 5, hidden_size: 1280,
+                num_attention_heads: 10, head_dim: 64, global_head_dim: 512, num_key_value_heads: 2,
+                num_global_key_value_heads: 1, intermediate_size: 896, num_experts: 12, moe_intermediate_size: 192,
+                sliding_window: 1024 }), nv), 512],
+            // synthetic: 4 layers (a full layer every 2nd), 8 x 64 heads (128 on full layers), one KV head and 2 on full
+            // layers (V rows 64 under 256), 10 experts 128 wide, a window of 32: a third shape with a padded window
+            // layer after a full one (that layer kind's widths fitted on s8 and s6 alone gave 1,920 for gemma4-s15's
+            // 4,096-wide queries, found by its held-out rows)
+            ["gemma4-s4", (nv) => gemma4(gemma4Config({ num_hidden_layers: 4, full_every: 2, hidden_size: 1024,
+                num_attention_heads: 8, head_dim: 64, global_head_dim: 128, num_key_value_heads: 1,
+                num_global_key_value_heads: 2, intermediate_size: 768, num_experts: 10, moe_intermediate_size: 128,
+                sliding_window: 32 }), nv), 512],
+            // synthetic: 9 layers (a full layer every 3rd), V rows alike on every layer (4 x 128 = 2 x 256: no padding),
+            // 24 experts 448 wide, a dense MLP 1.5x n_embd
+            ["gemma4-s9", (nv) => gemma4(gemma4Config({ num_hidden_layers: 9, full_every: 3, hidden_size: 2048,
+                num_attention_heads: 16, head_dim: 128, global_head_dim: 256, num_key_value_heads: 4,
+                num_global_key_value_heads: 2, intermediate_size: 3072, num_experts: 24, moe_intermediate_size: 448,
+                sliding_window: 256 }), nv), 512],
+            // synthetic: 6 layers (a full layer every 3rd), V rows alike (4 x 128 = 1 x 512), 16 x 128 heads (512 on full
+            // layers), 20 experts 320 wide, a window of 128
+            ["gemma4-s6e", (nv) => gemma4(gemma4Config({ num_hidden_layers: 6, full_every: 3, hidden_size: 1792,
+                num_attention_heads: 16, head_dim: 128, global_head_dim: 512, num_key_value_heads: 4,
+                num_global_key_value_heads: 1, intermediate_size: 1024, num_experts: 20, moe_intermediate_size: 320,
+                sliding_window: 128 }), nv), 512],
+            // synthetic: 8 layers (a full layer every 4th), V rows alike (2 x 192 = 1 x 384), 8 x 192 heads (384 on full
+            // layers), 36 experts 576 wide, a window of 512
+            ["gemma4-s8e", (nv) => gemma4(gemma4Config({ num_hidden_layers: 8, full_every: 4, hidden_size: 2560,
+                num_attention_heads: 8, head_dim: 192, global_head_dim: 384, num_key_value_heads: 2,
+                num_global_key_value_heads: 1, intermediate_size: 1792, num_experts: 36, moe_intermediate_size: 576,
+                sliding_window: 512 }), nv), 512],
+        ],
+        check: [
+            // synthetic: 18 layers (a full layer every 6th), 3072 wide, 24 x 128 heads (256 on full layers), 8 KV heads,
+            // 4 on full layers (V rows alike), a window of 2,048, 96 experts 768 wide, Llama 2's vocabulary
+            ["gemma4-s18", (nv) => gemma4(gemma4Config({ num_hidden_layers: 18, full_every: 6, hidden_size: 3072,
+                num_attention_heads: 24, head_dim: 128, global_head_dim: 256, num_key_value_heads: 8,
+                num_global_key_value_heads: 4, intermediate_size: 4096, num_experts: 96, moe_intermediate_size: 768,
+                sliding_window: 2048 }), nv), 32000],
+            // synthetic: 15 layers (a full layer every 5th), 16 x 256 heads (512 on full layers), 2 KV heads on both
+            // (window V rows padded without flash attention), a window of 512, 40 experts 320 wide, another vocabulary
+            ["gemma4-s15", (nv) => gemma4(gemma4Config({ num_hidden_layers: 15, full_every: 5, hidden_size: 2048,
+                num_attention_heads: 16, head_dim: 256, global_head_dim: 512, num_key_value_heads: 2,
+                num_global_key_value_heads: 2, intermediate_size: 1280, num_experts: 40, moe_intermediate_size: 320,
+                sliding_window: 512 }), nv), 49152],
         ],
     },
 };

@@ -192,6 +192,21 @@ def layers_of(ts):
         for s in t["src"]:
             if s >= 0: users[s].append(i)
         if t["view_src"] >= 0: users[t["view_src"]].append(i)
+    # a name without a layer number that several tensors carry is no name either: llama.cpp's build_norm called with
+    # il = -1 inside a layer names its output "norm" in every layer (models/gemma4.cpp ffn_post_norm); an op, not an
+    # input (an iSWA model's two caches both name their inputs attn_inp_k_idxs, ...: the graph's)
+    count = {}
+    for t in ts:
+        count[t["name"]] = count.get(t["name"], 0) + 1
+
+    def unnamed(i):
+        # a graph input (GGML_TENSOR_FLAG_INPUT) is the graph's even unnamed (5b4ebc5's iSWA cache inputs: a cache of
+        # one layer has its inputs read by that layer alone)
+        if ts[i]["leaf"] == 1 and ts[i]["flags"] & 1: return False
+        base = re.sub(r"(?: \([^)]*\))+$", "", ts[i]["name"])
+        return re.match(r"^(node|leaf)_\d+$", base) is not None or base == "" or \
+            (count[ts[i]["name"]] > 1 and role(ts[i]) == "-" and ts[i]["leaf"] == 0)
+
     # an unnamed tensor read by several layers (a position view the first layer made, 5b4ebc5's rope inputs) is the
     # graph's, not its first user's layer's: global
     shared = [False] * n
@@ -199,8 +214,7 @@ def layers_of(ts):
     while changed:
         changed = False
         for i in range(n):
-            base = re.sub(r"(?: \([^)]*\))+$", "", ts[i]["name"])
-            if lay[i] is not None or shared[i] or (re.match(r"^(node|leaf)_\d+$", base) is None and base != ""): continue
+            if lay[i] is not None or shared[i] or not unnamed(i): continue
             ls = {lay[u] for u in users[i] if lay[u] is not None}
             if len(ls) > 1 or any(shared[u] for u in users[i]):
                 shared[i] = True; changed = True
@@ -209,8 +223,7 @@ def layers_of(ts):
         if not changed:
             # users still unassigned: take the first assigned user's layer (the old rule) for the rest
             for i in range(n):
-                base = re.sub(r"(?: \([^)]*\))+$", "", ts[i]["name"])
-                if lay[i] is not None or shared[i] or (re.match(r"^(node|leaf)_\d+$", base) is None and base != ""): continue
+                if lay[i] is not None or shared[i] or not unnamed(i): continue
                 for u in users[i]:
                     if lay[u] is not None:
                         lay[i] = lay[u]; changed = True; break
@@ -247,8 +260,11 @@ class Trace:
         if s == "g": return f"g{self.local[j]}"
         if si != "g" and s == si: return f"s{self.local[j]}"
         if si != "g": return f"r{s - si}:{self.local[j]}"
-        # the global segment naming a layer's tensor: from the end for the last layers (the output reads the last)
-        return f"L{s - self.n_layers}:{self.local[j]}" if s >= self.n_layers - 4 else f"L{s}:{self.local[j]}"
+        # the global segment naming a layer's tensor: from the end for the last layers (the output reads the last),
+        # the tensor counted from its segment's end too ("L-1:-1": the last layer's last tensor, l_out), which a last
+        # layer of another kind has at another index (gemma4 without flash attention: a padded V is one tensor more)
+        if s >= self.n_layers - 4: return f"L{s - self.n_layers}:-{len(self.members[s]) - self.local[j]}"
+        return f"L{s}:{self.local[j]}"
 
     def topo(self, i):
         t = self.t[i]
@@ -643,10 +659,16 @@ def build_variant(key, trs, eid, sfit):
     kinds = {}      # topology -> kind index (within the variant)
     inst = {}       # kind -> [(trace, il)]
     sig_kind = {}
+    g_from = None
     for tr in trs:
         gt = tuple(tr.topo(i) for i in tr.members["g"])
-        if g_topo is None: g_topo = gt
-        elif gt != g_topo: raise RuntimeError(f"variant {key}: the global segment differs between shapes / contexts")
+        if g_topo is None: g_topo, g_from = gt, tr
+        elif gt != g_topo:
+            at = next((i for i, (a, b) in enumerate(zip(gt, g_topo)) if a != b), min(len(gt), len(g_topo)))
+            raise RuntimeError(f"variant {key}: the global segment differs between shapes / contexts ({g_from.shape['n_layer']} "
+                               f"layers {g_from.opts} vs {tr.shape['n_layer']} layers {tr.opts}: {len(g_topo)} vs {len(gt)} "
+                               f"tensors; first difference at tensor {at}: {g_topo[at] if at < len(g_topo) else '-'} vs "
+                               f"{gt[at] if at < len(gt) else '-'})")
         for il in tr.layers:
             tp = tuple(tr.topo(i) for i in tr.members[il])
             k = kinds.setdefault(tp, len(kinds))

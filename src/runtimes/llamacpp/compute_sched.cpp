@@ -71,6 +71,10 @@ uint32_t weight_device(const model_desc & m, const llamacpp_plan & plan, const g
         if (plan.devices[d].has_output) out_dev = uint32_t(d);
     }
     const std::string & name = gi.weight[t];
+    // a device's own copy of rope_freqs (split_rope_freqs): in its first reader's layer's buffer
+    if (name.rfind("rope_freqs", 0) == 0 && gi.layer[t] >= 0 && size_t(gi.layer[t]) < plan.weight_device.size()) {
+        return plan.weight_device[size_t(gi.layer[t])];
+    }
     const auto found = by_name.find(name);
     const weight_tensor * w = found == by_name.end() ? nullptr : found->second;
     // a weight the model does not list (a config.json's, a tied head's output.weight): its layer from its GGUF name
@@ -95,9 +99,51 @@ uint32_t weight_device(const model_desc & m, const llamacpp_plan & plan, const g
         return (expert ? plan.expert_device : plan.weight_device)[size_t(w->layer)];
     }
     if (w->layer >= 0 && uint32_t(w->layer) >= m.n_layer) return out_dev; // NextN blocks: with the output layer
-    // rope_freqs (block 0's, a copy in each buffer: placement.cpp) and the input layer
-    if (name.rfind("rope_freqs", 0) == 0 && !plan.weight_device.empty()) return plan.weight_device[0];
+    // rope_freqs: a copy in each buffer (placement.cpp; split_rope_freqs gives a copy the layer of its first reader),
+    // the tensor itself in the first block that creates it (rope_freqs_blocks: block 0, gemma4's first full layer)
+    if (name.rfind("rope_freqs", 0) == 0 && !plan.weight_device.empty()) {
+        const std::vector<uint8_t> rf = rope_freqs_blocks(m);
+        const size_t first = size_t(std::find(rf.begin(), rf.end(), uint8_t(1)) - rf.begin());
+        return plan.weight_device[first < plan.weight_device.size() ? first : 0];
+    }
     return host;
+}
+
+/// llama.cpp creates rope_freqs once per weight buffer: each block that uses it calls create_tensor with
+/// TENSOR_DUPLICATED, which returns the tensor already in that buffer type's context or makes a copy there
+/// (llama_model_loader::create_tensor, llama-model-loader.cpp:1370-1376 v0.5.0), so a layer's ROPE reads the copy on
+/// its own device. The recorded graph (the CPU build: one buffer) reads one tensor: a reader whose layer's weights
+/// are on another device than that tensor gets that device's copy, a new leaf in the layer of its first reader (the
+/// scheduler would otherwise copy rope_freqs into that device's split, a compute tensor llama.cpp does not have).
+void split_rope_freqs(const model_desc & m, const llamacpp_plan & plan, graph_instance & gi,
+                      const std::unordered_map<std::string_view, const weight_tensor *> & by_name) {
+    ggraph & g = gi.g;
+    const size_t n0 = g.t.size();
+    for (size_t t = 0; t < n0; ++t) {
+        if (gi.weight[t].rfind("rope_freqs", 0) != 0) continue;
+        const uint32_t own = weight_device(m, plan, gi, t, {}, by_name);
+        std::map<uint32_t, int32_t> copy; // device -> its copy
+        for (size_t u = 0; u < n0; ++u) {
+            const int32_t il = gi.layer[u];
+            if (il < 0 || size_t(il) >= plan.weight_device.size() || plan.weight_device[size_t(il)] == own) continue;
+            const uint32_t d = plan.weight_device[size_t(il)];
+            for (size_t k = 0; k < g.t[u].src.size(); ++k) {
+                if (g.t[u].src[k] != int32_t(t)) continue;
+                auto it = copy.find(d);
+                if (it == copy.end()) {
+                    it = copy.emplace(d, int32_t(g.t.size())).first;
+                    const gtensor c = g.t[t];
+                    g.t.push_back(c); // g.t[u] is looked up again below: the push may move it
+                    gi.layer.push_back(il);
+                    gi.weight.push_back(gi.weight[t]);
+                    gi.cache.push_back(0);
+                    const auto at = std::find(g.leafs.begin(), g.leafs.end(), int32_t(t));
+                    g.leafs.insert(at == g.leafs.end() ? at : at + 1, it->second);
+                }
+                g.t[u].src[k] = it->second;
+            }
+        }
+    }
 }
 
 } // namespace
@@ -146,7 +192,10 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
     for (const pass ps : passes) {
         const bool tg = ps == pass::token;
         std::optional<graph_instance> & inst = tg ? inst_tg : inst_pp;
-        if (!inst) inst = instantiate_graph(m, s, plan.ctx, tg, why);
+        if (!inst) {
+            inst = instantiate_graph(m, s, plan.ctx, tg, why);
+            if (inst && n_gpu > 0) split_rope_freqs(m, plan, *inst, by_name);
+        }
         if (!inst) return std::nullopt;
         graph_instance & gi = *inst;
         ggraph & g = gi.g;

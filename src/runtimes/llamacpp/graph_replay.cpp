@@ -39,6 +39,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <string_view>
 #include <vector>
 
@@ -90,6 +91,7 @@ struct tref {
     char k = '-';
     int32_t layer = 0;
     uint32_t idx = 0;
+    bool from_end = false; ///< 'L' only: idx counts from the segment's end (1: its last tensor), written "L-1:-1"
 };
 
 /// One op parameter: 0, a constant, or an expression.
@@ -182,7 +184,12 @@ tref parse_ref(std::string_view w) {
         const size_t colon = w.find(':');
         if (colon == std::string_view::npos) throw std::runtime_error("bad tensor reference");
         r.layer = int32_t(to_i64(w.substr(1, colon - 1)));
-        r.idx = uint32_t(to_i64(w.substr(colon + 1)));
+        const int64_t idx = to_i64(w.substr(colon + 1));
+        // graph2.py writes the global segment's references into the last layers from the segment's end: the same
+        // tensor (l_out) sits at another index in a last layer of another kind
+        r.from_end = r.k == 'L' && idx < 0;
+        if (idx < 0 && !r.from_end) throw std::runtime_error("bad tensor reference");
+        r.idx = uint32_t(r.from_end ? -idx : idx);
     } else {
         throw std::runtime_error("bad tensor reference");
     }
@@ -851,8 +858,10 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         case 'r':
         case 'L': {
             const int64_t l = r.k == 's' ? il : r.k == 'r' ? int64_t(il) + r.layer : r.layer < 0 ? int64_t(n_layers) + r.layer : r.layer;
-            if (l < 0 || size_t(l) >= n_layers || r.idx >= tp->segs2[kind[size_t(l)]].size()) return bad_ref = true, -1;
-            return int32_t(base[size_t(l)] + r.idx);
+            if (l < 0 || size_t(l) >= n_layers) return bad_ref = true, -1;
+            const size_t seg_n = tp->segs2[kind[size_t(l)]].size();
+            if (r.from_end ? (r.idx == 0 || r.idx > seg_n) : r.idx >= seg_n) return bad_ref = true, -1;
+            return int32_t(base[size_t(l)] + (r.from_end ? seg_n - r.idx : r.idx));
         }
         }
         return -1;
@@ -995,6 +1004,22 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
     if (!ok) {
         if (why && why->empty()) *why = "the recorded graph does not cover this context";
         return std::nullopt;
+    }
+    // a layer weight of the model (blk.<il>., il < n_layer) that the recorded graph never reads: the model's layer
+    // builds ops no recorded shape had, whatever its signature says (gemma4 without attention_k_eq_v: a V projection on
+    // the full-attention layers, models/gemma4.cpp `wv ? build_lora_mm(wv, cur) : Kcur`). NextN blocks (il >= n_layer)
+    // are outside the target graph where the template did not record them.
+    if (!m.weights.tensors.empty()) {
+        std::unordered_set<std::string_view> read(out.weight.begin(), out.weight.end());
+        for (const weight_tensor & w : m.weights.tensors) {
+            if (w.name.rfind("blk.", 0) != 0) continue;
+            const size_t dot = w.name.find('.', 4);
+            uint32_t il = 0;
+            const auto [p, ec] = std::from_chars(w.name.data() + 4, w.name.data() + std::min(dot, w.name.size()), il);
+            if (ec != std::errc() || il >= m.n_layer || read.count(w.name)) continue;
+            if (why) *why = "the recorded graph does not read the model's weight " + w.name;
+            return std::nullopt;
+        }
     }
     // the node and leaf order: ggml_visit_parents' walk (ggml.c ggml_visit_parents_graph: sources in order, a tensor
     // after its sources, GGML_OP_NONE a leaf) from the roots llama.cpp expanded, in order

@@ -3,6 +3,7 @@
 // when it fits a family's graph over several recorded shapes, so the two sides cannot disagree on a name.
 #include "runtimes/llamacpp/graph_replay.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -39,8 +40,24 @@ bool recurrent_only(const model_desc & m, uint32_t il) {
     return state;
 }
 
+/// The widest V row of an attention layer, n_head_kv x head_dim_v (llama_hparams::n_embd_v_gqa_max): without flash
+/// attention llama.cpp's V cache is transposed and every layer's V cache row is this wide ([TAG_V_CACHE_VARIABLE],
+/// llama-kv-cache.cpp:158-160, 210 in both releases).
+int64_t widest_v(const model_desc & m) {
+    int64_t w = 0;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        if (!recurrent_only(m, il) && il < m.n_head_kv.size() && il < m.head_dim_v.size()) {
+            w = std::max<int64_t>(w, int64_t(m.n_head_kv[il]) * m.head_dim_v[il]);
+        }
+    }
+    return w;
+}
+
 /// What layer il is, without its sizes: its caches, its FFN (d dense, m<k> routed experts of which k are used, - none)
-/// and whether it is a NextN block (x). The used-expert count is part of the layer's topology, not a size: llama.cpp
+/// and whether it is a NextN block (x). A layer with a full, window or chunked cache whose V row is narrower than the
+/// widest (widest_v) carries "v": without flash attention llama.cpp pads its V to the transposed cache's width, one
+/// ggml_pad more in its graph (llama_kv_cache::cpy_v, llama-kv-cache.cpp:1395-1398 v0.5.0; gemma4: the full layers of
+/// gemma-4-26B-A4B, 2 x 512 under 8 x 256; a model whose layers' V rows are alike has none). The used-expert count is part of the layer's topology, not a size: llama.cpp
 /// sums the routed experts' outputs as n_expert_used views, each expanded into the graph, and n_expert_used - 1 adds
 /// (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2337-2346, 5b4ebc5:2278-2287), so a template recorded
 /// at one top-k does not replay another: that layer kind is not recorded, and kvfit says so.
@@ -53,6 +70,13 @@ std::string layer_features(const model_desc & m, uint32_t il) {
     const bool dense = il < m.n_ff.size() && m.n_ff[il] > 0;
     f += moe ? "m" + std::to_string(m.n_expert_used) + (dense ? "d" : "") : (dense ? "d" : "-");
     if (il < m.n_head.size() && m.n_head[il] == 0 && !recurrent_only(m, il)) f += "n"; // no attention heads
+    for (const layer_cache & c : m.caches[il]) {
+        const bool attn = c.kind == cache_kind::full || c.kind == cache_kind::window || c.kind == cache_kind::chunked;
+        if (attn && int64_t(c.width_v()) < widest_v(m)) {
+            f += "v";
+            break;
+        }
+    }
     return f;
 }
 
@@ -69,7 +93,8 @@ std::vector<std::pair<std::string, int64_t>> graph_dims(const model_desc & m) {
         {"indexer_n_head", m.indexer_n_head}, {"indexer_top_k", m.indexer_top_k}, {"ssm_d_conv", m.ssm_d_conv},
         {"ssm_d_inner", m.ssm_d_inner}, {"ssm_d_state", m.ssm_d_state}, {"ssm_n_group", m.ssm_n_group},
         {"ssm_n_head", m.ssm_n_head}, {"ssm_head_dim", m.ssm_head_dim}, {"rwkv_head_size", m.rwkv_head_size},
-        {"n_hc", m.n_hc}, {"n_embd_ple", m.n_embd_ple}, {"attn_res_block", m.attn_res_block}};
+        {"n_hc", m.n_hc}, {"n_embd_ple", m.n_embd_ple}, {"attn_res_block", m.attn_res_block},
+        {"n_embd_v_gqa_max", widest_v(m)}};
     // the convolution's channels (the conv state's width over its d_conv - 1 columns: Mamba-2's and Gated DeltaNet's
     // d_inner + 2 n_group d_state, as llama.cpp's graph reshapes the state), which no single dimension above states:
     // without it a fit found n_embd x d_state / 64, equal on every recorded shape and wrong on Qwen3.5-0.8B
@@ -96,6 +121,16 @@ std::vector<std::pair<std::string, int64_t>> graph_dims(const model_desc & m) {
             d.emplace_back(p + "n_head_kv", int64_t(c.n_head));
             d.emplace_back(p + "head_dim_k", int64_t(c.head_dim_k));
             d.emplace_back(p + "head_dim_v", int64_t(c.head_dim_v));
+            // the K rotation of a quantized cache (llama_kv_cache::build_input_k_rot, llama-kv-cache.cpp:1437-1456 in
+            // both releases): a Hadamard matrix of the largest power of two dividing the cache's head width, from 64 (a
+            // 192-wide head: 64), each head rotated as head_dim_k / rot_k blocks (llama_mul_mat_hadamard); 0 when the
+            // head width is not a multiple of 64
+            int64_t rot = 0;
+            if (c.is_attention() && c.head_dim_k > 0 && c.head_dim_k % 64 == 0) {
+                for (rot = 64; c.head_dim_k % (2 * rot) == 0;) rot *= 2;
+            }
+            d.emplace_back(p + "rot_k", rot);
+            d.emplace_back(p + "rot_k_blocks", rot > 0 ? int64_t(c.head_dim_k) / rot : 0);
             if (c.window > 0) d.emplace_back(p + "window", int64_t(c.window));
             if (c.ratio > 1) d.emplace_back(p + "ratio", int64_t(c.ratio));
         }

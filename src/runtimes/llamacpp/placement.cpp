@@ -207,13 +207,19 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     if (m.tied_embeddings && dev[n_layer_all] >= 0) out_dev.used.weights_bytes += tied_head_bytes(m);
     // without mmap, a head created before token_embd is a second copy in the host buffer (llamacpp_tied_duplicate_bytes)
     if (!p.mmap && dev[n_layer_all] < 0) host.used.weights_bytes += llamacpp_tied_duplicate_bytes(m);
-    // rope_freqs: created for every block, a duplicate of block 0's within one buffer and a copy of its own in every
-    // other buffer that holds a block (llama-model.cpp TENSOR_DUPLICATED; measured: Step-3.7-Flash's 256 B on each GPU)
+    // rope_freqs: created by every block that uses it (rope_freqs_blocks: every block, gemma4's full-attention blocks
+    // only), a duplicate of the first one's within one buffer and a copy of its own in every other buffer that holds
+    // such a block (llama-model.cpp TENSOR_DUPLICATED; measured: Step-3.7-Flash's 256 B on each GPU; gemma4-s15's
+    // 1,024 B on no GPU whose layers are all window layers, -ts 3,1,1,1 on 4 simulated GPUs)
     for (const auto & t : m.weights.tensors) {
-        if (t.name != "rope_freqs.weight") continue;
+        if (t.name != "rope_freqs.weight" || t.layer < 0 || uint32_t(t.layer) >= plan.weight_device.size()) continue;
+        const std::vector<uint8_t> rf = rope_freqs_blocks(m);
+        std::vector<uint8_t> holds(plan.devices.size(), 0);
+        for (uint32_t il = 0; il < m.n_layer && il < plan.weight_device.size(); ++il) {
+            if (rf[il]) holds[plan.weight_device[il]] = 1;
+        }
         for (size_t d = 0; d < plan.devices.size(); ++d) {
-            const bool first = (dev.empty() || dev[0] < 0) ? plan.devices[d].is_host : int(d) == dev[0];
-            if (plan.devices[d].n_layers > 0 && !first) plan.devices[d].used.weights_bytes += (t.bytes + 31) / 32 * 32;
+            if (holds[d] && d != plan.weight_device[size_t(t.layer)]) plan.devices[d].used.weights_bytes += (t.bytes + 31) / 32 * 32;
         }
     }
 
