@@ -126,6 +126,89 @@ TEST(serving_cli, flags_of_the_wrong_runtime_and_bad_parallelism) {
     }
 }
 
+// A trial: only the query heads were checked against TP. vLLM's and SGLang's QKVParallelLinear (layers/linear.py)
+// replicate KV heads when tp >= n_head_kv (tp % n_head_kv must be 0) and split them otherwise (n_head_kv % tp);
+// Gated DeltaNet key and value heads are split by tp (vLLM gdn_linear_attn.py, SGLang qwen3_next.py).
+TEST(serving_cli, tp_must_divide_or_replicate_kv_heads_and_gdn_heads) {
+    const bad_row rows[] = {
+        // Qwen2.5-7B: 28 query heads (7 divides them), 4 KV heads (7 neither divides nor is a multiple of 4)
+        {"/work/shared/configs/Qwen__Qwen2.5-7B.json --runtime vllm --gpu 7xH100 -tp 7",
+         "vllm: -tp 7 does not divide the 4 KV heads of layer 0 and is not a multiple of them (QKVParallelLinear: "
+         "AssertionError: 7 is not divisible by 4)"},
+        {"/work/shared/configs/Qwen__Qwen2.5-7B.json --runtime sglang --gpu 7xH100 --tp 7",
+         "sglang: --tp 7 does not divide the 4 KV heads"},
+        // Qwen3.5-27B: 24 query heads and 4 KV heads take tp 12; its 16 linear-attention key heads do not
+        {"/work/shared/configs/Qwen__Qwen3.5-27B.json --runtime vllm --gpu 12xH100 -tp 12",
+         "vllm: -tp 12 does not divide the 16 Gated DeltaNet (linear attention) key heads: AssertionError: 16 is not "
+         "divisible by 12"},
+        {"/work/shared/configs/Qwen__Qwen3.5-27B.json --runtime sglang --gpu 12xH100 --tp 12",
+         "sglang: --tp 12 does not divide the 16 Gated DeltaNet (linear attention) key heads"},
+    };
+    for (const auto & r : rows) {
+        const auto out = kvfit::test::run_kvfit(r.args);
+        EXPECT_EQ(out.status, 2) << r.args;
+        EXPECT_NE(out.err.find(r.message), std::string::npos) << r.args << "\n" << out.err;
+    }
+    // KV heads replicated: tp 8 over Qwen3.5-27B's 4 KV heads (8 % 4 == 0; 24, 16, 48 heads split) is accepted by both
+    for (const char * rt : {"vllm -tp 8", "sglang --tp 8"}) {
+        const auto ok = kvfit::test::run_kvfit(std::string("/work/shared/configs/Qwen__Qwen3.5-27B.json --runtime ") + rt +
+                                               " --gpu 8xH100 --json");
+        EXPECT_EQ(ok.status, 0) << rt << "\n" << ok.err;
+    }
+}
+
+// The TP auto-choice skips sizes the heads do not divide: over 3 GPUs Qwen3.5-27B (24 query heads, 4 KV heads,
+// 16 linear key heads) cannot take --tp 3 (4 % 3 != 0), so SGLang plans --tp 1 --dp 3 and vLLM TP 1 x DP 3.
+TEST(serving_cli, tp_auto_choice_skips_sizes_the_kv_heads_do_not_divide) {
+    const auto sg = kvfit::test::run_kvfit("/work/shared/configs/Qwen__Qwen3.5-27B.json --runtime sglang "
+                                           "--gpu '3xRTX 4090' --weights fp8 --json");
+    ASSERT_NE(sg.status, 2) << sg.err; // planned (27.4 GiB of fp8 weights on one 24 GiB rank: it does not start, exit 3)
+    const auto j = nlohmann::json::parse(sg.out);
+    EXPECT_EQ(j["detail"]["settings"]["tp"], 1) << j["detail"]["settings"];
+    EXPECT_EQ(j["detail"]["settings"]["dp"], 3);
+    bool chosen = false;
+    for (const auto & n : j["notes"]) {
+        const std::string t = n.get<std::string>();
+        if (t.find("chosen over the 3 GPUs") == std::string::npos) continue;
+        chosen = true;
+        EXPECT_EQ(t.find("--tp 3 --dp 1"), std::string::npos) << t; // never considered
+        EXPECT_NE(t.find("--tp 1 --dp 3"), std::string::npos) << t;
+    }
+    EXPECT_TRUE(chosen) << j["notes"];
+    const kvfit::model_desc m = [] {
+        kvfit::warnings w;
+        kvfit::model_desc d = kvfit::load_model("/work/shared/configs/Qwen__Qwen3.5-27B.json", w);
+        kvfit::apply_weight_format(d, "fp8", true);
+        return d;
+    }();
+    const auto v = kvfit::vllm_placements(m, kvfit::vllm_settings{}, {"RTX 4090", 24 * GiB}, 8.9, 3, 1);
+    for (const auto & pl : v) EXPECT_NE(pl.tp, 3u) << pl.why;
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0].dp, 3u);
+}
+
+// A trial: 2 mamba slots under the radix cache (3 slots per request, _calculate_mamba_ratio) leave 0 running
+// requests; the error names that cause and the fix, and no launch line is printed for a server that does not start.
+TEST(serving_cli, sglang_too_few_mamba_slots_names_the_ratio) {
+    const std::string base = "/work/shared/configs/Qwen__Qwen3.5-27B.json --runtime sglang --gpu H100 "
+                             "--context-length 8192 --max-mamba-cache-size ";
+    const auto out = kvfit::test::run_kvfit(base + "2 --json");
+    const auto j = nlohmann::json::parse(out.out);
+    ASSERT_EQ(j["refusals"].size(), 1u) << j["refusals"];
+    EXPECT_EQ(j["refusals"][0], "2 mamba cache slots (--max-mamba-cache-size) // 3 per request (the radix cache on; "
+                                "_calculate_mamba_ratio) = 0 running requests: give --max-mamba-cache-size 3 or more, "
+                                "or --disable-radix-cache (1 slot per request)");
+    EXPECT_EQ(j["launch"], "");
+    const auto text = kvfit::test::run_kvfit(base + "2");
+    EXPECT_EQ(text.out.find("sglang.launch_server"), std::string::npos) << text.out;
+    // either fix starts it: 3 slots (1 request) or the radix cache off (2 requests)
+    for (const char * fix : {"3 --json", "2 --disable-radix-cache --json"}) {
+        const auto f = nlohmann::json::parse(kvfit::test::run_kvfit(base + fix).out);
+        EXPECT_TRUE(f["refusals"].empty()) << fix << f["refusals"];
+        EXPECT_NE(f["launch"].get<std::string>().find("--max-mamba-cache-size"), std::string::npos) << fix;
+    }
+}
+
 TEST(serving_cli, fp8_e4m3_on_ampere_warns_as_triton_fails) {
     const auto out = kvfit::test::run_kvfit("Qwen3.5-27B --runtime vllm --gpu '2xRTX 3090' -tp 2 --kv-cache-dtype fp8 "
                                             "--max-model-len 8192 --max-num-seqs 8 --json");

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace kvfit::detail {
 
 uint32_t torch_dtype_bytes(const std::string & name, uint32_t fallback, const std::string & where) {
@@ -13,6 +16,24 @@ uint32_t torch_dtype_bytes(const std::string & name, uint32_t fallback, const st
     if (name == "bfloat16" || name == "float16" || name == "half" || name == "bf16" || name == "fp16") return 2;
     if (name.starts_with("fp8") || name == "int8_per_token_head" || name == "int8" || name == "uint8") return 1;
     throw error(fmt::format("{} '{}': unknown dtype (float32, bfloat16, float16)", where, name));
+}
+
+void check_tp_divides_heads(const model_desc & m, uint32_t tp, const char * runtime, const char * flag) {
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        const uint32_t kv = m.n_head_kv[il];
+        if (kv == 0 || (tp >= kv ? tp % kv : kv % tp) == 0) continue;
+        throw error(fmt::format("{}: {} {} does not divide the {} KV heads of layer {} and is not a multiple of them "
+                                "(QKVParallelLinear: AssertionError: {} is not divisible by {}); give a TP size that "
+                                "divides {} or is a multiple of it", runtime, flag, tp, kv, il, std::max(tp, kv),
+                                std::min(tp, kv), kv));
+    }
+    if (m.rec_kind != recurrent_kind::gated_deltanet || m.count(layer_kind::recurrent) == 0) return;
+    for (const auto & [n, what] : {std::pair{m.ssm_n_group, "key"}, std::pair{m.ssm_n_head, "value"}}) {
+        if (n % tp != 0) {
+            throw error(fmt::format("{}: {} {} does not divide the {} Gated DeltaNet (linear attention) {} heads: "
+                                    "AssertionError: {} is not divisible by {}", runtime, flag, tp, n, what, n, tp));
+        }
+    }
 }
 
 void recurrent_state_bytes(const model_desc & m, uint32_t tp_, uint32_t conv_s, uint32_t ssm_s, uint64_t & conv,

@@ -26,4 +26,22 @@ inline uint64_t weight_bytes(const weight_group & g, uint32_t dtype_s) { return 
 void recurrent_state_bytes(const model_desc & m, uint32_t tp, uint32_t conv_s, uint32_t ssm_s, uint64_t & conv,
                            uint64_t & ssm);
 
+/// Refuses a tensor-parallel size `tp` (>= 1) that the KV or Gated DeltaNet heads do not divide, as vLLM and SGLang do at
+/// model construction; `runtime` ("vllm", "sglang") and `flag` ("-tp", "--tp") word the one-line kvfit::error, which
+/// always contains "does not divide" (the TP auto-choice skips such sizes). Query heads are each runtime's own check.
+/// - KV heads of every attention layer (n_head_kv > 0): for tp >= n_head_kv the heads are replicated and tp % n_head_kv
+///   must be 0, else n_head_kv % tp must be 0. vLLM vllm/model_executor/layers/linear.py QKVParallelLinear.__init__
+///   (divide(tp_size, total_num_kv_heads) / divide(total_num_kv_heads, tp_size); divide -> ensure_divisibility in
+///   vllm/distributed/utils.py asserts "{} is not divisible by {}"); SGLang python/sglang/srt/layers/linear.py
+///   QKVParallelLinear.__init__ (the same two divide calls) and the per-model attention rule (models/qwen2.py,
+///   llama.py: assert total_num_kv_heads % tp_size == 0 when >= tp_size, else tp_size % total_num_kv_heads == 0).
+///   MLA layers have n_head_kv 1: always divisible.
+/// - Gated DeltaNet: key heads H_k (ssm_n_group) and value heads H_v (ssm_n_head) each % tp == 0. vLLM
+///   vllm/model_executor/layers/mamba/gdn_linear_attn.py (local heads num_k_heads // tp_size, num_v_heads // tp_size;
+///   its sharded projections divide 2 H_k D_k + H_v D_v by tp); SGLang python/sglang/srt/models/qwen3_next.py
+///   Qwen3GatedDeltaNet (num_k_heads // attn_tp_size, num_v_heads // attn_tp_size; ColumnParallelLinear divide()s
+///   conv_dim and the qkvz / ba projections by the TP size).
+/// Example: Qwen2.5-7B (28 query, 4 KV heads) at tp 7 is refused; Qwen3.5-27B (4 KV, 16 key, 48 value heads) at tp 3.
+void check_tp_divides_heads(const model_desc & m, uint32_t tp, const char * runtime, const char * flag);
+
 } // namespace kvfit::detail

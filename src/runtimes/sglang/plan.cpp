@@ -216,7 +216,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.warnings.insert(r.warnings.end(), gpu_warnings.begin(), gpu_warnings.end());
     r.notes = p.notes;
     r.assumptions = p.assumptions;
-    r.launch = sglang_command(m, p);
+    if (p.fits()) r.launch = sglang_command(m, p); // no launch line for a plan SGLang would not start
     r.detail = detail_json(p);
     return r;
 }

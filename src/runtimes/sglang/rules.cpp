@@ -202,6 +202,7 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
             throw error(fmt::format("sglang: --tp {} does not divide the {} attention heads", attn_tp, m.n_head[il]));
         }
     }
+    detail::check_tp_divides_heads(m, attn_tp, "sglang", s.enable_dp_attention ? "attention TP (--tp / --dp)" : "--tp");
     const uint32_t model_s = detail::torch_dtype_bytes(m.dtype, 2, "dtype");
     const bool dsa = is_dsa(m);
     std::string dt = s.kv_cache_dtype;
@@ -347,6 +348,7 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     // else MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3, plus 2 (1 without the overlap schedule) under
     // --mamba-scheduler-strategy extra_buffer; the default "auto" resolves to no_buffer (server_args.py __post_init__,
     // index id 271536807), so 3. (kvfit divided by 2 before: one request in three too many.)
+    const uint64_t mamba_ratio = s.disable_radix_cache ? 1 : 3;
     uint64_t mrr = s.max_running_requests;
     if (mrr == 0) {
         const double by_len = double(p.max_total_num_tokens) / double(std::max<uint64_t>(1, s.context_length)) * 512;
@@ -354,10 +356,9 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         mrr = std::min(mrr, p.max_total_num_tokens / 2);
     }
     if (n_rec > 0) {
-        const uint64_t ratio = s.disable_radix_cache ? 1 : 3;
-        mrr = std::min<uint64_t>(mrr, p.mamba_slots / ratio);
+        mrr = std::min<uint64_t>(mrr, p.mamba_slots / mamba_ratio);
         p.notes.push_back(fmt::format("max_running_requests at most {} mamba slots // {} ({}; _calculate_mamba_ratio, "
-                                      "mamba scheduler strategy no_buffer, SGLang's default)", p.mamba_slots, ratio,
+                                      "mamba scheduler strategy no_buffer, SGLang's default)", p.mamba_slots, mamba_ratio,
                                       s.disable_radix_cache ? "radix cache off" : "radix cache on: 3 slots per request"));
     }
     p.max_running_requests = mrr;
@@ -378,16 +379,23 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         // both asserted > 0
         p.errors.push_back(fmt::format("AssertionError: Memory pool size is too small (the pool holds {} tokens)",
                                        p.max_total_num_tokens));
+    } else if (n_rec > 0 && p.max_running_requests == 0 && p.mamba_slots > 0) {
+        // slots there are, fewer than one request's share: max_running_requests = slots // ratio (_calculate_mamba_ratio
+        // above) is 0 and no request can run; only with the radix cache on (ratio 3), as 1 slot // 1 is a request
+        p.errors.push_back(fmt::format(
+            "{} mamba cache slots{} // {} per request (the radix cache on; _calculate_mamba_ratio) = 0 running "
+            "requests: give --max-mamba-cache-size {} or more, or --disable-radix-cache (1 slot per request)",
+            p.mamba_slots, s.max_mamba_cache_size ? " (--max-mamba-cache-size)" : "", mamba_ratio, mamba_ratio));
+    } else if (n_rec > 0 && p.max_running_requests == 0) {
+        p.errors.push_back("no mamba cache slot fits: lower --mamba-full-memory-ratio or raise --mem-fraction-static");
+    } else if (p.max_running_requests == 0) {
+        p.errors.push_back(fmt::format("the pool of {} tokens holds no running request", p.max_total_num_tokens));
     } else if (p.max_total_num_tokens < s.context_length) {
         // SGLang starts and caps every request at max_req_len instead (scheduler.py, same line): the server runs, the
         // context asked for does not
         p.warnings.push_back(fmt::format("starts, but caps a request at {} tokens (max_req_len = min(--context-length "
                                          "- 1, pool - 1)): the pool holds {} tokens, fewer than --context-length {}",
                                          p.max_total_num_tokens - 1, p.max_total_num_tokens, s.context_length));
-    } else if (n_rec > 0 && p.max_running_requests == 0) {
-        p.errors.push_back("no mamba cache slot fits: lower --mamba-full-memory-ratio or raise --mem-fraction-static");
-    } else if (p.max_running_requests == 0) {
-        p.errors.push_back(fmt::format("the pool of {} tokens holds no running request", p.max_total_num_tokens));
     }
     return p;
 }

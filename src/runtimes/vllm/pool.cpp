@@ -130,6 +130,7 @@ void check_input(const model_desc & m, const vllm_settings & s) {
                                     m.n_head[il], s.tp));
         }
     }
+    detail::check_tp_divides_heads(m, s.tp, "vllm", "-tp"); // KV heads, GDN key/value heads (torch.h)
     if (m.count(layer_kind::recurrent) > 0 && m.ssm_n_head % s.tp != 0) {
         throw error(fmt::format("vllm: {} SSM/linear-attention heads are not divisible by tensor parallel size {}",
                                 m.ssm_n_head, s.tp));
