@@ -2,6 +2,7 @@
 // then pages, alignment, groups and bad input (include/kvfit/vllm.h).
 #include "kvfit/error.h"
 #include "kvfit/vllm.h"
+#include "runtimes/common/model_warnings.h"
 #include "kvfit/sources.h"
 #include "support/files.h"
 #include "runtimes/vllm/layout.h"
@@ -327,6 +328,22 @@ TEST(vllm_max_model_len, rope_scaling_derives_the_longest_length) {
         EXPECT_NE(std::find(np.notes.begin(), np.notes.end(), "derived max_model_len 327680 = max_position_embeddings 40960 x the config's rope_scaling (linear factor 8, default; "
                             "config.py _get_and_verify_max_len)"), np.notes.end())
             << ::testing::PrintToString(np.notes);
+    }
+
+    {   // a rope_scaling type no rule names is said in the plan's warnings (its factor still derives the length)
+        nlohmann::json weird = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-8B.json"));
+        weird["rope_scaling"] = {{"rope_type", "weird"}, {"factor", 4.0}};
+        kvfit::warnings ww;
+        const kvfit::model_desc wm = kvfit::model_from_hf_config(weird.dump(), "edited/config.json", ww);
+        EXPECT_EQ(kvfit::detail::vllm_derived_max_model_len(wm), 163840u);
+        std::vector<std::string> warn;
+        kvfit::detail::serving_model_warnings("vllm", wm, warn);
+        EXPECT_TRUE(std::any_of(warn.begin(), warn.end(), [](const std::string & w) {
+            return w.starts_with("rope_scaling type 'weird' is not one kvfit knows");
+        })) << ::testing::PrintToString(warn);
+        warn.clear();
+        kvfit::detail::serving_model_warnings("vllm", lm, warn); // longrope: known, no warning
+        EXPECT_TRUE(std::none_of(warn.begin(), warn.end(), [](const std::string & w) { return w.starts_with("rope_scaling"); }));
     }
 
     nlohmann::json g = j;

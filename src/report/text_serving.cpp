@@ -93,7 +93,9 @@ void vllm_budget(std::string & out, const ojson & d) {
 
 void vllm_pool(std::string & out, const ojson & d) {
     const ojson & s = d.at("settings");
-    const size_t n_ranks = d.at("per_rank").size();
+    // every worker of a replica (TP x PP) profiles its GPU; vLLM takes the minimum (kv_cache_utils.py
+    // get_kv_cache_configs); the stages' figures are per_rank's, the TP ranks of a stage alike
+    const size_t n_ranks = d.at("per_rank").size() * std::max<uint64_t>(1, u64(s, "tensor_parallel_size"));
     out += fmt::format("\nPool (max_model_len {}, max_num_seqs {}, max_num_batched_tokens {})\n",
                        with_commas(u64(d, "max_model_len")), u64(s, "max_num_seqs"), u64(s, "max_num_batched_tokens"));
     out += fmt::format("  # GPU blocks: {} (minimum over {} worker{})\n", with_commas(u64(d, "num_gpu_blocks")), n_ranks,

@@ -3,6 +3,7 @@
 #include "runtimes/common/model_warnings.h"
 
 #include "kvfit/error.h"
+#include "kvfit/printable.h"
 #include "kvfit/sources.h"
 #include "runtimes/common/launch.h"
 
@@ -41,6 +42,17 @@ void serving_model_warnings(std::string_view runtime, const model_desc & m, std:
               "dtype, sglang-frontier.md §6";
         warn.push_back(fmt::format("{}: no {} source was found for the index keys of a hybrid recurrent model (llama.cpp's "
                                    "hybrid-idx memory); they are sized as MiniMax-M3's MSA ({})", runtime, name, rule));
+    }
+    // a rope_scaling type no rule here names: the derived length still takes its factor (vLLM's _get_and_verify_max_len
+    // and SGLang's get_context_length multiply by any type's factor but llama3/longrope's), the warning says so
+    static constexpr std::string_view known_rope[] = {"", "default", "linear", "dynamic", "ntk", "yarn", "deepseek_yarn",
+                                                      "longrope", "su", "llama3", "mrope", "proportional"};
+    for (const auto & e : m.rope_scaling) {
+        if (std::find(std::begin(known_rope), std::end(known_rope), e.type) != std::end(known_rope)) continue;
+        warn.push_back(fmt::format("rope_scaling type '{}' is not one kvfit knows (linear, dynamic, yarn, longrope, llama3, "
+                                   "...): the default length takes its factor as {} derives it, and whether {} loads the "
+                                   "model with it is not checked", printable(e.type, false), name, name));
+        break;
     }
     // weights planned in a format the checkpoint does not state (--weights): the launch line loads the checkpoint
     if (m.quant.requested && launch_quantization(m).empty()) {
