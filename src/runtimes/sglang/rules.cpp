@@ -237,12 +237,13 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         s.page_size = dsa ? 64 : 1;
         if (dsa) p.notes.push_back("--page-size 64: the DSA attention backends page by 64 tokens");
     }
-    if (!s.context_length && sglang_derived_context_length(m) != m.n_ctx_train) {
-        p.notes.push_back(fmt::format("context length {} = max_position_embeddings {} x the config's rope_scaling factor "
-                                      "(hf_transformers_utils.py get_context_length)", sglang_derived_context_length(m),
-                                      m.n_ctx_train));
+    if (!s.context_length) { // SGLang's default, derived once; a rope-scaled one is said
+        s.context_length = sglang_derived_context_length(m);
+        if (s.context_length != m.n_ctx_train) {
+            p.notes.push_back(fmt::format("context length {} = max_position_embeddings {} x the config's rope_scaling factor "
+                                          "(hf_transformers_utils.py get_context_length)", s.context_length, m.n_ctx_train));
+        }
     }
-    s.context_length = s.context_length ? s.context_length : sglang_derived_context_length(m);
     p.context_length = s.context_length;
 
     // rest = free_after_weights - pre_model_load_free x (1 - fraction) = pre_free x fraction - weights
