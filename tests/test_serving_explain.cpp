@@ -181,8 +181,15 @@ TEST(serving_explain, issue27_added_logs) {
         if (!r) return 0.0;
         return (std::stod(r->kvfit) - std::stod(r->log)) / std::stod(r->log) * 100;
     };
-    EXPECT_NEAR(peak_error(explain_file("mlx-1480-8k_qwen36-35b-a3b-4bit_m5max.log")), -3.9, 0.1);
-    EXPECT_NEAR(peak_error(explain_file("mlx-1480-192k_qwen36-35b-a3b-4bit_m5max.log")), 30.0, 0.1);
+    // MLX's unfused attention holds one score matrix (mask and softmax are donated into it; docs/rules/mlx.md §6): the
+    // growth between the rows is kvfit's, the constant 1.1-1.4 GB under both is not the prefill.
+    const double low = peak_error(explain_file("mlx-1480-8k_qwen36-35b-a3b-4bit_m5max.log"));
+    const double high = peak_error(explain_file("mlx-1480-192k_qwen36-35b-a3b-4bit_m5max.log"));
+    EXPECT_NEAR(low, -6.3, 0.1);
+    EXPECT_NEAR(high, -2.8, 0.1);
+    // peak growth 8K -> 192K: the log's 38.0 - 21.7 = 16.3 GB; kvfit's within 2 % of it
+    const double grown_log = 38.0 - 21.7, grown_kvfit = 38.0 * (1 + high / 100) - 21.7 * (1 + low / 100);
+    EXPECT_NEAR(grown_kvfit / grown_log, 1.0, 0.02);
 }
 
 // Issue 27's last two named cases, from their public logs: Gemma-4-31B's pool under vLLM (hf-mem PR #61: 26,800 tokens at

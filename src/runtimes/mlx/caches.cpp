@@ -17,6 +17,21 @@ bool fused_prefill(uint32_t dk, uint32_t dv) {
     return dk == dv && (dk == 64 || dk == 72 || dk == 80 || dk == 96 || dk == 128);
 }
 
+// The score matrices MLX's unfused attention holds at its peak (mlx/fast.cpp scaled_dot_product_attention's
+// fallback, MLX 0.32.1 / main 846d176): scores = matmul(q, k^T) is one (B, H, L, S) matrix in the activation dtype;
+// the mask step (`where(mask, scores, min)`) and `softmax` write into that same buffer, because an input no other
+// array holds is donated to the output (mlx/backend/common/ternary.h set_ternary_op_output_data, General case:
+// the row-contiguous scores; mlx/backend/metal/softmax.cpp: `if (x.is_donatable()) out.copy_shared_buffer(x)`).
+// Beside it the causal mask, bool (L, S), 1 B per query-key pair, built in the fallback (`greater_equal` of two
+// aranges) or passed by mlx-lm for window layers (create_causal_mask). Attention sinks (gpt-oss) concatenate a
+// column in front of the scores: a second (B, H, L, S + 1) matrix while the first is alive (`concatenate` donates
+// nothing). Checked on mlx-lm #1480's two rows (8K and 192K prompts, one model): the peak grew 16.3 GB between them,
+// this rule gives 16.6 GB (one matrix and the mask, with the KV cache), two matrices would give 29 GB.
+uint64_t unfused_scores_bytes(uint64_t b, uint64_t n_head, uint64_t p, uint64_t keys, uint64_t a, bool sinks) {
+    const uint64_t scores = b * n_head * p * keys * a;
+    return scores + p * keys + (sinks ? b * n_head * p * (keys + 1) * a : 0);
+}
+
 // Per-head bytes of one cell of a QuantizedKVCache row of `dim` values.
 uint64_t qrow(const mlx_run & r, uint64_t dim) {
     return mlx_quantized_row_bytes(dim, *r.s->kv_bits, r.s->kv_group_size, r.act_bytes);
@@ -138,7 +153,7 @@ uint64_t mlx_activation_bytes(const mlx_run & r, uint64_t tokens) {
                 attn = std::max(attn, b * n_head * (p * keys + keys * (nope + vdim)) * a);
             } else if (c.is_attention()) {
                 uint64_t t = b * p * (2 * n_head * dk + n_kv * (dk + dv)) * a; // q, output, this chunk's k and v
-                if (!fused_prefill(uint32_t(dk), uint32_t(dv))) t += 2 * b * n_head * p * keys * a; // scores, probs
+                if (!fused_prefill(uint32_t(dk), uint32_t(dv))) t += unfused_scores_bytes(b, n_head, p, keys, a, m.parts.sinks);
                 attn = std::max(attn, t);
             } else if (c.kind == cache_kind::conv_state && m.ssm_d_conv > 1) {
                 rec = std::max(rec, 3 * b * p * (c.width_k() / (m.ssm_d_conv - 1)) * a); // qkv, conv in, conv out
@@ -154,6 +169,17 @@ uint64_t mlx_activation_bytes(const mlx_run & r, uint64_t tokens) {
         worst = std::max(worst, std::max({attn, rec, ffn}) + 2 * b * p * m.n_embd * a);
     }
     return worst;
+}
+
+uint32_t mlx_unfused_head_dim(const model_desc & m) {
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const layer_cache & c : m.caches[il]) {
+            if (c.is_attention() && c.kind != cache_kind::latent && !fused_prefill(m.head_dim_k[il], m.head_dim_v[il])) {
+                return m.head_dim_k[il];
+            }
+        }
+    }
+    return 0;
 }
 
 std::vector<mlx_cache_group> mlx_group_caches(const std::vector<mlx_layer_cache> & caches, uint32_t n_seq) {

@@ -40,6 +40,11 @@ std::vector<mlx_layer_cache> mlx_layer_caches(const mlx_run & r, uint64_t tokens
 /// min(prefill_step_size, tokens) tokens x prefill_batch sequences against `tokens` cached cells. docs/rules/mlx.md §6.
 uint64_t mlx_activation_bytes(const mlx_run & r, uint64_t tokens);
 
+/// The head width (dk) of the first attention layer whose prefill takes MLX's unfused attention (no fused kernel for
+/// its head widths, e.g. 256 or dk != dv: one score matrix per chunk, docs/rules/mlx.md §6); 0 when every layer is
+/// fused or latent.
+uint32_t mlx_unfused_head_dim(const model_desc & m);
+
 /// What --model names: the settings' id, else the Hub id or directory the description came from (never a
 /// config.json path), else the model's name.
 std::string mlx_model_id(const model_desc & m, const mlx_settings & s);
