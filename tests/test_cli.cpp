@@ -190,6 +190,18 @@ TEST(cli, bad_input_gives_one_line_and_exit_2) {
     }
 }
 
+// The fit line names where the margin came from: llama.cpp --fit's default target (1 GiB, common/arg.cpp
+// --fit-target 1024 MiB), or --margin.
+TEST(cli, fit_line_names_the_margin_source) {
+    const auto given = run_kvfit("Qwen3-8B --gpu 24GiB --margin 2GiB");
+    ASSERT_EQ(given.status, 0) << given.err;
+    EXPECT_NE(given.out.find("keeping 2.00 GiB free per GPU (--margin; llama.cpp --fit's default target is 1.00 GiB)"),
+              std::string::npos) << given.out;
+    const auto fallback = run_kvfit("Qwen3-8B --gpu 24GiB");
+    EXPECT_NE(fallback.out.find("keeping 1.00 GiB free per GPU (llama.cpp --fit's default target; --margin changes it)"),
+              std::string::npos) << fallback.out;
+}
+
 TEST(cli, list_names_the_catalog) {
     const auto r = run_kvfit("--list");
     ASSERT_EQ(r.status, 0);

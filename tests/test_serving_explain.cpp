@@ -116,6 +116,7 @@ TEST(serving_explain, corpus_reproduced) {
         }
         EXPECT_TRUE(verdict) << x.text;
         EXPECT_GE(x.e.rows.size(), 2u) << x.text;
+        EXPECT_EQ(x.text.find(": )"), std::string::npos) << "a term printed without its basis\n" << x.text;
     }
     EXPECT_GE(explained_files, 10u);
     EXPECT_GE(by_engine[0], 8u);  // vLLM

@@ -187,7 +187,8 @@ std::string vllm_terms(const vllm_rank & r) {
     std::string s;
     for (const auto & t : r.terms) {
         if (t.name == "vision tower weights") continue;
-        s += fmt::format("; {} {:.2f} GiB ({}: {})", t.name, double(t.bytes) / GiB, t.basis, t.how);
+        // a rule or a given figure has no arithmetic: its source says why (--enforce-eager: no graphs)
+        s += fmt::format("; {} {:.2f} GiB ({}: {})", t.name, double(t.bytes) / GiB, t.basis, t.how.empty() ? t.source : t.how);
     }
     return s;
 }

@@ -154,8 +154,11 @@ void render_fit(std::string & out, const plan_result & r) {
         }
         out += fmt::format("{}{}", i ? " + " : "", gpu_memory_text(g));
     }
-    out += fmt::format("), keeping {} free per GPU (llama.cpp --fit's default target; --margin changes it)\n",
-                       human_bytes(u64(s, "margin_bytes")));
+    const uint64_t margin = u64(s, "margin_bytes");
+    out += fmt::format("), keeping {} free per GPU ({})\n", human_bytes(margin),
+                       margin == default_margin_bytes ? "llama.cpp --fit's default target; --margin changes it"
+                                                      : fmt::format("--margin; llama.cpp --fit's default target is {}",
+                                                                    human_bytes(default_margin_bytes)));
     for (const auto & n : p.notes) { // where an Apple GPU's working set comes from (metal_working_set_text)
         for (size_t i = 0; i < gpus.size(); ++i) {
             if (n.starts_with(gpus[i].name + ": Metal working set")) {
