@@ -82,7 +82,8 @@ TEST_P(gguf_versions, every_value_type_round_trips) {
     EXPECT_EQ(f.tensors()[0].bytes, 2u * 34 * 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(v2_v3, gguf_versions, ::testing::Values(2u, 3u));
+INSTANTIATE_TEST_SUITE_P(v2_v3, gguf_versions, ::testing::Values(2u, 3u),
+                         [](const auto & info) { return "gguf_v" + std::to_string(info.param); });
 
 TEST(gguf_reader, tensor_bytes_for_every_ggml_type) {
     kvfit::gguf_writer w;

@@ -84,7 +84,8 @@ TEST_P(expected_md, layers_kv_and_state_match) {
     EXPECT_EQ(state_bytes(m), r.state_per_seq) << r.file;
 }
 
-INSTANTIATE_TEST_SUITE_P(shared_configs, expected_md, ::testing::ValuesIn(k_expected));
+INSTANTIATE_TEST_SUITE_P(shared_configs, expected_md, ::testing::ValuesIn(k_expected),
+                         [](const auto & info) { return kvfit::test::test_name_of_file(info.param.file); });
 
 kvfit::model_desc load_shared(const char * file) {
     kvfit::warnings warn;
@@ -442,11 +443,7 @@ TEST_P(renamed, same_model_or_refused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(shared_configs, renamed, ::testing::ValuesIn(kvfit::test::k_shared_configs),
-                         [](const auto & info) {
-                             std::string n = info.param;
-                             for (char & ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                             return n;
-                         });
+                         [](const auto & info) { return kvfit::test::test_name_of_file(info.param); });
 
 // Which of them the keys alone determine (pinned: a change here is a change of detection).
 TEST(renamed, refused_ones_name_the_reason) {

@@ -85,11 +85,7 @@ TEST_P(frontier, layout_kv_state_and_parameters) {
 }
 
 INSTANTIATE_TEST_SUITE_P(shared_configs, frontier, ::testing::ValuesIn(k_frontier),
-                         [](const auto & info) {
-                             std::string n = info.param.file;
-                             for (char & ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                             return n;
-                         });
+                         [](const auto & info) { return kvfit::test::test_name_of_file(info.param.file); });
 
 kvfit::model_desc load(const char * file) {
     kvfit::warnings warn;

@@ -48,7 +48,8 @@ TEST_P(published, total_within_one_percent) {
     EXPECT_EQ(m.n_params(), r.computed) << r.file;
 }
 
-INSTANTIATE_TEST_SUITE_P(shared_configs, published, ::testing::ValuesIn(k_published));
+INSTANTIATE_TEST_SUITE_P(shared_configs, published, ::testing::ValuesIn(k_published),
+                         [](const auto & info) { return kvfit::test::test_name_of_file(info.param.file); });
 
 TEST(params, groups_of_llama_3_1_8b) {
     const auto m = load_shared("meta-llama__Meta-Llama-3.1-8B.json");

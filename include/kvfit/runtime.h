@@ -227,6 +227,12 @@ struct knob_range {
     uint64_t lo = 0, hi = 0, step = 0;
 };
 
+/// The top of every runtime's context search when the model states no training context (no max_position_embeddings
+/// or the like: a hand-written config): 1,048,576 tokens. One value for all runtimes, so that "the largest context
+/// that fits" of one model does not depend on which runtime searched it; the engines themselves fall back to 2,048
+/// there (vLLM _get_and_verify_max_len, SGLang get_context_length).
+inline constexpr uint64_t k_context_search_top = 1ull << 20;
+
 /// A setting the planner's search may turn (plan.h) to answer "what would fit instead". GPU memory must be
 /// monotone in it (search.h).
 struct knob {

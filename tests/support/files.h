@@ -15,6 +15,15 @@ std::string shared_config(const std::string & file);
 /// A model by catalog name or path, as the CLI loads it (kvfit::load_model), its warnings dropped.
 kvfit::model_desc catalog_model(const std::string & name);
 
+/// A GoogleTest parameter name from a file name: every character but a letter or digit becomes '_'
+/// ("Qwen__Qwen3.5-27B.json" -> "Qwen__Qwen3_5_27B_json"), so value-parameterised tests are named for their file.
+inline std::string test_name_of_file(std::string name) {
+    for (char & ch : name) {
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) ch = '_';
+    }
+    return name;
+}
+
 /// Every config.json under ../shared/configs (file names), in the order of SOURCES.md.
 inline constexpr const char * k_shared_configs[] = {
     "Qwen__Qwen3.5-27B.json", "Qwen__Qwen3-Next-80B-A3B-Thinking.json", "Qwen__Qwen3-8B.json", "Qwen__Qwen2.5-7B.json",

@@ -275,7 +275,7 @@ knob_range context_range(const model_desc & m, const flag_values & f) {
     const uint64_t step = 256ull * (s.kv_unified ? 1 : s.n_seq);
     // up to the training context, and at least one step (-np 256 without --kv-unified: 65,536 > a 40,960 training
     // context, which llama.cpp still creates: n_ctx_seq is padded to 256 per stream)
-    return {step, std::max<uint64_t>(step, m.n_ctx_train ? m.n_ctx_train : 1ull << 20), step};
+    return {step, std::max<uint64_t>(step, m.n_ctx_train ? m.n_ctx_train : k_context_search_top), step};
 }
 
 // -ngl counts the output layer: 0 .. n_layer + n_layer_mtp + 1. Fewer layers on the GPU never need more GPU memory.

@@ -151,7 +151,7 @@ void check_flags(const flag_values & f) { (void)parse_mlx_flags(f); }
 void default_weights(model_desc &, std::vector<std::string> &) {}
 
 knob_range context_range(const model_desc & m, const flag_values &) {
-    return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 20, 1};
+    return {1, m.n_ctx_train ? m.n_ctx_train : k_context_search_top, 1};
 }
 
 // --num-sequences below the value given (mlx_lm.server's batch; generate runs one): each sequence holds its own

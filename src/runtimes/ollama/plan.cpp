@@ -139,7 +139,7 @@ void default_weights(model_desc & m, std::vector<std::string> & warn) {
 }
 
 knob_range num_ctx_range(const model_desc & m, const flag_values &) {
-    return {1, m.n_ctx_train ? m.n_ctx_train : 1ull << 20, 1};
+    return {1, m.n_ctx_train ? m.n_ctx_train : k_context_search_top, 1};
 }
 
 // OLLAMA_NUM_PARALLEL below the value given (default 1: nothing to lower). llama-server runs -c num_ctx x parallel

@@ -229,7 +229,7 @@ void default_weights(model_desc & m, std::vector<std::string> & warn) { detail::
 // refuses 1 to 6 whatever the memory (rules.cpp), and the search's grid starts where "fits" is monotone.
 knob_range length_range(const model_desc & m, const flag_values &) {
     const uint64_t derived = sglang_derived_context_length(m);
-    return {7, derived ? derived : 1ull << 24, 1};
+    return {7, derived ? derived : k_context_search_top, 1};
 }
 
 // --max-running-requests up to the value given, else 4096, the top of SGLang's default clamp (rules.cpp). Memory is

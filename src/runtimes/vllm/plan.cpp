@@ -672,7 +672,7 @@ void default_weights(model_desc & m, std::vector<std::string> & warn) { detail::
 
 knob_range length_range(const model_desc & m, const flag_values &) {
     const uint64_t derived = detail::vllm_derived_max_model_len(m);
-    return {1, derived ? derived : 1ull << 24, 1};
+    return {1, derived ? derived : k_context_search_top, 1};
 }
 
 // --max-num-seqs from the sequences --concurrency asks of one replica up to the value given, else 1024, the larger
