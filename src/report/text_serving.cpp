@@ -143,10 +143,12 @@ void render_sglang(std::string & out, const ojson & d) {
     }
     if (d.contains("speculative")) { // speculative decoding (SGLang rules.cpp): the drafter and the draft tokens' states
         const ojson & sp = d.at("speculative");
-        out += fmt::format("  speculative {}: {} steps, topk {}, {} draft tokens; drafter KV {} ({} layer{}), weights {} "
-                           "(estimate)\n", str(sp, "algorithm"), u64(sp, "num_steps"), u64(sp, "eagle_topk"),
-                           u64(sp, "num_draft_tokens"), gib(int64_t(u64(sp, "draft_kv_bytes"))), u64(sp, "draft_layers"),
-                           u64(sp, "draft_layers") == 1 ? "" : "s", gib(int64_t(u64(sp, "draft_weights_bytes"))));
+        const uint64_t layers = u64(sp, "draft_layers");
+        out += fmt::format("  speculative {}: {} steps, topk {}, {} draft tokens; {}\n", str(sp, "algorithm"),
+                           u64(sp, "num_steps"), u64(sp, "eagle_topk"), u64(sp, "num_draft_tokens"), layers
+                           ? fmt::format("drafter KV {} ({} layer{}), weights {} (estimate)", gib(int64_t(u64(sp, "draft_kv_bytes"))),
+                                         layers, layers == 1 ? "" : "s", gib(int64_t(u64(sp, "draft_weights_bytes"))))
+                           : std::string("the draft model is not read (its KV and weights are not counted)"));
         if (u64(d, "mamba_ratio")) {
             out += fmt::format("  mamba intermediate states {} ({} per request); {} slots per running request ({})\n",
                                gib(int64_t(u64(sp, "mamba_intermediate_bytes"))),
