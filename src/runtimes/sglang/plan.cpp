@@ -273,8 +273,9 @@ knob_range length_range(const model_desc & m, const flag_values &) {
 }
 
 // --max-running-requests up to the value given, else 4096, the top of SGLang's default clamp (rules.cpp). Memory is
-// monotone in it: it sizes the mamba slots under --disable-radix-cache and DeepSeek-V4's C128 state (rules.cpp),
-// and nothing else of the pool; with the radix cache on, fewer requests free nothing and the search finds none.
+// monotone in it: it sizes the mamba slots under --disable-radix-cache, the draft tokens' intermediate mamba states
+// under speculative decoding and DeepSeek-V4's C128 state (rules.cpp), and nothing else of the pool; otherwise fewer
+// requests free nothing and the search finds none.
 knob_range sglang_requests_range(const model_desc &, const flag_values & f) {
     const sglang_settings s = parse_sglang_flags(f);
     const uint64_t hi = s.max_running_requests ? s.max_running_requests : 4096;
