@@ -1,6 +1,6 @@
 // Golden outputs of plans (text and --json, schema 2: docs/json.md) through the CLI, for every runtime: llama.cpp at
 // the seeds' point and for an MoE spill; vLLM for a TP=2 and a TP=8 hybrid, an MLA and a dense plan; SGLang for a
-// hybrid; Ollama for a hybrid and for gpt-oss. README.md quotes vllm_hybrid_tp2.txt and ollama_hybrid.txt.
+// hybrid, with and without speculative decoding; Ollama for a hybrid and for gpt-oss. README.md quotes vllm_hybrid_tp2.txt and ollama_hybrid.txt.
 // Regenerate after an intended change with KVFIT_UPDATE_GOLDEN=1 ./build/tests/kvfit_tests
 // --gtest_filter='serving_golden*' and review the diff of tests/data/golden/.
 #include "support/files.h"
@@ -23,6 +23,9 @@ const golden_case cases[] = {
     {"llamacpp_seeds", "Qwen3.5-9B --gpu 8GiB --weights-size 6.6GB", 3},
     {"llamacpp_moe_spill", "Mixtral-8x7B-v0.1 --gpu 24GiB --n-cpu-moe 4 -c 32768", 3},
     {"sglang_hybrid", "Qwen3.5-27B --runtime sglang --gpu H200 --mem-fraction-static 0.9 --context-length 32768", 0},
+    // with MTP (NEXTN): SGLang's (3, 1, 4), 48 running requests, 5 mamba slots each, the drafter's KV layer
+    {"sglang_spec_hybrid", "Qwen3.5-27B --runtime sglang --gpu H200 --mem-fraction-static 0.9 --context-length 32768 "
+                           "--speculative-algorithm NEXTN", 0},
     {"vllm_hybrid_tp2", "Qwen3.5-27B --runtime vllm --gpu '2xRTX 3090' -tp 2 --gpu-memory-utilization 0.92 "
                         "--kv-cache-dtype fp8_e4m3 --enable-prefix-caching --max-num-batched-tokens 8192 "
                         "--max-num-seqs 8 --max-model-len 131072 --weights-size 28.5GB", 0},

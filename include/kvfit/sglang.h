@@ -35,6 +35,17 @@ struct sglang_settings {
     /// --cuda-context-memory: memory in use before the weights load (CUDA context, NCCL); default 0.5 GiB, a kvfit
     /// constant named in the plan's assumptions
     std::optional<uint64_t> pre_load_overhead_bytes;
+    /// --speculative-algorithm: EAGLE, EAGLE3, NEXTN (SGLang resolves it to EAGLE: speculative_hook.py
+    /// _resolve_speculative_algorithm_alias) or STANDALONE, upper-cased as SGLang does; empty = no speculative decoding
+    std::string speculative_algorithm;
+    /// --speculative-num-steps, --speculative-eagle-topk, --speculative-num-draft-tokens; 0 = SGLang's choice
+    /// (_auto_choose_speculative_params: 3 / 1 / 4, 5 / 4 / 8 for LlamaForCausalLM and Grok; draft tokens = steps + 1
+    /// when topk is 1). Tokens per request per verify step.
+    uint32_t speculative_num_steps = 0, speculative_eagle_topk = 0, speculative_num_draft_tokens = 0;
+    /// --mamba-radix-cache-strategy (earlier --mamba-scheduler-strategy): auto, no_buffer, extra_buffer,
+    /// extra_buffer_lazy; the mamba slots each running request is reserved (_calculate_mamba_ratio: 3, 5, 4; 1 with
+    /// --disable-radix-cache). auto: no_buffer without speculative decoding, extra_buffer with it (see plan_sglang).
+    std::string mamba_radix_cache_strategy = "auto";
     /// The weights per rank as a log states them ("Load weight end. ... mem usage=X GB", `kvfit explain`); unset = the
     /// model's weights split over --tp (rank_weights)
     std::optional<uint64_t> weights_bytes;
@@ -57,6 +68,15 @@ struct sglang_plan {
     uint64_t full_bytes_per_token = 0, swa_bytes_per_token = 0; ///< per rank: full layers' K+V, sliding layers' K+V
     bool fraction_given = false;       ///< --mem-fraction-static was given (else SGLang's default formula)
     uint64_t max_running_requests = 0; ///< resolved
+    /// Speculative decoding as resolved (all 0 / empty without it): the algorithm after SGLang's alias (NEXTN -> EAGLE)
+    std::string spec_algorithm;
+    uint32_t spec_num_steps = 0, spec_eagle_topk = 0, spec_num_draft_tokens = 0;
+    uint32_t spec_draft_layers = 0;      ///< the drafter's attention layers in the KV pool (MTP / NextN layers)
+    uint64_t spec_draft_kv_bytes = 0;    ///< the drafter's KV pool per rank: the same #tokens, its layers' K+V
+    uint64_t spec_draft_weights_bytes = 0; ///< the drafter's weights per rank (an estimate: the MTP blocks / tp)
+    uint64_t mamba_intermediate_bytes = 0; ///< intermediate SSM + conv states, draft tokens x mamba state x requests
+    uint32_t mamba_ratio = 0;            ///< mamba slots reserved per running request (_calculate_mamba_ratio)
+    std::string mamba_strategy;          ///< the mamba radix-cache strategy as resolved (hybrids with the radix cache on)
     uint64_t context_length = 0;
     std::vector<std::string> errors, warnings, notes;
     std::vector<std::string> assumptions; ///< kvfit constants the verdict rests on (runtime_plan::assumptions)
@@ -67,7 +87,10 @@ struct sglang_plan {
 /// docs/rules/sglang-frontier.md §2): round((mem - reserved) / mem, 3), reserved in MiB = 512 + 1.5 x
 /// max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + tp/8 x 1024 (+ DP attention terms), at least 10240 above
 /// 60 GiB. H100 80 GB (81,559 MiB) TP 1: 0.835; H200 TP 8: 0.897; B200 TP 8 DP 8 with DP attention: 0.751.
-double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention);
+/// With speculative decoding the reserve grows by 6144 MiB for STANDALONE and 2048 MiB for the other algorithms, after
+/// the 10240 floor (`spec_algorithm` as resolved, "" = none).
+double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention,
+                               const std::string & spec_algorithm = "");
 
 /// SGLang's context length when --context-length is not given (python/sglang/srt/utils/hf_transformers_utils.py
 /// get_context_length): max_position_embeddings x rope_scaling's factor, unless rope_scaling names
@@ -84,7 +107,9 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s, const d
 sglang_settings parse_sglang_flags(const flag_values & f);
 
 /// The SGLang flags: --mem-fraction-static, --tp, --context-length, --max-running-requests, --kv-cache-dtype,
-/// --page-size, --max-mamba-cache-size, --mamba-full-memory-ratio, --disable-radix-cache.
+/// --page-size, --max-mamba-cache-size, --mamba-full-memory-ratio, --disable-radix-cache, the speculative flags
+/// (--speculative-algorithm, --speculative-num-steps, --speculative-eagle-topk, --speculative-num-draft-tokens) and
+/// --mamba-radix-cache-strategy.
 const std::vector<flag_spec> & sglang_flags();
 
 /// The registry entry: plans one TP rank on the smallest GPU of the machine.

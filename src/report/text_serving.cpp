@@ -141,6 +141,21 @@ void render_sglang(std::string & out, const ojson & d) {
         out += fmt::format("  mamba state {} per request; {} slots\n", human_bytes(u64(d, "mamba_bytes_per_request")),
                            u64(d, "max_mamba_cache_size"));
     }
+    if (d.contains("speculative")) { // speculative decoding (SGLang rules.cpp): the drafter and the draft tokens' states
+        const ojson & sp = d.at("speculative");
+        const uint64_t layers = u64(sp, "draft_layers");
+        out += fmt::format("  speculative {}: {} steps, topk {}, {} draft tokens; {}\n", str(sp, "algorithm"),
+                           u64(sp, "num_steps"), u64(sp, "eagle_topk"), u64(sp, "num_draft_tokens"), layers
+                           ? fmt::format("drafter KV {} ({} layer{}), weights {} (estimate)", gib(int64_t(u64(sp, "draft_kv_bytes"))),
+                                         layers, layers == 1 ? "" : "s", gib(int64_t(u64(sp, "draft_weights_bytes"))))
+                           : std::string("the draft model is not read (its KV and weights are not counted)"));
+        if (u64(d, "mamba_ratio")) {
+            out += fmt::format("  mamba intermediate states {} ({} per request); {} slots per running request ({})\n",
+                               gib(int64_t(u64(sp, "mamba_intermediate_bytes"))),
+                               human_bytes(u64(sp, "mamba_intermediate_bytes_per_request")), u64(d, "mamba_ratio"),
+                               str(d, "mamba_radix_cache_strategy"));
+        }
+    }
     out += fmt::format("  KV pool {} at {} B per token (cell_size)\n", gib(int64_t(u64(d, "kv_pool_bytes"))),
                        with_commas(u64(d, "cell_bytes")));
     if (d.contains("swa_tokens")) { // the hybrid SWA pool: both pools, and the ratio between them

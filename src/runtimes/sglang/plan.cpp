@@ -38,6 +38,11 @@ const std::vector<flag_spec> & sglang_flags() {
         {"--disable-radix-cache", "", "radix cache off", t::boolean},
         {"--swa-full-tokens-ratio", "", "sliding-window pool / full pool tokens (default 0.8, server_args.py)", t::text},
         {"--cuda-context-memory", "", "input: memory in use before the weights load per GPU (default 0.5 GiB)", t::size},
+        {"--speculative-algorithm", "", "EAGLE EAGLE3 NEXTN STANDALONE (default: none)", t::text},
+        {"--speculative-num-steps", "", "draft steps (default: SGLang's choice, 3)", t::count},
+        {"--speculative-eagle-topk", "", "draft branches per step (default: SGLang's choice, 1)", t::count},
+        {"--speculative-num-draft-tokens", "", "tokens verified per step (default: steps + 1 at topk 1)", t::count},
+        {"--mamba-radix-cache-strategy", "", "auto no_buffer extra_buffer extra_buffer_lazy (default auto)", t::text},
     };
     return v;
 }
@@ -63,6 +68,18 @@ sglang_settings parse_sglang_flags(const flag_values & f) {
         s.swa_full_tokens_ratio_given = true;
     }
     if (!text("cuda_context_memory").empty()) s.pre_load_overhead_bytes = parse_size(text("cuda_context_memory"));
+    s.speculative_algorithm = text("speculative_algorithm");
+    s.speculative_num_steps = count("--speculative-num-steps", text("speculative_num_steps"), 0, 64);
+    s.speculative_eagle_topk = count("--speculative-eagle-topk", text("speculative_eagle_topk"), 0, 64);
+    s.speculative_num_draft_tokens = count("--speculative-num-draft-tokens", text("speculative_num_draft_tokens"), 0, 1024);
+    if (!text("mamba_radix_cache_strategy").empty()) {
+        const std::string v = text("mamba_radix_cache_strategy");
+        if (v != "auto" && v != "no_buffer" && v != "extra_buffer" && v != "extra_buffer_lazy") {
+            throw error(fmt::format("--mamba-radix-cache-strategy '{}': expected auto, no_buffer, extra_buffer or "
+                                    "extra_buffer_lazy", v));
+        }
+        s.mamba_radix_cache_strategy = v;
+    }
     return s;
 }
 
@@ -86,6 +103,12 @@ std::string sglang_command(const model_desc & m, const sglang_plan & p) {
     if (p.mamba_slots) c += fmt::format(" --max-mamba-cache-size {}", p.mamba_slots);
     if (s.disable_radix_cache) c += " --disable-radix-cache";
     if (s.swa_full_tokens_ratio_given) c += fmt::format(" --swa-full-tokens-ratio {}", s.swa_full_tokens_ratio);
+    if (s.mamba_radix_cache_strategy != "auto") c += " --mamba-radix-cache-strategy " + s.mamba_radix_cache_strategy;
+    if (!p.spec_algorithm.empty()) {
+        c += fmt::format(" --speculative-algorithm {} --speculative-num-steps {} --speculative-eagle-topk {} "
+                         "--speculative-num-draft-tokens {}", s.speculative_algorithm, p.spec_num_steps, p.spec_eagle_topk,
+                         p.spec_num_draft_tokens);
+    }
     return c + "\n";
 }
 
@@ -121,6 +144,20 @@ json detail_json(const sglang_plan & p) {
         j["full_bytes_per_token"] = p.full_bytes_per_token;
         j["swa_bytes_per_token"] = p.swa_bytes_per_token;
     }
+    if (!p.spec_algorithm.empty()) { // speculative decoding: the drafter and the mamba intermediate states (rules.cpp)
+        j["settings"]["speculative_algorithm"] = s.speculative_algorithm;
+        j["speculative"] = {{"algorithm", p.spec_algorithm}, {"num_steps", p.spec_num_steps},
+                            {"eagle_topk", p.spec_eagle_topk}, {"num_draft_tokens", p.spec_num_draft_tokens},
+                            {"draft_layers", p.spec_draft_layers}, {"draft_kv_bytes", p.spec_draft_kv_bytes},
+                            {"draft_weights_bytes", p.spec_draft_weights_bytes},
+                            {"mamba_intermediate_bytes", p.mamba_intermediate_bytes},
+                            {"mamba_intermediate_bytes_per_request",
+                             p.mamba_bytes_per_request * p.spec_num_draft_tokens}};
+        if (p.mamba_ratio) {
+            j["mamba_ratio"] = p.mamba_ratio;
+            j["mamba_radix_cache_strategy"] = p.mamba_strategy;
+        }
+    }
     j["pre_load_overhead_bytes"] = s.pre_load_overhead_bytes.value_or(k_default_pre_load_overhead);
     j["constants"] = json::array();
     j["constants"].push_back({{"name", "CUDA context"}, {"bytes", s.pre_load_overhead_bytes.value_or(k_default_pre_load_overhead)},
@@ -154,7 +191,10 @@ std::vector<device_plan> devices_of(const model_desc & m, const sglang_plan & p,
         d.buffers = {{"non_torch", overhead, !s.pre_load_overhead_bytes, "in use before the weights load (CUDA context)"},
                      {"weights", p.weights_bytes, !m.weights.exact, ""},
                      {"kv_pool", p.kv_pool_bytes, false, "\"KV Cache is allocated\""}};
-        if (mamba > 0) d.buffers.push_back({"mamba_pool", mamba, false, "mamba state slots"});
+        if (mamba > 0) { // with speculative decoding, the intermediate states per draft token too (rules.cpp)
+            d.buffers.push_back({"mamba_pool", mamba, false, p.mamba_intermediate_bytes
+                                 ? "mamba state slots and the draft tokens' intermediate states" : "mamba state slots"});
+        }
         out.push_back(std::move(d));
     }
     return out;
@@ -233,8 +273,9 @@ knob_range length_range(const model_desc & m, const flag_values &) {
 }
 
 // --max-running-requests up to the value given, else 4096, the top of SGLang's default clamp (rules.cpp). Memory is
-// monotone in it: it sizes the mamba slots under --disable-radix-cache and DeepSeek-V4's C128 state (rules.cpp),
-// and nothing else of the pool; with the radix cache on, fewer requests free nothing and the search finds none.
+// monotone in it: it sizes the mamba slots under --disable-radix-cache, the draft tokens' intermediate mamba states
+// under speculative decoding and DeepSeek-V4's C128 state (rules.cpp), and nothing else of the pool; otherwise fewer
+// requests free nothing and the search finds none.
 knob_range sglang_requests_range(const model_desc &, const flag_values & f) {
     const sglang_settings s = parse_sglang_flags(f);
     const uint64_t hi = s.max_running_requests ? s.max_running_requests : 4096;

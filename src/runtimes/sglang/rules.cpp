@@ -8,6 +8,7 @@
 #include "kvfit/error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -139,9 +140,138 @@ dsv4_pool dsv4_pool_sizes(const model_desc & m, const sglang_settings & s, uint6
     return d;
 }
 
+// Speculative decoding (docs/rules/sglang-frontier.md §5.1), as python/sglang/srt/arg_groups/speculative_hook.py
+// reads it (index id 54507283653): NEXTN is EAGLE (_resolve_speculative_algorithm_alias); _handle_eagle_family sets
+// max_running_requests to 48 when it is not given ("Max running requests is reset to 48 for speculative decoding"),
+// refuses STANDALONE with DP attention, and chooses (steps, topk, draft tokens) when --speculative-num-steps is not
+// given, asserting that topk and the draft tokens are not given either (_auto_choose_speculative_params: 5 / 4 / 8
+// for LlamaForCausalLM and Grok-1, else 3 / 1 / 4); with topk 1 the draft tokens become steps + 1. The drafter's
+// attention layers (eagle_draft_num_layers) are the checkpoint's MTP / NextN layers: num_nextn_predict_layers or
+// mtp_num_hidden_layers (model_desc::n_layer_mtp_apart, or a GGUF's n_layer_mtp).
+void resolve_speculative(const model_desc & m, sglang_settings & s, sglang_plan & p) {
+    std::string a = s.speculative_algorithm;
+    std::transform(a.begin(), a.end(), a.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+    if (a.empty()) {
+        if (s.speculative_num_steps || s.speculative_eagle_topk || s.speculative_num_draft_tokens) {
+            throw error("sglang: --speculative-num-steps, --speculative-eagle-topk and --speculative-num-draft-tokens "
+                        "need --speculative-algorithm (EAGLE, EAGLE3, NEXTN or STANDALONE)");
+        }
+        return;
+    }
+    if (a == "NGRAM" || a == "DFLASH" || a == "DSPARK" || a == "FROZEN_KV_MTP") {
+        throw error(fmt::format("sglang: --speculative-algorithm {} is not modelled by kvfit (EAGLE, EAGLE3, NEXTN and "
+                                "STANDALONE are)", a));
+    }
+    if (a != "EAGLE" && a != "EAGLE3" && a != "NEXTN" && a != "STANDALONE") {
+        throw error(fmt::format("sglang: ValueError: Unknown speculative algorithm name: {} (expected EAGLE, EAGLE3, "
+                                "NEXTN or STANDALONE)", s.speculative_algorithm));
+    }
+    const bool nextn = a == "NEXTN";
+    if (nextn) a = "EAGLE";
+    if (a == "STANDALONE" && s.enable_dp_attention && s.dp > 1) { // dp 1 turns DP attention off (_handle_data_parallelism)
+        throw error("sglang: ValueError: Currently standalone speculative decoding does not support dp attention.");
+    }
+    uint32_t steps = s.speculative_num_steps, topk = s.speculative_eagle_topk, draft = s.speculative_num_draft_tokens;
+    if (steps == 0) {
+        if (topk || draft) {
+            throw error("sglang: AssertionError: --speculative-eagle-topk and --speculative-num-draft-tokens are chosen by "
+                        "SGLang only with --speculative-num-steps: give all three, or none");
+        }
+        const bool wide = a != "STANDALONE" && (m.architecture == "llama" || m.architecture.rfind("grok", 0) == 0);
+        steps = wide ? 5 : 3, topk = wide ? 4 : 1, draft = wide ? 8 : 4;
+        p.notes.push_back(fmt::format("--speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens "
+                                      "{}: SGLang's choice for {} (_auto_choose_speculative_params)", steps, topk, draft,
+                                      m.architecture.empty() ? "this model" : m.architecture));
+    } else if (topk == 0) {
+        throw error("sglang: --speculative-num-steps without --speculative-eagle-topk: SGLang compares the unset topk "
+                    "and fails; give --speculative-eagle-topk (1 for a chain)");
+    }
+    if (topk == 1 && draft != steps + 1) {
+        if (draft != 0) {
+            p.notes.push_back(fmt::format("speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when "
+                                          "speculative_eagle_topk == 1 ({} -> {})", draft, steps + 1));
+        }
+        draft = steps + 1;
+    }
+    if (draft == 0) {
+        throw error("sglang: --speculative-eagle-topk above 1 needs --speculative-num-draft-tokens (the tree's tokens)");
+    }
+    if (s.max_running_requests == 0) {
+        s.max_running_requests = 48;
+        p.notes.push_back("Max running requests is reset to 48 for speculative decoding. You can override this by "
+                          "explicitly setting --max-running-requests. (speculative_hook.py _handle_eagle_family)");
+    }
+    uint32_t mtp = m.n_layer_mtp_apart ? m.n_layer_mtp_apart : m.n_layer_mtp;
+    if (mtp == 0 && a == "EAGLE" && m.architecture == "qwen3_next") {
+        // ModelConfig (configs/model_config.py, index id 166457755): the draft of a Qwen3NextForCausalLM becomes
+        // Qwen3NextForCausalLMMTP with num_nextn_predict_layers = 1, which the published configs do not state
+        mtp = 1;
+        p.notes.push_back("Qwen3-Next drafts with one MTP layer: SGLang sets num_nextn_predict_layers = 1 for "
+                          "Qwen3NextForCausalLMMTP (configs/model_config.py)");
+    }
+    if (nextn && mtp == 0) {
+        throw error("sglang: --speculative-algorithm NEXTN drafts from the checkpoint's MTP / NextN layers, and this "
+                    "config has none (num_nextn_predict_layers, mtp_num_hidden_layers)");
+    }
+    if (a == "EAGLE" && mtp > 0) {
+        p.spec_draft_layers = mtp;
+        p.notes.push_back(fmt::format("drafter: the checkpoint's {} MTP / NextN layer{} (eagle_draft_num_layers; "
+                                      "--speculative-draft-model-path not given, the target's own checkpoint){}", mtp,
+                                      mtp == 1 ? "" : "s", nextn ? "; NEXTN runs as EAGLE" : ""));
+    } else {
+        p.warnings.push_back(fmt::format("--speculative-algorithm {}: the draft model (--speculative-draft-model-path) is "
+                                         "not read, so its KV cache and weights are not counted: the pool is smaller "
+                                         "than planned", a));
+    }
+    p.spec_algorithm = a, p.spec_num_steps = steps, p.spec_eagle_topk = topk, p.spec_num_draft_tokens = draft;
+}
+
+// The mamba slots a running request is reserved: _calculate_mamba_ratio (mem_cache/kv_cache_configurator.py, index id
+// 54494663073): 1 with --disable-radix-cache, else MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3, plus 2 for
+// extra_buffer under the overlap schedule (1 without it, 1 for extra_buffer_lazy). The strategy "auto": no_buffer
+// without speculative decoding (server_args.py _handle_mamba_radix_cache, index id 271536807); with it the radix cache
+// needs extra_buffer: SGLang 0.5.10 refuses no_buffer with speculative decoding ("... is not compatible with radix
+// cache when using --mamba-scheduler-strategy no_buffer"), 2026 main resolves auto to extra_buffer under the overlap
+// schedule (_mamba_radix_cache_resolution, index id 54489848380), which speculative decoding keeps (spec v2).
+// extra_buffer is refused for Nemotron-H ("mamba extra_buffer is not supported for NemotronHForCausalLM model",
+// public Nemotron-3-Super deployment notes, index id 62693980055): kvfit allows it for gated-DeltaNet models
+// (Qwen3-Next, Qwen3.5) under auto and refuses it for Mamba-2 layers.
+uint32_t resolve_mamba_ratio(const model_desc & m, const sglang_settings & s, sglang_plan & p) {
+    if (s.disable_radix_cache) {
+        p.mamba_strategy = "radix cache off";
+        return 1;
+    }
+    const bool spec = !p.spec_algorithm.empty();
+    std::string st = s.mamba_radix_cache_strategy;
+    if (st == "auto" && spec) {
+        if (m.rec_kind != recurrent_kind::gated_deltanet) {
+            throw error(fmt::format("sglang: ValueError: speculative decoding with the radix cache needs "
+                                    "--mamba-radix-cache-strategy extra_buffer, which SGLang does not support for {} "
+                                    "layers: give --disable-radix-cache", recurrent_kind_name(m.rec_kind)));
+        }
+        st = "extra_buffer";
+        p.notes.push_back("--mamba-radix-cache-strategy extra_buffer: what auto resolves to with speculative decoding "
+                          "and the radix cache on (overlap schedule assumed on: 5 mamba slots per running request; 4 "
+                          "with --disable-overlap-schedule, which kvfit does not model)");
+    } else if (st == "auto") {
+        st = "no_buffer";
+    }
+    if (st != "no_buffer" && m.rec_kind == recurrent_kind::mamba2) {
+        throw error(fmt::format("sglang: AssertionError: mamba {} is not supported for Mamba-2 hybrids (NemotronH): give "
+                                "--disable-radix-cache or --mamba-radix-cache-strategy no_buffer", st));
+    }
+    if (st == "no_buffer" && spec) {
+        throw error("sglang: ValueError: Speculative decoding is not compatible with radix cache when using "
+                    "--mamba-radix-cache-strategy no_buffer: use extra_buffer, or --disable-radix-cache");
+    }
+    p.mamba_strategy = st;
+    return st == "extra_buffer" ? 5 : st == "extra_buffer_lazy" ? 4 : 3;
+}
+
 } // namespace
 
-double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention) {
+double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention,
+                               const std::string & spec_algorithm) {
     const double mem = double(gpu_bytes >> 20); // MiB, as get_device_memory_capacity returns it
     uint32_t chunk = 0, graph_bs = 0;
     if (mem < 20 * 1024) chunk = 2048, graph_bs = 8;
@@ -152,6 +282,10 @@ double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, boo
     double reserved = 512 + std::max<uint32_t>(chunk, 2048) * 1.5 + graph_bs * 2.0 + double(tp) / 8 * 1024;
     if (dp_attention) reserved += graph_bs * dp * 3.0 + (graph_bs > 300 ? graph_bs * dp * 1.5 : 0.0);
     if (mem > 60 * 1024) reserved = std::max(reserved, 10240.0);
+    // after the floor: "standalone draft model and cuda graphs" 6 GiB, "eagle draft models and cuda graphs" 2 GiB
+    // (server_args._handle_gpu_memory_settings, index id 271536807)
+    if (spec_algorithm == "STANDALONE") reserved += 6144;
+    else if (!spec_algorithm.empty()) reserved += 2048;
     return std::round((mem - reserved) / mem * 1000) / 1000;
 }
 
@@ -177,16 +311,19 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         throw error(fmt::format("sglang: --enable-dp-attention needs --tp ({}) divisible by --dp ({})", s.tp, s.dp));
     }
     const uint32_t attn_tp = s.enable_dp_attention ? s.tp / s.dp : s.tp;
+    resolve_speculative(m, s, p);
     p.fraction_given = s.mem_fraction_static != 0;
     if (s.mem_fraction_static == 0) {
         // get_device_memory_capacity reads nvidia-smi's memory.total (utils get_nvgpu_memory_capacity; on AMD torch's
         // total_memory): the table's reported figure when the GPU is a table row, else the memory given
         const uint64_t capacity = gpu.reported_bytes ? gpu.reported_bytes : gpu.memory_bytes;
-        s.mem_fraction_static = sglang_default_fraction(capacity, s.tp, s.dp, s.enable_dp_attention);
-        p.notes.push_back(fmt::format("--mem-fraction-static {:.3f}: SGLang's default for {} MiB at --tp {}{} "
+        s.mem_fraction_static = sglang_default_fraction(capacity, s.tp, s.dp, s.enable_dp_attention, p.spec_algorithm);
+        p.notes.push_back(fmt::format("--mem-fraction-static {:.3f}: SGLang's default for {} MiB at --tp {}{}{} "
                                       "(server_args._handle_gpu_memory_settings; piecewise CUDA graphs not counted)",
                                       s.mem_fraction_static, capacity >> 20, s.tp,
-                                      s.enable_dp_attention ? fmt::format(" --dp {} with DP attention", s.dp) : ""));
+                                      s.enable_dp_attention ? fmt::format(" --dp {} with DP attention", s.dp) : "",
+                                      p.spec_algorithm.empty() ? "" : p.spec_algorithm == "STANDALONE"
+                                          ? ", 6144 MiB more for the STANDALONE draft" : ", 2048 MiB more for the draft"));
     }
     if (!(s.mem_fraction_static > 0 && s.mem_fraction_static < 1)) {
         throw error(fmt::format("--mem-fraction-static {}: must be in (0, 1)", s.mem_fraction_static));
@@ -255,6 +392,20 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     }
     const uint64_t pre_free = gpu.memory_bytes > overhead ? gpu.memory_bytes - overhead : 0;
     p.weights_bytes = s.weights_bytes ? *s.weights_bytes : rank_weights(m, s.tp);
+    if (p.spec_draft_layers) {
+        // the MTP drafter is loaded before the pool is profiled ("Loaded weights (target + draft) can exceed the static
+        // budget", kv_cache_configurator.py _profile_available_bytes); its embedding and LM head are the target's
+        // (EAGLE workers share them): the MTP blocks over --tp, an estimate (hf_params.cpp weights.mtp)
+        p.spec_draft_weights_bytes = detail::weight_bytes(m.weights.mtp, model_s) / s.tp;
+        if (p.spec_draft_weights_bytes == 0 && !m.weights.layers.empty()) { // no MTP block in the config (Qwen3-Next)
+            const uint64_t block = detail::weight_bytes(m.weights.layers.back(), model_s);
+            p.spec_draft_weights_bytes = p.spec_draft_layers * (block + 2ull * m.n_embd * m.n_embd * model_s) / s.tp;
+        }
+        p.weights_bytes += p.spec_draft_weights_bytes;
+        p.assumptions.push_back(fmt::format("the MTP drafter's weights, {:.2f} GiB per rank, are kvfit's estimate (one block "
+                                            "like the last decoder block, eh_proj and norms; embedding and LM head shared)",
+                                            double(p.spec_draft_weights_bytes) / double(1ull << 30)));
+    }
     p.rest_bytes = int64_t(double(pre_free) * s.mem_fraction_static) - int64_t(p.weights_bytes);
     const bool compressed = dsv4;
     if (compressed) { // DeepSeek-V4: DSV4PoolConfigurator.calculate_pool_sizes (see dsv4_pool_sizes)
@@ -276,13 +427,45 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         p.notes.push_back("DeepSeek-V4 KV bytes are DSV4PoolConfigurator's budget (fp8 nope, bf16 rope, fp32 compressor "
                           "states, no speculative decoding, no HiSparse); DeepSeekV4TokenToKVPool's own padding was not read");
     }
-    const sglang_cell cell = compressed ? sglang_cell{p.cell_bytes, p.alloc_bytes_per_token}
-                                        : cell_bytes(m, s, es, attn_tp, model_s);
+    sglang_cell cell = compressed ? sglang_cell{p.cell_bytes, p.alloc_bytes_per_token}
+                                  : cell_bytes(m, s, es, attn_tp, model_s);
+    uint64_t draft_per_token = 0;
+    if (p.spec_draft_layers && compressed) {
+        throw error("sglang: speculative decoding on DeepSeek-V4's compressed pools (DSV4PoolConfigurator: (L+1)/L and "
+                    "doubled state rings) is not modelled by kvfit");
+    }
+    if (p.spec_draft_layers) {
+        // The drafter's KV pool holds as many tokens as the target's (MemoryPoolConfig, "shared between target and
+        // draft workers"), so the target's cell pays for it: DefaultPoolConfigurator scales cell_size by
+        // int(cell x (1 + eagle_draft_num_layers / num_layers)), num_layers the layers with KV (a hybrid's full-attention
+        // layers); HybridSWAPoolConfigurator adds full_per_token x N_draft to the full part (pool_configurator.py,
+        // commit 003fca80, index id 59995277517). The MTP layers are full-attention layers of the target's shape.
+        uint32_t n_kv = 0;
+        for (uint32_t il = 0; il < m.n_layer; ++il) n_kv += m.attention_cache(il) != nullptr;
+        if (n_kv == 0) throw error("sglang: speculative decoding on a model without attention layers is not modelled");
+        const uint64_t before = cell.budget;
+        if (cell.swa > 0 && cell.full > 0) {
+            uint32_t n_full = 0;
+            for (uint32_t il = 0; il < m.n_layer; ++il) n_full += m.attention_cache(il) != nullptr && !m.is_swa(il);
+            draft_per_token = n_full ? cell.full / n_full * p.spec_draft_layers : 0;
+            cell.full += draft_per_token;
+            cell.budget += draft_per_token;
+            cell.alloc += draft_per_token;
+        } else {
+            cell.budget = uint64_t(double(cell.budget) * (1 + double(p.spec_draft_layers) / double(n_kv)));
+            cell.alloc = uint64_t(double(cell.alloc) * (1 + double(p.spec_draft_layers) / double(n_kv)));
+            draft_per_token = cell.budget - before;
+        }
+        p.notes.push_back(fmt::format("cell_size {} -> {} B per token: the drafter's {} layer{} of KV (cell x (1 + {} / {}))",
+                                      before, cell.budget, p.spec_draft_layers, p.spec_draft_layers == 1 ? "" : "s",
+                                      p.spec_draft_layers, n_kv));
+    }
     p.cell_bytes = cell.budget;
     p.alloc_bytes_per_token = cell.alloc;
 
     const uint32_t n_rec = m.count(layer_kind::recurrent);
     int64_t kv = p.rest_bytes;
+    if (n_rec > 0) p.mamba_ratio = resolve_mamba_ratio(m, s, p);
     if (n_rec > 0 && p.rest_bytes > 0) {
         uint64_t conv = 0, ssm = 0;
         // configs/mamba_utils.py mamba2_state_dtype: the SSM (temporal) state is float32 unless the config's
@@ -296,7 +479,30 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         }
         detail::recurrent_state_bytes(m, attn_tp, 2u, ssm_s, conv, ssm);
         p.mamba_bytes_per_request = uint64_t(n_rec) * (conv + ssm);
-        if (s.max_mamba_cache_size) {
+        if (!p.spec_algorithm.empty()) {
+            // handle_max_mamba_cache with speculative decoding (kv_cache_configurator.py, index id 54494663073): the
+            // intermediate SSM and conv states of every draft token (MambaPool intermediate_ssm_state_cache
+            // [layers, max_running_requests + 1, D, ...], intermediate_conv_window_cache, memory_pool.py index id
+            // 71289913139) are reserved as mamba_cache_per_req x requests x D, requests = min(max_running_requests /
+            // attn DP, slots // ratio); the ratio split solves slots x per_req x (1 + D / ratio) = mamba_budget
+            const uint64_t per = p.mamba_bytes_per_request, d = p.spec_num_draft_tokens;
+            const uint64_t reqs = s.max_running_requests / (s.enable_dp_attention ? s.dp : 1);
+            uint64_t running = 0;
+            if (s.max_mamba_cache_size) {
+                p.mamba_slots = s.max_mamba_cache_size;
+                running = std::min<uint64_t>(reqs, p.mamba_slots / p.mamba_ratio);
+            } else if (s.disable_radix_cache) { // max_running_requests is set (48 by default), so the slots follow it
+                p.mamba_slots = reqs;
+                running = p.mamba_slots;
+            } else {
+                const double r = s.mamba_full_memory_ratio;
+                const double budget = double(p.rest_bytes) * r / (1 + r);
+                p.mamba_slots = uint64_t(budget / (double(per) * (1 + double(d) / double(p.mamba_ratio))));
+                running = std::min<uint64_t>(reqs, p.mamba_slots / p.mamba_ratio);
+            }
+            p.mamba_intermediate_bytes = per * running * d;
+            kv -= int64_t(p.mamba_slots * per + p.mamba_intermediate_bytes);
+        } else if (s.max_mamba_cache_size) {
             p.mamba_slots = s.max_mamba_cache_size;
             kv -= int64_t(p.mamba_slots * p.mamba_bytes_per_request);
         } else if (s.disable_radix_cache && s.max_running_requests) {
@@ -311,6 +517,7 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     }
     const uint64_t budget = kv > 0 ? uint64_t(kv) : 0;
     if (!compressed) p.max_total_num_tokens = p.cell_bytes ? budget / p.cell_bytes / s.page_size * s.page_size : 0;
+    p.spec_draft_kv_bytes = p.max_total_num_tokens * draft_per_token;
     // The hybrid SWA pool (HybridSWAPoolConfigurator, mem_cache/pool_configurator.py; sglang-frontier.md §4): the full
     // pool holds max_total_num_tokens, the sliding-window pool int(full x swa_full_tokens_ratio), page-aligned; both
     // allocated ("SWAKVPool mem usage: X GB, swa size: N, full size: M").
@@ -349,7 +556,7 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     // else MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3, plus 2 (1 without the overlap schedule) under
     // --mamba-scheduler-strategy extra_buffer; the default "auto" resolves to no_buffer (server_args.py __post_init__,
     // index id 271536807), so 3. (kvfit divided by 2 before: one request in three too many.)
-    const uint64_t mamba_ratio = s.disable_radix_cache ? 1 : 3;
+    const uint64_t mamba_ratio = p.mamba_ratio ? p.mamba_ratio : 1;
     uint64_t mrr = s.max_running_requests;
     if (mrr == 0) {
         const double by_len = double(p.max_total_num_tokens) / double(std::max<uint64_t>(1, s.context_length)) * 512;
@@ -358,9 +565,14 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     }
     if (n_rec > 0) {
         mrr = std::min<uint64_t>(mrr, p.mamba_slots / mamba_ratio);
-        p.notes.push_back(fmt::format("max_running_requests at most {} mamba slots // {} ({}; _calculate_mamba_ratio, "
-                                      "mamba scheduler strategy no_buffer, SGLang's default)", p.mamba_slots, mamba_ratio,
-                                      s.disable_radix_cache ? "radix cache off" : "radix cache on: 3 slots per request"));
+        const bool by_default = s.mamba_radix_cache_strategy == "auto" && p.spec_algorithm.empty();
+        p.notes.push_back(by_default
+            ? fmt::format("max_running_requests at most {} mamba slots // {} ({}; _calculate_mamba_ratio, mamba scheduler "
+                          "strategy no_buffer, SGLang's default)", p.mamba_slots, mamba_ratio,
+                          s.disable_radix_cache ? "radix cache off" : "radix cache on: 3 slots per request")
+            : fmt::format("max_running_requests at most {} mamba slots // {} ({}; _calculate_mamba_ratio)", p.mamba_slots,
+                          mamba_ratio, s.disable_radix_cache ? "radix cache off"
+                          : fmt::format("radix cache on, {}: {} slots per request", p.mamba_strategy, mamba_ratio)));
     }
     p.max_running_requests = mrr;
     p.settings = s;
