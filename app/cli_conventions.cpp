@@ -123,28 +123,11 @@ std::function<void(const transfer_progress &)> stderr_progress() {
 }
 
 void name_value_types(CLI::App & app) {
+    // main's own options; every runtime flag's value name is its table's (flag_spec::value_name, cli_flags.cpp)
     static const std::pair<const char *, const char *> types[] = {
-        {"--ctx-size", "INT[,INT...]"}, {"--ubatch-size", "INT"}, {"--batch-size", "INT"}, {"--parallel", "INT"},
-        {"--n-gpu-layers", "INT|all|auto"}, {"--n-cpu-moe", "INT"}, {"--cache-type-k", "TYPE"}, {"--cache-type-v", "TYPE"},
-        {"--flash-attn", "on|off|auto"}, {"--gpu", "GPUS"}, {"--margin", "SIZE"}, {"--weights", "FORMAT"},
-        {"--weights-size", "SIZE"}, {"--tensor-split", "A,B..."}, {"--override-tensor", "PATTERN=CPU"},
-        {"--llamacpp-version", "RELEASE"}, {"--chart", "FILE"}, {"--chart-compare", "FILE"},
-        {"--cpu-bandwidth", "GB/s"}, {"--hf-repo", "ORG/NAME[:QUANT]"}, {"--hf-file", "FILE"},
-        {"--runtime", "RUNTIME"}, {"--nodes", "INT"}, {"--vllm-rules", "2026|2025"},
-        {"--max-model-len", "INT[k|K|m|M]|-1"}, {"--gpu-memory-utilization", "FLOAT"}, {"--kv-cache-memory-bytes", "SIZE"},
-        {"--kv-cache-dtype", "DTYPE"}, {"--block-size", "INT"}, {"--max-num-seqs", "INT"},
-        {"--max-num-batched-tokens", "INT[k|K|m|M]"}, {"--mamba-cache-mode", "none|align|all"},
-        {"--mamba-ssm-cache-dtype", "DTYPE"}, {"--mamba-cache-dtype", "DTYPE"}, {"--mamba-block-size", "INT"},
-        {"--tensor-parallel-size", "INT"}, {"--pipeline-parallel-size", "INT"}, {"--data-parallel-size", "INT"},
-        {"--decode-context-parallel-size", "INT"}, {"--activation-memory", "SIZE"}, {"--non-torch-memory", "SIZE"},
-        {"--cudagraph-memory", "SIZE"}, {"--concurrency", "INT"}, {"--mem-fraction-static", "FLOAT"}, {"--tp", "INT"},
-        {"--context-length", "INT"}, {"--max-running-requests", "INT"}, {"--page-size", "INT"},
-        {"--max-mamba-cache-size", "INT"}, {"--mamba-full-memory-ratio", "FLOAT"}, {"--num-ctx", "INT"},
-        {"--num-parallel", "INT"}, {"--ollama-kv-cache-type", "TYPE"}, {"--ollama-flash-attention", "1|0"},
-        {"--ollama-context-length", "INT"}, {"--ollama-gpu-overhead", "SIZE"}, {"--mmproj-size", "SIZE"},
-        {"--fit-target", "SIZE"}, {"--mmproj", "FILE"}, {"--lora", "FILE"}, {"--lora-scaled", "FILE:SCALE"},
-        {"--cache-ram", "MiB|-1"}, {"--ctx-checkpoints", "INT"}, {"--ram", "SIZE|auto"}, {"--model", "MODEL"}, {"--fit-target", "MiB[,MiB...]"}, {"--dtype", "DTYPE"},
-        {"--cpu-offload-gb", "GiB"}, {"--swap-space", "GiB"}, {"--limit-mm-per-prompt", "JSON"}, {"--mlx-command", "COMMAND"}, {"--prompt-cache-file", "FILE"}, {"--q-mode", "MODE"},
+        {"--gpu", "GPUS"}, {"--weights", "FORMAT"}, {"--weights-size", "SIZE"}, {"--chart", "FILE"},
+        {"--chart-compare", "FILE"}, {"--cpu-bandwidth", "GB/s"}, {"--hf-repo", "ORG/NAME[:QUANT]"}, {"--hf-file", "FILE"},
+        {"--runtime", "RUNTIME"}, {"--model", "MODEL"},
     };
     for (const auto & [name, type] : types) {
         if (CLI::Option * o = app.get_option_no_throw(name)) o->type_name(type);

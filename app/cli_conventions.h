@@ -35,8 +35,9 @@ std::string hf_model_from_flags(const std::string & repo, const std::string & fi
 void refuse_repeated_options(const CLI::App & app, int argc, char ** argv,
                              const std::function<std::string(const std::string &)> & canonical);
 
-/// Give every option that takes a number, a size or a list its type in --help ("-c,--ctx-size INT[,INT...]",
-/// "--gpu GPUS", "--margin SIZE") instead of CLI11's TEXT (the values are read as text and checked by kvfit).
+/// Give main's own options that take a value their type in --help ("--gpu GPUS", "--weights-size SIZE") instead of
+/// CLI11's TEXT (the values are read as text and checked by kvfit). The runtimes' flags get theirs from their tables
+/// when registered ("-c,--ctx-size INT[,INT...]", "--margin SIZE": flag_spec::value_name, add_runtime_flags).
 void name_value_types(CLI::App & app);
 
 /// remote_options::progress for the CLI, on stderr: on a terminal one line rewritten in place

@@ -93,6 +93,16 @@ bool try_variant(const model_desc & m, const launch_command & base, const std::v
     return plan.fits();
 }
 
+// Every spelling of the llama.cpp flag `name` (llamacpp_flags(): "-ngl", "--n-gpu-layers", "--gpu-layers"), the one
+// people type first: with_flag replaces any of them and appends the first.
+std::vector<std::string> spellings_of(std::string_view name) {
+    std::vector<std::string> out;
+    if (const flag_spec * f = find_flag_spelled(llamacpp_flags(), name)) {
+        for (const auto w : f->spellings()) out.emplace_back(w);
+    }
+    return out;
+}
+
 // The commands that fit, closest first: a q8_0 cache at the same context, MoE experts on the CPU, a shorter
 // context, fewer GPU layers (the spill llama.cpp itself would make).
 std::vector<candidate> fitting_variants(const model_desc & m, const launch_command & c, const std::vector<device_spec> & gpus,
@@ -103,13 +113,13 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
     };
     const llamacpp_settings & s = c.settings;
     if (!ggml_is_quantized(s.type_k) || !ggml_is_quantized(s.type_v)) {
-        auto a = with_flag(with_flag(c.argv, {"-ctk", "--cache-type-k"}, "q8_0"), {"-ctv", "--cache-type-v"}, "q8_0");
-        if (s.flash_attn == flash_attn_mode::off) a = with_flag(a, {"-fa", "--flash-attn"}, "on");
+        auto a = with_flag(with_flag(c.argv, spellings_of("--cache-type-k"), "q8_0"), spellings_of("--cache-type-v"), "q8_0");
+        if (s.flash_attn == flash_attn_mode::off) a = with_flag(a, spellings_of("--flash-attn"), "on");
         consider({"q8_0 KV cache (34/64 of f16), same context", a});
     }
     auto moe_variant = [&](uint64_t n) {
         return candidate{fmt::format("experts of the first {} layers on the CPU", n),
-                         with_flag(c.argv, {"-ncmoe", "--n-cpu-moe"}, std::to_string(n))};
+                         with_flag(c.argv, spellings_of("--n-cpu-moe"), std::to_string(n))};
     };
     if (m.n_expert > 0 && !c.placement.cpu_moe) { // the fewest expert blocks on the CPU that fit (search.h)
         const auto n = smallest_fitting(std::max<uint32_t>(1, c.placement.n_cpu_moe + 1), m.n_layer, 1, [&](uint64_t k) {
@@ -120,12 +130,12 @@ std::vector<candidate> fitting_variants(const model_desc & m, const launch_comma
     }
     const uint64_t n_ctx = max_fitting_n_ctx(m, s, c.placement, gpus, margin, s.n_ctx ? s.n_ctx : m.n_ctx_train);
     if (n_ctx > 0) {
-        consider({fmt::format("context {} tokens", with_commas(n_ctx)), with_flag(c.argv, {"-c", "--ctx-size"}, std::to_string(n_ctx))});
+        consider({fmt::format("context {} tokens", with_commas(n_ctx)), with_flag(c.argv, spellings_of("--ctx-size"), std::to_string(n_ctx))});
     }
     const uint32_t n_total = m.n_layer + m.n_layer_mtp + 1;
     auto ngl_variant = [&](uint64_t ngl) {
         return candidate{fmt::format("{} of {} layers on the GPU (a spill)", ngl, n_total),
-                         with_flag(c.argv, {"-ngl", "--n-gpu-layers", "--gpu-layers"}, std::to_string(ngl))};
+                         with_flag(c.argv, spellings_of("--n-gpu-layers"), std::to_string(ngl))};
     };
     const auto ngl = largest_fitting(0, n_total - 1, 1, [&](uint64_t k) { // the most layers that fit (search.h)
         candidate cand = ngl_variant(k);

@@ -46,46 +46,40 @@ struct fit_failure {
     std::string why;
 };
 
-// Flags that take a value, by every spelling common/arg.cpp gives them, and their JSON names in kvfit's registry
-// (include/kvfit/llamacpp.h: llamacpp_flags). "" = handled here.
-struct value_flag {
-    std::vector<std::string_view> names;
-    std::string_view json;
+// The flags kvfit fit-params reads, by their long names in llama.cpp's tables (include/kvfit/llamacpp.h: the planner's
+// llamacpp_flags() and the command line's llamacpp_command_flags(), with every spelling common/arg.cpp gives them),
+// then kvfit's own --gpu, --weights, --weights-size. `planned`: handed to parse_llamacpp_flags by its JSON name;
+// otherwise read here. A boolean flag is a switch; every other one takes a value.
+struct read_flag {
+    const flag_spec * spec = nullptr;
+    bool planned = false;
 };
-const std::vector<value_flag> & value_flags() {
-    static const std::vector<value_flag> v = {
-        {{"-m", "--model"}, ""},
-        {{"-c", "--ctx-size"}, "ctx_size"},
-        {{"-fa", "--flash-attn"}, "flash_attn"},
-        {{"-ctk", "--cache-type-k"}, "cache_type_k"},
-        {{"-ctv", "--cache-type-v"}, "cache_type_v"},
-        {{"-ngl", "--gpu-layers", "--n-gpu-layers"}, "n_gpu_layers"},
-        {{"-ts", "--tensor-split"}, "tensor_split"},
-        {{"-ot", "--override-tensor"}, "override_tensor"},
-        {{"-np", "--parallel"}, "parallel"},
-        {{"-ub", "--ubatch-size"}, "ubatch_size"},
-        {{"-b", "--batch-size"}, "batch_size"},
-        {{"-ncmoe", "--n-cpu-moe"}, "n_cpu_moe"},
-        {{"--llamacpp-version"}, "llamacpp_version"},
-        {{"--backend"}, "backend"},                           // kvfit's: the build's GPU backend (device names)
-        {{"--iogpu-wired-limit-mb"}, "iogpu_wired_limit_mb"}, // kvfit's: a Mac's Metal working set (metal.h)
-        {{"-fitt", "--fit-target"}, ""},
-        {{"-fitc", "--fit-ctx"}, ""},
-        {{"-fitp", "--fit-print"}, ""},
-        {{"-fit", "--fit"}, ""},
-        {{"--gpu"}, ""},
-        {{"--weights"}, ""},
-        {{"--weights-size"}, ""},
+const std::vector<read_flag> & read_flags() {
+    static const std::vector<flag_spec> kvfit_own = {
+        {"--gpu", "", "kvfit's: the GPUs (default: the detected ones)", flag_type::text, "GPUS"},
+        {"--weights", "", "kvfit's: the weights' format for a config.json model", flag_type::text, "FORMAT"},
+        {"--weights-size", "", "kvfit's: the weights' size for a config.json model", flag_type::size},
     };
-    return v;
-}
-const std::vector<value_flag> & switch_flags() {
-    static const std::vector<value_flag> v = {
-        {{"-kvu", "--kv-unified"}, "kv_unified"},
-        {{"--swa-full"}, "swa_full"},
-        {{"-nkvo", "--no-kv-offload"}, "no_kv_offload"},
-        {{"-cmoe", "--cpu-moe"}, "cpu_moe"},
-    };
+    static const std::vector<read_flag> v = [] {
+        static const std::pair<std::string_view, bool> names[] = {
+            {"--model", false}, {"--ctx-size", true}, {"--flash-attn", true}, {"--cache-type-k", true},
+            {"--cache-type-v", true}, {"--n-gpu-layers", true}, {"--tensor-split", true}, {"--override-tensor", true},
+            {"--parallel", true}, {"--ubatch-size", true}, {"--batch-size", true}, {"--n-cpu-moe", true},
+            {"--llamacpp-version", true},
+            {"--backend", true},              // kvfit's: the build's GPU backend (device names)
+            {"--iogpu-wired-limit-mb", true}, // kvfit's: a Mac's Metal working set (metal.h)
+            {"--fit-target", false}, {"--fit-ctx", false}, {"--fit-print", false}, {"--fit", false},
+            {"--gpu", false}, {"--weights", false}, {"--weights-size", false},
+            {"--kv-unified", true}, {"--swa-full", true}, {"--no-kv-offload", true}, {"--cpu-moe", true}};
+        std::vector<read_flag> out;
+        for (const auto & [name, planned] : names) {
+            const flag_spec * f = find_flag_spelled(llamacpp_flags(), name);
+            if (!f) f = find_flag_spelled(llamacpp_command_flags(), name);
+            if (!f) f = find_flag_spelled(kvfit_own, name);
+            if (f) out.push_back({f, planned});
+        }
+        return out;
+    }();
     return v;
 }
 
@@ -112,12 +106,14 @@ std::string fit_params_help() {
                       "llama.cpp v0.5.0's llama-fit-params answered from kvfit's plan: the same flags and the same stdout, "
                       "without the weights or the GPUs.\nExit status as llama-fit-params: 0, or 1 with a one-line message.\n\n"
                       "Options that take a value:\n";
-    const auto list = [&out](const std::vector<value_flag> & flags) {
-        for (const auto & f : flags) out += fmt::format("  {}\n", fmt::join(f.names, ", "));
+    const auto list = [&out](bool switches) {
+        for (const auto & f : read_flags()) {
+            if ((f.spec->type == flag_type::boolean) == switches) out += fmt::format("  {}\n", fmt::join(f.spec->spellings(), ", "));
+        }
     };
-    list(value_flags());
+    list(false);
     out += "Switches:\n";
-    list(switch_flags());
+    list(true);
     out += "\n--fit-print on: one line per device (model, context, compute MiB) and a Host line; otherwise the fitted\n"
            "arguments (-c N -ngl N [-ts A,B] [-ot ...]). --gpu GPUS (kvfit's: \"RTX 4090\", 2xH100, 24GiB,24GiB; default:\n"
            "the detected GPUs), --weights FORMAT / --weights-size SIZE for a config.json model.\n";
@@ -130,24 +126,18 @@ fit_args parse_args(int argc, char ** argv) {
     fit_args a;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
-        bool done = false;
-        for (const auto & f : switch_flags()) {
-            if (std::find(f.names.begin(), f.names.end(), arg) != f.names.end()) {
-                a.flags.set(f.json, "true");
-                done = true;
-            }
+        const auto rf = std::find_if(read_flags().begin(), read_flags().end(), [&](const read_flag & f) { return f.spec->spelled(arg); });
+        if (rf == read_flags().end()) throw error(fmt::format("invalid argument: {}", arg));
+        const std::string json = rf->spec->json_name();
+        if (rf->spec->type == flag_type::boolean) {
+            a.flags.set(json, "true");
+            continue;
         }
-        if (done) continue;
-        const value_flag * vf = nullptr;
-        for (const auto & f : value_flags()) {
-            if (std::find(f.names.begin(), f.names.end(), arg) != f.names.end()) vf = &f;
-        }
-        if (!vf) throw error(fmt::format("invalid argument: {}", arg));
         if (i + 1 >= argc) throw error(fmt::format("expected value for argument {}", arg));
         const std::string value = argv[++i];
-        const std::string_view name = vf->names.back();
-        if (!vf->json.empty()) {
-            if (vf->json == "override_tensor") {
+        const std::string_view name = rf->spec->name;
+        if (rf->planned) {
+            if (json == "override_tensor") {
                 // llama.cpp: comma-separated rules, repeatable (common/arg.cpp parse_tensor_buffer_overrides)
                 size_t start = 0;
                 while (start <= value.size()) {
@@ -157,14 +147,14 @@ fit_args parse_args(int argc, char ** argv) {
                     if (comma == std::string::npos) break;
                     start = comma + 1;
                 }
-            } else if (vf->json == "ctx_size" && value == "0") {
+            } else if (json == "ctx_size" && value == "0") {
                 // arg.cpp: -c 0 is the model's n_ctx_train, and disables fit.cpp's context reduction
                 a.flags.erase("ctx_size");
                 a.fit_ctx = UINT32_MAX;
-            } else if (vf->json == "n_gpu_layers" && (value == "-1" || value == "auto")) {
+            } else if (json == "n_gpu_layers" && (value == "-1" || value == "auto")) {
                 a.flags.erase("n_gpu_layers"); // llama.cpp's default (common.h: -1, auto)
             } else {
-                a.flags.set(vf->json, value);
+                a.flags.set(json, value);
             }
         } else if (name == "--model") {
             a.model = value;

@@ -2,6 +2,7 @@
 #include "cli_flags.h"
 
 #include "kvfit/error.h"
+#include "kvfit/llamacpp.h"
 #include "kvfit/printable.h"
 #include "kvfit/sources.h"
 
@@ -14,30 +15,19 @@
 namespace kvfit::cli {
 namespace {
 
-// What a llama.cpp flag is called in the selected runtime, for the error message. The context is every runtime's
-// context knob (runtime_info::context); the others are this table.
+// What a llama.cpp flag is called in the selected runtime, for the error message: the runtime's flag that sets what
+// the llama.cpp flag sets (flag_spec::setting, flag_for_setting), with the engine's own name when kvfit's flag stands
+// for one ("--num-parallel (OLLAMA_NUM_PARALLEL)").
 std::string llama_flag_hint(const std::string & name, const std::string & runtime) {
-    struct row { const char * llama; const char * shown; const char * vllm; const char * sglang; const char * ollama; const char * mlx; };
-    static const row rows[] = {
-        {"--ctx-size", "-c", nullptr, nullptr, nullptr, nullptr},
-        {"--parallel", "-np", "--max-num-seqs", "--max-running-requests", "--num-parallel (OLLAMA_NUM_PARALLEL)", "--num-sequences"},
-        {"--cache-type-k", "-ctk", "--kv-cache-dtype", "--kv-cache-dtype", "--ollama-kv-cache-type (OLLAMA_KV_CACHE_TYPE)", "--kv-bits"},
-        {"--cache-type-v", "-ctv", "--kv-cache-dtype", "--kv-cache-dtype", "--ollama-kv-cache-type (OLLAMA_KV_CACHE_TYPE)", "--kv-bits"},
-        {"--flash-attn", "-fa", nullptr, nullptr, "--ollama-flash-attention (OLLAMA_FLASH_ATTENTION)", nullptr},
-        {"--margin", "--margin", "--gpu-memory-utilization", "--mem-fraction-static", "--fit-target", nullptr},
-    };
-    for (const auto & r : rows) {
-        if (name != r.llama) continue;
-        std::string alt_text;
-        if (name == "--ctx-size") alt_text = find_runtime(runtime).context.spelled;
-        const char * alt = runtime == "vllm" ? r.vllm : runtime == "sglang" ? r.sglang : runtime == "ollama" ? r.ollama
-                         : runtime == "mlx" ? r.mlx : nullptr;
-        if (alt) alt_text = alt;
-        std::string shown = r.shown == name ? name : fmt::format("{}/{}", r.shown, name);
-        return !alt_text.empty() ? fmt::format("{} is a llama.cpp flag; with --runtime {} use {}", shown, runtime, alt_text)
-                                 : fmt::format("{} is a llama.cpp flag, not used with --runtime {}", shown, runtime);
+    const flag_spec * llama = find_flag_spelled(llamacpp_flags(), name);
+    if (!llama || llama->setting == flag_setting::none) {
+        return fmt::format("{} is a llama.cpp flag, not used with --runtime {}", name, runtime);
     }
-    return fmt::format("{} is a llama.cpp flag, not used with --runtime {}", name, runtime);
+    const std::string shown = llama->alias.empty() ? name : fmt::format("{}/{}", llama->alias, llama->name);
+    const flag_spec * alt = flag_for_setting(find_runtime(runtime), llama->setting);
+    if (!alt) return fmt::format("{} is a llama.cpp flag, not used with --runtime {}", shown, runtime);
+    const std::string use = alt->engine_name.empty() ? std::string(alt->name) : fmt::format("{} ({})", alt->name, alt->engine_name);
+    return fmt::format("{} is a llama.cpp flag; with --runtime {} use {}", shown, runtime, use);
 }
 
 bool is_long_alias(std::string_view alias) { return alias.size() > 2; }
@@ -106,12 +96,8 @@ void add_runtime_flags(CLI::App & app, runtime_flags & f, const std::vector<std:
         case flag_type::list: e.option = app.add_option(names_of, e.list, help)->take_all()->allow_extra_args(false); break;
         default: e.option = app.add_option(names_of, e.text, help); break;
         }
-        // the value's type in --help (app/cli_conventions.cpp names some more precisely)
-        const flag_type t = e.spec.type;
-        if (t != flag_type::boolean) {
-            e.option->type_name(t == flag_type::count ? "INT" : t == flag_type::size ? "SIZE" : t == flag_type::fraction ? "FLOAT"
-                                : t == flag_type::list ? "VALUE[,VALUE...]" : "VALUE");
-        }
+        // the value's name in --help: the table's metavar, else its type's (flag_spec::value_name)
+        if (e.spec.type != flag_type::boolean) e.option->type_name(std::string(e.spec.value_name()));
     }
 }
 
@@ -121,6 +107,7 @@ const std::vector<std::pair<std::string, std::string>> & long_aliases() {
         for (const auto & rt : runtimes()) {
             for (const auto & s : rt.flags()) {
                 if (is_long_alias(s.alias)) out.emplace_back(s.alias, s.name);
+                for (const auto & a : s.alternates) out.emplace_back(a, s.name);
             }
         }
         return out;

@@ -37,8 +37,10 @@ struct runtime_flags {
 /// (words = nullptr). A flag left out is unknown to the parser, as any misspelt flag is.
 void add_runtime_flags(CLI::App & app, runtime_flags & f, const std::vector<std::string> * words = nullptr);
 
-/// The runtimes' single-dash aliases longer than one letter ("-ctk", "-ngl", "-tp") with their long names: CLI11
-/// takes one letter after a single dash, so main.cpp rewrites these before parsing.
+/// The runtimes' spellings CLI11 is not given, with their long names: single-dash aliases longer than one letter
+/// ("-ctk", "-ngl", "-tp": CLI11 takes one letter after a single dash) and the alternates (flag_spec::alternates:
+/// llama-server's "--gpu-layers" for --n-gpu-layers). main.cpp rewrites these before parsing, so --help lists each
+/// flag once.
 const std::vector<std::pair<std::string, std::string>> & long_aliases();
 
 /// After parsing: throws kvfit::error for a given flag that the selected runtime does not accept. `common` names

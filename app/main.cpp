@@ -10,6 +10,7 @@
 #include "kvfit/printable.h"
 #include "kvfit/gguf.h"
 #include "kvfit/gpus.h"
+#include "kvfit/llamacpp.h"
 #include "kvfit/model_set.h"
 #include "kvfit/plan.h"
 #include "kvfit/remote.h"
@@ -36,11 +37,9 @@ constexpr int exit_does_not_fit = 3;
 // llama.cpp and vLLM spell several flags with one dash and several letters (-ctk, -ngl, -tp); CLI11 only takes one
 // letter after a single dash, so those are rewritten to their long names first (the list comes from the registry).
 std::string canonical_flag(const std::string & a) {
-    static const std::pair<std::string_view, std::string_view> hub[] = {
-        {"-hf", "--hf-repo"}, {"-hfr", "--hf-repo"}, {"-hff", "--hf-file"}, // llama.cpp's Hub model
-    };
-    for (const auto & [from, to] : hub) {
-        if (a == from) return std::string(to);
+    for (const char * hub : {"--hf-repo", "--hf-file"}) { // llama.cpp's Hub model: -hf, -hfr, -hff (llamacpp_command_flags)
+        const kvfit::flag_spec * f = kvfit::find_flag_spelled(kvfit::llamacpp_command_flags(), hub);
+        if (f && f->spelled(a)) return std::string(f->name);
     }
     for (const auto & [from, to] : kvfit::cli::long_aliases()) {
         if (a == from) return std::string(to);

@@ -358,7 +358,8 @@ TEST(edges, flags_named_for_their_runtime) {
     EXPECT_EQ(json::parse(fitt_short.out)["detail"]["settings"]["margin_bytes"].get<uint64_t>(), GiB); // the largest
     const auto vllm = run_kvfit("Qwen3-8B --runtime vllm --gpu 'RTX 4090' --fit-target 512");
     EXPECT_EQ(vllm.status, 2);
-    EXPECT_EQ(vllm.err, "kvfit: --fit-target is a llama.cpp flag, not used with --runtime vllm\n");
+    // the hint names vLLM's flag for the same setting (flag_setting::memory_margin), as it does for --margin
+    EXPECT_EQ(vllm.err, "kvfit: -fitt/--fit-target is a llama.cpp flag; with --runtime vllm use --gpu-memory-utilization\n");
     const auto len = run_kvfit("Qwen3-8B --gpu 'RTX 4090' --max-model-len 8192");
     EXPECT_EQ(len.status, 2);
     EXPECT_EQ(len.err, "kvfit: --max-model-len is a vLLM flag; add --runtime vllm\n");

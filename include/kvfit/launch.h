@@ -47,7 +47,9 @@ struct launch_command {
 };
 
 /// Parse a command line. llama-server, llama-cli (and other llama-* tools) are llama.cpp; `vllm serve` is vLLM
-/// (recognised, flags not read). Flags may be written "--flag value" or "--flag=value".
+/// (recognised, flags not read). Flags may be written "--flag value" or "--flag=value", in any spelling of llama.cpp's
+/// tables (llamacpp.h: llamacpp_flags(), llamacpp_command_flags(); -ngl, --gpu-layers and --n-gpu-layers alike);
+/// llamacpp_ignored_flags() pass through silently, any other flag is listed in not_modelled.
 /// Throws kvfit::error "exec: <flag> '<value>': ..." for a malformed value of a modelled flag, and
 /// "exec: no command after --" for an empty argv.
 launch_command parse_launch_command(const std::vector<std::string> & argv);

@@ -675,8 +675,22 @@ flag_values llamacpp_flag_values(const llamacpp_settings & s, const placement_se
 /// --margin, -ngl, --no-kv-offload, -ts, -ot, --cpu-moe, --n-cpu-moe, --cpu-features, --mmap, --no-mmap, --load-mode,
 /// --no-repack, --no-host, --backend, --no-op-offload; speculative decoding (spec.cpp): --spec-type, --spec-draft-n-max,
 /// -md, -ngld, -ctkd, -ctvd, -devd, --spec-draft-ctx, and -cd (refused: "-cd 4096: not a flag of llama.cpp v0.5.0 or
-/// 5b4ebc5 ...").
+/// 5b4ebc5 ..."). Each with every spelling common/arg.cpp gives it (alias and alternates: --gpu-layers, --swa-checkpoints,
+/// --model-draft), its metavar for --help and its shared setting (flag_setting: -c context, -np concurrency, -ctk / -ctv
+/// cache types, -fa flash attention, --margin and -fitt the memory margin).
 const std::vector<flag_spec> & llamacpp_flags();
+
+/// llama.cpp's flags that a command line carries beside the planner's settings: the model (-m/--model, -hf/-hfr/
+/// --hf-repo, -hff/--hf-file), llama-fit-params' -fit/--fit, -fitc/--fit-ctx, -fitp/--fit-print, and llama-server's
+/// --repack, -sm/--split-mode, --embedding/--embeddings, --pooling, spelled as common/arg.cpp (v0.5.0) spells them.
+/// `kvfit exec` (launch.h) and `kvfit fit-params` read them; they are no flag of the plan (the registry's flags are
+/// llamacpp_flags()).
+const std::vector<flag_spec> & llamacpp_command_flags();
+
+/// llama-server / llama-cli flags that change no memory kvfit plans (server address, threads, sampling, prompt,
+/// logging, --mlock, --cont-batching), spelled as common/arg.cpp (v0.5.0): `kvfit exec` passes them through without
+/// naming them as not modelled. A boolean takes no value; every other one takes one.
+const std::vector<flag_spec> & llamacpp_ignored_flags();
 
 // ============================================================================================================
 // The runtime interface (src/runtimes/llamacpp/plan.cpp)

@@ -179,15 +179,63 @@ enum class flag_type : uint8_t {
     list,     ///< repeatable, or comma-separated: -c 8192,32768
 };
 
-/// One flag a runtime accepts, spelled as the runtime spells it.
+/// What a flag sets, in terms every runtime shares: the key that turns one runtime's flag into another's in the
+/// CLI's hints ("-c/--ctx-size is a llama.cpp flag; with --runtime vllm use --max-model-len": flag_for_setting).
+/// A runtime has at most one flag per setting (tests/test_flags.cpp); most flags set nothing shared (none).
+enum class flag_setting : uint8_t {
+    none,          ///< a setting of this runtime only (--swa-full, --block-size), or an input of kvfit's
+    context,       ///< the context the plan is made at: llama.cpp -c, vLLM --max-model-len, SGLang --context-length,
+                   ///< Ollama num_ctx, mlx-lm's tokens per sequence (runtime_info::context.flag)
+    concurrency,   ///< sequences served at once: llama.cpp -np, vLLM --max-num-seqs, SGLang --max-running-requests,
+                   ///< OLLAMA_NUM_PARALLEL, mlx-lm's sequences decoded together
+    cache_type_k,  ///< the K cache's type, a flag of its own: llama.cpp -ctk
+    cache_type_v,  ///< the V cache's type, a flag of its own: llama.cpp -ctv
+    cache_type,    ///< K and V by one flag (vLLM's and SGLang's --kv-cache-dtype, OLLAMA_KV_CACHE_TYPE, mlx-lm
+                   ///< --kv-bits): it answers for cache_type_k and cache_type_v (runtime_info::cache_type_k)
+    flash_attn,    ///< flash attention on or off: llama.cpp -fa, OLLAMA_FLASH_ATTENTION
+    memory_margin, ///< GPU memory the runtime leaves unused: llama.cpp --fit-target (kvfit's --margin), vLLM
+                   ///< --gpu-memory-utilization, SGLang --mem-fraction-static, Ollama's LLAMA_ARG_FIT_TARGET
+};
+
+/// The setting's name as tests and docs write it: "context", "cache_type_k", "none".
+std::string_view flag_setting_name(flag_setting s);
+
+/// One flag a runtime accepts, spelled as the runtime spells it: the one table of a runtime's flags that the CLI
+/// registers (names, metavars), `kvfit exec` and `kvfit fit-params` read a command line with (every spelling), the
+/// HTTP API reads JSON by (json_name) and the hints cross runtimes by (setting). The spellings are the runtime's
+/// own: llama.cpp's as common/arg.cpp registers them (common_arg({"-ngl", "--gpu-layers", "--n-gpu-layers"}, ...)),
+/// vLLM's as vllm/engine/arg_utils.py, SGLang's as sglang/srt/server_args.py; Ollama and mlx-lm are configured by
+/// environment variables, Modelfile parameters and Python arguments, which engine_name names beside kvfit's flag.
 struct flag_spec {
     std::string_view name;            ///< long flag: "--max-model-len"
-    std::string_view alias;           ///< short flag: "-c", "-tp", "" for none
+    std::string_view alias;           ///< the short flag people type: "-c", "-tp", "" for none
     std::string_view help;            ///< one line, for --help and GET /v1/runtimes
     flag_type type = flag_type::text; ///< how its value is written
+    /// The value's name in --help: "INT[,INT...]", "TYPE", "FILE", "SIZE"; "" = by type (INT for a count, SIZE,
+    /// FLOAT, VALUE[,VALUE...] for a list, VALUE for text; none for a boolean): value_name().
+    std::string_view metavar = "";
+    flag_setting setting = flag_setting::none; ///< what it sets across runtimes (hints)
+    /// The runtime's other spellings of the flag, read from a command line as `name` (llama-server's --gpu-layers
+    /// for --n-gpu-layers, --swa-checkpoints for --ctx-checkpoints); --help shows name and alias only.
+    std::vector<std::string_view> alternates = {};
+    /// The setting as the engine itself names it where `name` is kvfit's flag for it, not the engine's: Ollama's
+    /// environment variable ("OLLAMA_NUM_PARALLEL") or Modelfile parameter ("PARAMETER num_ctx"); "" when the
+    /// runtime's command line takes `name` itself. The hints show it: "--num-parallel (OLLAMA_NUM_PARALLEL)".
+    std::string_view engine_name = "";
     /// The JSON and Python name: the long flag without "--", '-' as '_': "--max-model-len" -> "max_model_len".
     std::string json_name() const;
+    /// Every spelling, the one people type first: alias (when any), name, then the alternates:
+    /// {"-ngl", "--n-gpu-layers", "--gpu-layers"}.
+    std::vector<std::string_view> spellings() const;
+    /// True when `word` is one of spellings() ("--gpu-layers" is --n-gpu-layers).
+    bool spelled(std::string_view word) const;
+    /// metavar, or the type's name when there is none ("INT" for a count); "" for a boolean.
+    std::string_view value_name() const;
 };
+
+/// The flag of `flags` that `word` spells (spellings()), or nullptr: "-ngl", "--gpu-layers" and "--n-gpu-layers"
+/// all find --n-gpu-layers in llamacpp_flags().
+const flag_spec * find_flag_spelled(const std::vector<flag_spec> & flags, std::string_view word);
 
 /// Flag values by JSON name (flag_spec::json_name), exactly as typed: the CLI's text, or the HTTP body's value as
 /// text (numbers in decimal, booleans "true"/"false"). Each runtime parses its own values, so the CLI and the API
@@ -290,6 +338,10 @@ struct runtime_info {
     /// --kv-bits: "none" = the model's dtype); the planner erases the flag for it. "" = every type is spelled.
     std::string_view cache_type_unset;
 };
+
+/// rt's flag that sets `s` (a flag tagged cache_type answers cache_type_k and cache_type_v), or nullptr when rt
+/// has none or s is none: flag_for_setting(vllm, flag_setting::concurrency) is --max-num-seqs.
+const flag_spec * flag_for_setting(const runtime_info & rt, flag_setting s);
 
 /// The flag whose JSON name is `json_name` as people type it: its short alias, else its long name ("-ctk",
 /// "--kv-cache-dtype"); the JSON name itself when rt has no such flag.

@@ -18,10 +18,6 @@ std::string basename_of(const std::string & path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-bool is_one_of(const std::string & flag, std::initializer_list<const char *> names) {
-    return std::any_of(names.begin(), names.end(), [&](const char * n) { return flag == n; });
-}
-
 // -ot takes comma-separated PATTERN=BUFFER rules; only =CPU rules move memory off the GPUs.
 void add_overrides(launch_command & c, const std::string & v) {
     for (const std::string & rule : split_override_rules(v)) {
@@ -33,18 +29,11 @@ void add_overrides(launch_command & c, const std::string & v) {
     }
 }
 
-// Flags that change nothing kvfit plans (server, sampling, logging): passed through silently.
-bool harmless_with_value(const std::string & f) {
-    return is_one_of(f, {"--host", "--port", "-t", "--threads", "-tb", "--threads-batch", "--temp", "-a", "--alias",
-                         "--api-key", "--chat-template", "--chat-template-file", "-n", "--n-predict", "-p", "--prompt",
-                         "-s", "--seed", "--top-k", "--top-p", "--min-p", "--repeat-penalty", "-sys",
-                         "--system-prompt", "--log-file", "--reasoning-format", "-mg",
-                         "--main-gpu", "--timeout", "--threads-http", "-to"});
-}
-
-bool harmless_flag(const std::string & f) {
-    return is_one_of(f, {"--jinja", "--metrics", "--no-webui", "-cnv", "--conversation", "-v", "--verbose",
-                         "--log-disable", "--mlock", "--cont-batching", "-cb", "--no-warmup", "-st", "--single-turn"});
+// The flag `word` spells among llama.cpp's tables (include/kvfit/llamacpp.h): the planner's flags, then the command
+// line's others (-m, -hf, --fit, -sm, ...); nullptr for a flag in neither.
+const flag_spec * llamacpp_flag_of(const std::string & word) {
+    if (const flag_spec * f = find_flag_spelled(llamacpp_flags(), word)) return f;
+    return find_flag_spelled(llamacpp_command_flags(), word);
 }
 
 } // namespace
@@ -78,88 +67,90 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         };
         llamacpp_settings & s = c.settings;
         placement_settings & p = c.placement;
-        if (is_one_of(flag, {"-m", "--model"})) c.model_path = take();
-        else if (is_one_of(flag, {"-hf", "-hfr", "--hf-repo"})) c.hf_repo = take();
-        else if (is_one_of(flag, {"-mm", "--mmproj"})) c.mmproj_path = take();
-        else if (flag == "--no-mmproj-offload") c.mmproj_offload = false;
-        else if (is_one_of(flag, {"-c", "--ctx-size"})) s.n_ctx = parse_ctx_size_flag(flag, take(), 0);
-        else if (is_one_of(flag, {"-np", "--parallel"})) s.n_seq = uint32_t(std::max<uint64_t>(1, parse_flag_count(flag, take(), 0, 256)));
-        else if (is_one_of(flag, {"-b", "--batch-size"})) s.n_batch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
-        else if (is_one_of(flag, {"-ub", "--ubatch-size"})) s.n_ubatch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
-        else if (is_one_of(flag, {"-ctk", "--cache-type-k"})) s.type_k = parse_cache_type_flag(flag, take());
-        else if (is_one_of(flag, {"-ctv", "--cache-type-v"})) s.type_v = parse_cache_type_flag(flag, take());
-        else if (is_one_of(flag, {"-fa", "--flash-attn"})) {
+        // looked up by any spelling (common/arg.cpp's: -ngl, --gpu-layers, --n-gpu-layers), then read by its
+        // canonical long name; messages name the flag as typed
+        const flag_spec * spec = llamacpp_flag_of(flag);
+        const std::string_view n = spec ? spec->name : std::string_view();
+        if (n == "--model") c.model_path = take();
+        else if (n == "--hf-repo") c.hf_repo = take();
+        else if (n == "--mmproj") c.mmproj_path = take();
+        else if (n == "--no-mmproj-offload") c.mmproj_offload = false;
+        else if (n == "--ctx-size") s.n_ctx = parse_ctx_size_flag(flag, take(), 0);
+        else if (n == "--parallel") s.n_seq = uint32_t(std::max<uint64_t>(1, parse_flag_count(flag, take(), 0, 256)));
+        else if (n == "--batch-size") s.n_batch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        else if (n == "--ubatch-size") s.n_ubatch = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        else if (n == "--cache-type-k") s.type_k = parse_cache_type_flag(flag, take());
+        else if (n == "--cache-type-v") s.type_v = parse_cache_type_flag(flag, take());
+        else if (n == "--flash-attn") {
             // current llama.cpp: -fa on|off|auto; older builds: a bare -fa meant on
             const bool has_value = inline_value || (i + 1 < argv.size() && (argv[i + 1][0] != '-' || argv[i + 1] == "-1"));
             s.flash_attn = parse_flash_attn_flag("exec: " + flag, has_value ? take() : "on");
-        } else if (is_one_of(flag, {"-ngl", "--n-gpu-layers", "--gpu-layers"})) {
-            p.n_gpu_layers = parse_ngl_flag(flag, take());
-        } else if (is_one_of(flag, {"-ts", "--tensor-split"})) p.tensor_split = parse_tensor_split(take());
-        else if (is_one_of(flag, {"-ot", "--override-tensor"})) add_overrides(c, take());
-        else if (is_one_of(flag, {"-ncmoe", "--n-cpu-moe"})) p.n_cpu_moe = uint32_t(parse_flag_count(flag, take(), 0, 100000));
-        else if (is_one_of(flag, {"-cmoe", "--cpu-moe"})) p.cpu_moe = true;
-        else if (is_one_of(flag, {"-nkvo", "--no-kv-offload"})) p.no_kv_offload = true;
-        else if (is_one_of(flag, {"-kvu", "--kv-unified"})) s.kv_unified = true;
-        else if (flag == "--swa-full") s.swa_full = true;
-        else if (flag == "--no-mmap" || flag == "--mmap") {
-            p.mmap = flag == "--mmap";
+        } else if (n == "--n-gpu-layers") p.n_gpu_layers = parse_ngl_flag(flag, take());
+        else if (n == "--tensor-split") p.tensor_split = parse_tensor_split(take());
+        else if (n == "--override-tensor") add_overrides(c, take());
+        else if (n == "--n-cpu-moe") p.n_cpu_moe = uint32_t(parse_flag_count(flag, take(), 0, 100000));
+        else if (n == "--cpu-moe") p.cpu_moe = true;
+        else if (n == "--no-kv-offload") p.no_kv_offload = true;
+        else if (n == "--kv-unified") s.kv_unified = true;
+        else if (n == "--swa-full") s.swa_full = true;
+        else if (n == "--no-mmap" || n == "--mmap") {
+            p.mmap = n == "--mmap";
             c.no_mmap = !p.mmap;
-        } else if (is_one_of(flag, {"-lm", "--load-mode"})) { // common/arg.cpp: none and dio do not map the file
+        } else if (n == "--load-mode") { // common/arg.cpp: none and dio do not map the file
             const std::string v = take();
             p.mmap = !(v == "none" || v == "mlock" || v == "dio");
             c.no_mmap = !p.mmap;
-        } else if (is_one_of(flag, {"-nr", "--no-repack"})) p.repack = false;
-        else if (flag == "--repack") p.repack = true;
-        else if (flag == "--no-host") p.no_host = true;
-        else if (is_one_of(flag, {"-fit", "--fit"})) c.fit = take();
+        } else if (n == "--no-repack") p.repack = false;
+        else if (n == "--repack") p.repack = true;
+        else if (n == "--no-host") p.no_host = true;
+        else if (n == "--fit") c.fit = take();
         // LoRA adapters and host RAM (issue 14: llamacpp_extras.h)
-        else if (flag == "--lora") c.lora.push_back(take());
-        else if (flag == "--lora-scaled") c.lora_scaled.push_back(take());
-        else if (is_one_of(flag, {"-cram", "--cache-ram"})) {
+        else if (n == "--lora") c.lora.push_back(take());
+        else if (n == "--lora-scaled") c.lora_scaled.push_back(take());
+        else if (n == "--cache-ram") {
             const std::string v = take();
             s.cache_ram_mib = v == "-1" ? -1 : int64_t(parse_flag_count(flag, v, 0, 1ull << 31));
-        } else if (is_one_of(flag, {"-ctxcp", "--ctx-checkpoints", "--swa-checkpoints"})) {
-            s.ctx_checkpoints = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
-        }
-        else if (is_one_of(flag, {"-fitt", "--fit-target"})) { // MiB per device, "," or "/" separated, one broadcast
+        } else if (n == "--ctx-checkpoints") s.ctx_checkpoints = uint32_t(parse_flag_count(flag, take(), 0, 1u << 20));
+        else if (n == "--fit-target") { // MiB per device, "," or "/" separated, one broadcast
             for (const uint64_t b : parse_fit_target_flag(flag, take())) c.fit_target_bytes = std::max(c.fit_target_bytes, b);
         }
         // speculative decoding (src/runtimes/llamacpp/spec.cpp), spelled as v0.5.0's common/arg.cpp:4086-4260
-        else if (flag == "--spec-type") s.spec.mtp = parse_spec_type(take());
-        else if (flag == "--spec-draft-n-max") s.spec.n_max = uint32_t(parse_flag_count(flag, take(), 0, 1024));
-        else if (is_one_of(flag, {"-md", "--spec-draft-model", "--model-draft"})) s.spec.draft_path = take();
-        else if (is_one_of(flag, {"-ngld", "--spec-draft-ngl", "--gpu-layers-draft", "--n-gpu-layers-draft"})) {
-            s.spec.draft_n_gpu_layers = parse_ngl_flag(flag, take());
-        } else if (is_one_of(flag, {"-ctkd", "--spec-draft-type-k", "--cache-type-k-draft"})) s.spec.type_k = parse_cache_type_flag(flag, take());
-        else if (is_one_of(flag, {"-ctvd", "--spec-draft-type-v", "--cache-type-v-draft"})) s.spec.type_v = parse_cache_type_flag(flag, take());
-        else if (is_one_of(flag, {"-devd", "--spec-draft-device", "--device-draft"})) s.spec.draft_devices = parse_draft_devices(take());
-        else if (is_one_of(flag, {"-cd", "--ctx-size-draft"})) {
+        else if (n == "--spec-type") s.spec.mtp = parse_spec_type(take());
+        else if (n == "--spec-draft-n-max") s.spec.n_max = uint32_t(parse_flag_count(flag, take(), 0, 1024));
+        else if (n == "--spec-draft-model") s.spec.draft_path = take();
+        else if (n == "--spec-draft-ngl") s.spec.draft_n_gpu_layers = parse_ngl_flag(flag, take());
+        else if (n == "--spec-draft-type-k") s.spec.type_k = parse_cache_type_flag(flag, take());
+        else if (n == "--spec-draft-type-v") s.spec.type_v = parse_cache_type_flag(flag, take());
+        else if (n == "--spec-draft-device") s.spec.draft_devices = parse_draft_devices(take());
+        else if (n == "--ctx-size-draft") {
             // in neither release's common/arg.cpp: llama-server exits on it (the draft follows -c, speculative.cpp:2550)
             throw error(fmt::format("exec: {} {}: not a flag of llama.cpp v0.5.0 or 5b4ebc5 (the draft context follows "
                                     "-c); remove it", flag, take()));
         }
         // the backend's terms (compute_cuda.cpp): op offload stages CPU-resident experts on CUDA0 (C4); the split
         // mode decides pipeline parallelism (C3): layer (the default) is planned, row / tensor / none are not
-        else if (flag == "--no-op-offload") s.op_offload = false;
-        else if (is_one_of(flag, {"-sm", "--split-mode"})) {
+        else if (n == "--no-op-offload") s.op_offload = false;
+        else if (n == "--split-mode") {
             const std::string v = take();
             if (v != "layer") c.not_modelled.push_back(flag + " " + v + " (only -sm layer, the default, is modelled)");
         }
         // embeddings: llama-server reserves n_batch outputs (server_output_limits, server-context.cpp:42-45); the
         // pooled graph itself is not modelled
-        else if (is_one_of(flag, {"--embedding", "--embeddings", "--pooling"})) {
-            const std::string v = flag == "--pooling" ? take() : "";
-            if (flag != "--pooling" || v != "none") {
+        else if (n == "--embedding" || n == "--pooling") {
+            const std::string v = n == "--pooling" ? take() : "";
+            if (n != "--pooling" || v != "none") {
                 c.settings.server_outputs = false;
                 c.settings.n_outputs_max = 0;
                 c.not_modelled.push_back(flag + (v.empty() ? "" : " " + v) + " (embeddings: n_batch outputs are planned, "
                                          "the pooled graph is not modelled)");
             }
         }
-        else if (harmless_with_value(flag)) take();
-        else if (harmless_flag(flag)) {
+        // flags that change nothing kvfit plans (server, sampling, logging): passed through silently
+        else if (const flag_spec * ignored = spec ? nullptr : find_flag_spelled(llamacpp_ignored_flags(), flag)) {
+            if (ignored->type != flag_type::boolean) take();
         } else if (flag.size() > 1 && flag[0] == '-') {
-            // Unknown: keep the next word with it when it is not a flag (probably its value).
+            // Unknown (or one of kvfit's own flags, --margin, which llama-server does not take): keep the next word
+            // with it when it is not a flag (probably its value).
             std::string entry = argv[i];
             if (!inline_value && i + 1 < argv.size() && argv[i + 1][0] != '-') entry += " " + argv[++i];
             c.not_modelled.push_back(entry);

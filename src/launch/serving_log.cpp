@@ -4,6 +4,7 @@
 #include "kvfit/serving_log.h"
 
 #include "kvfit/error.h"
+#include "kvfit/llamacpp.h"
 
 #include <algorithm>
 #include <cctype>
@@ -546,21 +547,19 @@ class serving_reader {
              has(l, "msg=\"starting llama-server\""))) {
             std::string_view cmd = l.substr(at + 6);
             cmd = cmd.substr(0, cmd.find('"'));
-            static constexpr std::pair<std::string_view, std::string_view> shorts[] = {
-                {"-c", "ctx_size"}, {"-np", "parallel"}, {"-b", "batch_size"}, {"-ub", "ubatch_size"},
-                {"-ngl", "n_gpu_layers"}, {"-fa", "flash_attn"}, {"-ctk", "cache_type_k"}, {"-ctv", "cache_type_v"},
-                {"-m", "model"}};
             std::istringstream in{std::string(cmd)};
             std::vector<std::string> words;
             for (std::string w; in >> w && words.size() < 4096;) words.push_back(std::move(w));
+            // a flag of llama.cpp's tables (include/kvfit/llamacpp.h) by any spelling (-c, -np, -ngl, -m) is kept under
+            // its JSON name; another long flag under its own name without "--" ("--kv-cache-type": kv_cache_type)
             auto key_of = [&](const std::string & w) -> std::string {
+                const flag_spec * f = find_flag_spelled(llamacpp_flags(), w);
+                if (!f) f = find_flag_spelled(llamacpp_command_flags(), w);
+                if (f) return f->json_name();
                 if (w.rfind("--", 0) == 0 && w.size() > 2) {
                     std::string k = w.substr(2);
                     std::replace(k.begin(), k.end(), '-', '_');
                     return k;
-                }
-                for (const auto & [f, k] : shorts) {
-                    if (w == f) return std::string(k);
                 }
                 return {};
             };

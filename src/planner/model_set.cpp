@@ -765,10 +765,7 @@ std::pair<std::string, flag_values> parse_set_member(const std::string & text, c
             }
             continue;
         }
-        const flag_spec * spec = nullptr;
-        for (const auto & fs : rt.flags()) {
-            if (name == fs.name || (!fs.alias.empty() && name == fs.alias)) spec = &fs;
-        }
+        const flag_spec * spec = find_flag_spelled(rt.flags(), name); // any spelling: -ngl, --gpu-layers, --n-gpu-layers
         if (!spec) throw error(fmt::format("{}: '{}' is not one of {}'s flags", text, name, rt.display));
         if (spec->type != flag_type::list || spec->json_name() == rt.context.flag) {
             const std::string key(spec->json_name());

@@ -34,6 +34,62 @@ std::string flag_spec::json_name() const {
     return out;
 }
 
+std::vector<std::string_view> flag_spec::spellings() const {
+    std::vector<std::string_view> out;
+    if (!alias.empty()) out.push_back(alias);
+    out.push_back(name);
+    out.insert(out.end(), alternates.begin(), alternates.end());
+    return out;
+}
+
+bool flag_spec::spelled(std::string_view word) const {
+    return !word.empty() && (word == name || word == alias ||
+                             std::find(alternates.begin(), alternates.end(), word) != alternates.end());
+}
+
+std::string_view flag_spec::value_name() const {
+    if (!metavar.empty()) return metavar;
+    switch (type) {
+    case flag_type::boolean: return "";
+    case flag_type::count: return "INT";
+    case flag_type::size: return "SIZE";
+    case flag_type::fraction: return "FLOAT";
+    case flag_type::list: return "VALUE[,VALUE...]";
+    case flag_type::text: break;
+    }
+    return "VALUE";
+}
+
+std::string_view flag_setting_name(flag_setting s) {
+    switch (s) {
+    case flag_setting::none: break;
+    case flag_setting::context: return "context";
+    case flag_setting::concurrency: return "concurrency";
+    case flag_setting::cache_type_k: return "cache_type_k";
+    case flag_setting::cache_type_v: return "cache_type_v";
+    case flag_setting::cache_type: return "cache_type";
+    case flag_setting::flash_attn: return "flash_attn";
+    case flag_setting::memory_margin: return "memory_margin";
+    }
+    return "none";
+}
+
+const flag_spec * find_flag_spelled(const std::vector<flag_spec> & flags, std::string_view word) {
+    for (const auto & f : flags) {
+        if (f.spelled(word)) return &f;
+    }
+    return nullptr;
+}
+
+const flag_spec * flag_for_setting(const runtime_info & rt, flag_setting s) {
+    if (s == flag_setting::none || !rt.flags) return nullptr;
+    const bool cache = s == flag_setting::cache_type_k || s == flag_setting::cache_type_v;
+    for (const auto & f : rt.flags()) {
+        if (f.setting == s || (cache && f.setting == flag_setting::cache_type)) return &f;
+    }
+    return nullptr;
+}
+
 void flag_values::set(std::string_view name, std::string value) {
     values_[std::string(name)] = {std::move(value)};
 }

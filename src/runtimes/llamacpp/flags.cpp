@@ -159,28 +159,40 @@ std::vector<uint64_t> parse_fit_target_flag(std::string_view flag, std::string_v
     return out;
 }
 
+// The spellings (alias, name, alternates) are common/arg.cpp's common_arg({...}) lists of llama.cpp v0.5.0 (the
+// speculative ones at common/arg.cpp:4086-4260: -md/--spec-draft-model/--model-draft, -ngld/--spec-draft-ngl/
+// --gpu-layers-draft/--n-gpu-layers-draft, -ctkd/--spec-draft-type-k/--cache-type-k-draft, ...; -ngl/--gpu-layers/
+// --n-gpu-layers; -ctxcp/--ctx-checkpoints/--swa-checkpoints; -fitt/--fit-target at :2892); flags llama.cpp does
+// not have are kvfit's (--margin, --llamacpp-version, --cpu-features, --backend, --ram, --n-outputs-max, ...).
 const std::vector<flag_spec> & llamacpp_flags() {
     using t = flag_type;
+    using s = flag_setting;
     static const std::vector<flag_spec> v = {
-        {"--ctx-size", "-c", "context size(s) in tokens; several values (8192,32768) make the table", t::list},
-        {"--cache-type-k", "-ctk", "K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1", t::text},
-        {"--cache-type-v", "-ctv", "V cache type (quantized needs flash attention)", t::text},
-        {"--flash-attn", "-fa", "on, off or auto (default auto = on where supported)", t::text},
+        {"--ctx-size", "-c", "context size(s) in tokens; several values (8192,32768) make the table", t::list,
+         "INT[,INT...]", s::context},
+        {"--cache-type-k", "-ctk", "K cache type: f32 f16 bf16 q8_0 q4_0 q4_1 iq4_nl q5_0 q5_1", t::text, "TYPE",
+         s::cache_type_k},
+        {"--cache-type-v", "-ctv", "V cache type (quantized needs flash attention)", t::text, "TYPE", s::cache_type_v},
+        {"--flash-attn", "-fa", "on, off or auto (default auto = on where supported)", t::text, "on|off|auto",
+         s::flash_attn},
         {"--ubatch-size", "-ub", "physical batch, tokens (default 512)", t::count},
         {"--batch-size", "-b", "logical batch, tokens (default 2048)", t::count},
-        {"--parallel", "-np", "sequences / server slots (default 1)", t::count},
+        {"--parallel", "-np", "sequences / server slots (default 1)", t::count, "", s::concurrency},
         {"--kv-unified", "-kvu", "one KV stream shared by all sequences", t::boolean},
         {"--swa-full", "", "full-size cache for sliding-window layers", t::boolean},
         {"--mla-kv", "", "older llama.cpp MLA layout: K 576 plus V 512 per layer", t::boolean},
         {"--llamacpp-version", "", "llama.cpp release whose rules apply: v0.5.0 (default, node-llama-cpp 3.22.1) or "
-                                   "5b4ebc5 (3.21.1)", t::text},
-        {"--margin", "", "memory kept free per GPU, with a unit: 1GiB (default, as llama.cpp --fit), 512MiB", t::size},
+                                   "5b4ebc5 (3.21.1)", t::text, "RELEASE"},
+        {"--margin", "", "memory kept free per GPU, with a unit: 1GiB (default, as llama.cpp --fit), 512MiB", t::size, "SIZE",
+         s::memory_margin},
         {"--fit-target", "-fitt", "llama.cpp's spelling of --margin: MiB kept free per GPU (default 1024; A,B per device: "
-                                  "the largest is kept on each)", t::text},
-        {"--n-gpu-layers", "-ngl", "layers on the GPU, counting the output layer (default all)", t::text},
+                                  "the largest is kept on each)", t::text, "MiB[,MiB...]", s::memory_margin},
+        {"--n-gpu-layers", "-ngl", "layers on the GPU, counting the output layer (default all)", t::text,
+         "INT|all|auto", s::none, {"--gpu-layers"}},
         {"--no-kv-offload", "-nkvo", "keep KV cache and state in host memory", t::boolean},
-        {"--tensor-split", "-ts", "split proportions across GPUs, e.g. 3,1", t::text},
-        {"--override-tensor", "-ot", "PATTERN=CPU keeps matching tensors in host memory (repeatable)", t::list},
+        {"--tensor-split", "-ts", "split proportions across GPUs, e.g. 3,1", t::text, "A,B..."},
+        {"--override-tensor", "-ot", "PATTERN=CPU keeps matching tensors in host memory (repeatable)", t::list,
+         "PATTERN=CPU"},
         {"--cpu-moe", "-cmoe", "keep all MoE expert weights on the CPU", t::boolean},
         {"--n-cpu-moe", "-ncmoe", "keep the experts of the first N layers on the CPU", t::count},
         // the CPU backend's extra weight buffers (AMX, CPU_REPACK): docs/rules/llamacpp-cpu-repack.md
@@ -194,23 +206,33 @@ const std::vector<flag_spec> & llamacpp_flags() {
         {"--no-repack", "-nr", "no CPU extra buffer types (AMX, CPU_REPACK)", t::boolean},
         {"--no-host", "", "with GPUs: no host buffer type, so host-resident weights may go to AMX / CPU_REPACK", t::boolean},
         // projector, LoRA adapters, host RAM (issue 14: llamacpp_extras.h; mmproj.cpp, lora.cpp, host_ram.cpp)
-        {"--mmproj", "-mm", "multimodal projector GGUF: its weights and clip compute buffer on the first GPU", t::text},
+        {"--mmproj", "-mm", "multimodal projector GGUF: its weights and clip compute buffer on the first GPU", t::text,
+         "FILE"},
         {"--no-mmproj-offload", "", "keep the projector (weights and compute) in host RAM", t::boolean},
-        {"--lora", "", "LoRA adapter GGUF (or PEFT safetensors), with its base weights' devices (repeatable, FILE,FILE)", t::list},
-        {"--lora-scaled", "", "LoRA adapter FILE:SCALE (repeatable, comma-separated)", t::list},
-        {"--cache-ram", "-cram", "llama-server prompt cache limit in MiB, host RAM (default 8192; -1 no limit; 0 off)", t::text},
-        {"--ctx-checkpoints", "-ctxcp", "context checkpoints per slot, host RAM (default 32; recurrent and SWA models)", t::count},
-        {"--ram", "", "host RAM for the host verdict: SIZE, or auto (this machine's MemTotal; --gpu auto detects it)", t::text},
+        {"--lora", "", "LoRA adapter GGUF (or PEFT safetensors), with its base weights' devices (repeatable, FILE,FILE)", t::list,
+         "FILE"},
+        {"--lora-scaled", "", "LoRA adapter FILE:SCALE (repeatable, comma-separated)", t::list, "FILE:SCALE"},
+        {"--cache-ram", "-cram", "llama-server prompt cache limit in MiB, host RAM (default 8192; -1 no limit; 0 off)", t::text,
+         "MiB|-1"},
+        {"--ctx-checkpoints", "-ctxcp", "context checkpoints per slot, host RAM (default 32; recurrent and SWA models)", t::count,
+         "", s::none, {"--swa-checkpoints"}},
+        {"--ram", "", "host RAM for the host verdict: SIZE, or auto (this machine's MemTotal; --gpu auto detects it)", t::text,
+         "SIZE|auto"},
         // speculative decoding (src/runtimes/llamacpp/spec.cpp, docs/rules/llamacpp-spec.md): llama.cpp's spelling
         {"--spec-type", "", "speculative decoding: draft-mtp (an MTP context on the model's NextN block), draft-simple "
                             "(with -md), none", t::text},
         {"--spec-draft-n-max", "", "draft tokens per step (default 3): outputs reserved, recurrent snapshots with MTP",
          t::count},
-        {"--spec-draft-model", "-md", "draft model (GGUF, read like -m): its weights, KV, state and compute", t::text},
-        {"--spec-draft-ngl", "-ngld", "draft layers on the GPU (default all)", t::text},
-        {"--spec-draft-type-k", "-ctkd", "K cache type of the draft / MTP context (default f16)", t::text},
-        {"--spec-draft-type-v", "-ctvd", "V cache type of the draft / MTP context (default f16)", t::text},
-        {"--spec-draft-device", "-devd", "GPUs of the draft model: CUDA0,CUDA1 (index in --gpu) or none (host)", t::text},
+        {"--spec-draft-model", "-md", "draft model (GGUF, read like -m): its weights, KV, state and compute", t::text,
+         "FILE", s::none, {"--model-draft"}},
+        {"--spec-draft-ngl", "-ngld", "draft layers on the GPU (default all)", t::text, "INT|all|auto", s::none,
+         {"--gpu-layers-draft", "--n-gpu-layers-draft"}},
+        {"--spec-draft-type-k", "-ctkd", "K cache type of the draft / MTP context (default f16)", t::text, "TYPE", s::none,
+         {"--cache-type-k-draft"}},
+        {"--spec-draft-type-v", "-ctvd", "V cache type of the draft / MTP context (default f16)", t::text, "TYPE", s::none,
+         {"--cache-type-v-draft"}},
+        {"--spec-draft-device", "-devd", "GPUs of the draft model: CUDA0,CUDA1 (index in --gpu) or none (host)", t::text,
+         "DEV[,DEV...]", s::none, {"--device-draft"}},
         {"--ctx-size-draft", "-cd", "not a llama.cpp v0.5.0 / 5b4ebc5 flag (the draft follows -c): refused", t::text},
         {"--spec-draft-ctx", "", "context the draft / MTP context is sized at: target (v0.5.0, 5b4ebc5: the fitted "
                                  "n_ctx) or train (llama.cpp build 9893: n_ctx_train)", t::text},
@@ -225,6 +247,68 @@ const std::vector<flag_spec> & llamacpp_flags() {
         {"--n-outputs-max", "", "outputs the compute graph reserves logits for: server (default: llama-server's "
                                 "n_parallel x (1 + draft tokens), at most -b), batch (libllama's default n_batch: "
                                 "node-llama-cpp, llama-fit-params, llama-completion) or a count", t::text},
+    };
+    return v;
+}
+
+const std::vector<flag_spec> & llamacpp_command_flags() {
+    using t = flag_type;
+    using s = flag_setting;
+    // common/arg.cpp (v0.5.0) spellings; --fit, --fit-ctx and --fit-print are llama-fit-params' (common/fit.cpp)
+    static const std::vector<flag_spec> v = {
+        {"--model", "-m", "the model file (GGUF)", t::text, "FILE"},
+        {"--hf-repo", "-hf", "a Hub model: org/name[:QUANT]", t::text, "ORG/NAME[:QUANT]", s::none, {"-hfr"}},
+        {"--hf-file", "-hff", "the file of the Hub model", t::text, "FILE"},
+        {"--fit", "-fit", "llama.cpp's fitting of -c and -ngl to the free memory: on or off", t::text, "on|off"},
+        {"--fit-ctx", "-fitc", "the smallest context --fit may reduce -c to (default 4096)", t::count},
+        {"--fit-print", "-fitp", "llama-fit-params: print the memory per device instead of the fitted arguments", t::text,
+         "on|off"},
+        {"--repack", "", "CPU extra buffer types (AMX, CPU_REPACK), llama.cpp's default; -nr turns them off", t::boolean},
+        {"--split-mode", "-sm", "none, layer (the default, the one modelled) or row", t::text, "MODE"},
+        {"--embedding", "", "embeddings only: n_batch outputs (the pooled graph is not modelled)", t::boolean, "", s::none,
+         {"--embeddings"}},
+        {"--pooling", "", "embedding pooling: none keeps token outputs; others as --embedding", t::text, "TYPE"},
+    };
+    return v;
+}
+
+const std::vector<flag_spec> & llamacpp_ignored_flags() {
+    using t = flag_type;
+    using s = flag_setting;
+    // common/arg.cpp (v0.5.0) spellings: -n/--predict/--n-predict, -to/--timeout, ...
+    static const std::vector<flag_spec> v = {
+        {"--host", "", "server: address", t::text},
+        {"--port", "", "server: port", t::text},
+        {"--threads", "-t", "CPU threads: speed, not memory", t::text},
+        {"--threads-batch", "-tb", "CPU threads for the prompt: speed, not memory", t::text},
+        {"--threads-http", "", "server: HTTP threads", t::text},
+        {"--timeout", "-to", "server: read/write timeout", t::text},
+        {"--alias", "-a", "server: the model's name in the API", t::text},
+        {"--api-key", "", "server: API key", t::text},
+        {"--chat-template", "", "prompt formatting", t::text},
+        {"--chat-template-file", "", "prompt formatting", t::text},
+        {"--reasoning-format", "", "response formatting", t::text},
+        {"--n-predict", "-n", "tokens to predict (within -c)", t::text, "", s::none, {"--predict"}},
+        {"--prompt", "-p", "the prompt (within -c)", t::text},
+        {"--system-prompt", "-sys", "the system prompt (within -c)", t::text},
+        {"--seed", "-s", "sampling", t::text},
+        {"--temp", "", "sampling", t::text},
+        {"--top-k", "", "sampling", t::text},
+        {"--top-p", "", "sampling", t::text},
+        {"--min-p", "", "sampling", t::text},
+        {"--repeat-penalty", "", "sampling", t::text},
+        {"--log-file", "", "logging", t::text},
+        {"--main-gpu", "-mg", "the GPU of -sm none / row (only -sm layer is modelled)", t::text},
+        {"--jinja", "", "prompt formatting", t::boolean},
+        {"--metrics", "", "server: the metrics endpoint", t::boolean},
+        {"--no-webui", "", "server: no web page", t::boolean},
+        {"--conversation", "-cnv", "llama-cli: chat mode", t::boolean},
+        {"--single-turn", "-st", "llama-cli: one turn", t::boolean},
+        {"--verbose", "-v", "logging", t::boolean},
+        {"--log-disable", "", "logging", t::boolean},
+        {"--mlock", "", "locks the mapped weights in RAM: no change to their size", t::boolean},
+        {"--cont-batching", "-cb", "continuous batching (llama-server's default)", t::boolean},
+        {"--no-warmup", "", "no warm-up run: the buffers are the same", t::boolean},
     };
     return v;
 }

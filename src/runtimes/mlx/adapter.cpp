@@ -13,17 +13,22 @@ namespace kvfit {
 
 using detail::number;
 
+// mlx_lm.generate's and mlx_lm.server's arguments as mlx-lm spells them (--max-kv-size, --kv-bits, ...); --context-tokens,
+// --num-sequences, --mlx-command and the --q-* weights are kvfit's.
 const std::vector<flag_spec> & mlx_flags() {
     using t = flag_type;
+    using s = flag_setting;
     static const std::vector<flag_spec> v = {
-        {"--mlx-command", "", "generate (mlx_lm.generate, default) or server (mlx_lm.server)", t::text},
-        {"--context-tokens", "", "tokens per sequence planned, prompt + generated (default n_ctx_train)", t::count},
-        {"--num-sequences", "", "sequences decoded together (server; generate runs 1)", t::count},
+        {"--mlx-command", "", "generate (mlx_lm.generate, default) or server (mlx_lm.server)", t::text, "COMMAND"},
+        {"--context-tokens", "", "tokens per sequence planned, prompt + generated (default n_ctx_train)", t::count, "",
+         s::context},
+        {"--num-sequences", "", "sequences decoded together (server; generate runs 1)", t::count, "", s::concurrency},
         {"--max-kv-size", "", "generate: RotatingKVCache(max_size, keep 4) on models without make_cache", t::count},
-        {"--kv-bits", "", "generate: QuantizedKVCache bits once a cache holds --quantized-kv-start tokens", t::count},
+        {"--kv-bits", "", "generate: QuantizedKVCache bits once a cache holds --quantized-kv-start tokens", t::count,
+         "", s::cache_type},
         {"--kv-group-size", "", "generate: QuantizedKVCache group size (default 64)", t::count},
         {"--quantized-kv-start", "", "generate: tokens before the cache is quantized (default 5000)", t::count},
-        {"--prompt-cache-file", "", "generate: a cache saved by mlx_lm.cache_prompt", t::text},
+        {"--prompt-cache-file", "", "generate: a cache saved by mlx_lm.cache_prompt", t::text, "FILE"},
         {"--max-tokens", "", "generate: tokens to generate (shown in the launch line)", t::count},
         {"--prefill-step-size", "", "prompt chunk, tokens (default 2048)", t::count},
         {"--decode-concurrency", "", "server: sequences decoded at once (default 32)", t::count},
@@ -33,7 +38,7 @@ const std::vector<flag_spec> & mlx_flags() {
                                      "or 8GiB", t::size},
         {"--q-bits", "", "weights of a config.json as mlx_lm.convert -q writes them: bits (0 = model dtype)", t::count},
         {"--q-group-size", "", "mlx_lm.convert --q-group-size (default by mode)", t::count},
-        {"--q-mode", "", "mlx_lm.convert --q-mode: affine, mxfp4, nvfp4, mxfp8", t::text},
+        {"--q-mode", "", "mlx_lm.convert --q-mode: affine, mxfp4, nvfp4, mxfp8", t::text, "MODE"},
         {"--q-experts-only", "", "only the routed experts quantized (an HF MXFP4 checkpoint)", t::boolean},
         {"--iogpu-wired-limit-mb", "", "sudo sysctl iogpu.wired_limit_mb=N: the GPU working set in MiB", t::count},
         {"--memory-is-working-set", "", "--gpu gives Metal's recommendedMaxWorkingSetSize, not the RAM", t::boolean},

@@ -15,17 +15,25 @@ namespace kvfit {
 using detail::count;
 using detail::number;
 
+// Ollama is configured by environment variables (envconfig/config.go) and Modelfile / API options (api/types.go
+// Options: num_ctx): the flags are kvfit's, each with the engine's own name (flag_spec::engine_name).
 const std::vector<flag_spec> & ollama_flags() {
     using t = flag_type;
+    using s = flag_setting;
     static const std::vector<flag_spec> v = {
-        {"--num-ctx", "", "PARAMETER num_ctx (default by VRAM tier)", t::count},
-        {"--num-parallel", "", "OLLAMA_NUM_PARALLEL", t::count},
-        {"--ollama-kv-cache-type", "", "OLLAMA_KV_CACHE_TYPE f16 q8_0 q4_0", t::text},
-        {"--ollama-flash-attention", "", "OLLAMA_FLASH_ATTENTION 1 or 0", t::text},
-        {"--ollama-context-length", "", "OLLAMA_CONTEXT_LENGTH", t::count},
-        {"--ollama-gpu-overhead", "", "OLLAMA_GPU_OVERHEAD: bytes, as Ollama reads it (or with a unit: 512MiB)", t::size},
+        {"--num-ctx", "", "PARAMETER num_ctx (default by VRAM tier)", t::count, "", s::context, {}, "PARAMETER num_ctx"},
+        {"--num-parallel", "", "OLLAMA_NUM_PARALLEL", t::count, "", s::concurrency, {}, "OLLAMA_NUM_PARALLEL"},
+        {"--ollama-kv-cache-type", "", "OLLAMA_KV_CACHE_TYPE f16 q8_0 q4_0", t::text, "TYPE", s::cache_type, {},
+         "OLLAMA_KV_CACHE_TYPE"},
+        {"--ollama-flash-attention", "", "OLLAMA_FLASH_ATTENTION 1 or 0", t::text, "1|0", s::flash_attn, {},
+         "OLLAMA_FLASH_ATTENTION"},
+        // the server-wide default of num_ctx: the context setting is --num-ctx (the runtime's context knob)
+        {"--ollama-context-length", "", "OLLAMA_CONTEXT_LENGTH", t::count, "", s::none, {}, "OLLAMA_CONTEXT_LENGTH"},
+        {"--ollama-gpu-overhead", "", "OLLAMA_GPU_OVERHEAD: bytes, as Ollama reads it (or with a unit: 512MiB)", t::size, "",
+         s::none, {}, "OLLAMA_GPU_OVERHEAD"}, // kept beside the runner's --fit-target, the margin llama.cpp reads
         {"--mmproj-size", "", "projector size (vision models), with a unit: 900MiB", t::size},
-        {"--fit-target", "", "LLAMA_ARG_FIT_TARGET in extraEnvs: MiB, as llama.cpp reads it", t::size},
+        {"--fit-target", "", "LLAMA_ARG_FIT_TARGET in extraEnvs: MiB, as llama.cpp reads it", t::size, "MiB[,MiB...]",
+         s::memory_margin, {}, "LLAMA_ARG_FIT_TARGET"},
         {"--embedding", "", "an embedding model (one slot)", t::boolean},
         {"--iogpu-wired-limit-mb", "", "sudo sysctl iogpu.wired_limit_mb=N on a Mac: the Metal working set in MiB", t::count},
     };

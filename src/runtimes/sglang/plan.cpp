@@ -24,17 +24,18 @@ using detail::number;
 
 const std::vector<flag_spec> & sglang_flags() {
     using t = flag_type;
+    using s = flag_setting; // the shared settings, spelled as sglang/srt/server_args.py
     static const std::vector<flag_spec> v = {
-        {"--mem-fraction-static", "", "static pool fraction (default: SGLang's, from GPU memory and TP)", t::fraction},
+        {"--mem-fraction-static", "", "static pool fraction (default: SGLang's, from GPU memory and TP)", t::fraction, "", s::memory_margin},
         {"--tp", "", "tensor parallel size (default: chosen over the GPUs given)", t::count},
         {"--dp", "", "data parallel size: replicas, or attention DP ranks with --enable-dp-attention", t::count},
         {"--enable-dp-attention", "", "attention DP: attention at tp/dp, one KV pool per rank", t::boolean},
-        {"--context-length", "", "tokens per request", t::count},
-        {"--max-running-requests", "", "running requests", t::count},
-        {"--kv-cache-dtype", "", "auto fp8_e4m3 fp8_e5m2", t::text},
+        {"--context-length", "", "tokens per request", t::count, "", s::context},
+        {"--max-running-requests", "", "running requests", t::count, "", s::concurrency},
+        {"--kv-cache-dtype", "", "auto fp8_e4m3 fp8_e5m2", t::text, "DTYPE", s::cache_type},
         {"--page-size", "", "tokens per page (default 1)", t::count},
         {"--max-mamba-cache-size", "", "mamba slots", t::count},
-        {"--mamba-full-memory-ratio", "", "mamba / KV ratio (0.9)", t::text},
+        {"--mamba-full-memory-ratio", "", "mamba / KV ratio (0.9)", t::text, "FLOAT"},
         {"--disable-radix-cache", "", "radix cache off", t::boolean},
         {"--swa-full-tokens-ratio", "", "sliding-window pool / full pool tokens (default 0.8, server_args.py)", t::text},
         {"--cuda-context-memory", "", "input: memory in use before the weights load per GPU (default 0.5 GiB)", t::size},

@@ -130,34 +130,42 @@ void parse_compilation_config(const std::string & text, vllm_settings & s) {
 
 } // namespace
 
+// Spelled as vllm/engine/arg_utils.py (EngineArgs.add_cli_args) spells them; --nodes, --vllm-rules, --concurrency and
+// the "input:" figures are kvfit's.
 const std::vector<flag_spec> & vllm_flags() {
     using t = flag_type;
+    using s = flag_setting;
     static const std::vector<flag_spec> v = {
         {"--nodes", "", "nodes of --gpu each (TP within a node, PP or DP across)", t::count},
         {"--vllm-rules", "", "vLLM release rules: 2026 (default, v0.24+), 0.21 (v0.21-v0.23) or 2025 (<= v0.20); or a "
-         "release: 0.19, 0.22, 0.26", t::text},
+         "release: 0.19, 0.22, 0.26", t::text, "2026|2025"},
         {"--usage-context", "", "api (vllm serve, default) or llm (the offline LLM class: larger batch defaults)", t::text},
         {"--language-model-only", "", "text only: the vision tower is neither loaded nor profiled", t::boolean},
         {"--skip-mm-profiling", "", "the vision encoder is loaded but not profiled", t::boolean},
-        {"--limit-mm-per-prompt", "", "JSON: {\"image\":1,\"video\":0}; all 0 = text only (no encoder profiling)", t::text},
+        {"--limit-mm-per-prompt", "", "JSON: {\"image\":1,\"video\":0}; all 0 = text only (no encoder profiling)", t::text,
+         "JSON"},
         {"--mm-processor-kwargs", "", "JSON: {\"max_pixels\":1003520} (the largest image the processor makes)", t::text},
         {"--compilation-config", "-cc", "JSON: {\"cudagraph_mode\":\"PIECEWISE\",\"max_cudagraph_capture_size\":64}", t::text},
-        {"--max-model-len", "", "tokens per request, 131072, 128K (x 1024) or 128k (x 1000); -1 or auto = auto-fit", t::text},
-        {"--gpu-memory-utilization", "", "fraction of GPU memory (default 0.92; 0.9 for 2025 rules)", t::fraction},
+        {"--max-model-len", "", "tokens per request, 131072, 128K (x 1024) or 128k (x 1000); -1 or auto = auto-fit", t::text,
+         "INT[k|K|m|M]|-1", s::context},
+        {"--gpu-memory-utilization", "", "fraction of GPU memory (default 0.92; 0.9 for 2025 rules)", t::fraction,
+         "", s::memory_margin},
         {"--kv-cache-memory-bytes", "", "KV pool per GPU, replaces the budget: bytes as vLLM reads them (8G = 8 x 2^30, "
                                         "8g = 8 x 10^9), or 8GiB", t::size},
         {"--kv-cache-dtype", "", "auto fp8 fp8_e4m3 fp8_e5m2 fp8_ds_mla fp8_per_token_head int8_per_token_head nvfp4",
-         t::text},
+         t::text, "DTYPE", s::cache_type},
         {"--quantization", "-q", "fp8 nvfp4 mxfp4 awq gptq (default: the checkpoint's quantization_config)", t::text},
         {"--disable-hybrid-kv-cache-manager", "", "one KV group: sliding layers kept at full length", t::boolean},
         {"--block-size", "", "tokens per block (default 16; hybrids re-aligned)", t::count},
-        {"--max-num-seqs", "", "running requests (default 256, or 1024 on >= 70 GiB)", t::count},
-        {"--max-num-batched-tokens", "", "tokens per step (default 2048 / 8192), 8K or 8k as --max-model-len", t::text},
+        {"--max-num-seqs", "", "running requests (default 256, or 1024 on >= 70 GiB)", t::count, "",
+         s::concurrency},
+        {"--max-num-batched-tokens", "", "tokens per step (default 2048 / 8192), 8K or 8k as --max-model-len", t::text,
+         "INT[k|K|m|M]"},
         {"--enable-prefix-caching", "", "prefix caching (hybrids: mamba mode align)", t::boolean},
         {"--no-enable-prefix-caching", "", "prefix caching off", t::boolean},
-        {"--mamba-cache-mode", "", "none, align or all", t::text},
-        {"--mamba-ssm-cache-dtype", "", "SSM state dtype (auto = config)", t::text},
-        {"--mamba-cache-dtype", "", "conv state dtype (auto = model dtype)", t::text},
+        {"--mamba-cache-mode", "", "none, align or all", t::text, "none|align|all"},
+        {"--mamba-ssm-cache-dtype", "", "SSM state dtype (auto = config)", t::text, "DTYPE"},
+        {"--mamba-cache-dtype", "", "conv state dtype (auto = model dtype)", t::text, "DTYPE"},
         {"--mamba-block-size", "", "mamba block for --mamba-cache-mode all", t::count},
         {"--enforce-eager", "", "no CUDA graphs", t::boolean},
         {"--tensor-parallel-size", "-tp", "tensor parallel size", t::count},
@@ -169,10 +177,11 @@ const std::vector<flag_spec> & vllm_flags() {
         {"--cudagraph-memory", "", "input: CUDA-graph estimate per GPU (default 0.5/1 GiB)", t::size},
         {"--concurrency", "", "full-length requests that must fit at once (default 1)", t::count},
         {"--dtype", "", "weights and activations: auto (the config's; float32 loaded as bfloat16), half, float16, "
-                        "bfloat16, float, float32", t::text},
-        {"--cpu-offload-gb", "", "GiB of decoder-layer weights per GPU kept in host memory (UVA offload)", t::text},
+                        "bfloat16, float, float32", t::text, "DTYPE"},
+        {"--cpu-offload-gb", "", "GiB of decoder-layer weights per GPU kept in host memory (UVA offload)", t::text,
+         "GiB"},
         // accepted as vLLM spells them, named as not modelled (plan() warns): they change no GPU term kvfit plans
-        {"--swap-space", "", "CPU swap space per GPU, GiB (host memory: not modelled)", t::text},
+        {"--swap-space", "", "CPU swap space per GPU, GiB (host memory: not modelled)", t::text, "GiB"},
         {"--enable-chunked-prefill", "", "chunked prefill (not modelled: the token budget is --max-num-batched-tokens)",
          t::boolean},
         {"--speculative-config", "-sc", "JSON: {\"method\":\"mtp\",\"num_speculative_tokens\":2}, eagle/eagle3/draft_model with "
