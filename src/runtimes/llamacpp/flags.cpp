@@ -220,7 +220,7 @@ const std::vector<flag_spec> & llamacpp_flags() {
          "SIZE|auto"},
         // speculative decoding (src/runtimes/llamacpp/spec.cpp, docs/rules/llamacpp-spec.md): llama.cpp's spelling
         {"--spec-type", "", "speculative decoding: draft-mtp (an MTP context on the model's NextN block), draft-simple "
-                            "(with -md), none", t::text},
+                            "(with -md), none", t::text, "TYPE"},
         {"--spec-draft-n-max", "", "draft tokens per step (default 3): outputs reserved, recurrent snapshots with MTP",
          t::count},
         {"--spec-draft-model", "-md", "draft model (GGUF, read like -m): its weights, KV, state and compute", t::text,

@@ -39,11 +39,11 @@ const std::vector<flag_spec> & sglang_flags() {
         {"--disable-radix-cache", "", "radix cache off", t::boolean},
         {"--swa-full-tokens-ratio", "", "sliding-window pool / full pool tokens (default 0.8, server_args.py)", t::text},
         {"--cuda-context-memory", "", "input: memory in use before the weights load per GPU (default 0.5 GiB)", t::size},
-        {"--speculative-algorithm", "", "EAGLE EAGLE3 NEXTN STANDALONE (default: none)", t::text},
+        {"--speculative-algorithm", "", "EAGLE EAGLE3 NEXTN STANDALONE (default: none)", t::text, "NAME"},
         {"--speculative-num-steps", "", "draft steps (default: SGLang's choice, 3)", t::count},
         {"--speculative-eagle-topk", "", "draft branches per step (default: SGLang's choice, 1)", t::count},
         {"--speculative-num-draft-tokens", "", "tokens verified per step (default: steps + 1 at topk 1)", t::count},
-        {"--mamba-radix-cache-strategy", "", "auto no_buffer extra_buffer extra_buffer_lazy (default auto)", t::text},
+        {"--mamba-radix-cache-strategy", "", "auto no_buffer extra_buffer extra_buffer_lazy (default auto)", t::text, "STRATEGY"},
     };
     return v;
 }

@@ -185,7 +185,7 @@ const std::vector<flag_spec> & vllm_flags() {
         {"--enable-chunked-prefill", "", "chunked prefill (not modelled: the token budget is --max-num-batched-tokens)",
          t::boolean},
         {"--speculative-config", "-sc", "JSON: {\"method\":\"mtp\",\"num_speculative_tokens\":2}, eagle/eagle3/draft_model with "
-         "\"model\", ngram, suffix", t::text},
+         "\"model\", ngram, suffix", t::text, "JSON"},
     };
     return v;
 }
