@@ -12,6 +12,10 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -336,6 +340,17 @@ TEST(model_set, member_settings_parse_as_the_runtime_spells_them) {
     EXPECT_TRUE(f.boolean("kv_unified"));
     EXPECT_EQ(kvfit::parse_set_member("hf:org/name@main", llama).first, "hf:org/name@main");
     EXPECT_EQ(kvfit::parse_set_member("hf:org/name@main@-c=8192", llama).first, "hf:org/name@main");
+    { // an existing file whose name holds "@-" is a model, not settings; its own settings still follow the last '@'
+        const std::string file = (std::filesystem::temp_directory_path() / "kvfit-set@-q4.json").string();
+        std::ofstream(file) << "{}";
+        const auto [whole, none] = kvfit::parse_set_member(file, llama);
+        EXPECT_EQ(whole, file);
+        EXPECT_FALSE(none.has("ctx_size"));
+        const auto [with, c] = kvfit::parse_set_member(file + "@-c=8192", llama);
+        EXPECT_EQ(with, file);
+        EXPECT_EQ(c.text("ctx_size"), "8192");
+        std::filesystem::remove(file);
+    }
     EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@--max-model-len=8192", llama), kvfit::error);
     EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@-c", llama), kvfit::error);
     EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@--kv-unified=1", llama), kvfit::error);

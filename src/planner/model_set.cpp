@@ -10,6 +10,7 @@
 #include "kvfit/units.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -721,7 +722,11 @@ std::string set_weight_text(uint32_t w) {
 }
 
 std::pair<std::string, flag_values> parse_set_member(const std::string & text, const runtime_info & rt, uint32_t * weight) {
-    // settings start at the last '@' followed by '-' (a flag) or by "weight=": hf:org/name@rev stays a model
+    // settings start at the last '@' followed by '-' (a flag) or by "weight=": hf:org/name@rev stays a model, and so
+    // does a file whose name holds "@-" (runs/m@-q4.gguf), when that file exists
+    flag_values f;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(text, ec)) return {text, f};
     size_t at = std::string::npos;
     for (size_t p = text.rfind('@'); p != std::string::npos; p = p == 0 ? std::string::npos : text.rfind('@', p - 1)) {
         const std::string_view rest = std::string_view(text).substr(p + 1);
@@ -730,7 +735,6 @@ std::pair<std::string, flag_values> parse_set_member(const std::string & text, c
             break;
         }
     }
-    flag_values f;
     if (at == std::string::npos) return {text, f};
     const std::string model = text.substr(0, at);
     if (model.empty()) throw error(fmt::format("'{}': no model before '@'", text));
