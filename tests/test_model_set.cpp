@@ -685,8 +685,12 @@ TEST(model_set, host_ram_adds_up_against_ram) {
     // one machine, one RAM: a model's own --ram is refused
     const auto differs = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@--ram=8GiB --gpu 24GiB --ram 6GiB");
     EXPECT_EQ(differs.status, 2);
-    EXPECT_EQ(differs.err, "kvfit: model 2: --ram 8.00 GiB differs from model 1's 6.00 GiB: a set shares one machine's RAM; "
-                           "give --ram once for all\n");
+    EXPECT_EQ(differs.err, "kvfit: --ram differs between the models (model 1: 6.00 GiB, model 2: 8.00 GiB): a set shares "
+                           "one machine's RAM; give --ram once for all\n");
+    const auto first_only = run_kvfit("Qwen3-8B@--ram=8GiB Meta-Llama-3.1-8B --gpu 24GiB");
+    EXPECT_EQ(first_only.status, 2);
+    EXPECT_EQ(first_only.err, "kvfit: --ram differs between the models (model 1: 8.00 GiB, model 2: not given): a set "
+                              "shares one machine's RAM; give --ram once for all\n");
 }
 
 // The same GGUF in two llama-server processes (two slots settings) is one page cache: the second's mapped weights are

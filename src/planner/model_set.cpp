@@ -305,11 +305,14 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         return h && h->value("known", false) ? json_bytes(*h, "capacity_bytes") : uint64_t(0);
     };
     for (size_t i = 1; i < n; ++i) {
-        if (ram_of(i) != ram_of(0)) {
-            const auto said = [](uint64_t b) { return b ? human_bytes(b) : std::string("not given"); };
-            throw error(fmt::format("model {}: --ram {} differs from model 1's {}: a set shares one machine's RAM; give "
-                                    "--ram once for all", i + 1, said(ram_of(i)), said(ram_of(0))));
+        if (ram_of(i) == ram_of(0)) continue;
+        // every model's --ram named, so no one model is blamed for the others' (a member's @--ram, or one given to all)
+        std::string each;
+        for (size_t j = 0; j < n; ++j) {
+            each += fmt::format("{}model {}: {}", j ? ", " : "", j + 1, ram_of(j) ? human_bytes(ram_of(j)) : "not given");
         }
+        throw error(fmt::format("--ram differs between the models ({}): a set shares one machine's RAM; give --ram "
+                                "once for all", each));
     }
     if (!q.weights.empty()) {
         if (q.weights.size() != n) throw error(fmt::format("weights: {} given for {} models", q.weights.size(), n));
