@@ -178,3 +178,25 @@ TEST(sglang_spec, launch_line_and_report) {
 }
 
 } // namespace
+
+namespace {
+
+// The default "auto" strategy differs by SGLang release: 0.5.x resolves it to no_buffer (3 slots per request), SGLang
+// main of late 2026 to extra_buffer under the overlap schedule for gated-DeltaNet hybrids (5). kvfit plans the former
+// and says what the latter gives: Qwen3.5-27B on an H200 at --max-mamba-cache-size 55 and --max-running-requests 64:
+// 55 // 3 = 18 requests, and the note's 55 // 5 = 11, which --mamba-radix-cache-strategy extra_buffer plans.
+TEST(sglang_spec, default_strategy_names_the_newer_release) {
+    const kvfit::model_desc m = config("Qwen__Qwen3.5-27B.json");
+    kvfit::sglang_settings s;
+    s.mem_fraction_static = 0.9, s.context_length = 32768, s.max_running_requests = 64, s.max_mamba_cache_size = 55;
+    const auto p = kvfit::plan_sglang(m, s, h200);
+    EXPECT_EQ(p.max_running_requests, 18u);
+    EXPECT_TRUE(has(p.notes, "55 // 5 = 11 requests, planned with --mamba-radix-cache-strategy extra_buffer"));
+    s.mamba_radix_cache_strategy = "extra_buffer";
+    EXPECT_EQ(kvfit::plan_sglang(m, s, h200).max_running_requests, 11u);
+    s.mamba_radix_cache_strategy = "auto";
+    s.disable_radix_cache = true; // one slot per request: no strategy, nothing to say
+    EXPECT_FALSE(has(kvfit::plan_sglang(m, s, h200).notes, "// 5 ="));
+}
+
+} // namespace

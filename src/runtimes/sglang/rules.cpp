@@ -566,10 +566,20 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     if (n_rec > 0) {
         mrr = std::min<uint64_t>(mrr, p.mamba_slots / mamba_ratio);
         const bool by_default = s.mamba_radix_cache_strategy == "auto" && p.spec_algorithm.empty();
+        // SGLang main of 2026 (arg_groups model-override registry, _mamba_radix_cache_resolution, index id
+        // 54489848380) resolves "auto" to extra_buffer when the overlap schedule is on (its default) and the
+        // architecture supports it with the triton linear-attention backend (Qwen3.5, Qwen3-Next among them): 5 slots
+        // per request. The releases kvfit's rule reads (0.5.x server_args.py) resolve it to no_buffer. Said, with the
+        // count the newer default gives, so that neither is a silent default.
+        const std::string newer = !s.disable_radix_cache && m.rec_kind == recurrent_kind::gated_deltanet
+            ? fmt::format("; SGLang main of late 2026 resolves auto to extra_buffer under the overlap schedule "
+                          "(_mamba_radix_cache_resolution): {} // 5 = {} requests, planned with "
+                          "--mamba-radix-cache-strategy extra_buffer", p.mamba_slots, p.mamba_slots / 5)
+            : std::string();
         p.notes.push_back(by_default
             ? fmt::format("max_running_requests at most {} mamba slots // {} ({}; _calculate_mamba_ratio, mamba scheduler "
-                          "strategy no_buffer, SGLang's default)", p.mamba_slots, mamba_ratio,
-                          s.disable_radix_cache ? "radix cache off" : "radix cache on: 3 slots per request")
+                          "strategy no_buffer, SGLang 0.5.x's default){}", p.mamba_slots, mamba_ratio,
+                          s.disable_radix_cache ? "radix cache off" : "radix cache on: 3 slots per request", newer)
             : fmt::format("max_running_requests at most {} mamba slots // {} ({}; _calculate_mamba_ratio)", p.mamba_slots,
                           mamba_ratio, s.disable_radix_cache ? "radix cache off"
                           : fmt::format("radix cache on, {}: {} slots per request", p.mamba_strategy, mamba_ratio)));
