@@ -353,7 +353,11 @@ int main_subcommand(int argc, char ** argv) {
             for (const auto & a : assumed) {
                 const size_t eq = a.find('=');
                 if (eq == std::string::npos || eq == 0) throw error(fmt::format("--assume '{}': expected KEY=VALUE", a));
-                in.assumed.emplace_back(a.substr(0, eq), a.substr(eq + 1));
+                const std::string key = a.substr(0, eq);
+                for (const auto & [k, v] : in.assumed) { // one value per setting: the second is not silently the one used
+                    if (k == key) throw error(fmt::format("--assume {}: given twice ({}, {}); give it once", key, v, a.substr(eq + 1)));
+                }
+                in.assumed.emplace_back(key, a.substr(eq + 1));
             }
             return run_explain_serving(log_path, model, in);
         }

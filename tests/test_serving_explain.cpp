@@ -355,6 +355,10 @@ TEST(serving_explain, cli) {
     EXPECT_NE(bad.err.find("--assume colour: not a vLLM setting kvfit plans"), std::string::npos) << bad.err;
     const auto noarg = run_kvfit("explain " + dir + "vllm-club3090-612_qwen36-35b-a3b-nvfp4_rtx5090.log --assume x");
     EXPECT_EQ(noarg.status, 2);
+    const auto twice = run_kvfit("explain " + dir + "vllm-club3090-612_qwen36-35b-a3b-nvfp4_rtx5090.log -m " + cfg +
+                                 "Qwen__Qwen3.5-35B-A3B.json --assume max_model_len=32768 --assume max_model_len=16384");
+    EXPECT_EQ(twice.status, 2);
+    EXPECT_EQ(twice.err, "kvfit: --assume max_model_len: given twice (32768, 16384); give it once\n");
     // an Ollama log: told apart from the llama.cpp one its runner lines resemble; its differences exit 1
     const auto ol = run_kvfit("explain " + dir + "ollama-7622_llama3-8b_cpu-runner.log -m " + cfg + "meta-llama__Meta-Llama-3.1-8B.json");
     EXPECT_EQ(ol.status, 1) << ol.out << ol.err;
