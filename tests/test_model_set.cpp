@@ -442,6 +442,11 @@ TEST(model_set, http_api_refuses_items_without_a_model_and_fields_given_twice) {
     const std::string ok_body = R"({"gpu": "H100", "ctx_size": 8192, "models": [{"config": )" + twice + R"(}, "Meta-Llama-3.1-8B"]})";
     const auto ok = kvfit::handle_plan(ok_body, kvfit::server_options{});
     EXPECT_EQ(ok.status, 200) << ok.body;
+    // an uploaded member that fails is named as the upload it is (it said "model 1 ()")
+    const std::string bad_body = R"({"gpu": "H100", "models": [{"config": {"model_type": "llama"}}, "Meta-Llama-3.1-8B"]})";
+    const auto bad_upload = kvfit::handle_plan(bad_body, kvfit::server_options{});
+    EXPECT_EQ(bad_upload.status, 400) << bad_upload.body;
+    EXPECT_NE(bad_upload.body.find("model 1 (an uploaded file): "), std::string::npos) << bad_upload.body;
     // the same set with each item named plans, as the CLI's
     const auto named = kvfit::handle_plan(R"({"models": [{"model": "Qwen3-8B", "ctx_size": 4096}, "Meta-Llama-3.1-8B"], "gpu": "24GiB"})",
                                           kvfit::server_options{});

@@ -259,12 +259,16 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
     s.runtime = &rt;
     std::vector<plan_result> alone;
     std::vector<flag_values> flags;
+    // how an error names a member: its MODEL, or what it is when the HTTP body uploaded the file (no name)
+    const auto member = [&](size_t i) {
+        return fmt::format("model {} ({})", i + 1, q.members[i].model.empty() ? "an uploaded file" : q.members[i].model);
+    };
     for (size_t i = 0; i < n; ++i) {
         s.specs.push_back(q.members[i].model);
         try {
             alone.push_back(make_plan(q.members[i], [&](warnings & w) { return load(i, w); }, same_gpus));
         } catch (const error & e) {
-            throw error(fmt::format("model {} ({}): {}", i + 1, q.members[i].model, e.what()));
+            throw error(fmt::format("{}: {}", member(i), e.what()));
         }
         // a model of a set runs at one context: a list (-c 8192,32768, or -c given twice) makes one model's table,
         // which a set does not plan (it took the last value silently)
@@ -278,8 +282,8 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
                 }
             }
             if (values.size() > 1) {
-                throw error(fmt::format("model {} ({}): {} has {} values ({}): a model of a set runs at one context; give "
-                                        "each model its own (MODEL@{}=N)", i + 1, q.members[i].model, rt.context.spelled,
+                throw error(fmt::format("{}: {} has {} values ({}): a model of a set runs at one context; give "
+                                        "each model its own (MODEL@{}=N)", member(i), rt.context.spelled,
                                         values.size(), fmt::join(values, ", "), rt.context.spelled));
             }
         }
@@ -297,7 +301,9 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
     for (size_t i = 0; i < n; ++i) {
         names.push_back(alone[i].model.name);
         // the file each process maps: the same MODEL with the same weight bytes (a catalog name at one --weights)
-        files.push_back(fmt::format("{}\n{}", q.members[i].model, alone[i].model.weights.total_bytes()));
+        // (an upload has no MODEL: each is its own file, never one page cache with another upload)
+        files.push_back(q.members[i].model.empty() ? fmt::format("upload {}", i)
+                                                   : fmt::format("{}\n{}", q.members[i].model, alone[i].model.weights.total_bytes()));
     }
     // one machine, one RAM: the host verdict of every model is against the same --ram (or none)
     const auto ram_of = [&](size_t i) {
