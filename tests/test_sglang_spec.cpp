@@ -200,3 +200,37 @@ TEST(sglang_spec, default_strategy_names_the_newer_release) {
 }
 
 } // namespace
+
+namespace {
+
+// configs/model_config.py _derive_context_length: a --context-length above the derived length (262,144 for
+// Qwen3.5-27B) raises unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1; kvfit refuses it (exit 2) with that message.
+TEST(sglang_spec, context_length_above_the_derived_one_is_refused) {
+    using kvfit::test::run_kvfit;
+    const auto r = run_kvfit(path("Qwen__Qwen3.5-27B.json") + std::string(" --runtime sglang --gpu H200 --context-length 300000"));
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.err.find("User-specified context_length (300000) is greater than the derived context_length (262144)"),
+              std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"), std::string::npos) << r.err;
+}
+
+// A --max-running-requests the mamba slots cap (8 // 5 = 1 with NEXTN) starts but does not meet the request: a warning
+// names both numbers and the plan does not fit (exit 3), where it said "meets the requested concurrency".
+TEST(sglang_spec, capped_running_requests_do_not_meet_the_request) {
+    const kvfit::model_desc m = config("Qwen__Qwen3.5-27B.json");
+    kvfit::sglang_settings s;
+    s.mem_fraction_static = 0.9, s.context_length = 32768, s.max_running_requests = 8, s.max_mamba_cache_size = 8;
+    s.speculative_algorithm = "NEXTN";
+    const auto p = kvfit::plan_sglang(m, s, h200);
+    EXPECT_EQ(p.max_running_requests, 1u);
+    EXPECT_TRUE(has(p.warnings, "starts, but runs at most 1 request at once, not the 8 --max-running-requests asks: "
+                                "8 mamba slots // 5 per request"));
+    const auto r = kvfit::test::run_kvfit(path("Qwen__Qwen3.5-27B.json") + std::string(
+        " --runtime sglang --gpu H200 --mem-fraction-static 0.9 --context-length 32768 --max-running-requests 8 "
+        "--max-mamba-cache-size 8 --speculative-algorithm NEXTN"));
+    EXPECT_EQ(r.status, 3) << r.out << r.err;
+    s.max_mamba_cache_size = 55; // 55 // 5 = 11 >= 8: met
+    EXPECT_FALSE(has(kvfit::plan_sglang(m, s, h200).warnings, "starts, but runs at most"));
+}
+
+} // namespace

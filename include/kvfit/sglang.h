@@ -68,6 +68,9 @@ struct sglang_plan {
     uint64_t full_bytes_per_token = 0, swa_bytes_per_token = 0; ///< per rank: full layers' K+V, sliding layers' K+V
     bool fraction_given = false;       ///< --mem-fraction-static was given (else SGLang's default formula)
     uint64_t max_running_requests = 0; ///< resolved
+    /// --max-running-requests as the user gave it (0 when not): a plan that runs fewer at once (the mamba slots cap
+    /// it) starts but does not meet the request (runtime_plan::fits false, a warning says why)
+    uint64_t max_running_requests_asked = 0;
     /// Speculative decoding as resolved (all 0 / empty without it): the algorithm after SGLang's alias (NEXTN -> EAGLE)
     std::string spec_algorithm;
     uint32_t spec_num_steps = 0, spec_eagle_topk = 0, spec_num_draft_tokens = 0;

@@ -251,7 +251,8 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.sequences = uint32_t(p.max_running_requests);
     r.devices = devices_of(m, p, gpu);
     r.starts = p.fits();
-    r.fits = p.fits() && p.max_total_num_tokens >= p.context_length; // a shorter pool caps requests (a warning says)
+    // a shorter pool caps requests, fewer mamba slots cap the requests at once (a warning says each)
+    r.fits = p.fits() && p.max_total_num_tokens >= p.context_length && p.max_running_requests >= p.max_running_requests_asked;
     r.refusals = p.errors;
     r.warnings = p.warnings;
     r.warnings.insert(r.warnings.end(), gpu_warnings.begin(), gpu_warnings.end());

@@ -306,6 +306,7 @@ uint64_t sglang_derived_context_length(const model_desc & m) {
 sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, const device_spec & gpu) {
     sglang_plan p;
     sglang_settings s = s_in;
+    p.max_running_requests_asked = s_in.max_running_requests;
     if (s.tp == 0 || s.dp == 0) throw error("sglang: --tp and --dp must be at least 1");
     if (s.enable_dp_attention && s.tp % s.dp != 0) {
         throw error(fmt::format("sglang: --enable-dp-attention needs --tp ({}) divisible by --dp ({})", s.tp, s.dp));
@@ -373,6 +374,14 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     if (s.page_size == 0) {
         s.page_size = dsa ? 64 : 1;
         if (dsa) p.notes.push_back("--page-size 64: the DSA attention backends page by 64 tokens");
+    }
+    if (const uint64_t derived = sglang_derived_context_length(m); s.context_length && derived && s.context_length > derived) {
+        // configs/model_config.py _derive_context_length: a longer --context-length raises unless the environment
+        // sets SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (kvfit plans SGLang as launched, without it)
+        throw error(fmt::format("sglang: ValueError: Warning: User-specified context_length ({}) is greater than the derived "
+                                "context_length ({}). This may lead to incorrect model outputs or CUDA errors. To allow "
+                                "overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+                                s.context_length, derived));
     }
     if (!s.context_length) { // SGLang's default, derived once; a rope-scaled one is said
         s.context_length = sglang_derived_context_length(m);
@@ -613,6 +622,15 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         p.errors.push_back("no mamba cache slot fits: lower --mamba-full-memory-ratio or raise --mem-fraction-static");
     } else if (p.max_running_requests == 0) {
         p.errors.push_back(fmt::format("the pool of {} tokens holds no running request", p.max_total_num_tokens));
+    }
+    if (p.errors.empty() && p.max_running_requests_asked > p.max_running_requests) {
+        // the cap above (mamba slots // ratio): SGLang lowers the setting and starts; the concurrency asked is not met
+        p.warnings.push_back(fmt::format("starts, but runs at most {} request{} at once, not the {} --max-running-requests "
+                                         "asks: {} mamba slots // {} per request", p.max_running_requests,
+                                         p.max_running_requests == 1 ? "" : "s", p.max_running_requests_asked,
+                                         p.mamba_slots, mamba_ratio));
+    }
+    if (!p.errors.empty()) {
     } else if (p.max_total_num_tokens < s.context_length) {
         // SGLang starts and caps every request at max_req_len instead (scheduler.py, same line): the server runs, the
         // context asked for does not
