@@ -10,18 +10,27 @@
 #include "support/files.h"
 
 #include <gtest/gtest.h>
+#include <initializer_list>
 #include <regex>
+#include <utility>
 #include <string_view>
 
 namespace {
 
 constexpr uint64_t GiB = 1ull << 30;
 
+// A catalog model at a weight format (support/files.h).
 kvfit::model_desc load(const char * name, const char * format) {
-    kvfit::warnings w;
-    kvfit::model_desc m = kvfit::load_model(name, w);
+    kvfit::model_desc m = kvfit::test::catalog_model(name);
     kvfit::apply_weight_format(m, format, true);
     return m;
+}
+
+// Flags by JSON name, as the CLI would set them.
+kvfit::flag_values flags_of(std::initializer_list<std::pair<const char *, const char *>> given) {
+    kvfit::flag_values f;
+    for (const auto & [name, value] : given) f.set(name, value);
+    return f;
 }
 
 // The figure labelled `label` in the first row of section `title_prefix` that has one; nullptr when none.
@@ -58,8 +67,7 @@ TEST(plan_sections, serving_text_names_no_runtime_and_reads_no_detail) {
 // peak is a kvfit estimate until --activation-memory gives it, the weights are not an estimate.
 TEST(plan_sections, vllm_budget_figures_carry_source_and_estimate) {
     const kvfit::model_desc m = load("Meta-Llama-3.1-8B", "bf16");
-    kvfit::flag_values f;
-    f.set("max_model_len", "131072");
+    kvfit::flag_values f = flags_of({{"max_model_len", "131072"}});
     const kvfit::machine mc{{{"H100", 80 * GiB, 9.0}}};
     const kvfit::runtime_plan p = kvfit::find_runtime("vllm").plan(m, f, mc);
     kvfit::vllm_settings s;
@@ -113,9 +121,7 @@ TEST(plan_sections, vllm_budget_figures_carry_source_and_estimate) {
 // vLLM over nodes: the device line's node count is a typed field of the plan, not a key of detail.
 TEST(plan_sections, vllm_nodes_is_typed) {
     const kvfit::model_desc m = load("Meta-Llama-3.1-8B", "bf16");
-    kvfit::flag_values f;
-    f.set("max_model_len", "8192");
-    f.set("nodes", "2");
+    kvfit::flag_values f = flags_of({{"max_model_len", "8192"}, {"nodes", "2"}});
     const kvfit::runtime_plan p = kvfit::find_runtime("vllm").plan(m, f, {{{"H100", 80 * GiB, 9.0}}});
     EXPECT_EQ(p.nodes, 2u);
     EXPECT_EQ(p.detail["nodes"], 2u); // detail keeps it for JSON readers
@@ -124,10 +130,8 @@ TEST(plan_sections, vllm_nodes_is_typed) {
 // SGLang: the static pool's figures are plan_sglang's; the speculative drafter's weights are a kvfit estimate.
 TEST(plan_sections, sglang_pool_figures_are_the_plans) {
     const kvfit::model_desc m = load("Qwen3.5-27B", "bf16");
-    kvfit::flag_values f;
-    f.set("mem_fraction_static", "0.9");
-    f.set("context_length", "32768");
-    f.set("speculative_algorithm", "NEXTN");
+    const kvfit::flag_values f =
+        flags_of({{"mem_fraction_static", "0.9"}, {"context_length", "32768"}, {"speculative_algorithm", "NEXTN"}});
     const kvfit::machine mc{{{"H200", 141 * GiB, 9.0}}};
     const kvfit::runtime_plan p = kvfit::find_runtime("sglang").plan(m, f, mc);
     ASSERT_EQ(p.sections.size(), 1u);
@@ -146,8 +150,7 @@ TEST(plan_sections, sglang_pool_figures_are_the_plans) {
 // Ollama: its choices carry where num_ctx came from (the VRAM tier on a 24 GiB GPU) and the forced single slot.
 TEST(plan_sections, ollama_choices_name_their_source) {
     const kvfit::model_desc m = load("Qwen3.5-9B", "q4_k_m");
-    kvfit::flag_values f;
-    f.set("num_parallel", "4");
+    kvfit::flag_values f = flags_of({{"num_parallel", "4"}});
     const kvfit::runtime_plan p = kvfit::find_runtime("ollama").plan(m, f, {{{"RTX 4090", 24 * GiB}}});
     kvfit::ollama_settings s;
     s.num_parallel = 4;
