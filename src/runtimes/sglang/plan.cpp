@@ -179,7 +179,7 @@ json detail_json(const sglang_plan & p) {
 // log line ("KV Cache is allocated. #tokens") quoted so a reader can match it against a real start.
 std::vector<plan_section> sections_of(const sglang_plan & p) {
     const sglang_settings & s = p.settings;
-    constexpr const char * pool_src = "python/sglang/srt/model_executor/pool_configurator.py";
+    constexpr const char * pool_src = "sglang/srt/mem_cache/pool_configurator.py";
     plan_section out{fmt::format("Static pool per rank (--mem-fraction-static {}, --tp {})", s.mem_fraction_static, s.tp), {}};
     detail::add_row(out, fmt::format("weights {}; rest for the pools {}", detail::gib_text(uint64_t(p.weights_bytes)),
                                      detail::signed_gib_text(p.rest_bytes)),
@@ -222,7 +222,7 @@ std::vector<plan_section> sections_of(const sglang_plan & p) {
     detail::add_row(out, fmt::format("KV pool {} at {} B per token (cell_size)", detail::gib_text(uint64_t(p.kv_pool_bytes)),
                                      with_commas(p.cell_bytes)),
                     {detail::size_figure("kv_pool_bytes", p.kv_pool_bytes, pool_src),
-                     detail::size_figure("cell_bytes", p.cell_bytes, "model_runner.py cell_size")});
+                     detail::size_figure("cell_bytes", p.cell_bytes, "pool_configurator.py DefaultPoolConfigurator._compute_cell_size")});
     if (p.swa_tokens) { // the hybrid SWA pool: both pools, and the ratio between them
         detail::add_row(out, fmt::format("full pool {} tokens x {} B; sliding-window pool {} tokens x {} B "
                                          "(--swa-full-tokens-ratio {})", with_commas(p.max_total_num_tokens),
@@ -240,7 +240,7 @@ std::vector<plan_section> sections_of(const sglang_plan & p) {
                                      with_commas(s.context_length)),
                     {detail::count_figure("kv_cache_tokens", double(p.max_total_num_tokens), "tokens", pool_src),
                      detail::count_figure("max_running_requests", double(p.max_running_requests), "requests",
-                                          "model_runner.py init_memory_pool"),
+                                          pool_src),
                      detail::count_figure("context_length", double(s.context_length), "tokens", "flag")});
     return {out};
 }

@@ -56,14 +56,14 @@ plan_section specs_section(const model_desc & m, const vllm_plan & p) {
     add_row(out, fmt::format("attention: {} KV head{} per rank{}, {} B per token per layer", heads, heads == 1 ? "" : "s",
                              m.count(layer_kind::mla) ? " (MLA latent, replicated on every rank)" : "",
                              with_commas(p.attn_bytes_per_token)),
-            {count_figure("n_head_kv_per_rank", heads, "heads", "vllm/attention/layer.py (num_kv_heads // tp)"),
+            {count_figure("n_head_kv_per_rank", heads, "heads", "vllm/config/model.py ModelConfig.get_num_kv_heads"),
              size_figure("attention_bytes_per_token", p.attn_bytes_per_token, "vllm/v1/kv_cache_interface.py page_size_bytes")});
     if (p.mamba_state_bytes) {
         add_row(out, fmt::format("mamba state: conv {} B + temporal {} B = {} B per layer", with_commas(p.mamba_conv_bytes),
                                  with_commas(p.mamba_ssm_bytes), with_commas(p.mamba_state_bytes)),
-                {size_figure("mamba_conv_bytes", p.mamba_conv_bytes, "vllm/v1/kv_cache_interface.py MambaSpec"),
-                 size_figure("mamba_ssm_bytes", p.mamba_ssm_bytes, "vllm/v1/kv_cache_interface.py MambaSpec"),
-                 size_figure("mamba_state_bytes", p.mamba_state_bytes, "vllm/v1/kv_cache_interface.py MambaSpec")});
+                {size_figure("mamba_conv_bytes", p.mamba_conv_bytes, "vllm/v1/kv_cache_interface.py MambaSpec (MambaStateDtypeCalculator)"),
+                 size_figure("mamba_ssm_bytes", p.mamba_ssm_bytes, "vllm/v1/kv_cache_interface.py MambaSpec (MambaStateDtypeCalculator)"),
+                 size_figure("mamba_state_bytes", p.mamba_state_bytes, "vllm/v1/kv_cache_interface.py MambaSpec (MambaStateDtypeCalculator)")});
         if (p.block_size_raised) add_row(out, fmt::format("\"Setting attention block size to {} tokens\"", p.block_size));
         if (p.mamba_padding_pct > 0) add_row(out, fmt::format("\"Padding mamba page size by {:.2f}%\"", p.mamba_padding_pct));
     }
@@ -158,9 +158,9 @@ plan_section pool_section(const vllm_plan & p) {
             {count_figure("kv_cache_tokens_v2025", double(p.kv_cache_tokens_v2025), "tokens", k_src_report)});
     add_row(out, fmt::format("one request of {} tokens needs {}; the largest max_model_len that fits is {}",
                              with_commas(p.max_model_len), gib_text(uint64_t(p.need_bytes)), with_commas(p.max_model_len_fit)),
-            {size_figure("need_bytes", p.need_bytes, "vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory"),
+            {size_figure("need_bytes", p.need_bytes, "vllm/v1/core/kv_cache_utils.py _check_enough_kv_cache_memory"),
              count_figure("max_model_len_fit", double(p.max_model_len_fit), "tokens",
-                          "vllm/v1/core/kv_cache_utils.py estimate_max_model_len")});
+                          "vllm/v1/core/kv_cache_utils.py _auto_fit_max_model_len (vLLM's binary search)")});
     return out;
 }
 
