@@ -125,6 +125,37 @@ struct alternative {
     uint64_t host_bytes = 0;     ///< host memory the plan then takes (every buffer on the host), bytes
 };
 
+/// One named figure of a plan section (plan_section): a size, a number in a unit, or a word, with the runtime source
+/// its rule reproduces and whether kvfit estimated it. Reports read figures by position in their row, never by name.
+struct plan_figure {
+    std::string label;             ///< what it is, in the runtime's words: "weights", "num_gpu_blocks", "kv_cache_dtype"
+    std::optional<uint64_t> bytes; ///< a size, bytes (people see GiB/MiB); std::nullopt when the figure is not a size
+    /// a number in `unit` (tokens, blocks, requests, layers, a fraction of memory); std::nullopt for a size or a word
+    std::optional<double> value;
+    std::string unit;              ///< the unit of `value`: "tokens", "blocks", "B per token", "fraction"; "" otherwise
+    std::string text;              ///< the figure when it is a word ("fp8", "auto", "extra_buffer"); "" otherwise
+    /// where the figure comes from: the runtime file and function whose rule it reproduces ("vllm/v1/worker/
+    /// gpu_worker.py determine_available_memory"), "flag" for a value as given, or kvfit's own estimate named
+    std::string source;
+    bool estimate = false;         ///< a kvfit constant or estimate (no runtime rule and no flag decides it)
+};
+
+/// One line of a plan section as the text report prints it (under the section's title, indented by two spaces),
+/// with the typed figures it shows, in order.
+struct plan_row {
+    std::string text;                 ///< the line, without its two-space indent or newline; may hold its own indent
+    std::vector<plan_figure> figures; ///< the figures the line shows; empty for a line of words
+};
+
+/// A titled block of a plan's runtime-specific figures, built by the runtime from its own plan (vLLM's KV specs,
+/// budget and pool; SGLang's static pool; Ollama's choices): reports render sections without naming a runtime.
+struct plan_section {
+    /// The heading, printed after a blank line ("Pool (max_model_len 32,768, max_num_seqs 256, ...)"); "" for a lead
+    /// section, whose rows follow the report's model line directly, without indent ("placement: TP 2, PP 1, DP 1").
+    std::string title;
+    std::vector<plan_row> rows; ///< in print order
+};
+
 /// A runtime's plan: the one type every report, the HTTP API and the page read. A plan that does not fit is a
 /// result (fits false), not an error; settings the runtime rejects outright throw kvfit::error instead.
 struct runtime_plan {
@@ -154,6 +185,13 @@ struct runtime_plan {
     /// config (a vision tower). Each names its value and source; shown in every output, and `--strict` refuses a plan
     /// with any (kvfit::error "strict: N assumptions refused: ...").
     std::vector<std::string> assumptions;
+    /// Nodes the plan spans, each with `machine::gpus` (vLLM --nodes); 1 for one machine: the report's device line
+    /// says "2 nodes of 8 x H100" when more than 1.
+    uint32_t nodes = 1;
+    /// The runtime's own figures as typed sections, in print order (vLLM, SGLang, Ollama; empty for a runtime whose
+    /// report is its own: llama.cpp). Built by the runtime from its native plan, beside `detail` (the same figures
+    /// for JSON readers, docs/json.md).
+    std::vector<plan_section> sections;
     /// with GPUs: the largest context per cache type (planner), for every runtime (vLLM's and mlx-lm's own figures,
     /// detail.max_model_len_fit and detail.max_context_fit, stay beside it: docs/json.md)
     std::vector<context_limit> max_context;

@@ -78,5 +78,7 @@ inline std::string ascii_lower(std::string s) {
 /// "12.50 MiB" / "1.25 GiB": bytes in binary units with two decimals, as kvfit's reports write them.
 inline std::string mib_text(uint64_t bytes) { return fmt::format("{:.2f} MiB", double(bytes) / double(MiB)); }
 inline std::string gib_text(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(GiB)); }
+/// gib_text of a signed figure that may be under zero (a budget overdrawn: "-1.25 GiB").
+inline std::string signed_gib_text(int64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(GiB)); }
 
 } // namespace kvfit::detail

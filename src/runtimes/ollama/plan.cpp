@@ -7,6 +7,7 @@
 #include "kvfit/units.h"
 #include "runtimes/common/launch.h"
 #include "runtimes/common/numbers.h"
+#include "runtimes/common/sections.h"
 
 #include <fmt/format.h>
 
@@ -110,6 +111,51 @@ std::string ollama_command(const model_desc & m, const ollama_plan & p) {
     return out + "\n";
 }
 
+// The report's sections of an Ollama plan (runtime_plan::sections): Ollama's own choices (num_ctx and where it came
+// from, the slots, the cache type, flash attention, --fit's target), then the llama-server launch underneath as
+// kvfit's llama.cpp rules plan it, from `devices` (the runtime_plan's, already built from the llama.cpp plan).
+std::vector<plan_section> ollama_sections(const model_desc & m, const ollama_plan & p, const std::vector<device_plan> & devices) {
+    constexpr const char * server_src = "ollama llm/server.go (the llama-server launch)";
+    plan_section choices{"Ollama's choices", {}};
+    detail::add_row(choices, fmt::format("num_ctx {} ({}) x parallel {}{}", with_commas(p.num_ctx), p.num_ctx_from,
+                                         p.num_parallel, p.parallel_forced ? " (forced to 1 for this family by Ollama)" : ""),
+                    {detail::count_figure("num_ctx", double(p.num_ctx), "tokens", p.num_ctx_from),
+                     detail::count_figure("num_parallel", p.num_parallel, "sequences",
+                                          p.parallel_forced ? "ollama server/sched.go (forced to 1)" : "OLLAMA_NUM_PARALLEL")});
+    detail::add_row(choices, fmt::format("cache {}, flash attention {}, --fit target {} per GPU{}", ggml_traits(p.cache_type).name,
+                                         flash_attn_name(p.flash_attn), human_bytes(p.fit_target_bytes),
+                                         p.mmproj_offload ? " (projector + 1 GiB headroom)" : ""),
+                    {detail::word_figure("cache_type", std::string(ggml_traits(p.cache_type).name), "OLLAMA_KV_CACHE_TYPE"),
+                     detail::word_figure("flash_attention", flash_attn_name(p.flash_attn), server_src),
+                     detail::size_figure("fit_target_bytes", p.fit_target_bytes, server_src)});
+    plan_section under{fmt::format("llama.cpp underneath (kvfit's llama.cpp rules): -c {} -np {}, {} cells per sequence",
+                                   with_commas(p.plan.ctx.n_ctx), p.plan.ctx.n_seq, with_commas(p.plan.ctx.n_ctx_seq)), {}};
+    uint64_t weights = 0, kv = 0, state = 0, compute = 0, output = 0;
+    for (const auto & dev : devices) {
+        weights += dev.bytes_of("weights"), kv += dev.bytes_of("kv"), state += dev.bytes_of("state");
+        compute += dev.bytes_of("compute"), output += dev.bytes_of("output");
+    }
+    constexpr const char * llama_src = "kvfit's llama.cpp rules (src/runtimes/llamacpp)";
+    detail::add_row(under, fmt::format("weights {}, KV {}, recurrent state {}, compute {}, output {} (host)", human_bytes(weights),
+                                       human_bytes(kv), human_bytes(state), human_bytes(compute), human_bytes(output)),
+                    {detail::size_figure("weights", weights, llama_src), detail::size_figure("kv", kv, llama_src),
+                     detail::size_figure("state", state, llama_src), detail::size_figure("compute", compute, llama_src),
+                     detail::size_figure("output", output, llama_src)});
+    detail::add_row(under, fmt::format("offloaded {}/{} layers", p.plan.n_gpu_layers, m.n_layer + m.n_layer_mtp + 1),
+                    {detail::count_figure("n_gpu_layers", p.plan.n_gpu_layers, "layers", "llama-server --fit")});
+    for (const auto & dev : devices) {
+        if (dev.is_host) continue;
+        detail::add_row(under, fmt::format("{}: {} used of {}, {} kept free, {} left", dev.name, human_bytes(dev.used_bytes()),
+                                           human_bytes(dev.capacity_bytes), human_bytes(dev.reserved_bytes),
+                                           dev.free_bytes() < 0 ? "-" + human_bytes(uint64_t(-dev.free_bytes()))
+                                                                : human_bytes(uint64_t(dev.free_bytes()))),
+                        {detail::size_figure("used", dev.used_bytes(), llama_src),
+                         detail::size_figure("capacity", dev.capacity_bytes, "the GPU's memory as given"),
+                         detail::size_figure("reserved", dev.reserved_bytes, server_src)});
+    }
+    return {choices, under};
+}
+
 runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
     const ollama_plan p = plan_ollama(m, parse_ollama_flags(f), mc.gpus);
     runtime_plan r = llamacpp_runtime_plan(m, p.plan); // devices, caches and per-token bytes of llama-server's context
@@ -136,6 +182,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     d["cpu_only"] = p.cpu_only;
     d["llama_server"] = std::move(r.detail);
     r.detail = std::move(d);
+    r.sections = ollama_sections(m, p, r.devices);
     return r;
 }
 

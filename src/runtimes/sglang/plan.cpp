@@ -10,6 +10,7 @@
 #include "runtimes/common/model_warnings.h"
 #include "runtimes/common/quant.h"
 #include "runtimes/common/numbers.h"
+#include "runtimes/common/sections.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -174,6 +175,76 @@ json detail_json(const sglang_plan & p) {
     return j;
 }
 
+// The report's section of an SGLang plan (runtime_plan::sections): the static pool of one rank, with SGLang's own
+// log line ("KV Cache is allocated. #tokens") quoted so a reader can match it against a real start.
+std::vector<plan_section> sections_of(const sglang_plan & p) {
+    const sglang_settings & s = p.settings;
+    constexpr const char * pool_src = "sglang/srt/mem_cache/pool_configurator.py";
+    plan_section out{fmt::format("Static pool per rank (--mem-fraction-static {}, --tp {})", s.mem_fraction_static, s.tp), {}};
+    detail::add_row(out, fmt::format("weights {}; rest for the pools {}", detail::gib_text(uint64_t(p.weights_bytes)),
+                                     detail::signed_gib_text(p.rest_bytes)),
+                    {detail::size_figure("weights", p.weights_bytes, s.weights_bytes ? "given (--weights-size per rank)"
+                                                                                     : "model_runner.py load_model (\"Load weight end\")"),
+                     detail::size_figure("rest_bytes", uint64_t(std::max<int64_t>(0, p.rest_bytes)), pool_src)});
+    if (p.mamba_bytes_per_request) {
+        detail::add_row(out, fmt::format("mamba state {} per request; {} slots", human_bytes(p.mamba_bytes_per_request),
+                                         p.mamba_slots),
+                        {detail::size_figure("mamba_bytes_per_request", p.mamba_bytes_per_request, pool_src),
+                         detail::count_figure("max_mamba_cache_size", double(p.mamba_slots), "slots", pool_src)});
+    }
+    if (!p.spec_algorithm.empty()) { // speculative decoding (rules.cpp): the drafter and the draft tokens' states
+        const uint32_t layers = p.spec_draft_layers;
+        std::vector<plan_figure> figs = {detail::count_figure("num_draft_tokens", p.spec_num_draft_tokens, "tokens",
+                                                              "server_args.py _auto_choose_speculative_params")};
+        if (layers) {
+            figs.push_back(detail::size_figure("draft_kv_bytes", p.spec_draft_kv_bytes, pool_src));
+            figs.push_back(detail::size_figure("draft_weights_bytes", p.spec_draft_weights_bytes,
+                                               "kvfit: the drafter's blocks / --tp", true));
+        }
+        detail::add_row(out, fmt::format("speculative {}: {} steps, topk {}, {} draft tokens; {}", p.spec_algorithm,
+                                         p.spec_num_steps, p.spec_eagle_topk, p.spec_num_draft_tokens, layers
+                                         ? fmt::format("drafter KV {} ({} layer{}), weights {} (estimate)",
+                                                       detail::gib_text(uint64_t(p.spec_draft_kv_bytes)), layers,
+                                                       layers == 1 ? "" : "s",
+                                                       detail::gib_text(uint64_t(p.spec_draft_weights_bytes)))
+                                         : std::string("the draft model is not read (its KV and weights are not counted)")),
+                        std::move(figs));
+        if (p.mamba_ratio) {
+            const uint64_t per_request = p.mamba_bytes_per_request * p.spec_num_draft_tokens;
+            detail::add_row(out, fmt::format("mamba intermediate states {} ({} per request); {} slots per running request ({})",
+                                             detail::gib_text(uint64_t(p.mamba_intermediate_bytes)), human_bytes(per_request),
+                                             p.mamba_ratio, p.mamba_strategy),
+                            {detail::size_figure("mamba_intermediate_bytes", p.mamba_intermediate_bytes, pool_src),
+                             detail::count_figure("mamba_ratio", p.mamba_ratio, "slots per request",
+                                                  "server_args.py _calculate_mamba_ratio")});
+        }
+    }
+    detail::add_row(out, fmt::format("KV pool {} at {} B per token (cell_size)", detail::gib_text(uint64_t(p.kv_pool_bytes)),
+                                     with_commas(p.cell_bytes)),
+                    {detail::size_figure("kv_pool_bytes", p.kv_pool_bytes, pool_src),
+                     detail::size_figure("cell_bytes", p.cell_bytes, "pool_configurator.py DefaultPoolConfigurator._compute_cell_size")});
+    if (p.swa_tokens) { // the hybrid SWA pool: both pools, and the ratio between them
+        detail::add_row(out, fmt::format("full pool {} tokens x {} B; sliding-window pool {} tokens x {} B "
+                                         "(--swa-full-tokens-ratio {})", with_commas(p.max_total_num_tokens),
+                                         with_commas(p.full_bytes_per_token), with_commas(p.swa_tokens),
+                                         with_commas(p.swa_bytes_per_token), s.swa_full_tokens_ratio),
+                        {detail::count_figure("full_tokens", double(p.max_total_num_tokens), "tokens", pool_src),
+                         detail::count_figure("swa_tokens", double(p.swa_tokens), "tokens",
+                                              "pool_configurator.py HybridSWAPoolConfigurator"),
+                         detail::count_figure("swa_full_tokens_ratio", s.swa_full_tokens_ratio, "ratio",
+                                              s.swa_full_tokens_ratio_given ? "flag"
+                                                                            : "server_args.py swa_full_tokens_ratio = 0.8")});
+    }
+    detail::add_row(out, fmt::format("\"KV Cache is allocated. #tokens: {}\"; max running requests {}; context length {}",
+                                     with_commas(p.max_total_num_tokens), p.max_running_requests,
+                                     with_commas(s.context_length)),
+                    {detail::count_figure("kv_cache_tokens", double(p.max_total_num_tokens), "tokens", pool_src),
+                     detail::count_figure("max_running_requests", double(p.max_running_requests), "requests",
+                                          pool_src),
+                     detail::count_figure("context_length", double(s.context_length), "tokens", "flag")});
+    return {out};
+}
+
 // One device per TP rank, all alike: the memory in use before the weights load, the weights, then the static pool
 // (KV, and the mamba slots of a hybrid) inside pre_free x mem_fraction_static; the rest of the GPU is left free.
 std::vector<device_plan> devices_of(const model_desc & m, const sglang_plan & p, const device_spec & gpu) {
@@ -260,6 +331,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.assumptions = p.assumptions;
     if (p.fits()) r.launch = sglang_command(m, p); // no launch line for a plan SGLang would not start
     r.detail = detail_json(p);
+    r.sections = sections_of(p);
     return r;
 }
 

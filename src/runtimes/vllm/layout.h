@@ -64,4 +64,12 @@ uint64_t vllm_derived_max_model_len(const model_desc & m);
 /// original_max_position_embeddings (_get_and_verify_max_len: "if max_model_len is None", Phi-3-style configs).
 uint64_t vllm_default_max_model_len(const model_desc & m);
 
+/// The report's sections of a vLLM plan (runtime_plan::sections), from the plan of the chosen replica and the
+/// placements compared to choose it (empty when -tp/-pp/-dp were given): the placement line, the placements
+/// considered, the KV-cache specs per rank, the budget of each PP stage and the pool, with vLLM's own log lines
+/// quoted in its words ("Available KV cache memory", "# GPU blocks", "Maximum concurrency", "GPU KV cache size") so
+/// a reader can match them against a real start (sections.cpp).
+std::vector<plan_section> vllm_sections(const model_desc & m, const vllm_plan & p,
+                                        const std::vector<vllm_placement> & placements);
+
 } // namespace kvfit::detail

@@ -669,6 +669,8 @@ runtime_plan plan(const model_desc & m_in, const flag_values & f_given, const ma
     r.assumptions = p.assumptions;
     r.launch = vllm_commands(detail::launch_model_ref(m), c);
     r.detail = detail_json(c);
+    r.nodes = c.nodes;
+    r.sections = detail::vllm_sections(m, p, c.placements);
     return r;
 }
 

@@ -1,0 +1,172 @@
+// Typed plan sections (include/kvfit/runtime.h: plan_section, plan_row, plan_figure; issue 26 item 1): each serving
+// runtime builds its report sections from its own plan, with a source and an estimate flag on every figure, and the
+// text report of those runtimes (src/report/text_serving.cpp) renders them without naming a runtime or reading
+// detail by key. The words and numbers are the goldens' (tests/data/golden/vllm_*.txt, sglang_*.txt, ollama_*.txt).
+#include "kvfit/ollama.h"
+#include "kvfit/plan.h"
+#include "kvfit/sglang.h"
+#include "kvfit/sources.h"
+#include "kvfit/vllm.h"
+#include "support/files.h"
+
+#include <gtest/gtest.h>
+#include <initializer_list>
+#include <regex>
+#include <utility>
+#include <string_view>
+
+namespace {
+
+constexpr uint64_t GiB = 1ull << 30;
+
+// A catalog model at a weight format (support/files.h).
+kvfit::model_desc load(const char * name, const char * format) {
+    kvfit::model_desc m = kvfit::test::catalog_model(name);
+    kvfit::apply_weight_format(m, format, true);
+    return m;
+}
+
+// Flags by JSON name, as the CLI would set them.
+kvfit::flag_values flags_of(std::initializer_list<std::pair<const char *, const char *>> given) {
+    kvfit::flag_values f;
+    for (const auto & [name, value] : given) f.set(name, value);
+    return f;
+}
+
+// The figure labelled `label` in the first row of section `title_prefix` that has one; nullptr when none.
+const kvfit::plan_figure * find_figure(const kvfit::runtime_plan & p, std::string_view title_prefix, std::string_view label) {
+    for (const auto & s : p.sections) {
+        if (!s.title.starts_with(title_prefix)) continue;
+        for (const auto & r : s.rows) {
+            for (const auto & f : r.figures) {
+                if (f.label == label) return &f;
+            }
+        }
+    }
+    return nullptr;
+}
+
+// The serving text report names no runtime, includes no runtime's header and reads no figure of detail by key
+// (u64(d, "block_size") was there 43 times): every runtime-specific line comes from plan.sections.
+TEST(plan_sections, serving_text_names_no_runtime_and_reads_no_detail) {
+    const std::string src = kvfit::test::read_text(std::string(KVFIT_SOURCE_DIR) + "/src/report/text_serving.cpp");
+    ASSERT_FALSE(src.empty());
+    for (const char * name : {"\"vllm\"", "\"sglang\"", "\"ollama\"", "\"llama.cpp\"", "\"mlx\""}) {
+        EXPECT_EQ(src.find(name), std::string::npos) << name << " in text_serving.cpp";
+    }
+    for (const char * header : {"kvfit/vllm.h", "kvfit/sglang.h", "kvfit/ollama.h", "kvfit/llamacpp.h", "runtimes/"}) {
+        EXPECT_EQ(src.find(header), std::string::npos) << header << " included by text_serving.cpp";
+    }
+    // the readers of report/sections.h (u64, i64, dbl, flag, str) and any use of a plan's detail
+    const std::regex reads(R"(\b(u64|i64|dbl|flag|str)\s*\(|\.detail\b)");
+    std::smatch hit;
+    EXPECT_FALSE(std::regex_search(src, hit, reads)) << "text_serving.cpp reads detail: " << hit.str();
+}
+
+// vLLM: the budget's figures are the rank's own, each with the source of the term that made it; the activation
+// peak is a kvfit estimate until --activation-memory gives it, the weights are not an estimate.
+TEST(plan_sections, vllm_budget_figures_carry_source_and_estimate) {
+    const kvfit::model_desc m = load("Meta-Llama-3.1-8B", "bf16");
+    kvfit::flag_values f = flags_of({{"max_model_len", "131072"}});
+    const kvfit::machine mc{{{"H100", 80 * GiB, 9.0}}};
+    const kvfit::runtime_plan p = kvfit::find_runtime("vllm").plan(m, f, mc);
+    kvfit::vllm_settings s;
+    s.max_model_len = 131072;
+    const kvfit::vllm_plan q = kvfit::plan_vllm(m, s, mc.gpus[0], 9.0);
+    ASSERT_EQ(q.ranks.size(), 1u);
+    const kvfit::vllm_rank & k = q.ranks[0];
+
+    ASSERT_FALSE(p.sections.empty());
+    EXPECT_EQ(p.sections[0].title, ""); // the lead section: the placement line under the model line
+    ASSERT_EQ(p.sections[0].rows.size(), 1u);
+    EXPECT_EQ(p.sections[0].rows[0].text, "placement: TP 1, PP 1, DP 1");
+    EXPECT_EQ(p.nodes, 1u);
+
+    const kvfit::plan_figure * act = find_figure(p, "Budget per GPU", "activation");
+    ASSERT_NE(act, nullptr);
+    ASSERT_TRUE(act->bytes.has_value());
+    EXPECT_EQ(*act->bytes, k.activation_bytes);
+    EXPECT_TRUE(act->estimate);
+    EXPECT_EQ(act->source, "gpu_model_runner.py profile_run"); // the term's source (overhead.cpp)
+    const kvfit::plan_figure * weights = find_figure(p, "Budget per GPU", "weights");
+    ASSERT_NE(weights, nullptr);
+    ASSERT_TRUE(weights->bytes.has_value());
+    EXPECT_EQ(*weights->bytes, k.weights_bytes);
+    EXPECT_FALSE(weights->estimate);
+    EXPECT_FALSE(weights->source.empty());
+    const kvfit::plan_figure * blocks = find_figure(p, "Pool", "num_gpu_blocks");
+    ASSERT_NE(blocks, nullptr);
+    ASSERT_TRUE(blocks->value.has_value());
+    EXPECT_EQ(*blocks->value, double(q.num_gpu_blocks));
+    EXPECT_EQ(blocks->unit, "blocks");
+    EXPECT_FALSE(blocks->bytes.has_value());
+    // every figure of every section names its source
+    for (const auto & sec : p.sections) {
+        for (const auto & r : sec.rows) {
+            for (const auto & fig : r.figures) EXPECT_FALSE(fig.source.empty()) << sec.title << ": " << fig.label;
+        }
+    }
+
+    // given from a log, the activation peak is no longer an estimate, and says where it came from
+    f.set("activation_memory", "2GiB");
+    const kvfit::runtime_plan given = kvfit::find_runtime("vllm").plan(m, f, mc);
+    const kvfit::plan_figure * act2 = find_figure(given, "Budget per GPU", "activation");
+    ASSERT_NE(act2, nullptr);
+    ASSERT_TRUE(act2->bytes.has_value());
+    EXPECT_EQ(*act2->bytes, 2 * GiB);
+    EXPECT_FALSE(act2->estimate);
+    EXPECT_EQ(act2->source, "--activation-memory");
+}
+
+// vLLM over nodes: the device line's node count is a typed field of the plan, not a key of detail.
+TEST(plan_sections, vllm_nodes_is_typed) {
+    const kvfit::model_desc m = load("Meta-Llama-3.1-8B", "bf16");
+    kvfit::flag_values f = flags_of({{"max_model_len", "8192"}, {"nodes", "2"}});
+    const kvfit::runtime_plan p = kvfit::find_runtime("vllm").plan(m, f, {{{"H100", 80 * GiB, 9.0}}});
+    EXPECT_EQ(p.nodes, 2u);
+    EXPECT_EQ(p.detail["nodes"], 2u); // detail keeps it for JSON readers
+}
+
+// SGLang: the static pool's figures are plan_sglang's; the speculative drafter's weights are a kvfit estimate.
+TEST(plan_sections, sglang_pool_figures_are_the_plans) {
+    const kvfit::model_desc m = load("Qwen3.5-27B", "bf16");
+    const kvfit::flag_values f =
+        flags_of({{"mem_fraction_static", "0.9"}, {"context_length", "32768"}, {"speculative_algorithm", "NEXTN"}});
+    const kvfit::machine mc{{{"H200", 141 * GiB, 9.0}}};
+    const kvfit::runtime_plan p = kvfit::find_runtime("sglang").plan(m, f, mc);
+    ASSERT_EQ(p.sections.size(), 1u);
+    EXPECT_TRUE(p.sections[0].title.starts_with("Static pool per rank (--mem-fraction-static 0.9, --tp 1)"));
+    const kvfit::plan_figure * pool = find_figure(p, "Static pool", "kv_pool_bytes");
+    ASSERT_NE(pool, nullptr);
+    ASSERT_TRUE(pool->bytes.has_value());
+    EXPECT_EQ(*pool->bytes, p.detail["kv_pool_bytes"].get<uint64_t>());
+    const kvfit::plan_figure * draft = find_figure(p, "Static pool", "draft_weights_bytes");
+    ASSERT_NE(draft, nullptr);
+    EXPECT_TRUE(draft->estimate);
+    ASSERT_TRUE(draft->bytes.has_value());
+    EXPECT_GT(*draft->bytes, 0u);
+}
+
+// Ollama: its choices carry where num_ctx came from (the VRAM tier on a 24 GiB GPU) and the forced single slot.
+TEST(plan_sections, ollama_choices_name_their_source) {
+    const kvfit::model_desc m = load("Qwen3.5-9B", "q4_k_m");
+    kvfit::flag_values f = flags_of({{"num_parallel", "4"}});
+    const kvfit::runtime_plan p = kvfit::find_runtime("ollama").plan(m, f, {{{"RTX 4090", 24 * GiB}}});
+    kvfit::ollama_settings s;
+    s.num_parallel = 4;
+    const kvfit::ollama_plan q = kvfit::plan_ollama(m, s, {{"RTX 4090", 24 * GiB}});
+    ASSERT_EQ(p.sections.size(), 2u);
+    EXPECT_EQ(p.sections[0].title, "Ollama's choices");
+    const kvfit::plan_figure * ctx = find_figure(p, "Ollama's choices", "num_ctx");
+    ASSERT_NE(ctx, nullptr);
+    ASSERT_TRUE(ctx->value.has_value());
+    EXPECT_EQ(*ctx->value, double(q.num_ctx));
+    EXPECT_EQ(ctx->source, q.num_ctx_from);
+    const kvfit::plan_figure * slots = find_figure(p, "Ollama's choices", "num_parallel");
+    ASSERT_NE(slots, nullptr);
+    ASSERT_TRUE(slots->value.has_value());
+    EXPECT_EQ(*slots->value, 1.0); // forced to 1 for the qwen35 family
+    EXPECT_NE(slots->source.find("sched.go"), std::string::npos);
+}
+
+} // namespace
