@@ -101,18 +101,20 @@ void add_runtime_flags(CLI::App & app, runtime_flags & f, const std::vector<std:
     }
 }
 
-const std::vector<std::pair<std::string, std::string>> & long_aliases() {
-    static const std::vector<std::pair<std::string, std::string>> v = [] {
-        std::vector<std::pair<std::string, std::string>> out;
-        for (const auto & rt : runtimes()) {
-            for (const auto & s : rt.flags()) {
-                if (is_long_alias(s.alias)) out.emplace_back(s.alias, s.name);
-                for (const auto & a : s.alternates) out.emplace_back(a, s.name);
-            }
+std::vector<std::pair<std::string, std::string>> long_aliases(std::string_view runtime) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto & rt : runtimes()) { // the selected runtime's alternates first: they win over another's alias
+        if (rt.name != runtime) continue;
+        for (const auto & s : rt.flags()) {
+            for (const auto & a : s.alternates) out.emplace_back(a, s.name);
         }
-        return out;
-    }();
-    return v;
+    }
+    for (const auto & rt : runtimes()) {
+        for (const auto & s : rt.flags()) {
+            if (is_long_alias(s.alias)) out.emplace_back(s.alias, s.name);
+        }
+    }
+    return out;
 }
 
 void check_owners(const CLI::App & app, const runtime_flags & f, const std::vector<std::string> & common) {

@@ -40,8 +40,9 @@ void add_runtime_flags(CLI::App & app, runtime_flags & f, const std::vector<std:
 /// The runtimes' spellings CLI11 is not given, with their long names: single-dash aliases longer than one letter
 /// ("-ctk", "-ngl", "-tp": CLI11 takes one letter after a single dash) and the alternates (flag_spec::alternates:
 /// llama-server's "--gpu-layers" for --n-gpu-layers). main.cpp rewrites these before parsing, so --help lists each
-/// flag once.
-const std::vector<std::pair<std::string, std::string>> & long_aliases();
+/// flag once. The alternates are the selected runtime's only (`runtime`, a registry name; llama.cpp when none is
+/// given): SGLang's --tensor-parallel-size is its --tp, while vLLM's --tensor-parallel-size is vLLM's own name.
+std::vector<std::pair<std::string, std::string>> long_aliases(std::string_view runtime);
 
 /// After parsing: throws kvfit::error for a given flag that the selected runtime does not accept. `common` names
 /// main's flags every runtime takes ("--gpu", "--json", "model", ...); main's other flags are llama.cpp's (--speed).

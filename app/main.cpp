@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,20 +37,32 @@ constexpr int exit_does_not_fit = 3;
 
 // llama.cpp and vLLM spell several flags with one dash and several letters (-ctk, -ngl, -tp); CLI11 only takes one
 // letter after a single dash, so those are rewritten to their long names first (the list comes from the registry).
-std::string canonical_flag(const std::string & a) {
+std::string canonical_flag(const std::string & a, const std::vector<std::pair<std::string, std::string>> & aliases) {
     for (const char * hub : {"--hf-repo", "--hf-file"}) { // llama.cpp's Hub model: -hf, -hfr, -hff (llamacpp_command_flags)
         const kvfit::flag_spec * f = kvfit::find_flag_spelled(kvfit::llamacpp_command_flags(), hub);
         if (f && f->spelled(a)) return std::string(f->name);
     }
-    for (const auto & [from, to] : kvfit::cli::long_aliases()) {
+    for (const auto & [from, to] : aliases) {
         if (a == from) return std::string(to);
     }
     return a;
 }
 
-std::vector<std::string> normalise_args(int argc, char ** argv) {
+// The runtime the command line selects (--runtime R or --runtime=R; llama.cpp by default): its alternate spellings
+// are the ones rewritten (cli::long_aliases).
+std::string selected_runtime(int argc, char ** argv) {
+    std::string runtime = "llama.cpp";
+    for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+        const std::string a = argv[i];
+        if (a == "--runtime" && i + 1 < argc) runtime = argv[i + 1];
+        else if (a.rfind("--runtime=", 0) == 0) runtime = a.substr(10);
+    }
+    return runtime;
+}
+
+std::vector<std::string> normalise_args(int argc, char ** argv, const std::function<std::string(const std::string &)> & canon) {
     std::vector<std::string> out;
-    for (int i = 1; i < argc; ++i) out.push_back(canonical_flag(argv[i]));
+    for (int i = 1; i < argc; ++i) out.push_back(canon(argv[i]));
     std::reverse(out.begin(), out.end()); // CLI11 parses a reversed vector
     return out;
 }
@@ -233,10 +246,12 @@ int main(int argc, char ** argv) {
     app.add_flag("--verbose", o.verbose, "hf: models: print each request and the bytes fetched (stderr)");
     app.add_flag("--strict", o.req.strict, "refuse to guess: any warning (an assumption) is exit 2, warnings printed");
     // Only the runtime flags this command line names are registered, unless it asks for help (which lists them all).
+    const auto aliases = kvfit::cli::long_aliases(selected_runtime(argc, argv));
+    const std::function<std::string(const std::string &)> canonical = [&](const std::string & a) { return canonical_flag(a, aliases); };
     std::vector<std::string> words;
     bool help = argc > 1 && std::string_view(argv[1]) == "help";
     for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
-        const std::string a = canonical_flag(argv[i]);
+        const std::string a = canonical(argv[i]);
         if (a == "-h" || a == "--help") help = true;
         if (a.size() < 2 || a[0] != '-') continue;
         if (a[1] == '-') words.push_back(a.substr(0, a.find('=')));
@@ -246,13 +261,13 @@ int main(int argc, char ** argv) {
     if (help) kvfit::cli::name_value_types(app); // the typed names are help's only
     if (const auto done = kvfit::cli::handle_help_and_version(argc, argv, [&] { fmt::print("{}", app.help()); })) return *done;
     try {
-        kvfit::cli::refuse_repeated_options(app, argc, argv, canonical_flag);
-        app.parse(normalise_args(argc, argv));
+        kvfit::cli::refuse_repeated_options(app, argc, argv, canonical);
+        app.parse(normalise_args(argc, argv, canonical));
     } catch (const CLI::CallForHelp &) {
         fmt::print("{}", app.help());
         return exit_fits;
     } catch (const CLI::ExtrasError &) { // CLI11 lists them reversed (normalise_args): name the first one instead
-        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(kvfit::cli::unexpected_argument(app, argc, argv, canonical_flag), false));
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(kvfit::cli::unexpected_argument(app, argc, argv, canonical), false));
         return exit_bad_input;
     } catch (const CLI::ParseError & e) {
         fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes

@@ -215,6 +215,24 @@ TEST(Flags, HelpShowsEachTablesMetavarAndTheCliTakesTheAlternates) {
     EXPECT_NE(alias.out.find("\"n_gpu_layers\": 20"), std::string::npos);
 }
 
+// An alternate spelling belongs to its runtime: SGLang's server_args.py takes --tensor-parallel-size and --tp-size for
+// --tp, while --tensor-parallel-size is vLLM's own name and, with llama.cpp, still a vLLM flag (exit 2 with the hint).
+TEST(Flags, AlternatesAreTheSelectedRuntimes) {
+    const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3.5-27B.json";
+    const auto tp = run_kvfit(cfg + " --runtime sglang --gpu 2xH200 --tp 2 --json");
+    ASSERT_EQ(tp.status, 0) << tp.err;
+    for (const char * spelled : {"--tensor-parallel-size", "--tp-size"}) {
+        const auto other = run_kvfit(cfg + " --runtime=sglang --gpu 2xH200 " + spelled + " 2 --json");
+        EXPECT_EQ(other.status, 0) << spelled << ": " << other.err;
+        EXPECT_EQ(other.out, tp.out) << spelled;
+    }
+    const auto vllm = run_kvfit(cfg + " --runtime vllm --gpu 2xH200 --tensor-parallel-size 2 --json");
+    EXPECT_EQ(vllm.status, 0) << vllm.err;
+    const auto llama = run_kvfit(cfg + " --gpu 2xH200 --tensor-parallel-size 2");
+    EXPECT_EQ(llama.status, 2);
+    EXPECT_NE(llama.err.find("--tensor-parallel-size is a vLLM flag"), std::string::npos) << llama.err;
+}
+
 // src/launch/exec.cpp looks a flag up in llama.cpp's tables and reads it by its canonical name: no list of
 // spellings of its own (is_one_of(flag, {"-c", "--ctx-size"}) was there), and no table alias spelled in it.
 TEST(Flags, ExecKeepsNoSpellingListOfItsOwn) {

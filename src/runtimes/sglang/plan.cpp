@@ -28,8 +28,11 @@ const std::vector<flag_spec> & sglang_flags() {
     using s = flag_setting; // the shared settings, spelled as sglang/srt/server_args.py
     static const std::vector<flag_spec> v = {
         {"--mem-fraction-static", "", "static pool fraction (default: SGLang's, from GPU memory and TP)", t::fraction, "", s::memory_margin},
-        {"--tp", "", "tensor parallel size (default: chosen over the GPUs given)", t::count},
-        {"--dp", "", "data parallel size: replicas, or attention DP ranks with --enable-dp-attention", t::count},
+        // server_args.py add_cli_args: "--tensor-parallel-size", "--tp-size", "--tp" (and the same three for --dp)
+        {"--tp", "", "tensor parallel size (default: chosen over the GPUs given)", t::count, "", s::none,
+         {"--tp-size", "--tensor-parallel-size"}},
+        {"--dp", "", "data parallel size: replicas, or attention DP ranks with --enable-dp-attention", t::count, "", s::none,
+         {"--dp-size", "--data-parallel-size"}},
         {"--enable-dp-attention", "", "attention DP: attention at tp/dp, one KV pool per rank", t::boolean},
         {"--context-length", "", "tokens per request", t::count, "", s::context},
         {"--max-running-requests", "", "running requests", t::count, "", s::concurrency},
