@@ -537,7 +537,11 @@ TEST(edges, numeric_flags_refuse_nan_inf_and_negatives) {
         {"--runtime vllm --gpu L4 --cpu-offload-gb nan", "--cpu-offload-gb 'nan': expected a number from 0 to 1000000"},
         {"--runtime vllm --gpu L4 --swap-space nan", "--swap-space 'nan': expected a number from 0 to 1000000"},
         {"--runtime vllm --gpu L4 --swap-space -3", "--swap-space '-3': expected a number from 0 to 1000000"},
-        {"--runtime vllm --gpu L4 --gpu-memory-utilization nan", "--gpu-memory-utilization 'nan': expected a number from 0 to 1"},
+        {"--runtime vllm --gpu L4 --gpu-memory-utilization nan", "--gpu-memory-utilization 'nan': expected a number greater than 0 and at most 1"},
+        {"--runtime sglang --gpu L4 --mem-fraction-static 1", "--mem-fraction-static '1': expected a number greater than 0 and below 1"},
+        {"--runtime sglang --gpu L4 --mem-fraction-static 0", "--mem-fraction-static '0': expected a number greater than 0 and below 1"},
+        {"--runtime sglang --gpu L4 --mem-fraction-static 1.5", "--mem-fraction-static '1.5': expected a number greater than 0 and below 1"},
+        {"--runtime sglang --gpu H200 --cuda-context-memory 200GiB", "--cuda-context-memory 200.00 GiB: not less than H200's 139.72 GiB (the memory in use before the weights load is part of the GPU)"},
     };
     for (const auto & [flags, message] : cases) {
         const auto r = run_kvfit(std::string("Qwen3-8B ") + flags);

@@ -235,7 +235,7 @@ TEST(model_set, sglang_fraction_of_what_is_free) {
 
 // SGLang's default --mem-fraction-static is a function of the GPU's total (nvidia-smi memory.total,
 // server_args._handle_gpu_memory_settings), the same for the second server as for the first: with a GPU given as a
-// size the set computed it from what the first server left (-0.013 on 24 GiB: "must be in (0, 1)", a refusal naming a
+// size the set computed it from what the first server left (-0.013 on 24 GiB: "expected a number greater than 0 and below 1", a refusal naming a
 // fraction no one gave). Now the second server gets the first's default and does not fit in what is left.
 TEST(model_set, sglang_default_fraction_is_of_the_gpus_total) {
     auto a = request("Qwen3-8B", "sglang", "24GiB", {});
@@ -246,7 +246,7 @@ TEST(model_set, sglang_default_fraction_is_of_the_gpus_total) {
     const auto fraction = [](const kvfit::plan_result & r) { return r.plan.detail.at("settings").at("mem_fraction_static").get<double>(); };
     EXPECT_EQ(fraction(s.plans[1]), fraction(s.plans[0]));
     EXPECT_GT(fraction(s.plans[1]), 0.5);
-    for (const auto & e : s.plans[1].plan.refusals) EXPECT_EQ(e.find("must be in (0, 1)"), std::string::npos) << e;
+    for (const auto & e : s.plans[1].plan.refusals) EXPECT_EQ(e.find("expected a number greater than 0 and below 1"), std::string::npos) << e;
     ASSERT_FALSE(s.plans[1].plan.refusals.empty());
     EXPECT_NE(s.plans[1].plan.refusals[0].find("Not enough memory"), std::string::npos) << s.plans[1].plan.refusals[0];
 }
@@ -350,6 +350,10 @@ TEST(model_set, member_settings_parse_as_the_runtime_spells_them) {
         EXPECT_EQ(with, file);
         EXPECT_EQ(c.text("ctx_size"), "8192");
         std::filesystem::remove(file);
+        const auto folder = std::filesystem::temp_directory_path() / "kvfit-set-d@-c=8";
+        std::filesystem::create_directories(folder);
+        EXPECT_EQ(kvfit::parse_set_member(folder.string() + "/", llama).first, folder.string() + "/");
+        std::filesystem::remove_all(folder);
     }
     EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@--max-model-len=8192", llama), kvfit::error);
     EXPECT_THROW(kvfit::parse_set_member("Qwen3-8B@-c", llama), kvfit::error);

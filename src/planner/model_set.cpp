@@ -152,7 +152,7 @@ placement colocate(const runtime_info & rt, size_t n, const machine & mc, const 
             for (size_t g = 0; g < n_gpu; ++g) {
                 // what the vendor's tool reports stays the GPU's total: SGLang's default --mem-fraction-static reads
                 // nvidia-smi's memory.total (server_args._handle_gpu_memory_settings), not what the servers before it
-                // left (a set planned it from the rest: "--mem-fraction-static -0.013: must be in (0, 1)")
+                // left (a set planned it from the rest: "--mem-fraction-static '-0.013': expected a number greater than 0 and below 1")
                 if (mi.gpus[g].reported_bytes == 0) mi.gpus[g].reported_bytes = mc.gpus[g].memory_bytes;
                 mi.gpus[g].memory_bytes -= std::min(held[g], mi.gpus[g].memory_bytes);
             }
@@ -732,10 +732,10 @@ std::string set_weight_text(uint32_t w) {
 
 std::pair<std::string, flag_values> parse_set_member(const std::string & text, const runtime_info & rt, uint32_t * weight) {
     // settings start at the last '@' followed by '-' (a flag) or by "weight=": hf:org/name@rev stays a model, and so
-    // does a file whose name holds "@-" (runs/m@-q4.gguf), when that file exists
+    // does a file or a model folder whose name holds "@-" (runs/m@-q4.gguf, models/m@-c=1/), when it exists
     flag_values f;
     std::error_code ec;
-    if (std::filesystem::is_regular_file(text, ec)) return {text, f};
+    if (std::filesystem::exists(text, ec)) return {text, f};
     size_t at = std::string::npos;
     for (size_t p = text.rfind('@'); p != std::string::npos; p = p == 0 ? std::string::npos : text.rfind('@', p - 1)) {
         const std::string_view rest = std::string_view(text).substr(p + 1);

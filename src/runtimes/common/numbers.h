@@ -29,9 +29,14 @@ T number(const std::string & flag, const std::string & text, T lo, T hi) {
 }
 
 /// A fraction in (0, 1], as vLLM's Field(gt=0, le=1) and SGLang's mem_fraction_static take it.
-inline double fraction(const std::string & flag, const std::string & text) {
-    const double v = number<double>(flag, text, 0.0, 1.0);
-    if (!(v > 0)) throw error(fmt::format("{} '{}': must be greater than 0 and at most 1", flag, text));
+/// One message for every value outside it (1.5, nan, 0, -1): "'x': expected a number greater than 0 and at most 1";
+/// `below_one`: (0, 1), "... greater than 0 and below 1" (SGLang's --mem-fraction-static).
+inline double fraction(const std::string & flag, const std::string & text, bool below_one = false) {
+    double v = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v) || !(v > 0) || v > 1 || (below_one && v >= 1)) {
+        throw error(fmt::format("{} '{}': expected a number greater than 0 and {}", flag, text, below_one ? "below 1" : "at most 1"));
+    }
     return v;
 }
 

@@ -55,7 +55,7 @@ const std::vector<flag_spec> & sglang_flags() {
 sglang_settings parse_sglang_flags(const flag_values & f) {
     sglang_settings s;
     const auto text = [&](const char * name) { return f.text(name); };
-    if (!text("mem_fraction_static").empty()) s.mem_fraction_static = fraction("--mem-fraction-static", text("mem_fraction_static"));
+    if (!text("mem_fraction_static").empty()) s.mem_fraction_static = fraction("--mem-fraction-static", text("mem_fraction_static"), true);
     s.tp = count("--tp", text("tp"), 1, 1024);
     s.dp = count("--dp", text("dp"), 1, 1024);
     s.enable_dp_attention = f.boolean("enable_dp_attention");

@@ -4,6 +4,7 @@
 #include "kvfit/sglang.h"
 #include "runtimes/common/torch.h"
 #include "runtimes/common/quant.h"
+#include "core/util.h"
 
 #include "kvfit/error.h"
 
@@ -327,7 +328,8 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
                                           ? ", 6144 MiB more for the STANDALONE draft" : ", 2048 MiB more for the draft"));
     }
     if (!(s.mem_fraction_static > 0 && s.mem_fraction_static < 1)) {
-        throw error(fmt::format("--mem-fraction-static {}: must be in (0, 1)", s.mem_fraction_static));
+        throw error(fmt::format("--mem-fraction-static '{}': expected a number greater than 0 and below 1 (SGLang keeps "
+                                "1 - fraction of the GPU for activations and CUDA graphs)", s.mem_fraction_static));
     }
     if (m.rec_kind == recurrent_kind::lightning && m.count(layer_kind::recurrent) > 0) {
         // vLLM sizes these states (MiniMaxText01ForCausalLM, linear_attention_state_shape); no SGLang rule for the
@@ -398,6 +400,10 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         p.notes.push_back("0.50 GiB in use before the weights load (CUDA context): kvfit default (--cuda-context-memory)");
         p.assumptions.push_back("0.50 GiB in use before the weights load (CUDA context, NCCL) is a kvfit constant: "
                                 "give --cuda-context-memory (the log's \"Load weight begin. avail mem\" against the GPU's total)");
+    }
+    if (s.pre_load_overhead_bytes && overhead >= gpu.memory_bytes) { // an input error, not a verdict on the weights
+        throw error(fmt::format("--cuda-context-memory {}: not less than {}'s {} (the memory in use before the weights "
+                                "load is part of the GPU)", detail::gib_text(overhead), gpu.name, detail::gib_text(gpu.memory_bytes)));
     }
     const uint64_t pre_free = gpu.memory_bytes > overhead ? gpu.memory_bytes - overhead : 0;
     p.weights_bytes = s.weights_bytes ? *s.weights_bytes : rank_weights(m, s.tp);
