@@ -280,7 +280,16 @@ int main(int argc, char ** argv) {
         for (const auto & m : o.models) {
             if (m.empty()) throw kvfit::error("model: empty value");
         }
-        if (o.models.size() == 1) o.req.model = o.models[0];
+        if (o.models.size() == 1) {
+            // MODEL@-c=8192 is a set member's spelling: one model takes its flags directly (a path that exists, or a
+            // Hub revision hf:org/name@rev, is no such spelling: parse_set_member leaves it whole)
+            const auto [spec, own] = kvfit::parse_set_member(o.models[0], kvfit::find_runtime(o.flags.runtime));
+            if (spec != o.models[0]) {
+                throw kvfit::error(fmt::format("{}: MODEL@settings is for a set of models (kvfit A B ...); for one model "
+                                               "give the flags themselves (docs/sets.md)", o.models[0]));
+            }
+            o.req.model = o.models[0];
+        }
         if (!o.model_flag.empty()) {
             if (!o.req.model.empty()) throw kvfit::error(fmt::format("MODEL {} and -m {}: give one model", o.req.model, o.model_flag));
             o.req.model = o.model_flag;

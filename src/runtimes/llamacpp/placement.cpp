@@ -5,6 +5,7 @@
 #include "kvfit/error.h"
 #include "kvfit/metal.h"
 #include "kvfit/search.h"
+#include "kvfit/units.h"
 #include "runtimes/llamacpp/compute.h"
 
 #include <algorithm>
@@ -155,8 +156,8 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
                                     g.name, g.memory_bytes));
         }
         if (margin_bytes >= g.memory_bytes) {
-            throw error(fmt::format("--margin {} B is not less than {}'s {} B of memory", margin_bytes, g.name,
-                                    g.memory_bytes));
+            throw error(fmt::format("--margin {} is not less than {}'s {} of memory", human_bytes(margin_bytes), g.name,
+                                    human_bytes(g.memory_bytes)));
         }
         plan.devices.push_back({g.name, false, g.memory_bytes, margin_bytes, 0, false, {}, {}});
     }

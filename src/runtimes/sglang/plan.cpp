@@ -41,7 +41,7 @@ const std::vector<flag_spec> & sglang_flags() {
         {"--max-mamba-cache-size", "", "mamba slots", t::count},
         {"--mamba-full-memory-ratio", "", "mamba / KV ratio (0.9)", t::text, "FLOAT"},
         {"--disable-radix-cache", "", "radix cache off", t::boolean},
-        {"--swa-full-tokens-ratio", "", "sliding-window pool / full pool tokens (default 0.8, server_args.py)", t::text},
+        {"--swa-full-tokens-ratio", "", "sliding-window pool / full pool tokens (default 0.8, server_args.py)", t::text, "FLOAT"},
         {"--cuda-context-memory", "", "input: memory in use before the weights load per GPU (default 0.5 GiB)", t::size},
         {"--speculative-algorithm", "", "EAGLE EAGLE3 NEXTN STANDALONE (default: none)", t::text, "NAME"},
         {"--speculative-num-steps", "", "draft steps (default: SGLang's choice, 3)", t::count},
