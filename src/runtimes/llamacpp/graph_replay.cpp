@@ -243,6 +243,7 @@ tline parse_tline(std::istringstream & ls, size_t n_exprs) {
         while (true) {
             const size_t bar = w.find('|', p);
             l.src.push_back(parse_ref(std::string_view(w).substr(p, bar == std::string::npos ? std::string::npos : bar - p)));
+            if (l.src.size() > gsrc::capacity) throw std::runtime_error("more than GGML_MAX_SRC = 10 sources");
             if (bar == std::string::npos) break;
             p = bar + 1;
         }
@@ -842,7 +843,7 @@ void build_skeleton(graph_skeleton & sk) {
     graph_instance & out = sk.inst;
     out.g.t.assign(n, gtensor{});
     out.layer.assign(n, -1);
-    out.weight.assign(n, std::string());
+    out.weight.assign(n, 0);
     out.cache.assign(n, 0);
     sk.steps.assign(n, graph_skeleton::step::e_full);
     sk.from.assign(n, -1);
@@ -905,7 +906,7 @@ void build_skeleton(graph_skeleton & sk) {
             } else {
                 return stop(at, false, false, "the recorded graph reads the weight " + name + ", which the model does not have");
             }
-            out.weight[at] = name;
+            out.weight[at] = 1;
         } else {
             t.type = l.type == -2 ? sk.type_k : l.type == -3 ? sk.type_v : ggml_type(l.type);
             out.cache[at] = l.role == 'k';
@@ -917,7 +918,6 @@ void build_skeleton(graph_skeleton & sk) {
             }
         }
         t.view_src = resolve(l.view_src, il);
-        t.src.reserve(l.src.size());
         for (const tref & r : l.src) t.src.push_back(resolve(r, il));
         if (bad_ref) return stop(at, true, true, "the recorded graph does not cover this context");
         return true;
@@ -948,7 +948,10 @@ void build_skeleton(graph_skeleton & sk) {
     // the full-attention layers, models/gemma4.cpp `wv ? build_lora_mm(wv, cur) : Kcur`). NextN blocks (il >= n_layer)
     // are outside the target graph where the template did not record them.
     if (!sk.weights.empty()) {
-        std::unordered_set<std::string_view> read(out.weight.begin(), out.weight.end());
+        std::unordered_set<std::string_view> read;
+        for (size_t i = 0; i < n; ++i) {
+            if (out.weight[i]) read.emplace(out.g.t[i].name);
+        }
         for (const weight_tensor & w : sk.weights) {
             if (w.name.rfind("blk.", 0) != 0) continue;
             const size_t dot = w.name.find('.', 4);

@@ -73,7 +73,7 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
 struct graph_instance {
     ggraph g;
     std::vector<int32_t> layer;      ///< per tensor: its layer (-1: the global segment)
-    std::vector<std::string> weight; ///< per tensor: the model weight it is ("" none)
+    std::vector<uint8_t> weight;     ///< per tensor: 1 for a model weight (g.t[i].name: its GGUF name)
     std::vector<uint8_t> cache;      ///< per tensor: 1 for a KV or state cache tensor of its layer
     std::string variant;             ///< "llama v0.5.0 graph fa=1 kv=f16 st=1"
 };
