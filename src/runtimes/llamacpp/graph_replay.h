@@ -80,7 +80,11 @@ struct graph_instance {
 
 /// m's reserve graph under s and c from a format-2 template (tg: the token-generation graph, one token per sequence);
 /// nullopt when none applies (no template for m's graph key and release, no variant for the flash attention, K/V
-/// class and stream layout, or a weight the model lacks), with the reason in `why`.
+/// class and stream layout, or a weight the model lacks), with the reason in `why`. What the context does not change
+/// (names, ops, types, sources, weights, node order) is built once per model and settings and kept per thread (the
+/// last four such skeletons, each matched in full: template, variant, K/V types, layer kinds and variables, the whole
+/// tensor list); a call evaluates the shapes, strides, view offsets and op parameters for its context alone, in the
+/// same order and with the same failures as a build from scratch.
 std::optional<graph_instance> instantiate_graph(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                                 bool tg, std::string * why = nullptr);
 
