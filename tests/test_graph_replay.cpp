@@ -17,6 +17,8 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 namespace {
 
@@ -367,5 +369,75 @@ TEST(graph_replay, one_copy_of_a_graph_the_releases_share) {
         const auto r = kvfit::detail::replay_compute(m, s, kvfit::llamacpp_context_size(m, s), &why);
         ASSERT_TRUE(r.has_value()) << rel_name << ": " << why;
         EXPECT_NE(r->variant.find(std::string(" ") + rel_name + " "), std::string::npos) << r->variant;
+    }
+}
+
+namespace {
+
+/// Every field of two scheduler graphs equal (the instance as instantiate_graph returns it).
+void expect_same_graph(const kvfit::detail::graph_instance & a, const kvfit::detail::graph_instance & b, const std::string & what) {
+    ASSERT_EQ(a.g.t.size(), b.g.t.size()) << what;
+    for (size_t i = 0; i < a.g.t.size(); ++i) {
+        const kvfit::detail::gtensor & x = a.g.t[i];
+        const kvfit::detail::gtensor & y = b.g.t[i];
+        const bool same = x.op == y.op && x.type == y.type && x.ne == y.ne && x.nb == y.nb && x.flags == y.flags &&
+                          x.view_src == y.view_src && x.view_offs == y.view_offs && x.src == y.src && x.params == y.params &&
+                          x.name == y.name;
+        ASSERT_TRUE(same) << what << ": tensor " << i << " (" << x.name << " / " << y.name << ")";
+    }
+    EXPECT_EQ(a.g.leafs, b.g.leafs) << what;
+    EXPECT_EQ(a.g.nodes, b.g.nodes) << what;
+    EXPECT_EQ(a.layer, b.layer) << what;
+    EXPECT_EQ(a.weight, b.weight) << what;
+    EXPECT_EQ(a.cache, b.cache) << what;
+    EXPECT_EQ(a.variant, b.variant) << what;
+}
+
+} // namespace
+
+// instantiate_graph keeps, per thread, the skeleton of a model's graph under its settings (what the context does not
+// change) and evaluates only the shapes per probe. A graph built after other contexts and after another model of the
+// same shape (one weight of another type) equals the one a fresh thread builds with no skeleton kept, for the prompt
+// and the token graph; the other model's graph carries its own weight type.
+TEST(graph_replay, a_graph_from_the_kept_skeleton_equals_a_fresh_build) {
+    const kvfit::model_desc m = header_model("qwen35moe-35b");
+    kvfit::model_desc other = m;
+    size_t changed = other.weights.tensors.size();
+    for (size_t i = 0; i < other.weights.tensors.size() && changed == other.weights.tensors.size(); ++i) {
+        kvfit::weight_tensor & w = other.weights.tensors[i];
+        if (w.name.rfind("blk.0.", 0) == 0) {
+            w.type = w.type == kvfit::ggml_type::q8_0 ? kvfit::ggml_type::q4_0 : kvfit::ggml_type::q8_0;
+            changed = i;
+        }
+    }
+    ASSERT_LT(changed, other.weights.tensors.size());
+    const std::string changed_name = other.weights.tensors[changed].name;
+    for (const auto & [rel_name, rel] : releases) {
+        for (const bool tg : {false, true}) {
+            const std::string what = std::string(rel_name) + (tg ? " token graph" : " prompt graph");
+            const kvfit::llamacpp_settings small = at_release(rel, 4096), big = at_release(rel, 65536);
+            auto build = [&](const kvfit::model_desc & mm, const kvfit::llamacpp_settings & s) {
+                return kvfit::detail::instantiate_graph(mm, s, kvfit::llamacpp_context_size(mm, s), tg);
+            };
+            // this thread: a small context of m, the other model, then a big context of each
+            ASSERT_TRUE(build(m, small).has_value()) << what;
+            ASSERT_TRUE(build(other, small).has_value()) << what;
+            const auto warm = build(m, big);
+            const auto warm_other = build(other, big);
+            std::optional<kvfit::detail::graph_instance> fresh, fresh_other;
+            std::thread([&] { fresh = build(m, big); }).join();
+            std::thread([&] { fresh_other = build(other, big); }).join();
+            ASSERT_TRUE(warm && warm_other && fresh && fresh_other) << what;
+            expect_same_graph(*warm, *fresh, what);
+            expect_same_graph(*warm_other, *fresh_other, what + " (other weight type)");
+            bool found = false;
+            for (size_t i = 0; i < warm_other->g.t.size(); ++i) {
+                if (!warm_other->weight[i] || warm_other->g.t[i].name != changed_name) continue;
+                found = true;
+                EXPECT_EQ(warm_other->g.t[i].type, other.weights.tensors[changed].type) << what;
+                EXPECT_NE(warm->g.t[i].type, warm_other->g.t[i].type) << what;
+            }
+            EXPECT_TRUE(found) << what << ": " << changed_name;
+        }
     }
 }

@@ -48,7 +48,8 @@ void export_graph(const ggraph & g, const std::vector<const sched_backend *> & b
         const gtensor & t = g.t[i];
         nlohmann::json j{{"k", "t"}, {"id", i}, {"name", t.name}, {"op", std::string(gop_name(t.op))},
                          {"type", ggml_traits(t.type).name}, {"ne", t.ne}, {"nb", t.nb}, {"flags", t.flags},
-                         {"view_src", t.view_src}, {"view_offs", t.view_offs}, {"src", t.src}, {"params", t.params},
+                         {"view_src", t.view_src}, {"view_offs", t.view_offs},
+                         {"src", std::vector<int32_t>(t.src.begin(), t.src.end())}, {"params", t.params},
                          {"preset", t.preset}};
         if (t.buffer >= 0) j["buf"] = buft_name(g.buffers[size_t(t.buffer)].type), j["usage"] = g.buffers[size_t(t.buffer)].weights ? 1 : 0;
         else j["buf"] = nullptr;
@@ -70,7 +71,7 @@ uint32_t weight_device(const model_desc & m, const llamacpp_plan & plan, const g
     for (size_t d = 0; d + 1 < plan.devices.size(); ++d) {
         if (plan.devices[d].has_output) out_dev = uint32_t(d);
     }
-    const std::string & name = gi.weight[t];
+    const std::string & name = gi.g.t[t].name; // a weight's name is its GGUF name
     // a device's own copy of rope_freqs (split_rope_freqs): in its first reader's layer's buffer
     if (name.rfind("rope_freqs", 0) == 0 && gi.layer[t] >= 0 && size_t(gi.layer[t]) < plan.weight_device.size()) {
         return plan.weight_device[size_t(gi.layer[t])];
@@ -120,7 +121,7 @@ void split_rope_freqs(const model_desc & m, const llamacpp_plan & plan, graph_in
     ggraph & g = gi.g;
     const size_t n0 = g.t.size();
     for (size_t t = 0; t < n0; ++t) {
-        if (gi.weight[t].rfind("rope_freqs", 0) != 0) continue;
+        if (!gi.weight[t] || g.t[t].name.rfind("rope_freqs", 0) != 0) continue;
         const uint32_t own = weight_device(m, plan, gi, t, {}, by_name);
         std::map<uint32_t, int32_t> copy; // device -> its copy
         for (size_t u = 0; u < n0; ++u) {
@@ -223,7 +224,7 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
             }
         }
         for (size_t t = 0; t < g.t.size(); ++t) {
-            if (!gi.weight[t].empty()) g.t[t].buffer = buffer_of(weight_device(m, plan, gi, t, users, by_name), true);
+            if (gi.weight[t]) g.t[t].buffer = buffer_of(weight_device(m, plan, gi, t, users, by_name), true);
             else if (gi.cache[t]) {
                 const int32_t il = gi.layer[t];
                 const uint32_t dev = p.no_kv_offload || il < 0 || size_t(il) >= plan.layer_device.size() ? host

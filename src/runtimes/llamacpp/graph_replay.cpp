@@ -30,6 +30,7 @@
 #include "kvfit/ggml_type.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <charconv>
 #include <map>
@@ -242,6 +243,7 @@ tline parse_tline(std::istringstream & ls, size_t n_exprs) {
         while (true) {
             const size_t bar = w.find('|', p);
             l.src.push_back(parse_ref(std::string_view(w).substr(p, bar == std::string::npos ? std::string::npos : bar - p)));
+            if (l.src.size() > gsrc::capacity) throw std::runtime_error("more than GGML_MAX_SRC = 10 sources");
             if (bar == std::string::npos) break;
             p = bar + 1;
         }
@@ -776,6 +778,223 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
 }
 
 
+namespace {
+
+/// The per-search skeleton of a format-2 reserve graph: everything of the instance that does not depend on the
+/// context (tensor names, ops, flags, types, sources, views, weight placement keys, the leaf and node order, the
+/// variant), built once per model and settings, with per tensor what a context re-evaluates: its shapes, strides, view
+/// offset and op parameters. The graph's topology is the template's segments for the model's layer kinds and the model's
+/// weights; only bind_vars' context variables (T, n_ctx, cells_*, ...) change between the probes of a search, and they
+/// enter the shapes alone. No answer is kept: every probe evaluates its own shapes.
+struct graph_skeleton {
+    // what the skeleton was built from (compared in full, no hash): the template and variant, the cache types, the
+    // model's layer kinds and per-layer variables, its weights and the facts fill reads of it
+    const graph_template * tp = nullptr;
+    const variant2 * var = nullptr;
+    ggml_type type_k = ggml_type::f16, type_v = ggml_type::f16;
+    std::vector<uint32_t> kind;
+    std::vector<std::vector<std::pair<size_t, int64_t>>> layer_vars; ///< per layer: its l_* bindings (variable, value)
+    std::vector<weight_tensor> weights;
+    bool tied = false;
+    uint32_t n_layer = 0;
+
+    /// How a probe completes tensor i: e_params (a model weight: op parameters), e_weight (a weight of a model that
+    /// lists no tensors: its recorded shape, then op parameters), e_full (a computed tensor: shape, strides, view
+    /// offset, op parameters), c_params / c_full (a tensor of a layer alike an earlier one: its view offset and op
+    /// parameters, and for c_full its shape and strides too, copied from that layer's tensor `from`).
+    enum class step : uint8_t { e_params, e_weight, e_full, c_params, c_full };
+    graph_instance inst;          ///< shapes of computed tensors left for the probe
+    std::vector<step> steps;
+    std::vector<int32_t> from;    ///< c_*: the alike tensor of the earlier layer
+    std::vector<const tline *> line;
+    std::vector<uint32_t> distinct; ///< the layers whose tensors are evaluated (their own first alike), in order
+    /// the first structural failure, in fill's order: the tensor it stops at (n: none), whether its shapes are
+    /// evaluated first (a source that does not resolve) and the reason; a failure of the whole graph after every tensor
+    size_t fail_at = 0;
+    bool fail_after_eval = false, fail_if_empty = false, post_fail = false;
+    std::string fail_why;
+};
+
+/// The variable index of each of the template's non-fixed variable names (per template: they are distinct, var_index).
+const std::unordered_map<std::string_view, size_t> & var_index_of(const graph_template & tp) {
+    thread_local const graph_template * last = nullptr;
+    thread_local std::unordered_map<std::string_view, size_t> at;
+    if (last != &tp) {
+        at.clear();
+        at.reserve(tp.var_names.size());
+        for (size_t i = k_n_fixed; i < tp.var_names.size(); ++i) at.emplace(tp.var_names[i], i);
+        last = &tp;
+    }
+    return at;
+}
+
+/// Builds the skeleton of the key fields already set in `sk` (tp, var, kind, layer_vars, weights, tied, n_layer, the
+/// cache types), with the structural part of instantiate_graph's fill: the same order, the same failures.
+void build_skeleton(graph_skeleton & sk) {
+    const graph_template & tp = *sk.tp;
+    const variant2 & var = *sk.var;
+    const size_t n_layers = sk.kind.size();
+    std::vector<size_t> base(n_layers + 1);
+    size_t n = tp.segs2[var.global].size();
+    for (size_t il = 0; il < n_layers; ++il) {
+        base[il] = n;
+        n += tp.segs2[sk.kind[il]].size();
+    }
+    graph_instance & out = sk.inst;
+    out.g.t.assign(n, gtensor{});
+    out.layer.assign(n, -1);
+    out.weight.assign(n, 0);
+    out.cache.assign(n, 0);
+    sk.steps.assign(n, graph_skeleton::step::e_full);
+    sk.from.assign(n, -1);
+    sk.line.assign(n, nullptr);
+    sk.distinct.clear();
+    sk.fail_at = n, sk.fail_after_eval = sk.fail_if_empty = sk.post_fail = false;
+    sk.fail_why.clear();
+    bool bad_ref = false;
+    auto resolve = [&](const tref & r, int32_t il) -> int32_t {
+        switch (r.k) {
+        case '-': return -1;
+        case 'g': return r.idx < tp.segs2[var.global].size() ? int32_t(r.idx) : (bad_ref = true, -1);
+        case 's':
+        case 'r':
+        case 'L': {
+            const int64_t l = r.k == 's' ? il : r.k == 'r' ? int64_t(il) + r.layer : r.layer < 0 ? int64_t(n_layers) + r.layer : r.layer;
+            if (l < 0 || size_t(l) >= n_layers) return bad_ref = true, -1;
+            const size_t seg_n = tp.segs2[sk.kind[size_t(l)]].size();
+            if (r.from_end ? (r.idx == 0 || r.idx > seg_n) : r.idx >= seg_n) return bad_ref = true, -1;
+            return int32_t(base[size_t(l)] + (r.from_end ? seg_n - r.idx : r.idx));
+        }
+        }
+        return -1;
+    };
+    std::unordered_map<std::string_view, const weight_tensor *> weights; // hashed: a GGUF lists hundreds of tensors
+    weights.reserve(sk.weights.size());
+    for (const weight_tensor & w : sk.weights) weights.emplace(w.name, &w);
+    const auto stop = [&](size_t at, bool after_eval, bool if_empty, std::string why) {
+        sk.fail_at = at, sk.fail_after_eval = after_eval, sk.fail_if_empty = if_empty, sk.fail_why = std::move(why);
+        return false;
+    };
+    // one tensor: from < 0 filled from its line (its shapes evaluated by the probe), else alike the tensor `from` of an
+    // earlier layer of the same kind and the same variables (its shapes copied by the probe)
+    auto place = [&](const tline & l, size_t at, int32_t il, int32_t from) -> bool {
+        gtensor & t = out.g.t[at];
+        sk.line[at] = &l;
+        sk.from[at] = from;
+        t.op = l.op;
+        t.flags = l.flags;
+        t.name = l.name;
+        if (il >= 0) {
+            for (size_t p = t.name.find("{L}"); p != std::string::npos; p = t.name.find("{L}")) t.name.replace(p, 3, std::to_string(il));
+        }
+        const std::string & name = t.name;
+        out.layer[at] = il;
+        if (l.type == -4) { // a weight: the model's own tensor
+            auto it = weights.find(name);
+            // a tied head: llama.cpp creates output.weight as token_embd again (TENSOR_DUPLICATED), in the output's buffer
+            if (it == weights.end() && name == "output.weight" && sk.tied) it = weights.find("token_embd.weight");
+            if (it != weights.end()) {
+                t.type = it->second->type;
+                for (size_t d = 0; d < 4; ++d) t.ne[d] = int64_t(it->second->ne[d]);
+                t.nb = contiguous_nb(t.type, t.ne);
+                sk.steps[at] = from < 0 ? graph_skeleton::step::e_params : graph_skeleton::step::c_params;
+            } else if (sk.weights.empty() && (from >= 0 || l.weight_type >= 0)) {
+                // a model that lists no tensors (config.json, the catalog): the recorded type and shape. A leaf: it
+                // sizes no compute buffer; its place (weight_device, by its name) places its users
+                t.type = from >= 0 ? out.g.t[size_t(from)].type : ggml_type(l.weight_type);
+                sk.steps[at] = from < 0 ? graph_skeleton::step::e_weight : graph_skeleton::step::c_full;
+            } else {
+                return stop(at, false, false, "the recorded graph reads the weight " + name + ", which the model does not have");
+            }
+            out.weight[at] = 1;
+        } else {
+            t.type = l.type == -2 ? sk.type_k : l.type == -3 ? sk.type_v : ggml_type(l.type);
+            out.cache[at] = l.role == 'k';
+            sk.steps[at] = from < 0 ? graph_skeleton::step::e_full : graph_skeleton::step::c_full;
+        }
+        if (from < 0) {
+            for (size_t p = 0; p < 16; ++p) {
+                if (l.params[p].k == '=') t.params[p] = int32_t(l.params[p].v);
+            }
+        }
+        t.view_src = resolve(l.view_src, il);
+        for (const tref & r : l.src) t.src.push_back(resolve(r, il));
+        if (bad_ref) return stop(at, true, true, "the recorded graph does not cover this context");
+        return true;
+    };
+    bool ok = true;
+    const auto & glob = tp.segs2[var.global];
+    for (size_t i = 0; i < glob.size() && ok; ++i) ok = place(glob[i], i, -1, -1);
+    // the layers that are their own first alike, in order: a layer is compared with those alone (the first of them
+    // that matches is the first matching layer). The l_* variables are bound by the layer alone (bind_vars leaves them
+    // unbound, graph_dims names none of them), so two layers are alike in every context or in none
+    for (size_t il = 0; il < n_layers && ok; ++il) {
+        size_t from = il;
+        for (const uint32_t j : sk.distinct) {
+            if (sk.kind[j] == sk.kind[il] && sk.layer_vars[j] == sk.layer_vars[il]) {
+                from = j;
+                break;
+            }
+        }
+        if (from == il) sk.distinct.push_back(uint32_t(il));
+        const auto & seg = tp.segs2[sk.kind[il]];
+        for (size_t i = 0; i < seg.size() && ok; ++i) {
+            ok = place(seg[i], base[il] + i, int32_t(il), from == il ? -1 : int32_t(base[from] + i));
+        }
+    }
+    if (!ok) return;
+    // a layer weight of the model (blk.<il>., il < n_layer) that the recorded graph never reads: the model's layer
+    // builds ops no recorded shape had, whatever its signature says (gemma4 without attention_k_eq_v: a V projection on
+    // the full-attention layers, models/gemma4.cpp `wv ? build_lora_mm(wv, cur) : Kcur`). NextN blocks (il >= n_layer)
+    // are outside the target graph where the template did not record them.
+    if (!sk.weights.empty()) {
+        std::unordered_set<std::string_view> read;
+        for (size_t i = 0; i < n; ++i) {
+            if (out.weight[i]) read.emplace(out.g.t[i].name);
+        }
+        for (const weight_tensor & w : sk.weights) {
+            if (w.name.rfind("blk.", 0) != 0) continue;
+            const size_t dot = w.name.find('.', 4);
+            uint32_t il = 0;
+            const auto [p, ec] = std::from_chars(w.name.data() + 4, w.name.data() + std::min(dot, w.name.size()), il);
+            if (ec != std::errc() || il >= sk.n_layer || read.count(w.name)) continue;
+            sk.post_fail = true, sk.fail_why = "the recorded graph does not read the model's weight " + w.name;
+            return;
+        }
+    }
+    // the node and leaf order: ggml_visit_parents' walk (ggml.c ggml_visit_parents_graph: sources in order, a tensor
+    // after its sources, GGML_OP_NONE a leaf) from the roots llama.cpp expanded, in order
+    std::vector<uint8_t> visited(n, 0);
+    auto walk = [&](int32_t root) {
+        std::vector<std::pair<int32_t, size_t>> stack{{root, 0}};
+        while (!stack.empty()) {
+            auto & [x, k] = stack.back();
+            if (k == 0) {
+                if (visited[size_t(x)]) { stack.pop_back(); continue; }
+                visited[size_t(x)] = 1;
+            }
+            const gtensor & t = out.g.t[size_t(x)];
+            if (k < t.src.size()) {
+                const int32_t src = t.src[k++];
+                if (src >= 0 && !visited[size_t(src)]) stack.emplace_back(src, 0);
+                continue;
+            }
+            (t.op == gop::none ? out.g.leafs : out.g.nodes).push_back(x);
+            stack.pop_back();
+        }
+    };
+    for (const tref & r : var.roots_pre) walk(resolve(r, -1));
+    for (size_t il = 0; il < n_layers; ++il) {
+        const auto it = var.roots_layer.find(sk.kind[il]);
+        if (it == var.roots_layer.end()) continue;
+        for (const tref & r : it->second) walk(resolve(r, int32_t(il)));
+    }
+    for (const tref & r : var.roots_post) walk(resolve(r, -1));
+    if (bad_ref) sk.post_fail = true, sk.fail_why = "the recorded graph's roots do not resolve";
+}
+
+} // namespace
+
 std::optional<graph_instance> instantiate_graph(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                                 bool tg, std::string * why) {
     const std::string release = release_tag(s);
@@ -819,242 +1038,125 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         }
         kind[il] = it->second;
     }
-    // the variables: the context's, the model's dimensions, and per layer its own (l_*)
+    // the model's and each layer's own variables (l_*), bound through the template's index of names
+    const std::unordered_map<std::string_view, size_t> & var_at = var_index_of(*tp);
+    std::vector<std::vector<std::pair<size_t, int64_t>>> layer_vars(n_layers);
+    for (size_t il = 0; il < n_layers; ++il) {
+        for (const auto & [k, x] : graph_layer_dims(m, uint32_t(il))) {
+            if (const auto it = var_at.find(k); it != var_at.end()) layer_vars[il].emplace_back(it->second, x);
+        }
+    }
+    // the skeleton of this model and these settings: the last few kept per thread (a search's probes, the prompt and
+    // the token graph, and a report's alternatives ask for the same ones), each compared in full with what it was
+    // built from
+    thread_local std::array<std::unique_ptr<graph_skeleton>, 4> kept;
+    thread_local size_t next_slot = 0;
+    graph_skeleton * sk = nullptr;
+    for (auto & k : kept) {
+        if (k && k->tp == tp && k->var == var && k->type_k == s.type_k && k->type_v == s.type_v && k->tied == m.tied_embeddings &&
+            k->n_layer == m.n_layer && k->kind == kind && k->layer_vars == layer_vars && k->weights == m.weights.tensors) {
+            sk = k.get();
+            break;
+        }
+    }
+    if (sk == nullptr) {
+        auto & slot = kept[next_slot];
+        next_slot = (next_slot + 1) % kept.size();
+        slot.reset(); // a skeleton is kept only once built whole
+        auto built = std::make_unique<graph_skeleton>();
+        built->tp = tp, built->var = var, built->type_k = s.type_k, built->type_v = s.type_v, built->tied = m.tied_embeddings;
+        built->n_layer = m.n_layer, built->kind = std::move(kind), built->layer_vars = std::move(layer_vars);
+        built->weights = m.weights.tensors;
+        build_skeleton(*built);
+        built->inst.variant = tp->name + " " + release + " graph fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv +
+                              " st=" + var->st + (var->rot != "-" ? " rot=" + var->rot : "");
+        slot = std::move(built);
+        sk = slot.get();
+    }
+    // the variables: the context's, the model's dimensions, and per evaluated layer its own
     std::vector<int64_t> v = bind_vars(*tp, m, s, c, tg);
-    const std::vector<std::string> & names = tp->var_names;
-    // the template's variable names are distinct (var_index): each dimension binds the one variable of its name, found
-    // through an index rather than by comparing it with every name (per layer, that was most of a plan's instantiation)
-    std::unordered_map<std::string_view, size_t> var_at;
-    var_at.reserve(names.size());
-    for (size_t i = k_n_fixed; i < names.size(); ++i) var_at.emplace(names[i], i);
     for (const auto & [k, x] : graph_dims(m)) {
         if (const auto it = var_at.find(k); it != var_at.end()) v[it->second] = x;
     }
-    std::vector<std::vector<int64_t>> lv(n_layers);
-    for (size_t il = 0; il < n_layers; ++il) {
+    std::vector<std::vector<int64_t>> lv(sk->kind.size());
+    for (const uint32_t il : sk->distinct) {
         lv[il] = v;
-        for (const auto & [k, x] : graph_layer_dims(m, uint32_t(il))) {
-            if (const auto it = var_at.find(k); it != var_at.end()) lv[il][it->second] = x;
-        }
+        for (const auto & [i, x] : sk->layer_vars[il]) lv[il][i] = x;
     }
-    // the tensors of every segment instance: the global segment, then each layer's
-    std::vector<size_t> base(n_layers + 1);
-    size_t n = tp->segs2[var->global].size();
-    for (size_t il = 0; il < n_layers; ++il) {
-        base[il] = n;
-        n += tp->segs2[kind[il]].size();
-    }
-    graph_instance out;
-    out.g.t.resize(n);
-    out.layer.assign(n, -1);
-    out.weight.assign(n, std::string());
-    out.cache.assign(n, 0);
-    bool bad_ref = false;
-    auto resolve = [&](const tref & r, int32_t il) -> int32_t {
-        switch (r.k) {
-        case '-': return -1;
-        case 'g': return r.idx < tp->segs2[var->global].size() ? int32_t(r.idx) : (bad_ref = true, -1);
-        case 's':
-        case 'r':
-        case 'L': {
-            const int64_t l = r.k == 's' ? il : r.k == 'r' ? int64_t(il) + r.layer : r.layer < 0 ? int64_t(n_layers) + r.layer : r.layer;
-            if (l < 0 || size_t(l) >= n_layers) return bad_ref = true, -1;
-            const size_t seg_n = tp->segs2[kind[size_t(l)]].size();
-            if (r.from_end ? (r.idx == 0 || r.idx > seg_n) : r.idx >= seg_n) return bad_ref = true, -1;
-            return int32_t(base[size_t(l)] + (r.from_end ? seg_n - r.idx : r.idx));
-        }
-        }
-        return -1;
-    };
-    std::unordered_map<std::string_view, const weight_tensor *> weights; // hashed: a GGUF lists hundreds of tensors
-    weights.reserve(m.weights.tensors.size());
-    for (const weight_tensor & w : m.weights.tensors) weights.emplace(w.name, &w);
-    auto fill = [&](const tline & l, size_t at, int32_t il) -> bool {
-        const std::vector<int64_t> & vars = il < 0 ? v : lv[size_t(il)];
-        auto ev = [&](uint32_t id) -> std::optional<int64_t> { return eval(*tp, tp->exprs[id], vars); };
+    // the probe's part: each tensor's shapes, in fill's order (the first failure in that order is the one reported)
+    const size_t n = sk->inst.g.t.size();
+    graph_instance out = sk->inst;
+    using step = graph_skeleton::step;
+    for (size_t at = 0; at < n; ++at) {
+        if (at == sk->fail_at && !sk->fail_after_eval) break;
+        const tline & l = *sk->line[at];
         gtensor & t = out.g.t[at];
-        t.op = l.op;
-        t.flags = l.flags;
-        t.name = l.name;
-        if (il >= 0) {
-            for (size_t p = t.name.find("{L}"); p != std::string::npos; p = t.name.find("{L}")) t.name.replace(p, 3, std::to_string(il));
-        }
-        const std::string & name = t.name; // built in place: no second copy
-        out.layer[at] = il;
-        if (l.type == -4) { // a weight: the model's own tensor
-            auto it = weights.find(name);
-            // a tied head: llama.cpp creates output.weight as token_embd again (TENSOR_DUPLICATED), in the output's buffer
-            if (it == weights.end() && name == "output.weight" && m.tied_embeddings) it = weights.find("token_embd.weight");
-            if (it != weights.end()) {
-                t.type = it->second->type;
-                for (size_t d = 0; d < 4; ++d) t.ne[d] = int64_t(it->second->ne[d]);
-            } else if (m.weights.tensors.empty() && l.weight_type >= 0) {
-                // a model that lists no tensors (config.json, the catalog): the recorded type and shape. A leaf: it
-                // sizes no compute buffer; its place (weight_device, by its name) places its users
-                t.type = ggml_type(l.weight_type);
+        const step sp = sk->steps[at];
+        if (sp == step::c_params || sp == step::c_full) {
+            const gtensor & f = out.g.t[size_t(sk->from[at])];
+            if (sp == step::c_full) t.ne = f.ne, t.nb = f.nb;
+            t.view_offs = f.view_offs, t.params = f.params;
+        } else {
+            const int32_t il = out.layer[at];
+            const std::vector<int64_t> & vars = il < 0 ? v : lv[size_t(il)];
+            auto ev = [&](uint32_t id) -> std::optional<int64_t> { return eval(*tp, tp->exprs[id], vars); };
+            const std::string & name = t.name;
+            if (sp == step::e_weight) {
                 for (size_t d = 0; d < 4; ++d) {
                     const auto x = ev(l.ne[d]);
                     if (!x || *x <= 0) {
                         if (why) *why = "the recorded graph's weight " + name + " has no shape for this model";
-                        return false;
+                        return std::nullopt;
                     }
                     t.ne[d] = *x;
                 }
-            } else {
-                if (why) *why = "the recorded graph reads the weight " + name + ", which the model does not have";
-                return false;
-            }
-            t.nb = contiguous_nb(t.type, t.ne);
-            out.weight[at] = name;
-        } else {
-            t.type = l.type == -2 ? s.type_k : l.type == -3 ? s.type_v : ggml_type(l.type);
-            const auto fail = [&](const char * what) {
-                if (why) *why = "the recorded graph's " + name + " " + what + " does not evaluate for this model and context";
-                return false;
-            };
-            for (size_t d = 0; d < 4; ++d) {
-                const auto x = ev(l.ne[d]);
-                if (!x || *x < 0) return fail("shape");
-                t.ne[d] = *x;
-            }
-            const ggml_type_traits & tr = ggml_traits(t.type);
-            if (l.nb_contiguous) {
                 t.nb = contiguous_nb(t.type, t.ne);
-            } else {
+            } else if (sp == step::e_full) {
+                const auto fail = [&](const char * what) {
+                    if (why) *why = "the recorded graph's " + name + " " + what + " does not evaluate for this model and context";
+                    return std::nullopt;
+                };
                 for (size_t d = 0; d < 4; ++d) {
-                    const auto x = ev(l.nb[d]);
-                    if (!x || *x < 0) return fail("strides");
-                    t.nb[d] = uint64_t(*x) * tr.type_size / tr.block_size;
+                    const auto x = ev(l.ne[d]);
+                    if (!x || *x < 0) return fail("shape");
+                    t.ne[d] = *x;
+                }
+                const ggml_type_traits & tr = ggml_traits(t.type);
+                if (l.nb_contiguous) {
+                    t.nb = contiguous_nb(t.type, t.ne);
+                } else {
+                    for (size_t d = 0; d < 4; ++d) {
+                        const auto x = ev(l.nb[d]);
+                        if (!x || *x < 0) return fail("strides");
+                        t.nb[d] = uint64_t(*x) * tr.type_size / tr.block_size;
+                    }
+                }
+                if (l.view_offs >= 0) {
+                    const auto x = ev(uint32_t(l.view_offs));
+                    if (!x || *x < 0) return fail("view offset");
+                    t.view_offs = uint64_t(*x) * tr.type_size / tr.block_size;
                 }
             }
-            if (l.view_offs >= 0) {
-                const auto x = ev(uint32_t(l.view_offs));
-                if (!x || *x < 0) return fail("view offset");
-                t.view_offs = uint64_t(*x) * tr.type_size / tr.block_size;
-            }
-            out.cache[at] = l.role == 'k';
-        }
-        for (size_t p = 0; p < 16; ++p) {
-            const tparam & q = l.params[p];
-            if (q.k == '=') t.params[p] = int32_t(q.v);
-            else if (q.k == 'e') {
-                const auto x = ev(uint32_t(q.v));
+            for (size_t p = 0; p < 16; ++p) {
+                if (l.params[p].k != 'e') continue;
+                const auto x = ev(uint32_t(l.params[p].v));
                 if (!x) {
                     if (why) *why = "the recorded graph's " + name + " op parameter does not evaluate for this model";
-                    return false;
+                    return std::nullopt;
                 }
                 t.params[p] = int32_t(*x);
             }
         }
-        t.view_src = resolve(l.view_src, il);
-        for (const tref & r : l.src) t.src.push_back(resolve(r, il));
-        return !bad_ref;
-    };
-    // a layer of the same kind and the same dimensions as an earlier one has its tensors' types, shapes, strides,
-    // view offsets and op parameters: copied, only names and sources resolved anew (most layers of a model: the
-    // expressions are evaluated once per distinct layer, not once per layer)
-    auto link = [&](const tline & l, size_t at, size_t from, int32_t il) -> bool {
-        gtensor & t = out.g.t[at];
-        const gtensor & f = out.g.t[from];
-        t.op = f.op, t.flags = f.flags, t.type = f.type, t.ne = f.ne, t.nb = f.nb, t.view_offs = f.view_offs;
-        t.params = f.params;
-        std::string name = l.name;
-        for (size_t p = name.find("{L}"); p != std::string::npos; p = name.find("{L}")) name.replace(p, 3, std::to_string(il));
-        if (l.type == -4) { // the model's own tensor, whose type may differ by layer (a Q4_K_M's q6_K rows)
-            auto it = weights.find(name);
-            if (it == weights.end() && name == "output.weight" && m.tied_embeddings) it = weights.find("token_embd.weight");
-            if (it != weights.end()) {
-                t.type = it->second->type;
-                for (size_t d = 0; d < 4; ++d) t.ne[d] = int64_t(it->second->ne[d]);
-                t.nb = contiguous_nb(t.type, t.ne);
-            } else if (!weights.empty()) {
-                if (why) *why = "the recorded graph reads the weight " + name + ", which the model does not have";
-                return false;
-            }
-            out.weight[at] = name;
-        }
-        t.name = std::move(name);
-        out.layer[at] = il;
-        out.cache[at] = out.cache[from];
-        t.view_src = resolve(l.view_src, il);
-        t.src.reserve(l.src.size());
-        for (const tref & r : l.src) t.src.push_back(resolve(r, il));
-        return !bad_ref;
-    };
-    bool ok = true;
-    const auto & glob = tp->segs2[var->global];
-    for (size_t i = 0; i < glob.size() && ok; ++i) ok = fill(glob[i], i, -1);
-    // the layers that are their own first alike, in order: a layer is compared with those alone (the first of them
-    // that matches is the first matching layer), not with every layer before it
-    std::vector<size_t> distinct;
-    for (size_t il = 0; il < n_layers && ok; ++il) {
-        size_t from = il;
-        for (const size_t j : distinct) {
-            if (kind[j] == kind[il] && lv[j] == lv[il]) {
-                from = j;
-                break;
-            }
-        }
-        if (from == il) distinct.push_back(il);
-        const auto & seg = tp->segs2[kind[il]];
-        for (size_t i = 0; i < seg.size() && ok; ++i) {
-            ok = from == il ? fill(seg[i], base[il] + i, int32_t(il)) : link(seg[i], base[il] + i, base[from] + i, int32_t(il));
-        }
+        if (at == sk->fail_at) break;
     }
-    if (!ok) {
-        if (why && why->empty()) *why = "the recorded graph does not cover this context";
+    if (sk->fail_at < n) {
+        if (why && (!sk->fail_if_empty || why->empty())) *why = sk->fail_why;
         return std::nullopt;
     }
-    // a layer weight of the model (blk.<il>., il < n_layer) that the recorded graph never reads: the model's layer
-    // builds ops no recorded shape had, whatever its signature says (gemma4 without attention_k_eq_v: a V projection on
-    // the full-attention layers, models/gemma4.cpp `wv ? build_lora_mm(wv, cur) : Kcur`). NextN blocks (il >= n_layer)
-    // are outside the target graph where the template did not record them.
-    if (!m.weights.tensors.empty()) {
-        std::unordered_set<std::string_view> read(out.weight.begin(), out.weight.end());
-        for (const weight_tensor & w : m.weights.tensors) {
-            if (w.name.rfind("blk.", 0) != 0) continue;
-            const size_t dot = w.name.find('.', 4);
-            uint32_t il = 0;
-            const auto [p, ec] = std::from_chars(w.name.data() + 4, w.name.data() + std::min(dot, w.name.size()), il);
-            if (ec != std::errc() || il >= m.n_layer || read.count(w.name)) continue;
-            if (why) *why = "the recorded graph does not read the model's weight " + w.name;
-            return std::nullopt;
-        }
-    }
-    // the node and leaf order: ggml_visit_parents' walk (ggml.c ggml_visit_parents_graph: sources in order, a tensor
-    // after its sources, GGML_OP_NONE a leaf) from the roots llama.cpp expanded, in order
-    std::vector<uint8_t> visited(n, 0);
-    auto walk = [&](int32_t root) {
-        std::vector<std::pair<int32_t, size_t>> stack{{root, 0}};
-        while (!stack.empty()) {
-            auto & [x, k] = stack.back();
-            if (k == 0) {
-                if (visited[size_t(x)]) { stack.pop_back(); continue; }
-                visited[size_t(x)] = 1;
-            }
-            const gtensor & t = out.g.t[size_t(x)];
-            if (k < t.src.size()) {
-                const int32_t src = t.src[k++];
-                if (src >= 0 && !visited[size_t(src)]) stack.emplace_back(src, 0);
-                continue;
-            }
-            (t.op == gop::none ? out.g.leafs : out.g.nodes).push_back(x);
-            stack.pop_back();
-        }
-    };
-    for (const tref & r : var->roots_pre) walk(resolve(r, -1));
-    for (size_t il = 0; il < n_layers; ++il) {
-        const auto it = var->roots_layer.find(kind[il]);
-        if (it == var->roots_layer.end()) continue;
-        for (const tref & r : it->second) walk(resolve(r, int32_t(il)));
-    }
-    for (const tref & r : var->roots_post) walk(resolve(r, -1));
-    if (bad_ref) {
-        if (why) *why = "the recorded graph's roots do not resolve";
+    if (sk->post_fail) {
+        if (why) *why = sk->fail_why;
         return std::nullopt;
     }
-    out.variant = tp->name + " " + release + " graph fa=" + (var->fa ? "1" : "0") + " kv=" + var->kv + " st=" + var->st +
-                  (var->rot != "-" ? " rot=" + var->rot : "");
     return out;
 }
 

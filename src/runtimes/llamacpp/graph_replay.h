@@ -73,14 +73,18 @@ std::optional<graph_replay_result> replay_compute(const model_desc & m, const ll
 struct graph_instance {
     ggraph g;
     std::vector<int32_t> layer;      ///< per tensor: its layer (-1: the global segment)
-    std::vector<std::string> weight; ///< per tensor: the model weight it is ("" none)
+    std::vector<uint8_t> weight;     ///< per tensor: 1 for a model weight (g.t[i].name: its GGUF name)
     std::vector<uint8_t> cache;      ///< per tensor: 1 for a KV or state cache tensor of its layer
     std::string variant;             ///< "llama v0.5.0 graph fa=1 kv=f16 st=1"
 };
 
 /// m's reserve graph under s and c from a format-2 template (tg: the token-generation graph, one token per sequence);
 /// nullopt when none applies (no template for m's graph key and release, no variant for the flash attention, K/V
-/// class and stream layout, or a weight the model lacks), with the reason in `why`.
+/// class and stream layout, or a weight the model lacks), with the reason in `why`. What the context does not change
+/// (names, ops, types, sources, weights, node order) is built once per model and settings and kept per thread (the
+/// last four such skeletons, each matched in full: template, variant, K/V types, layer kinds and variables, the whole
+/// tensor list); a call evaluates the shapes, strides, view offsets and op parameters for its context alone, in the
+/// same order and with the same failures as a build from scratch.
 std::optional<graph_instance> instantiate_graph(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                                 bool tg, std::string * why = nullptr);
 

@@ -179,7 +179,7 @@ std::vector<uint64_t> galloc_reserve(const ggraph & g, const std::vector<std::pa
         if (ps > ns) a.free(ph.offset + ns, ps - ns);
     };
     // the sources of a copy node: as the copy holds them (redirected to the input copies)
-    auto allocate = [&](int32_t i, int buffer, const std::vector<int32_t> & srcs) { // ggml_gallocr_allocate_node, :609-676
+    auto allocate = [&](int32_t i, int buffer, const gsrc & srcs) { // ggml_gallocr_allocate_node, :609-676
         const gtensor & t = g.t[size_t(i)];
         hash_node & h = hn[size_t(i)];
         if (is_allocated(i) || t.is_view()) return;
@@ -222,7 +222,7 @@ std::vector<uint64_t> galloc_reserve(const ggraph & g, const std::vector<std::pa
         tallocs[talloc_of[size_t(h.buffer_id)]].free(h.offset, size_in(i, h.buffer_id));
         h.allocated = false;
     };
-    static const std::vector<int32_t> no_src;
+    static const gsrc no_src;
     // ggml_gallocr_alloc_graph_impl (:704-796): leafs; children and views counted, inputs allocated; then nodes
     for (const auto & [i, b] : leafs) allocate(i, b, no_src);
     for (const auto & [i, b] : nodes) {

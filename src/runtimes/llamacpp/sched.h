@@ -17,9 +17,12 @@
 
 #include "kvfit/ggml_type.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,6 +86,39 @@ struct gbuft {
     bool operator==(const gbuft &) const = default;
 };
 
+/// A tensor's sources (ggml_tensor::src): indices into the graph, -1 absent, at most GGML_MAX_SRC = 10 (ggml.h), held
+/// in place so that a graph copy allocates nothing per tensor (a probe of a context search copies its graph's
+/// skeleton, graph_replay.cpp). A vector's interface as far as the scheduler uses it; a push beyond 10 throws
+/// std::length_error (no ggml graph has one).
+class gsrc {
+public:
+    static constexpr size_t capacity = 10;
+    gsrc() = default;
+    gsrc(std::initializer_list<int32_t> l) { assign(l.begin(), l.end()); }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    const int32_t * begin() const { return v_.data(); }
+    const int32_t * end() const { return v_.data() + n_; }
+    int32_t * begin() { return v_.data(); }
+    int32_t * end() { return v_.data() + n_; }
+    int32_t operator[](size_t i) const { return v_[i]; }
+    int32_t & operator[](size_t i) { return v_[i]; }
+    void clear() { n_ = 0; }
+    void push_back(int32_t x) {
+        if (n_ == capacity) throw std::length_error("a ggml tensor has at most 10 sources (GGML_MAX_SRC)");
+        v_[n_++] = x;
+    }
+    template <class It> void assign(It first, It last) {
+        clear();
+        for (; first != last; ++first) push_back(*first);
+    }
+    bool operator==(const gsrc & o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
+
+private:
+    std::array<int32_t, capacity> v_{};
+    uint8_t n_ = 0;
+};
+
 /// ggml_tensor's fields the scheduler and the allocator read.
 struct gtensor {
     gop op = gop::none;
@@ -92,7 +128,7 @@ struct gtensor {
     uint8_t flags = 0;                  ///< GGML_TENSOR_FLAG_INPUT 1, OUTPUT 2
     int32_t view_src = -1;              ///< index of the viewed tensor
     uint64_t view_offs = 0;
-    std::vector<int32_t> src;           ///< indices (-1: absent), at most GGML_MAX_SRC = 10
+    gsrc src;                           ///< indices (-1: absent), at most GGML_MAX_SRC = 10
     std::array<int32_t, 16> params{};   ///< op_params
     int32_t buffer = -1;                ///< pre-allocated: index into ggraph::buffers (weights, KV caches); -1 none
     int16_t preset = -1;                ///< backend assigned before the split (llama.cpp's graph callback); -1 none
