@@ -234,3 +234,29 @@ TEST(sglang_spec, capped_running_requests_do_not_meet_the_request) {
 }
 
 } // namespace
+
+namespace {
+
+// A mamba pool larger than what the weights leave names itself (it said "Memory pool size is too small (the pool
+// holds 0 tokens)"), and one request whose draft-token states alone overflow says fewer draft tokens, not more slots.
+TEST(sglang_spec, mamba_overflow_names_its_cause) {
+    const kvfit::model_desc m = config("Qwen__Qwen3.5-27B.json");
+    kvfit::sglang_settings s;
+    s.max_mamba_cache_size = 1000000000;
+    const auto p = kvfit::plan_sglang(m, s, h200);
+    ASSERT_EQ(p.errors.size(), 1u);
+    // 10^9 slots x 153,944,064 B = 143,371,582.03 GiB
+    EXPECT_NE(p.errors[0].find("the mamba state takes 143371582.03 GiB (1000000000 slots (--max-mamba-cache-size) x "
+                               "146.81 MiB)"), std::string::npos) << p.errors[0];
+    kvfit::sglang_settings d;
+    d.speculative_algorithm = "EAGLE", d.speculative_num_steps = 64, d.speculative_eagle_topk = 64;
+    d.speculative_num_draft_tokens = 1024;
+    const auto q = kvfit::plan_sglang(m, d, h200);
+    ASSERT_EQ(q.errors.size(), 1u);
+    // (5 slots + 1024 draft tokens) x 153,944,064 B = 147.53 GiB
+    EXPECT_NE(q.errors[0].find("one running request needs 5 mamba slots and 1024 draft-token states of 146.81 MiB, "
+                               "147.53 GiB"), std::string::npos) << q.errors[0];
+    EXPECT_NE(q.errors[0].find("give fewer --speculative-num-draft-tokens"), std::string::npos);
+}
+
+} // namespace

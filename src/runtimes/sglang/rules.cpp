@@ -612,11 +612,30 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
             : fmt::format("Not enough memory: the weights take {:.2f} GiB per GPU at --tp {}, more than the {:.2f} GiB a "
                           "GPU offers; a larger --tp (more GPUs) is needed", double(p.weights_bytes) / gib, s.tp,
                           double(pre_free) / gib));
+    } else if (const uint64_t states = p.mamba_slots * p.mamba_bytes_per_request + p.mamba_intermediate_bytes;
+               n_rec > 0 && states >= uint64_t(p.rest_bytes)) {
+        // the mamba pool alone takes what the weights left: the cause named, not the pool assertion it leads to
+        p.errors.push_back(fmt::format(
+            "the mamba state takes {:.2f} GiB ({} slot{}{} x {:.2f} MiB{}), no less than the {:.2f} GiB left for the pools "
+            "after the weights: give a smaller --max-mamba-cache-size{}", double(states) / gib, p.mamba_slots,
+            p.mamba_slots == 1 ? "" : "s", s.max_mamba_cache_size ? " (--max-mamba-cache-size)" : "",
+            double(p.mamba_bytes_per_request) / double(1ull << 20),
+            p.mamba_intermediate_bytes ? fmt::format(", and {:.2f} GiB of draft-token states",
+                                                     double(p.mamba_intermediate_bytes) / gib) : std::string(),
+            double(p.rest_bytes) / gib, p.mamba_intermediate_bytes ? " or fewer draft tokens" : ""));
     } else if (std::min<uint64_t>(s.context_length, p.max_total_num_tokens) <= 6) {
         // scheduler.py: max_req_len = min(context_len - 1, max_total_num_tokens - 1), max_req_input_len = max_req_len - 5,
         // both asserted > 0
         p.errors.push_back(fmt::format("AssertionError: Memory pool size is too small (the pool holds {} tokens)",
                                        p.max_total_num_tokens));
+    } else if (const uint64_t one = p.mamba_bytes_per_request * (mamba_ratio + p.spec_num_draft_tokens);
+               n_rec > 0 && p.max_running_requests == 0 && p.spec_num_draft_tokens && one >= uint64_t(p.rest_bytes)) {
+        // with draft tokens one request needs its slots and a state per draft token: more slots cannot help
+        p.errors.push_back(fmt::format(
+            "one running request needs {} mamba slots and {} draft-token states of {:.2f} MiB, {:.2f} GiB, no less than "
+            "the {:.2f} GiB left for the pools after the weights: give fewer --speculative-num-draft-tokens",
+            mamba_ratio, p.spec_num_draft_tokens, double(p.mamba_bytes_per_request) / double(1ull << 20),
+            double(one) / gib, double(p.rest_bytes) / gib));
     } else if (n_rec > 0 && p.max_running_requests == 0 && p.mamba_slots > 0) {
         // slots there are, fewer than one request's share: max_running_requests = slots // ratio (_calculate_mamba_ratio
         // above) is 0 and no request can run; only with the radix cache on (ratio 3), as 1 slot // 1 is a request
