@@ -47,6 +47,11 @@ std::optional<int> handle_help_and_version(int argc, char ** argv, const std::fu
             char * sub[] = {argv[2], help, nullptr};
             return kvfit::cli::exec_serve(2, sub);
         }
+        if (!topic.empty()) { // a topic kvfit has no help for is a mistake, not a request for the main help
+            fmt::print(stderr, "kvfit: help {}: no such command (help topics: exec, explain, fit-params, serve; "
+                               "kvfit --help for the flags)\n", kvfit::printable(topic, false));
+            return 2;
+        }
         main_help();
         return 0;
     }

@@ -64,6 +64,10 @@ TEST(cli_conventions, version_and_help) {
     const auto serve = run_kvfit("help serve");
     EXPECT_EQ(serve.status, 0);
     EXPECT_NE(serve.out.find("--port"), std::string::npos) << serve.out;
+    const auto bogus = run_kvfit("help bogus"); // it printed the main help and exited 0
+    EXPECT_EQ(bogus.status, 2);
+    EXPECT_EQ(bogus.err, "kvfit: help bogus: no such command (help topics: exec, explain, fit-params, serve; kvfit --help "
+                         "for the flags)\n");
     // numeric options say so in --help (CLI11 wrote TEXT for every one)
     for (const char * shown : {"-c,--ctx-size INT[,INT...]", "--ubatch-size INT", "--gpu GPUS", "--margin SIZE",
                                "--weights-size SIZE", "--n-gpu-layers INT|all|auto", "--flash-attn on|off|auto",
