@@ -696,6 +696,13 @@ TEST(model_set, host_ram_adds_up_against_ram) {
     EXPECT_EQ(differs.status, 2);
     EXPECT_EQ(differs.err, "kvfit: --ram differs between the models (model 1: 6.00 GiB, model 2: 8.00 GiB): a set shares "
                            "one machine's RAM; give --ram once for all\n");
+    // a bad value given to every model is the command line's (it blamed model 1); one model's own is that model's
+    const auto all_bad = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B --gpu 24GiB --ram 0GiB");
+    EXPECT_EQ(all_bad.status, 2);
+    EXPECT_EQ(all_bad.err, "kvfit: --ram 0GiB: the host's memory must be more than 0\n");
+    const auto own_bad = run_kvfit("Qwen3-8B Meta-Llama-3.1-8B@-ctk=q9_9 --gpu 24GiB");
+    EXPECT_EQ(own_bad.status, 2);
+    EXPECT_EQ(own_bad.err.rfind("kvfit: model 2 (Meta-Llama-3.1-8B): -ctk 'q9_9': unknown cache type", 0), 0u) << own_bad.err;
     const auto first_only = run_kvfit("Qwen3-8B@--ram=8GiB Meta-Llama-3.1-8B --gpu 24GiB");
     EXPECT_EQ(first_only.status, 2);
     EXPECT_EQ(first_only.err, "kvfit: --ram differs between the models (model 1: 8.00 GiB, model 2: not given): a set "

@@ -268,6 +268,10 @@ set_result plan_set(const set_request & q, const set_model_loader & load, const 
         try {
             alone.push_back(make_plan(q.members[i], [&](warnings & w) { return load(i, w); }, same_gpus));
         } catch (const error & e) {
+            // a flag's error when every model has the same flags is the command line's, not this model's
+            const bool same_flags = std::all_of(q.members.begin(), q.members.end(),
+                                                [&](const plan_request & r) { return r.flags.all() == q.members[i].flags.all(); });
+            if (same_flags && std::string_view(e.what()).starts_with("-")) throw;
             throw error(fmt::format("{}: {}", member(i), e.what()));
         }
         // a model of a set runs at one context: a list (-c 8192,32768, or -c given twice) makes one model's table,
