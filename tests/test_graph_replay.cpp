@@ -441,3 +441,23 @@ TEST(graph_replay, a_graph_from_the_kept_skeleton_equals_a_fresh_build) {
         }
     }
 }
+
+namespace {
+
+// Issue 26 item 5: a corrupt embedded graph template fails loudly. Every embedded template parses (a failure is listed
+// with its file and error), and a corrupted copy of a real one does not parse: a plan that needs such a template says
+// "the recorded graph ... does not parse" (graph_replay.cpp), never "no graph recorded".
+TEST(graph_replay, every_embedded_template_parses_and_a_corrupt_one_fails) {
+    const std::vector<std::string> errors = kvfit::detail::graph_template_errors();
+    EXPECT_TRUE(errors.empty()) << (errors.empty() ? std::string() : errors.front());
+    for (const char * file : {"llama.v0.5.0.txt", "deepseek32.txt"}) {
+        const std::string text = kvfit::test::read_text(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + file);
+        ASSERT_FALSE(text.empty()) << file;
+        EXPECT_EQ(kvfit::detail::graph_template_parse_error(text), "") << file;
+        std::string cut = text.substr(0, text.size() / 2); // a truncated file: half of it, ending mid-line
+        cut += "\nt garbage\n";
+        EXPECT_NE(kvfit::detail::graph_template_parse_error(cut), "") << file;
+    }
+}
+
+} // namespace

@@ -646,6 +646,7 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
     // it has every dimension of a recorded model: its key taken with that template's arch equals the template's
     const bool unnamed = m.gguf_architecture.empty();
     const std::string arch = unnamed ? "this model's architecture" : m.gguf_architecture;
+    std::string broken; // a template of this architecture and release that failed to parse: "<name>: <error>"
     for (auto & f : template_files()) {
         if (f->format != 1 || (!unnamed && f->arch != m.gguf_architecture) || !f->has_release(release)) continue;
         arch_seen = true;
@@ -660,8 +661,13 @@ const variant * find_variant(const model_desc & m, const llamacpp_settings & s, 
         }
         const graph_template * t = parsed(*f);
         if (t != nullptr && t->format == 1 && t->key == k) tp = t;
+        if (t == nullptr && why && broken.empty()) broken = f->name + ": " + f->error;
     }
     if (unnamed && key.empty()) key = llamacpp_graph_key(m);
+    if (tp == nullptr && !broken.empty()) { // loud: a recorded graph that does not parse is a defect, not "none"
+        if (why) *why = "the recorded graph " + broken + " does not parse";
+        return nullptr;
+    }
     if (tp == nullptr) {
         if (why) {
             *why = arch_seen && !unnamed ? "no graph recorded for this model shape (" + arch + " graph " + key + ")"
@@ -999,10 +1005,16 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
                                                 bool tg, std::string * why) {
     const std::string release = release_tag(s);
     const graph_template * tp = nullptr;
+    std::string broken;
     for (auto & f : template_files()) {
         if (f->format != 2 || f->arch != m.gguf_architecture || !f->has_release(release)) continue;
         const graph_template * t = parsed(*f);
         if (t != nullptr && t->format == 2) tp = t;
+        if (t == nullptr && broken.empty()) broken = f->name + ": " + f->error;
+    }
+    if (tp == nullptr && !broken.empty()) { // loud: a recorded graph that does not parse is a defect, not "none"
+        if (why) *why = "the recorded scheduler graph " + broken + " does not parse";
+        return std::nullopt;
     }
     if (tp == nullptr) {
         if (why) *why = "no scheduler graph recorded for " + (m.gguf_architecture.empty() ? std::string("this architecture") : m.gguf_architecture) + " in llama.cpp " + release;
@@ -1158,6 +1170,23 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         return std::nullopt;
     }
     return out;
+}
+
+std::vector<std::string> graph_template_errors() {
+    std::vector<std::string> out;
+    for (auto & f : template_files()) {
+        if (parsed(*f) == nullptr) out.push_back(f->name + ": " + f->error);
+    }
+    return out;
+}
+
+std::string graph_template_parse_error(std::string_view text) {
+    try {
+        (void)parse_template(text);
+        return "";
+    } catch (const std::exception & e) {
+        return e.what();
+    }
 }
 
 } // namespace kvfit::detail

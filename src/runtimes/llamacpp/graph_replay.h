@@ -88,4 +88,12 @@ struct graph_instance {
 std::optional<graph_instance> instantiate_graph(const model_desc & m, const llamacpp_settings & s, const llamacpp_context & c,
                                                 bool tg, std::string * why = nullptr);
 
+/// Every embedded graph template (data/graphs/*.txt) parsed: one "<file name>: <parse error>" per template that does
+/// not parse, empty when all do. A plan that needs a template which failed names it and its error in the reason (not
+/// "no graph recorded"); the test suite asserts this list is empty.
+std::vector<std::string> graph_template_errors();
+
+/// The parse error of a template's text, "" when it parses (tests: a corrupted copy of an embedded template fails).
+std::string graph_template_parse_error(std::string_view text);
+
 } // namespace kvfit::detail
