@@ -377,7 +377,8 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
         s.page_size = dsa ? 64 : 1;
         if (dsa) p.notes.push_back("--page-size 64: the DSA attention backends page by 64 tokens");
     }
-    if (const uint64_t derived = sglang_derived_context_length(m); s.context_length && derived && s.context_length > derived) {
+    const uint64_t derived = sglang_derived_context_length(m); // SGLang's default and its ceiling, derived once
+    if (s.context_length && derived && s.context_length > derived) {
         // configs/model_config.py _derive_context_length: a longer --context-length raises unless the environment
         // sets SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (kvfit plans SGLang as launched, without it)
         throw error(fmt::format("sglang: ValueError: Warning: User-specified context_length ({}) is greater than the derived "
@@ -385,8 +386,8 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
                                 "overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
                                 s.context_length, derived));
     }
-    if (!s.context_length) { // SGLang's default, derived once; a rope-scaled one is said
-        s.context_length = sglang_derived_context_length(m);
+    if (!s.context_length) { // SGLang's default; a rope-scaled one is said
+        s.context_length = derived;
         if (s.context_length != m.n_ctx_train) {
             p.notes.push_back(fmt::format("context length {} = max_position_embeddings {} x the config's rope_scaling factor "
                                           "(hf_transformers_utils.py get_context_length)", s.context_length, m.n_ctx_train));
