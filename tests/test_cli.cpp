@@ -2,6 +2,8 @@
 #include "support/run_cli.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
@@ -158,6 +160,7 @@ TEST(cli, bad_input_gives_one_line_and_exit_2) {
         R"({"model_type":"llama","hidden_size":4096,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":-8,"vocab_size":32000})");
     const std::string zeros_gguf = write_temp("zeros.gguf", std::string(64, '\0'));
     const std::string fifo = write_temp("fifo.gguf", "") + ".fifo";
+    std::filesystem::remove(fifo); // a test directory of an earlier process with the same pid may hold one
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     const bad_case cases[] = {
         {"missing file", "/nonexistent/model.json", "no such file"},
