@@ -38,6 +38,10 @@ constexpr int exit_does_not_fit = 3;
 // llama.cpp and vLLM spell several flags with one dash and several letters (-ctk, -ngl, -tp); CLI11 only takes one
 // letter after a single dash, so those are rewritten to their long names first (the list comes from the registry).
 std::string canonical_flag(const std::string & a, const std::vector<std::pair<std::string, std::string>> & aliases) {
+    // --name=value: the name is rewritten and the value kept (--swa-checkpoints=4 is --ctx-checkpoints=4)
+    if (const auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+        return canonical_flag(a.substr(0, eq), aliases) + a.substr(eq);
+    }
     for (const char * hub : {"--hf-repo", "--hf-file"}) { // llama.cpp's Hub model: -hf, -hfr, -hff (llamacpp_command_flags)
         const kvfit::flag_spec * f = kvfit::find_flag_spelled(kvfit::llamacpp_command_flags(), hub);
         if (f && f->spelled(a)) return std::string(f->name);
@@ -58,6 +62,27 @@ std::string selected_runtime(int argc, char ** argv) {
         else if (a.rfind("--runtime=", 0) == 0) runtime = a.substr(10);
     }
     return runtime;
+}
+
+// An error names a flag by its main spelling (the runtime's table: --ctx-checkpoints, --tp); where the command line
+// typed an alternate (--swa-checkpoints, SGLang's --tensor-parallel-size), the message names what was typed. Only a
+// whole flag word is replaced (followed by a space, quote, colon, '=' or the end), the first time it appears.
+std::string as_typed(std::string msg, int argc, char ** argv, const std::function<std::string(const std::string &)> & canon) {
+    const auto name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
+    for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+        std::string typed = argv[i];
+        if (typed.rfind("--", 0) != 0) continue;
+        typed = typed.substr(0, typed.find('='));
+        const std::string main_name = canon(typed);
+        if (main_name == typed) continue;
+        for (size_t p = msg.find(main_name); p != std::string::npos; p = msg.find(main_name, p + 1)) {
+            const size_t end = p + main_name.size();
+            if ((p > 0 && name_char(msg[p - 1])) || (end < msg.size() && name_char(msg[end]))) continue;
+            msg.replace(p, main_name.size(), typed);
+            break;
+        }
+    }
+    return msg;
 }
 
 std::vector<std::string> normalise_args(int argc, char ** argv, const std::function<std::string(const std::string &)> & canon) {
@@ -273,7 +298,7 @@ int main(int argc, char ** argv) {
         fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
         return exit_bad_input;
     } catch (const kvfit::error & e) {
-        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(as_typed(e.what(), argc, argv, canonical), false)); // one line
         return exit_bad_input;
     }
     try {
@@ -309,7 +334,7 @@ int main(int argc, char ** argv) {
         kvfit::cli::check_owners(app, o.flags, k_common_flags);
         return run(o);
     } catch (const kvfit::error & e) {
-        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(e.what(), false)); // one line, whatever it quotes
+        fmt::print(stderr, "kvfit: {}\n", kvfit::printable(as_typed(e.what(), argc, argv, canonical), false)); // one line
         return exit_bad_input;
     } catch (const std::exception & e) {
         fmt::print(stderr, "kvfit: internal error: {}\n", kvfit::printable(e.what(), false));

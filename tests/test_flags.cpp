@@ -233,6 +233,31 @@ TEST(Flags, AlternatesAreTheSelectedRuntimes) {
     EXPECT_NE(llama.err.find("--tensor-parallel-size is a vLLM flag"), std::string::npos) << llama.err;
 }
 
+// An alternate is read in its --name=value form too, and an error about its value names the spelling typed, not the
+// table's main name (--swa-checkpoints -1 said "--ctx-checkpoints '-1'"; SGLang's --tensor-parallel-size=x said --tp).
+TEST(Flags, AlternatesWithValuesAndTheirErrorsNameWhatWasTyped) {
+    const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3.5-27B.json";
+    const auto tp = run_kvfit(cfg + " --runtime sglang --gpu 2xH200 --tp 2 --json");
+    ASSERT_EQ(tp.status, 0) << tp.err;
+    const auto eq = run_kvfit(cfg + " --runtime sglang --gpu 2xH200 --tensor-parallel-size=2 --json");
+    EXPECT_EQ(eq.status, 0) << eq.err;
+    EXPECT_EQ(eq.out, tp.out);
+    for (const char * bad : {" --runtime sglang --gpu 2xH200 --tensor-parallel-size x",
+                             " --runtime sglang --gpu 2xH200 --tensor-parallel-size=0"}) {
+        const auto r = run_kvfit(cfg + bad);
+        EXPECT_EQ(r.status, 2) << bad;
+        EXPECT_EQ(r.err.rfind("kvfit: --tensor-parallel-size '", 0), 0u) << r.err;
+        EXPECT_EQ(r.err.find("--tp "), std::string::npos) << r.err;
+    }
+    for (const char * bad : {" --swa-checkpoints -1", " --swa-checkpoints=-1"}) {
+        const auto r = run_kvfit(cfg + bad);
+        EXPECT_EQ(r.status, 2) << bad;
+        EXPECT_EQ(r.err, "kvfit: --swa-checkpoints '-1': expected a non-negative integer\n") << bad;
+    }
+    const auto main_name = run_kvfit(cfg + " --ctx-checkpoints -1");
+    EXPECT_EQ(main_name.err, "kvfit: --ctx-checkpoints '-1': expected a non-negative integer\n");
+}
+
 // src/launch/exec.cpp looks a flag up in llama.cpp's tables and reads it by its canonical name: no list of
 // spellings of its own (is_one_of(flag, {"-c", "--ctx-size"}) was there), and no table alias spelled in it.
 TEST(Flags, ExecKeepsNoSpellingListOfItsOwn) {

@@ -252,6 +252,21 @@ TEST(server, page_models_and_gpus) {
     bool tp = false;
     for (const auto & f : runtimes[1]["flags"]) tp = tp || (f["name"] == "tensor_parallel_size" && f["alias"] == "-tp");
     EXPECT_TRUE(tp);
+    // the flag table's other fields: every spelling, the value's name, the shared setting, the engine's own name
+    bool alternate = false, ollama_env = false, metavar = false;
+    for (const auto & rt : runtimes) {
+        for (const auto & f : rt["flags"]) {
+            ASSERT_TRUE(f.contains("alternates") && f.contains("metavar") && f.contains("setting") && f.contains("engine_name")) << f;
+            if (rt["name"] == "llama.cpp" && f["flag"] == "--ctx-checkpoints") {
+                for (const auto & a : f["alternates"]) alternate = alternate || a == "--swa-checkpoints";
+            }
+            if (rt["name"] == "llama.cpp" && f["flag"] == "--ctx-size") metavar = f["metavar"] == "INT[,INT...]";
+            if (rt["name"] == "ollama" && f["engine_name"] == "OLLAMA_NUM_PARALLEL") ollama_env = true;
+        }
+    }
+    EXPECT_TRUE(alternate);
+    EXPECT_TRUE(ollama_env);
+    EXPECT_TRUE(metavar);
     const json gpus = json::parse(c.Get("/v1/gpus")->body);
     bool found = false;
     for (const auto & g : gpus) {

@@ -79,7 +79,8 @@ std::string models_json();
 
 /// GET /v1/runtimes: every runtime of the registry (runtime.h) with its flags, by JSON name: [{"name": "vllm",
 /// "display": "vLLM", "summary", "context_flag": "max_model_len", "flags": [{"name": "max_model_len", "flag":
-/// "--max-model-len", "alias": "", "help", "type": "text"}, ...]}, ...], llama.cpp first. The page builds its
+/// "--max-model-len", "alias": "", "help", "type": "text", "metavar", "alternates": [...], "setting": "context",
+/// "engine_name": ""}, ...]}, ...], llama.cpp first: every field of the runtime's flag table (runtime.h flag_spec). The page builds its
 /// runtime selector and settings from it.
 std::string runtimes_json();
 

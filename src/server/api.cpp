@@ -204,8 +204,13 @@ std::string runtimes_json() {
         nlohmann::ordered_json flags = nlohmann::ordered_json::array();
         for (const auto & f : rt.flags()) {
             static const char * types[] = {"text", "count", "size", "fraction", "boolean", "list"};
+            // the same table the CLI, exec and the hints read (runtime.h flag_spec): every spelling, the value's
+            // name in --help, the shared setting it sets, and the engine's own name where kvfit's flag is not it
+            nlohmann::ordered_json alternates = nlohmann::ordered_json::array();
+            for (const auto a : f.alternates) alternates.push_back(a);
             flags.push_back({{"name", f.json_name()}, {"flag", f.name}, {"alias", f.alias}, {"help", f.help},
-                             {"type", types[size_t(f.type)]}});
+                             {"type", types[size_t(f.type)]}, {"metavar", f.value_name()}, {"alternates", alternates},
+                             {"setting", flag_setting_name(f.setting)}, {"engine_name", f.engine_name}});
         }
         out.push_back({{"name", rt.name}, {"display", rt.display}, {"summary", rt.summary},
                        {"context_flag", rt.context.flag}, {"flags", flags}});
