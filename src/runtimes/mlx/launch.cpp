@@ -1,11 +1,10 @@
 // The mlx_lm command line a user pastes (include/kvfit/mlx.h mlx_launch_line): flags as mlx_lm/generate.py,
 // server.py and convert.py spell them, only those that differ from their defaults.
+#include "runtimes/common/launch.h"
 #include "detail.h"
 #include "kvfit/metal.h"
-#include "kvfit/sources.h"
 #include "kvfit/printable.h"
 
-#include <filesystem>
 #include <fmt/format.h>
 
 namespace kvfit {
@@ -21,22 +20,8 @@ std::string base_name(const std::string & id) {
 } // namespace
 
 std::string detail::mlx_model_id(const model_desc & m, const mlx_settings & s) {
-    if (!s.model.empty()) return s.model;
-    if (m.source.starts_with("hf:")) {
-        std::string id = m.source.substr(3);
-        if (const size_t cut = id.find_first_of(":@"); cut != std::string::npos) id.resize(cut);
-        return id;
-    }
-    if (m.source == "catalog") {
-        if (const catalog_entry * e = find_catalog(m.name)) return std::string(e->hf_id);
-    }
-    if (m.source.ends_with(".json")) { // a config file: mlx_lm wants its directory (or a Hub id)
-        const std::filesystem::path path(m.source);
-        if (path.filename() != "config.json") return m.name;
-        const std::string dir = path.parent_path().string();
-        return dir.empty() ? "." : dir;
-    }
-    return m.source.empty() ? m.name : m.source;
+    // mlx_lm loads a Hub id or a local folder, as vLLM and SGLang do: one rule for every serving launch line
+    return s.model.empty() ? launch_model_ref(m) : s.model;
 }
 
 std::string mlx_launch_line(const mlx_settings & s, const std::string & model_id, bool convert) {
