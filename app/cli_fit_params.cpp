@@ -41,11 +41,6 @@ namespace {
 
 constexpr uint64_t MiB = 1024ull * 1024ull;
 
-// A fit.cpp abort ("n_gpu_layers already set by user to 20, abort"): llama_fit_params then exits 1.
-struct fit_failure {
-    std::string why;
-};
-
 // The flags kvfit fit-params reads, by their long names in llama.cpp's tables (include/kvfit/llamacpp.h: the planner's
 // llamacpp_flags() and the command line's llamacpp_command_flags(), with every spelling common/arg.cpp gives them),
 // then kvfit's own --gpu, --weights, --weights-size. `planned`: handed to parse_llamacpp_flags by its JSON name;
@@ -180,30 +175,6 @@ fit_args parse_args(int argc, char ** argv) {
     return a;
 }
 
-// One device's (or the host's) memory as common_get_device_memory_data_impl collects it.
-struct dev_mem {
-    uint64_t model = 0, context = 0, compute = 0;
-    uint64_t total() const { return model + context + compute; }
-};
-
-std::vector<dev_mem> measure(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
-                             const std::vector<device_spec> & gpus) {
-    const llamacpp_plan plan = plan_llamacpp(m, s, p, gpus, 0);
-    std::vector<dev_mem> out;
-    for (size_t i = 0; i < plan.devices.size(); ++i) {
-        const device_usage & d = plan.devices[i];
-        // the fit measures in no_alloc mode: the prompt graph alone, sized by ggml_backend_sched_reserve_size, which
-        // resets the scheduler first and so without the graph callback's norm / l_last pins (compute_sched.cpp); a
-        // real context allocates the pinned graphs, which can differ per GPU
-        const uint64_t compute = plan.gpu_compute.replayed && i < plan.gpu_compute.prompt_bytes.size()
-                                     ? plan.gpu_compute.prompt_bytes[i] + d.spec.compute_bytes
-                                     : d.used.compute_bytes;
-        out.push_back({d.used.weights_bytes, d.used.kv_bytes + d.used.state_bytes, compute});
-    }
-    if (out.empty() || !plan.devices.back().is_host) out.push_back({}); // the host line is always printed
-    return out;
-}
-
 // ggml_backend_dev_name of GPU `i` of `backend`'s build: "CUDA0" (ggml-cuda.h GGML_CUDA_NAME; "ROCm0" in a HIP build),
 // "Vulkan0" (ggml-vulkan.h GGML_VK_NAME), "MTL0" (ggml-metal-device.m: "%s%d", "MTL", device).
 std::string device_name(gpu_backend backend, size_t i) {
@@ -212,7 +183,7 @@ std::string device_name(gpu_backend backend, size_t i) {
     return fmt::format("{}{}", prefix, i);
 }
 
-std::string print_lines(const std::vector<dev_mem> & dmd, gpu_backend backend) {
+std::string print_lines(const std::vector<llamacpp_device_memory> & dmd, gpu_backend backend) {
     std::string out;
     for (size_t id = 0; id + 1 < dmd.size(); ++id) {
         out += fmt::format("{} {} {} {} \n", device_name(backend, id), dmd[id].model / MiB, dmd[id].context / MiB,
@@ -222,111 +193,7 @@ std::string print_lines(const std::vector<dev_mem> & dmd, gpu_backend backend) {
     return out;
 }
 
-struct fit_result {
-    uint64_t n_ctx = 0;
-    int32_t n_gpu_layers = -1;
-    std::vector<uint32_t> tensor_split; // layers per device when more than one
-    std::vector<std::string> overrides; // -ot patterns (=CPU)
-};
-
-bool all_fit(const std::vector<dev_mem> & dmd, const std::vector<device_spec> & gpus, const std::vector<int64_t> & margins) {
-    for (size_t id = 0; id < gpus.size(); ++id) {
-        if (int64_t(gpus[id].memory_bytes) - int64_t(dmd[id].total()) < margins[id]) return false;
-    }
-    return true;
-}
-
-// common_params_fit_impl (common/fit.cpp), steps 1 and 2 exactly on kvfit's figures; step 3 see the file comment.
-fit_result fit(const model_desc & m, llamacpp_settings s, placement_settings p, const std::vector<device_spec> & gpus,
-               const fit_args & a, std::optional<int32_t> ngl_given) {
-    const size_t nd = gpus.size();
-    if (nd == 0) throw fit_failure{"no GPU given or detected (--gpu): kvfit fits device memory only"};
-    std::vector<int64_t> margins(nd, int64_t(1024 * MiB));
-    if (a.targets.size() == 1) std::fill(margins.begin(), margins.end(), int64_t(a.targets[0]));
-    else for (size_t i = 0; i < a.targets.size() && i < nd; ++i) margins[i] = int64_t(a.targets[i]);
-
-    const uint32_t n_seq_max = std::max<uint32_t>(1, s.n_seq);
-    const uint32_t n_streams = s.kv_unified ? 1 : n_seq_max;
-    const bool n_ctx_auto = s.n_ctx == 0;
-    const uint64_t n_ctx_max = std::min<uint64_t>(m.n_ctx_train * n_seq_max, UINT32_MAX);
-    const uint64_t n_ctx_min_total = std::min<uint64_t>(a.fit_ctx * n_streams, UINT32_MAX);
-    if (n_ctx_auto) s.n_ctx = n_ctx_max;
-
-    fit_result r;
-    r.n_gpu_layers = p.n_gpu_layers;
-    // step 1
-    std::vector<dev_mem> full = measure(m, s, p, gpus);
-    r.n_ctx = s.n_ctx;
-    if (all_fit(full, gpus, margins)) return r;
-    int64_t sum_free = 0, sum_used = 0, sum_model = 0;
-    for (size_t id = 0; id < nd; ++id) {
-        sum_free += int64_t(gpus[id].memory_bytes);
-        sum_used += int64_t(full[id].total());
-        sum_model += int64_t(full[id].model);
-    }
-    // step 2
-    int64_t surplus = sum_free - sum_used;
-    for (int64_t mg : margins) surplus -= mg;
-    if (surplus < 0 && n_ctx_auto && n_ctx_max > n_ctx_min_total) {
-        int64_t target = sum_free;
-        for (int64_t mg : margins) target -= mg;
-        if (nd > 1) {
-            const int64_t per_layer = sum_model / std::min<int64_t>(p.n_gpu_layers < 0 ? INT32_MAX : p.n_gpu_layers, m.n_layer);
-            target -= int64_t(nd + 1) * per_layer / (m.n_expert == 0 ? 2 : 6);
-        }
-        s.n_ctx = n_ctx_min_total;
-        const std::vector<dev_mem> small = measure(m, s, p, gpus);
-        int64_t used_min = 0;
-        for (size_t id = 0; id < nd; ++id) used_min += int64_t(small[id].total());
-        if (target > used_min) {
-            s.n_ctx += uint64_t(int64_t(n_ctx_max - n_ctx_min_total) * (target - used_min) / (sum_used - used_min));
-            const uint64_t align = 256ull * n_streams;
-            s.n_ctx = std::max(s.n_ctx - s.n_ctx % align, n_ctx_min_total);
-            r.n_ctx = s.n_ctx;
-            if (nd <= 1) return r;
-        }
-        r.n_ctx = s.n_ctx;
-    }
-    // step 3: preconditions as fit.cpp
-    if (ngl_given) throw fit_failure{fmt::format("n_gpu_layers already set by user to {}, abort", *ngl_given)};
-    if (nd > 1 && !p.tensor_split.empty()) throw fit_failure{"model_params::tensor_split already set by user, abort"};
-    if (!p.override_tensor_cpu.empty() || p.cpu_moe || p.n_cpu_moe > 0) {
-        throw fit_failure{"model_params::tensor_buft_overrides already set by user, abort"};
-    }
-    auto fits_with = [&](const placement_settings & q) { return all_fit(measure(m, s, q, gpus), gpus, margins); };
-    const uint32_t n_all = m.n_layer + 1; // blocks and the output layer (llama.cpp counts it in -ngl)
-    placement_settings q = p;
-    bool found = false;
-    if (m.n_expert > 0) {
-        // experts of the first N blocks on the CPU, every layer offloaded: the smallest N that fits
-        q.n_gpu_layers = int32_t(n_all);
-        for (uint32_t n = 0; n <= m.n_layer && !found; ++n) {
-            q.n_cpu_moe = n;
-            found = fits_with(q);
-        }
-    }
-    if (!found) {
-        // dense layers (a MoE model with every expert on the CPU): the largest -ngl that fits
-        for (int32_t ngl = int32_t(n_all); ngl >= 0 && !found; --ngl) {
-            q.n_gpu_layers = ngl;
-            found = fits_with(q);
-        }
-    }
-    if (!found) throw fit_failure{"cannot fit even with no layer on the GPUs"};
-    r.n_gpu_layers = q.n_gpu_layers;
-    for (uint32_t il = 0; il < q.n_cpu_moe && il < m.n_layer; ++il) {
-        if (m.is_moe.empty() || m.is_moe[il]) r.overrides.push_back(fmt::format("blk\\.{}\\.ffn_(up|down|gate_up|gate)_(ch|)exps", il));
-    }
-    if (nd > 1) {
-        const llamacpp_plan plan = plan_llamacpp(m, s, q, gpus, 0);
-        for (size_t id = 0; id < nd; ++id) {
-            r.tensor_split.push_back(plan.devices[id].n_layers + (plan.devices[id].has_output ? 1 : 0));
-        }
-    }
-    return r;
-}
-
-std::string print_fit(const fit_result & r) {
+std::string print_fit(const llamacpp_fit_result & r) {
     std::string out = fmt::format("-c {} -ngl {}", r.n_ctx, r.n_gpu_layers);
     size_t nd = r.tensor_split.size();
     while (nd > 1 && r.tensor_split[nd - 1] == 0) --nd; // fit-params.cpp trims trailing zeros
@@ -365,13 +232,13 @@ std::string fit_params_output(int argc, char ** argv) {
     s.n_outputs_max = 0;
     if (a.print) {
         fmt::print(stderr, "llama_fit_params: printing estimated memory in MiB to stdout (device, model, context, compute) ...\n");
-        return print_lines(measure(m, s, in.placement, gpus), backend);
+        return print_lines(llamacpp_device_memory_data(m, s, in.placement, gpus), backend);
     }
     // -ngl as common_params holds it (arg.cpp:2785): "all" is -2, a number itself (-1 and auto were dropped as the
     // default): any of them makes fit.cpp abort before step 3
     std::optional<int32_t> ngl_given;
     if (const std::string t = a.flags.text("n_gpu_layers"); !t.empty()) ngl_given = t == "all" ? -2 : std::stoi(t);
-    const fit_result r = fit(m, s, in.placement, gpus, a, ngl_given);
+    const llamacpp_fit_result r = llamacpp_fit_params(m, s, in.placement, gpus, a.targets, a.fit_ctx, ngl_given);
     fmt::print(stderr, "llama_fit_params: printing fitted CLI arguments to stdout...\n");
     return print_fit(r);
 }
@@ -387,8 +254,8 @@ int run_fit_params(int argc, char ** argv) {
         const std::string out = fit_params_output(argc, argv);
         std::fwrite(out.data(), 1, out.size(), stdout);
         return 0;
-    } catch (const fit_failure & f) {
-        fmt::print(stderr, "kvfit fit-params: {}\n", f.why);
+    } catch (const llamacpp_fit_failure & f) {
+        fmt::print(stderr, "kvfit fit-params: {}\n", f.what());
         fmt::print(stderr, "llama_fit_params: failed to fit CLI arguments to free memory, exiting...\n");
         return 1;
     } catch (const error & e) {

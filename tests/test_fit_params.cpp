@@ -257,3 +257,43 @@ TEST(FitParams, NegativeNglAsLlamaCpp) {
     EXPECT_EQ(two.status, 1);
     EXPECT_NE(two.err.find("n_gpu_layers already set by user to -2, abort"), std::string::npos) << two.err;
 }
+
+// The fit is the library's (src/runtimes/llamacpp/fit_params.cpp), the CLI only parses and prints: the library call
+// gives what `kvfit fit-params` prints, a fit.cpp abort is llamacpp_fit_failure, and --fit-ctx 0 keeps n_ctx 0 (the
+// training context: fit.cpp:414 sets cparams->n_ctx = n_ctx_min_total, 0, and the interpolation above it is never
+// reached because the projected use at 0 is the use at the full context).
+TEST(FitParams, TheFitIsTheLibrarysAndFitCtxZeroKeepsTheTrainingContext) {
+    const auto m = catalog_model("Meta-Llama-3.1-8B");
+    kvfit::llamacpp_settings s;
+    s.server_outputs = false;
+    s.n_outputs_max = 0;
+    const std::vector<kvfit::device_spec> gpus = {{"GPU", 12ull << 30, 0}};
+    const auto r = kvfit::llamacpp_fit_params(m, s, {}, gpus, {}, 4096, std::nullopt);
+    const auto cli = run_kvfit("fit-params -m Meta-Llama-3.1-8B --gpu 12GiB");
+    ASSERT_EQ(cli.status, 0) << cli.err;
+    EXPECT_EQ(cli.out, fit_args_line(uint32_t(r.n_ctx), r.n_gpu_layers));
+    EXPECT_GT(r.n_ctx, 4096u);
+    EXPECT_LT(r.n_ctx, 131072u);
+
+    const auto data = kvfit::llamacpp_device_memory_data(m, s, {}, gpus);
+    ASSERT_EQ(data.size(), 2u); // the GPU, then the host line
+    EXPECT_GT(data[0].model, 4ull << 30);
+
+    EXPECT_THROW(kvfit::llamacpp_fit_params(m, s, {}, {{"GPU", 2ull << 30, 0}}, {}, 4096, 20), kvfit::llamacpp_fit_failure);
+    // --fit-ctx 0: n_ctx stays 0 (printed "-c 0", as llama-fit-params prints cparams.n_ctx) and the layers are
+    // fitted at the training context, which 0 means (llama-context.cpp), so fewer than every layer fit in 12 GiB
+    const auto zero = kvfit::llamacpp_fit_params(m, s, {}, gpus, {}, 0, std::nullopt);
+    EXPECT_EQ(zero.n_ctx, 0u);
+    EXPECT_GE(zero.n_gpu_layers, 0);
+    EXPECT_LT(zero.n_gpu_layers, int32_t(m.n_layer + 1));
+    kvfit::llamacpp_settings full = s;
+    full.n_ctx = m.n_ctx_train;
+    kvfit::placement_settings q;
+    q.n_gpu_layers = zero.n_gpu_layers;
+    EXPECT_LE(kvfit::llamacpp_device_memory_data(m, full, q, gpus)[0].total() + 1024 * MiB, gpus[0].memory_bytes);
+    q.n_gpu_layers = zero.n_gpu_layers + 1;
+    EXPECT_GT(kvfit::llamacpp_device_memory_data(m, full, q, gpus)[0].total() + 1024 * MiB, gpus[0].memory_bytes);
+    const auto cli0 = run_kvfit("fit-params -m Meta-Llama-3.1-8B --gpu 12GiB --fit-ctx 0");
+    EXPECT_EQ(cli0.status, 0) << cli0.err;
+    EXPECT_EQ(cli0.out, fit_args_line(0, zero.n_gpu_layers));
+}

@@ -8,6 +8,7 @@
 /// Sources: llama.cpp 5b4ebc5 (node-llama-cpp 3.21.1, ../shared/reference/llamacpp/RULES.md) and v0.5.0
 /// (node-llama-cpp 3.22.1), both measured by the conformance suite (tests/conformance/); docs/llamacpp.md.
 
+#include "kvfit/error.h"
 #include "kvfit/ggml_type.h"
 #include "kvfit/llamacpp_cpu.h"
 #include "kvfit/llamacpp_extras.h"
@@ -555,6 +556,50 @@ bool llamacpp_fits(const model_desc & m, const llamacpp_settings & s, const plac
 /// Monotone search over the KV size; the compute buffer is re-evaluated at each candidate.
 uint64_t max_fitting_n_ctx(const model_desc & m, llamacpp_settings s, const placement_settings & p,
                            const std::vector<device_spec> & gpus, uint64_t margin_bytes, uint64_t limit = 0);
+
+// ============================================================================================================
+// llama.cpp's own fit (common/fit.cpp, v0.5.0; src/runtimes/llamacpp/fit_params.cpp): `kvfit fit-params`
+
+/// One device's memory as common_get_device_memory_data_impl (common/fit.cpp) collects it, bytes: model (weights),
+/// context (KV caches + recurrent state: llama_context::memory_breakdown) and compute (the scheduler's buffer, the
+/// prompt graph alone as ggml_backend_sched_reserve_size sizes it where the graph is replayed). The output (logits)
+/// buffer is in none of them.
+struct llamacpp_device_memory {
+    uint64_t model = 0, context = 0, compute = 0;
+    uint64_t total() const { return model + context + compute; }
+};
+
+/// Per GPU (in order), then the host last (always present, zero when nothing is there): the memory data fit.cpp
+/// measures for these settings. Throws as plan_llamacpp.
+std::vector<llamacpp_device_memory> llamacpp_device_memory_data(const model_desc & m, const llamacpp_settings & s,
+                                                                const placement_settings & p,
+                                                                const std::vector<device_spec> & gpus);
+
+/// What llama_fit_params prints: "-c n_ctx -ngl n_gpu_layers[ -ts A,B][ -ot \"P=CPU,...\"]".
+struct llamacpp_fit_result {
+    uint64_t n_ctx = 0;                 ///< tokens; 0 = the model's training context (--fit-ctx 0, fit.cpp:414)
+    int32_t n_gpu_layers = -1;          ///< -ngl (blocks + the output layer)
+    std::vector<uint32_t> tensor_split; ///< layers per device when more than one GPU (-ts)
+    std::vector<std::string> overrides; ///< -ot patterns placed on the CPU (routed experts of the first blocks)
+};
+
+/// A fit.cpp abort ("n_gpu_layers already set by user to 20, abort", "cannot fit ..."): llama-fit-params exits 1.
+class llamacpp_fit_failure : public error {
+public:
+    using error::error;
+};
+
+/// common_params_fit_impl (common/fit.cpp, v0.5.0) on kvfit's figures. targets: --fit-target bytes per GPU (one
+/// value: every GPU; empty: fit.cpp's 1024 MiB each); fit_ctx: --fit-ctx (fit_params_min_ctx, 4096 by default);
+/// ngl_given: -ngl as common_params holds it when the user gave one ("all" = -2). Steps 1 (no change when every GPU
+/// keeps its target free) and 2 (with s.n_ctx 0, the context interpolated between fit_ctx x streams and n_ctx_train
+/// x sequences, rounded down to 256 x streams; fit.cpp:394-431) exactly; step 3: the largest -ngl for a dense model,
+/// the fewest blocks whose routed experts stay on the CPU for a MoE model (fit.cpp's LAYER_FRACTION_MOE patterns);
+/// fit.cpp's whole-tensor partial layers are not reproduced. Throws llamacpp_fit_failure where fit.cpp aborts (no GPU,
+/// -ngl / -ts / -ot already set, nothing fits) and kvfit::error as plan_llamacpp.
+llamacpp_fit_result llamacpp_fit_params(const model_desc & m, llamacpp_settings s, const placement_settings & p,
+                                        const std::vector<device_spec> & gpus, const std::vector<uint64_t> & targets,
+                                        uint64_t fit_ctx, std::optional<int32_t> ngl_given);
 
 // ============================================================================================================
 // Speculative decoding (src/runtimes/llamacpp/spec.cpp; docs/rules/llamacpp-spec.md)
