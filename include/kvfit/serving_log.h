@@ -80,7 +80,8 @@ struct serving_log {
     std::vector<std::pair<std::string, log_value>> args;
     std::vector<serving_figure> figures; ///< in log order (a figure printed by every rank: each line)
     std::vector<serving_figure> errors;  ///< the engine's refusals (key "kv_needed", "max_seq_len", "no_memory",
-                                         ///< "mamba_blocks", "oom", "sglang_not_enough"); text = the line
+                                         ///< "mamba_blocks", "oom", "sglang_not_enough", "scheduler_exception":
+                                         ///< SGLang's scheduler raised during its start, for any cause); text = the line
     size_t last_line = 0;
     /// Ollama: its runner's llama.cpp lines (the llama.cpp reader's view of them: offloaded layers, KV and compute
     /// buffers), when the log holds any; empty otherwise. Line numbers are the log's.

@@ -15,6 +15,7 @@
 #include "kvfit/vllm.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -364,61 +365,103 @@ void explain_vllm(explanation & e, const serving_log & log, const model_desc & m
 
 // ---- SGLang ------------------------------------------------------------------------------------------------------
 
+// The free memory before the weights load and the weights, as the log gives them (model_runner.py load_model prints
+// "Load weight begin. avail mem=A" and "Load weight end. ... avail mem=E, mem usage=A - E"; builds before 2025-03 print
+// no mem usage, an excerpt may lack the begin line): A and W, and the (A, W) corners of the printed figures' rounding
+// that give the smallest and the largest pool (rest = A x fraction - W, profile_max_num_token).
+struct sglang_load {
+    bool ok = false;
+    double a = 0, w = 0;         // the figures as printed (A derived as E + W, or W as A - E)
+    double a_lo = 0, w_lo = 0;   // the smallest pool
+    double a_hi = 0, w_hi = 0;   // the largest pool
+    std::string how;
+};
+
+sglang_load sglang_load_window(const serving_figure * begin, const serving_figure * end, const serving_figure * w) {
+    sglang_load x;
+    if (begin && w) {
+        const auto [alo, ahi] = rounding(*begin);
+        const auto [wlo, whi] = rounding(*w);
+        x = {true, begin->value, w->value, alo, whi, ahi, wlo,
+             fmt::format("the log's {} GB free before the load (line {}) and {} GB of weights (line {})", begin->text,
+                         begin->line_no, w->text, w->line_no)};
+    } else if (end && w) { // rest = (E + W) f - W = E f - W (1 - f): smallest at E low, W high
+        const auto [elo, ehi] = rounding(*end);
+        const auto [wlo, whi] = rounding(*w);
+        x = {true, end->value + w->value, w->value, elo + whi, whi, ehi + wlo, wlo,
+             fmt::format("{:.2f} GB free before the load (avail mem {} + mem usage {}, line {}) and {} GB of weights",
+                         end->value + w->value, end->text, w->text, w->line_no, w->text)};
+    } else if (begin && end) { // no mem usage: W = A - E, rest = E - A (1 - f): smallest at E low, A high
+        const auto [alo, ahi] = rounding(*begin);
+        const auto [elo, ehi] = rounding(*end);
+        x = {true, begin->value, begin->value - end->value, ahi, ahi - elo, alo, alo - ehi,
+             fmt::format("the log's {} GB free before the load (line {}) and {} GB after it (line {}): {:.2f} GB of "
+                         "weights", begin->text, begin->line_no, end->text, end->line_no, begin->value - end->value)};
+    }
+    return x;
+}
+
 void explain_sglang(explanation & e, const serving_log & log, const model_desc & m, const serving_inputs & in) {
     flag_values f = flags_from(log, in, sglang_flags(), {{"tp_size", "tp"}, {"dp_size", "dp"}}, e.notes);
+    if (!f.has("speculative_algorithm")) {
+        // server_args prints the speculative defaults without an algorithm (0.4.x: speculative_num_steps=5,
+        // speculative_eagle_topk=8, speculative_num_draft_tokens=64, speculative_algorithm=None): no drafter runs
+        bool dropped = false;
+        for (const char * k : {"speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"}) {
+            dropped |= f.has(k);
+            f.erase(k);
+        }
+        if (dropped) e.notes.push_back("speculative_num_steps, speculative_eagle_topk, speculative_num_draft_tokens: "
+                                       "server_args' defaults without a speculative_algorithm, not used");
+    }
     sglang_settings s = parse_sglang_flags(f);
     const serving_figure * begin = log.figure("load_begin_avail_gb", true);
     const serving_figure * w = log.figure("weights_gb");
     std::vector<device_spec> gpus;
     if (!in.gpu.empty()) gpus = parse_gpu_list(in.gpu);
+    // the pool: "KV Cache is allocated. #tokens: N"; builds before 2025-03 print it on the scheduler's line only
+    // ("max_total_num_tokens=N", tp_worker.py: the pool's size unless --max-total-tokens caps it lower)
     const serving_figure * toks = log.figure("kv_tokens");
+    if (!toks) toks = log.figure("max_total_num_tokens");
     const serving_figure * swa = log.figure("swa_layer_tokens");
     const serving_figure * slots = log.figure("mamba_slots");
     const serving_figure * mrr = log.figure("max_running_requests");
-
-    // at the log's budget: the free memory before the load is the total, the load's use the weights
-    sglang_plan at{};
-    bool have_at = false;
-    if (begin && w) {
-        auto plan_at = [&](double a, double wb) {
-            sglang_settings x = s;
-            x.pre_load_overhead_bytes = 0;
-            x.weights_bytes = clamp_count(wb * GiB);
-            return plan_sglang(m, x, {"GPU (the log's free memory)", clamp_count(a * GiB)});
-        };
-        const auto [alo, ahi] = rounding(*begin);
-        const auto [wlo, whi] = rounding(*w);
-        const sglang_plan lo = plan_at(alo, whi), hi = plan_at(ahi, wlo);
-        at = plan_at(begin->value, w->value);
-        have_at = true;
-        const std::string how = fmt::format("at the log's {} GB free before the load (line {}) and {} GB of weights (line {}), "
-                                            "--mem-fraction-static {}", begin->text, begin->line_no, w->text, w->line_no,
-                                            at.settings.mem_fraction_static);
-        if (toks) {
-            const bool same = toks->value >= double(lo.max_total_num_tokens) && toks->value <= double(hi.max_total_num_tokens);
-            add(e, toks->line_no, "KV cache #tokens", toks->text, range_text(lo.max_total_num_tokens, hi.max_total_num_tokens), same,
-                same ? how : fmt::format("{} {}: {} B per token per rank", how, pct(double(at.max_total_num_tokens), toks->value), at.cell_bytes));
-        }
-        if (swa) {
-            const bool same = swa->value >= double(lo.swa_tokens) && swa->value <= double(hi.swa_tokens);
-            add(e, swa->line_no, "sliding-window pool tokens", swa->text, range_text(lo.swa_tokens, hi.swa_tokens), same,
-                fmt::format("--swa-full-tokens-ratio {}{}", at.settings.swa_full_tokens_ratio,
-                            at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)"));
-        }
-        if (slots) {
-            const bool same = slots->value >= double(lo.mamba_slots) && slots->value <= double(hi.mamba_slots);
-            add(e, slots->line_no, "mamba cache slots", slots->text, range_text(lo.mamba_slots, hi.mamba_slots), same,
-                fmt::format("--mamba-full-memory-ratio {}", at.settings.mamba_full_memory_ratio));
-        }
-        if (mrr) {
-            add(e, mrr->line_no, "max_running_requests", mrr->text, tokens(at.max_running_requests),
-                mrr->value == double(at.max_running_requests), "SGLang's default from the pool and the context");
-        }
+    const serving_figure * kv_avail = log.figure("kv_avail_gb");
+    const sglang_load load = sglang_load_window(begin, log.figure("load_end_avail_gb", true), w);
+    // --mem-fraction-static as the log's server_args or --assume states it; else SGLang's default formula, for the GPU
+    // given (its capacity, as nvidia-smi reports it), and the pool at that fraction is kvfit's budget (within 2 %)
+    const bool fraction_stated = s.mem_fraction_static != 0;
+    if (!fraction_stated && first_gpu(gpus)) {
+        std::string spec = s.speculative_algorithm;
+        std::transform(spec.begin(), spec.end(), spec.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+        const uint64_t cap = gpus.front().reported_bytes ? gpus.front().reported_bytes : gpus.front().memory_bytes;
+        s.mem_fraction_static = sglang_default_fraction(cap, s.tp, s.dp, s.enable_dp_attention, spec);
+        e.notes.push_back(fmt::format("--mem-fraction-static {:.3f}: not in the log; SGLang's default for {} ({} MiB, "
+                                      "server_args._handle_gpu_memory_settings)", s.mem_fraction_static, gpus.front().name,
+                                      cap >> 20));
     }
+
+    // the K buffer (MHATokenToKVPool: K and V of the pool's size + one page of padding x layers x heads x head_dim; one
+    // pool: a sliding-window model prints two, each of its own layers)
+    // (MLA and DSA pools print one "KV size": the latent, and DSA's indexer keys, per token)
+    auto k_row = [&](const sglang_plan & at) {
+        const serving_figure * k = log.figure("k_gb");
+        const serving_figure * kv = k ? nullptr : log.figure("kv_gb");
+        if ((!k && !kv) || !toks || !at.cell_bytes || at.swa_bytes_per_token != 0) return;
+        const serving_figure & f = k ? *k : *kv;
+        const double kb = (toks->value + at.settings.page_size) * double(at.alloc_bytes_per_token) / (k ? 2 : 1) / GiB;
+        const auto [lo_k, hi_k] = rounding(f);
+        const bool ks = kb >= lo_k && kb <= hi_k;
+        add(e, f.line_no, k ? "K buffer (GB)" : "KV buffer (GB)", f.text, fmt::format("{:.3f}", kb), ks,
+            fmt::format("{}({} + {}) tokens x {} B{}", ks ? "" : pct(kb, f.value) + ": ", toks->text,
+                        at.settings.page_size, at.alloc_bytes_per_token, k ? " / 2 (K of K+V)" : " (one latent buffer)"));
+    };
+
+    sglang_plan at{};
+    bool have_at = false, at_load = false;
     // the budget the log prints ("The available memory for KV cache is X GB": rest_memory, GiB): the pool at exactly
     // that budget, through plan_sglang's own split (mamba slots, sliding-window ratio, page) with nothing else charged
-    const serving_figure * kv_avail = log.figure("kv_avail_gb");
-    if (!have_at && kv_avail && toks && kv_avail->value > 0) {
+    if (kv_avail && toks && kv_avail->value > 0) {
         auto plan_rest = [&](double gib) {
             sglang_settings x = s;
             x.pre_load_overhead_bytes = 0;
@@ -436,18 +479,46 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
             range_text(lo.max_total_num_tokens, hi.max_total_num_tokens), same,
             fmt::format("{}{} GB (line {}) // {} B per token (cell_size), page {}", same ? "" : pct(double(at.max_total_num_tokens), toks->value) + ": ",
                         kv_avail->text, kv_avail->line_no, at.cell_bytes, at.settings.page_size));
-        if (const serving_figure * k = log.figure("k_gb"); k && at.cell_bytes && at.swa_bytes_per_token == 0) {
-            // MHATokenToKVPool: K and V buffers of the pool's size (+ one page of padding) x layers x heads x head_dim
-            // (one pool: a sliding-window model prints two, each of its own layers)
-            const double kb = (toks->value + at.settings.page_size) * double(at.alloc_bytes_per_token) / 2 / GiB;
-            const auto [lo_k, hi_k] = rounding(*k);
-            const bool ks = kb >= lo_k && kb <= hi_k;
-            add(e, k->line_no, "K buffer (GB)", k->text, fmt::format("{:.3f}", kb), ks,
-                fmt::format("{}({} + {}) tokens x {} B / 2 (K of K+V)", ks ? "" : pct(kb, k->value) + ": ", toks->text,
-                            at.settings.page_size, at.alloc_bytes_per_token));
+        k_row(at);
+    } else if (load.ok) {
+        // at the log's load: the free memory before it is the total, the load's use the weights
+        auto plan_at = [&](double a, double wb) {
+            sglang_settings x = s;
+            x.pre_load_overhead_bytes = 0;
+            x.weights_bytes = clamp_count(wb * GiB);
+            return plan_sglang(m, x, {"GPU (the log's free memory)", clamp_count(a * GiB)});
+        };
+        const sglang_plan lo = plan_at(load.a_lo, load.w_lo), hi = plan_at(load.a_hi, load.w_hi);
+        at = plan_at(load.a, load.w);
+        have_at = at_load = true;
+        const std::string how = fmt::format("at {}, --mem-fraction-static {}{}", load.how, at.settings.mem_fraction_static,
+                                            fraction_stated ? "" : " (SGLang's default: kvfit's budget)");
+        if (toks) {
+            const bool in_range = toks->value >= double(lo.max_total_num_tokens) && toks->value <= double(hi.max_total_num_tokens);
+            const bool same = in_range || (!fraction_stated && within(double(at.max_total_num_tokens), toks->value, k_derived_tolerance));
+            add(e, toks->line_no, fraction_stated ? "KV cache #tokens" : "KV cache #tokens (SGLang's default fraction)", toks->text,
+                range_text(lo.max_total_num_tokens, hi.max_total_num_tokens), same,
+                in_range ? how : fmt::format("{}{}: {}; {} B per token per rank", same ? "within 2 %, " : "",
+                                             pct(double(at.max_total_num_tokens), toks->value), how, at.cell_bytes));
         }
+        if (swa) {
+            const bool same = swa->value >= double(lo.swa_tokens) && swa->value <= double(hi.swa_tokens);
+            add(e, swa->line_no, "sliding-window pool tokens", swa->text, range_text(lo.swa_tokens, hi.swa_tokens), same,
+                fmt::format("--swa-full-tokens-ratio {}{}", at.settings.swa_full_tokens_ratio,
+                            at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)"));
+        }
+        if (slots) {
+            const bool same = slots->value >= double(lo.mamba_slots) && slots->value <= double(hi.mamba_slots);
+            add(e, slots->line_no, "mamba cache slots", slots->text, range_text(lo.mamba_slots, hi.mamba_slots), same,
+                fmt::format("--mamba-full-memory-ratio {}", at.settings.mamba_full_memory_ratio));
+        }
+        if (mrr) {
+            add(e, mrr->line_no, "max_running_requests", mrr->text, tokens(at.max_running_requests),
+                mrr->value == double(at.max_running_requests), "SGLang's default from the pool and the context");
+        }
+        k_row(at);
     }
-    if (!begin && w && !s.mem_fraction_static) {
+    if (!begin && w && !fraction_stated && !at_load) {
         if (const serving_figure * end = log.figure("load_end_avail_gb")) {
             e.notes.push_back(fmt::format("{} GB free before the load (line {}: avail mem {} + mem usage {}), but "
                                           "--mem-fraction-static is not in the log: kvfit's budget not derived",
@@ -492,7 +563,7 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
     sglang_plan own{};
     if (first_gpu(gpus)) {
         sglang_settings x = s;
-        if (w) x.weights_bytes = clamp_count(w->value * GiB);
+        if (load.ok) x.weights_bytes = clamp_count(load.w * GiB);
         own = plan_sglang(m, x, gpus.front());
         derived = true;
         if (toks) {
@@ -500,7 +571,7 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
             std::string how = fmt::format("{} x {:.2f} GiB free before the load ({} GiB CUDA context: {}), minus {} weights",
                                           own.settings.mem_fraction_static, double(gpus.front().memory_bytes) / GiB,
                                           x.pre_load_overhead_bytes ? fmt::format("{:.2f}", double(*x.pre_load_overhead_bytes) / GiB) : "0.50",
-                                          x.pre_load_overhead_bytes ? "given" : "kvfit's constant", w ? "the log's" : "kvfit's");
+                                          x.pre_load_overhead_bytes ? "given" : "kvfit's constant", load.ok ? "the log's" : "kvfit's");
             add(e, toks->line_no, "KV cache #tokens at kvfit's budget", toks->text, tokens(own.max_total_num_tokens), same,
                 (same ? "within 2 %: " : pct(double(own.max_total_num_tokens), toks->value) + ": ") + how);
         }
@@ -510,7 +581,12 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
     if (!lv.empty() && (have_at || derived)) {
         const sglang_plan & p = derived ? own : at;
         const std::string kv = p.fits() ? "starts" : "does not start";
-        add(e, vline, "start", lv, kv, kv == lv, p.errors.empty() ? (derived ? "kvfit's budget" : "at the log's budget") : "kvfit: " + p.errors.front());
+        std::string why = p.errors.empty() ? (derived ? "kvfit's budget" : "at the log's budget") : "kvfit: " + p.errors.front();
+        if (kv != lv && p.errors.empty() && !log.errors.empty()) {
+            why = fmt::format("kvfit: no memory refusal; the log stops at line {} ({})", log.errors.front().line_no,
+                              log.errors.front().key);
+        }
+        add(e, vline, "start", lv, kv, kv == lv, why);
     }
 }
 

@@ -439,7 +439,9 @@ class serving_reader {
             num(E, l, n, "avail mem=", "load_end_avail_gb");
             num(E, l, n, "mem usage=", "weights_gb");
         }
-        if ((at = l.find("KV Cache is allocated. #tokens: ")) != std::string_view::npos) {
+        // "KV Cache is allocated. #tokens: N, K size: ..."; builds before 2025-03 print the sizes only ("KV Cache is
+        // allocated. K size: 27.13 GB, V size: 27.13 GB.", the pool's tokens on the scheduler's max_total_num_tokens line)
+        if (has(l, "KV Cache is allocated.")) {
             num(E, l, n, "#tokens: ", "kv_tokens");
             num(E, l, n, "K size: ", "k_gb") ? (void)num(E, l, n, "V size: ", "v_gb") : (void)num(E, l, n, "KV size: ", "kv_gb");
         }
@@ -462,6 +464,9 @@ class serving_reader {
             num(E, l, n, "context_len=", "context_len");
         }
         if (has(l, "Not enough memory") && votes_[1] > 0) error_line(E, n, "sglang_not_enough", l);
+        // a scheduler that raised during its start (scheduler.py run_scheduler_process: "Scheduler hit an exception"):
+        // the server does not start, whatever the cause (a memory cause is the lines above; another is the log's own)
+        else if (has(l, "Scheduler hit an exception") && votes_[1] > 0) error_line(E, n, "scheduler_exception", l);
         else if (has(l, "Memory pool size is too small") || (has(l, "out of memory") && votes_[1] > 0)) error_line(E, n, "oom", l);
     }
 
