@@ -10,10 +10,10 @@
 #include "kvfit/launch.h"
 #include "kvfit/llamacpp.h"
 #include "kvfit/report.h"
-#include "kvfit/search.h"
 #include "kvfit/sources.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -103,45 +103,41 @@ std::vector<std::string> spellings_of(std::string_view name) {
     return out;
 }
 
-// The commands that fit, closest first: a q8_0 cache at the same context, MoE experts on the CPU, a shorter
-// context, fewer GPU layers (the spill llama.cpp itself would make).
-std::vector<candidate> fitting_variants(const model_desc & m, const launch_command & c, const std::vector<device_spec> & gpus,
-                                        uint64_t margin, const speed_settings & ss) {
-    std::vector<candidate> out;
-    auto consider = [&](candidate cand) {
-        if (try_variant(m, c, gpus, margin, ss, cand, c.settings.spec.draft)) out.push_back(std::move(cand));
+// The commands that fit, from the planner's one search (plan_model's alternatives: the rows the report's "what would
+// fit" lines print), closest first: another cache type at the requested context, the fewest --n-cpu-moe blocks, the
+// largest context, then the largest -ngl (the spill llama.cpp itself would make), each alternative's flags applied
+// to the command. exec searches nothing itself; each command is planned once more
+// for its speed, and to confirm it fits as the command spells it.
+std::vector<candidate> fitting_variants(const plan_result & r, const model_desc & m, const launch_command & c,
+                                        const std::vector<device_spec> & gpus, uint64_t margin, const speed_settings & ss) {
+    std::vector<const alternative *> order;
+    for (const alternative & alt : r.plan.alternatives) order.push_back(&alt);
+    // closest first: the change that keeps every layer's weights on the GPU before a shorter context, the spill last
+    const auto rank = [](const alternative * a) {
+        return a->knob == "cache_type" ? 0 : a->knob == "n_cpu_moe" ? 1 : a->knob == "context" ? 2 : a->knob == "n_gpu_layers" ? 4 : 3;
     };
-    const llamacpp_settings & s = c.settings;
-    if (!ggml_is_quantized(s.type_k) || !ggml_is_quantized(s.type_v)) {
-        auto a = with_flag(with_flag(c.argv, spellings_of("--cache-type-k"), "q8_0"), spellings_of("--cache-type-v"), "q8_0");
-        if (s.flash_attn == flash_attn_mode::off) a = with_flag(a, spellings_of("--flash-attn"), "on");
-        consider({"q8_0 KV cache (34/64 of f16), same context", a});
-    }
-    auto moe_variant = [&](uint64_t n) {
-        return candidate{fmt::format("experts of the first {} layers on the CPU", n),
-                         with_flag(c.argv, spellings_of("--n-cpu-moe"), std::to_string(n))};
-    };
-    if (m.n_expert > 0 && !c.placement.cpu_moe) { // the fewest expert blocks on the CPU that fit (search.h)
-        const auto n = smallest_fitting(std::max<uint32_t>(1, c.placement.n_cpu_moe + 1), m.n_layer, 1, [&](uint64_t k) {
-            candidate cand = moe_variant(k);
-            return try_variant(m, c, gpus, margin, ss, cand, c.settings.spec.draft);
-        });
-        if (n) consider(moe_variant(*n));
-    }
-    const uint64_t n_ctx = max_fitting_n_ctx(m, s, c.placement, gpus, margin, s.n_ctx ? s.n_ctx : m.n_ctx_train);
-    if (n_ctx > 0) {
-        consider({fmt::format("context {} tokens", with_commas(n_ctx)), with_flag(c.argv, spellings_of("--ctx-size"), std::to_string(n_ctx))});
-    }
+    std::stable_sort(order.begin(), order.end(), [&](const alternative * a, const alternative * b) { return rank(a) < rank(b); });
     const uint32_t n_total = m.n_layer + m.n_layer_mtp + 1;
-    auto ngl_variant = [&](uint64_t ngl) {
-        return candidate{fmt::format("{} of {} layers on the GPU (a spill)", ngl, n_total),
-                         with_flag(c.argv, spellings_of("--n-gpu-layers"), std::to_string(ngl))};
-    };
-    const auto ngl = largest_fitting(0, n_total - 1, 1, [&](uint64_t k) { // the most layers that fit (search.h)
-        candidate cand = ngl_variant(k);
-        return try_variant(m, c, gpus, margin, ss, cand, c.settings.spec.draft);
-    });
-    if (ngl) consider(ngl_variant(*ngl));
+    std::vector<candidate> out;
+    for (const alternative * alt : order) {
+        std::istringstream words(alt->flags); // "-c 43520", "-ngl 18", "-ctk q8_0 -ctv q8_0": flag value pairs
+        std::vector<std::string> argv = c.argv;
+        std::string flag, value;
+        while (words >> flag >> value) argv = with_flag(argv, spellings_of(flag), value);
+        candidate cand{alt->flags, argv};
+        if (alt->knob == "cache_type") {
+            cand.why = fmt::format("{} KV cache, same context", alt->cache_type);
+            // a quantized V cache needs flash attention (llama-context.cpp refuses it without)
+            if (c.settings.flash_attn == flash_attn_mode::off) cand.argv = with_flag(cand.argv, spellings_of("--flash-attn"), "on");
+        } else if (alt->knob == "context") {
+            cand.why = fmt::format("context {} tokens", with_commas(alt->value));
+        } else if (alt->knob == "n_gpu_layers") {
+            cand.why = fmt::format("{} of {} layers on the GPU (a spill)", alt->value, n_total);
+        } else if (alt->knob == "n_cpu_moe") {
+            cand.why = fmt::format("experts of the first {} layers on the CPU", alt->value);
+        }
+        if (try_variant(m, c, gpus, margin, ss, cand, c.settings.spec.draft)) out.push_back(std::move(cand));
+    }
     return out;
 }
 
@@ -213,7 +209,7 @@ int run_exec(const exec_options & o) {
     if (c.fit != "off") {
         out += "  llama.cpp's --fit (on by default in current builds) would start it anyway with layers moved to the CPU.\n";
     }
-    const auto variants = fitting_variants(m, c, gpus, margin, ss);
+    const auto variants = fitting_variants(r, m, c, gpus, margin, ss);
     for (size_t i = 0; i < variants.size(); ++i) {
         out += fmt::format("  {} {} ({:.1f} t/s): {}\n", i == 0 ? "closest that fits:" : "  also fits:       ",
                            variants[i].why, variants[i].decode_tokens_per_s, shell_join(variants[i].argv));

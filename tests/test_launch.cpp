@@ -2,6 +2,7 @@
 // exec runs against a fake nvidia-smi and a fake llama-server on PATH; explain against real llama.cpp logs
 // (tests/data/logs/README.md says how they were produced) and the excerpts of ../shared/cases.
 #include "kvfit/detect.h"
+#include <nlohmann/json.hpp>
 #include "kvfit/error.h"
 #include "kvfit/launch.h"
 #include "kvfit/sources.h"
@@ -65,6 +66,26 @@ TEST(exec, a_spilling_command_is_refused_with_exit_3) {
     EXPECT_NE(r.out.find("closest that fits: context 50,176 tokens"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("(a spill)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("llama-server -m " + model + " -c "), std::string::npos) << r.out;
+}
+
+// exec searches nothing itself: its commands are the planner's alternatives (the same search the report's "what
+// would fit" lines come from), each applied to the command, closest first (another cache type at the requested
+// context, then the context, then the spill).
+TEST(exec, its_commands_are_the_planners_alternatives) {
+    const auto plan = run_with_fakes(model + " --gpu \"RTX 4060\" -c 60000 --json");
+    ASSERT_EQ(plan.status, 3) << plan.err;
+    const auto alts = nlohmann::json::parse(plan.out)["alternatives"];
+    ASSERT_GE(alts.size(), 3u) << plan.out;
+    const auto r = run_with_fakes("exec --gpu \"RTX 4060\" -- llama-server -m " + model + " -c 60000 --port 8080");
+    EXPECT_EQ(r.status, 3) << r.err;
+    for (const auto & a : alts) {
+        const std::string flags = a["flags"];
+        std::string expect = "llama-server -m " + model;
+        if (a["knob"] == "context") expect += " " + flags + " --port 8080";
+        else expect += " -c 60000 --port 8080 " + flags;
+        EXPECT_NE(r.out.find(expect + "\n"), std::string::npos) << expect << "\n" << r.out;
+    }
+    EXPECT_NE(r.out.find("closest that fits: q8_0 KV cache, same context"), std::string::npos) << r.out;
 }
 
 TEST(exec, fix_runs_the_closest_command_that_fits) {
