@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -260,3 +261,40 @@ TEST(sglang_spec, mamba_overflow_names_its_cause) {
 }
 
 } // namespace
+
+// SGLang picks the speculative defaults by the model class, hf_config.architectures[0]
+// (_auto_choose_speculative_params, speculative/spec_info.py): (5, 4, 8) for LlamaForCausalLM and Grok1(V)ForCausalLM,
+// (3, 1, 4) for every other class and for STANDALONE. A renamed model_type keeps its class: a Llama-3.1-8B config whose
+// model_type is not "llama" still gets (5, 4, 8); a Mistral-shaped config (MistralForCausalLM) gets (3, 1, 4).
+TEST(sglang_spec, defaults_follow_the_model_class_not_model_type) {
+    const std::string text = kvfit::test::read_text(path("meta-llama__Meta-Llama-3.1-8B.json"));
+    nlohmann::json j = nlohmann::json::parse(text);
+    auto plan_of = [](const nlohmann::json & cfg, const char * algorithm) {
+        kvfit::warnings w;
+        kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "config.json", w);
+        kvfit::find_runtime("sglang").default_weights(m, w);
+        kvfit::sglang_settings s;
+        s.mem_fraction_static = 0.9, s.context_length = 8192, s.speculative_algorithm = algorithm;
+        return kvfit::plan_sglang(m, s, h200);
+    };
+    const auto llama = plan_of(j, "EAGLE");
+    EXPECT_EQ(llama.spec_num_steps, 5u);
+    EXPECT_EQ(llama.spec_eagle_topk, 4u);
+    EXPECT_EQ(llama.spec_num_draft_tokens, 8u);
+    EXPECT_TRUE(has(llama.notes, "SGLang's choice for LlamaForCausalLM"));
+    nlohmann::json renamed = j;
+    renamed["model_type"] = "llama_finetune";
+    const auto r = plan_of(renamed, "EAGLE");
+    EXPECT_EQ(r.spec_num_steps, 5u);
+    EXPECT_EQ(r.spec_eagle_topk, 4u);
+    const auto standalone = plan_of(j, "STANDALONE");
+    EXPECT_EQ(standalone.spec_num_steps, 3u);
+    EXPECT_EQ(standalone.spec_eagle_topk, 1u);
+    nlohmann::json mistral = j;
+    mistral["model_type"] = "mistral";
+    mistral["architectures"] = {"MistralForCausalLM"};
+    const auto other = plan_of(mistral, "EAGLE");
+    EXPECT_EQ(other.spec_num_steps, 3u);
+    EXPECT_EQ(other.spec_eagle_topk, 1u);
+    EXPECT_EQ(other.spec_num_draft_tokens, 4u);
+}

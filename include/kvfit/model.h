@@ -271,6 +271,9 @@ struct model_desc {
     // --- identity -------------------------------------------------------------------------------
     std::string name;           ///< display name, e.g. "Qwen3.5-9B"
     std::string architecture;   ///< HF model_type or GGUF general.architecture, e.g. "qwen3_5_text", "qwen35"
+    /// transformers' model class, config.json's architectures[0] ("LlamaForCausalLM", "Qwen3NextForCausalLM"), which
+    /// vLLM and SGLang key their per-model choices on (hf_config.architectures[0]); "" for a GGUF or a config without it
+    std::string hf_architecture;
     std::string source;         ///< where it came from: "catalog", a file path, "hf:org/name"
     /// GGUF general.architecture of the family ("qwen35" for HF "qwen3_5_text"), from the architecture table;
     /// empty when unknown. Equals `architecture` for GGUF sources. Ollama keys its per-family rules on it.

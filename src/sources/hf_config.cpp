@@ -515,6 +515,11 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     b.names = names_text(cfg, root);
     if (b.row != nullptr) b.flags = b.row->flags, b.attn_gate = b.row->facts.attn_gate;
     b.m.architecture = cfg.text_or("model_type", root.text_or("model_type", ""));
+    // transformers' class: the root's architectures[0], as vLLM and SGLang read hf_config.architectures[0]
+    if (root.has("architectures") && root.at("architectures").is_array() && !root.at("architectures").empty() &&
+        root.at("architectures")[0].is_string()) {
+        b.m.hf_architecture = root.at("architectures")[0].get<std::string>();
+    }
     b.m.name = where_s;
     b.m.source = where_s;
     apply_config_flags(cfg, b);

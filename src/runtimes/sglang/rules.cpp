@@ -19,6 +19,16 @@ using detail::cdiv;
 
 namespace {
 
+// The model class SGLang keys its per-model choices on (hf_config.architectures[0]): config.json's, or for a GGUF the
+// class transformers' GGUF loader gives its general.architecture (llama -> LlamaForCausalLM, qwen3next ->
+// Qwen3NextForCausalLM); "" when neither is known.
+std::string sglang_model_class(const model_desc & m) {
+    if (!m.hf_architecture.empty()) return m.hf_architecture;
+    if (m.gguf_architecture == "llama") return "LlamaForCausalLM";
+    if (m.gguf_architecture == "qwen3next") return "Qwen3NextForCausalLM";
+    return "";
+}
+
 // Weights on one TP rank: everything / tp (linear layers and the vocab-parallel embedding and head).
 uint64_t rank_weights(const model_desc & m, uint32_t tp) {
     if (detail::quant_sized(m)) return detail::quant_rank_weights(m, tp, 0, m.n_layer, true, true, false, {}).total;
@@ -178,11 +188,14 @@ void resolve_speculative(const model_desc & m, sglang_settings & s, sglang_plan 
             throw error("sglang: AssertionError: --speculative-eagle-topk and --speculative-num-draft-tokens are chosen by "
                         "SGLang only with --speculative-num-steps: give all three, or none");
         }
-        const bool wide = a != "STANDALONE" && (m.architecture == "llama" || m.architecture.rfind("grok", 0) == 0);
+        // _auto_choose_speculative_params (speculative/spec_info.py): (5, 4, 8) for LlamaForCausalLM and Grok1(V)ForCausalLM,
+        // (3, 1, 4) for STANDALONE and every other class, keyed on hf_config.architectures[0]
+        const std::string cls = sglang_model_class(m);
+        const bool wide = a != "STANDALONE" && (cls == "LlamaForCausalLM" || cls == "Grok1ForCausalLM" || cls == "Grok1VForCausalLM");
         steps = wide ? 5 : 3, topk = wide ? 4 : 1, draft = wide ? 8 : 4;
         p.notes.push_back(fmt::format("--speculative-num-steps {} --speculative-eagle-topk {} --speculative-num-draft-tokens "
                                       "{}: SGLang's choice for {} (_auto_choose_speculative_params)", steps, topk, draft,
-                                      m.architecture.empty() ? "this model" : m.architecture));
+                                      cls.empty() ? "this model" : cls));
     } else if (topk == 0) {
         throw error("sglang: --speculative-num-steps without --speculative-eagle-topk: SGLang compares the unset topk "
                     "and fails; give --speculative-eagle-topk (1 for a chain)");
@@ -203,7 +216,7 @@ void resolve_speculative(const model_desc & m, sglang_settings & s, sglang_plan 
                           "explicitly setting --max-running-requests. (speculative_hook.py _handle_eagle_family)");
     }
     uint32_t mtp = m.n_layer_mtp_apart ? m.n_layer_mtp_apart : m.n_layer_mtp;
-    if (mtp == 0 && a == "EAGLE" && m.architecture == "qwen3_next") {
+    if (mtp == 0 && a == "EAGLE" && sglang_model_class(m) == "Qwen3NextForCausalLM") {
         // ModelConfig (configs/model_config.py, index id 166457755): the draft of a Qwen3NextForCausalLM becomes
         // Qwen3NextForCausalLMMTP with num_nextn_predict_layers = 1, which the published configs do not state
         mtp = 1;
