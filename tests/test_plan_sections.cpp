@@ -2,7 +2,11 @@
 // runtime builds its report sections from its own plan, with a source and an estimate flag on every figure, and the
 // text report of those runtimes (src/report/text_serving.cpp) renders them without naming a runtime or reading
 // detail by key. The words and numbers are the goldens' (tests/data/golden/vllm_*.txt, sglang_*.txt, ollama_*.txt).
+#include "kvfit/gpus.h"
+#include "kvfit/llamacpp.h"
+#include "kvfit/mlx.h"
 #include "kvfit/ollama.h"
+#include "kvfit/report.h"
 #include "kvfit/plan.h"
 #include "kvfit/sglang.h"
 #include "kvfit/sources.h"
@@ -184,6 +188,91 @@ TEST(plan_sections, ollama_choices_name_their_source) {
     ASSERT_TRUE(slots->value.has_value());
     EXPECT_EQ(*slots->value, 1.0); // forced to 1 for the qwen35 family
     EXPECT_NE(slots->source.find("sched.go"), std::string::npos);
+}
+
+// llama.cpp: the whole text report is its sections (sections_complete), built from llamacpp_plan in its folder; the
+// figures are the plan's own: Qwen3.5-9B's 8 full-attention layers x 2 (K, V) x 4 KV heads x 256 x 2 B = 32,768 B per
+// token in f16, 24 gated-deltanet layers x (24,576 conv + 524,288 state) x 4 B = 52,690,944 B of state per sequence
+// (llama_hparams::n_embd_r / n_embd_s), n_ctx as llama.cpp pads it. The planner appends the search words after.
+TEST(plan_sections, llamacpp_sections_are_the_plans_figures) {
+    const kvfit::model_desc m = load("Qwen3.5-9B", "q4_k_m");
+    const kvfit::runtime_info & rt = kvfit::find_runtime("llama.cpp");
+    const kvfit::flag_values f = flags_of({{"ctx_size", "100000"}});
+    const kvfit::machine mc{kvfit::parse_gpu_list("8GiB")};
+    const kvfit::runtime_plan p = rt.plan(m, f, mc);
+    EXPECT_TRUE(p.sections_complete);
+    ASSERT_GE(p.sections.size(), 5u); // model, per token, table, weights, fit
+    const kvfit::plan_figure * kv = nullptr, * state = nullptr, * n_ctx = nullptr;
+    for (const auto & sec : p.sections) {
+        for (const auto & r : sec.rows) {
+            for (const auto & fig : r.figures) {
+                EXPECT_FALSE(fig.source.empty()) << r.text << ": " << fig.label;
+                if (fig.label == "kv_bytes_per_token") kv = &fig;
+                if (fig.label == "state_bytes_per_sequence") state = &fig;
+                if (fig.label == "n_ctx" && fig.unit == "tokens" && sec.title.starts_with("Fit with")) n_ctx = &fig;
+            }
+        }
+    }
+    ASSERT_NE(kv, nullptr);
+    ASSERT_TRUE(kv->bytes.has_value());
+    EXPECT_EQ(*kv->bytes, 32768u);
+    EXPECT_EQ(*kv->bytes, p.kv_bytes_per_token.value());
+    ASSERT_NE(state, nullptr);
+    EXPECT_EQ(state->bytes.value_or(0), 52690944u);
+    ASSERT_NE(n_ctx, nullptr);
+    const kvfit::llamacpp_inputs in = kvfit::parse_llamacpp_flags(f);
+    kvfit::llamacpp_settings s = in.settings;
+    s.n_ctx = 100000;
+    const kvfit::llamacpp_plan lp = kvfit::plan_llamacpp(m, s, in.placement, mc.gpus, in.margin_bytes);
+    EXPECT_EQ(n_ctx->value.value_or(0), double(lp.ctx.n_ctx)); // padded to 256: 100,096
+    EXPECT_EQ(lp.ctx.n_ctx, 100096u);
+    // --check's words are the plan's (runtime_plan::words), not a key of detail read by the report
+    EXPECT_EQ(p.words.setting, "n_ctx 100,096 (f16 K / f16 V, 1 sequence)");
+    EXPECT_EQ(p.words.reserve, "margin");
+    EXPECT_TRUE(p.words.fits_instead_by_cache_type);
+
+    // the planner adds the search words as one more section, after the fit; without GPUs there is none
+    const kvfit::plan_result r = kvfit::plan_model(rt, m, {}, f, mc);
+    ASSERT_EQ(r.plan.sections.size(), p.sections.size() + 1);
+    const kvfit::plan_section & search = r.plan.sections.back();
+    ASSERT_FALSE(search.rows.empty());
+    EXPECT_TRUE(search.rows[0].text.starts_with("  Largest n_ctx that fits the GPU memory")) << search.rows[0].text;
+    EXPECT_NE(kvfit::render_text(r).find(search.rows[0].text + "\n"), std::string::npos);
+    const kvfit::plan_result cpu = kvfit::plan_model(rt, m, {}, f, {});
+    EXPECT_EQ(cpu.plan.sections.size(), rt.plan(m, f, {}).sections.size());
+}
+
+// mlx-lm builds its sections in its folder (src/runtimes/mlx/adapter.cpp) and is rendered like the serving runtimes:
+// Qwen3-8B's 36 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 147,456 B per token, plan_mlx's own figure.
+TEST(plan_sections, mlx_sections_are_the_plans_figures) {
+    const kvfit::model_desc m = kvfit::test::catalog_model("Qwen3-8B");
+    const kvfit::runtime_info & rt = kvfit::find_runtime("mlx");
+    const kvfit::flag_values f = flags_of({{"context_tokens", "8192"}, {"q_bits", "4"}});
+    const kvfit::machine mc{kvfit::parse_gpu_list("M4 Pro 24GB")};
+    const kvfit::runtime_plan p = rt.plan(m, f, mc);
+    const kvfit::mlx_plan q = kvfit::plan_mlx(m, kvfit::parse_mlx_flags(f), mc.gpus);
+    EXPECT_FALSE(p.sections_complete);
+    const kvfit::plan_figure * kv = find_figure(p, "Settings", "kv_bytes_per_token");
+    ASSERT_NE(kv, nullptr);
+    EXPECT_EQ(kv->bytes.value_or(0), 147456u);
+    EXPECT_EQ(kv->bytes.value_or(0), q.kv_bytes_per_token);
+    const kvfit::plan_figure * fit = find_figure(p, "Settings", "max_context_fit");
+    ASSERT_NE(fit, nullptr);
+    EXPECT_EQ(fit->value.value_or(0), double(q.max_context_fit));
+    const kvfit::plan_figure * ws = find_figure(p, "M4 Pro 24GB", "working_set");
+    ASSERT_NE(ws, nullptr);
+    EXPECT_EQ(ws->bytes.value_or(0), q.devices.at(0).capacity_bytes);
+    const kvfit::plan_figure * weights = find_figure(p, "M4 Pro 24GB", "weights");
+    ASSERT_NE(weights, nullptr);
+    EXPECT_TRUE(weights->estimate); // a config's weights at --q-bits 4: mlx_lm.convert's estimate
+    size_t cache_rows = 0;
+    for (const auto & sec : p.sections) {
+        if (sec.title.starts_with("Caches at the peak")) cache_rows = sec.rows.size();
+    }
+    EXPECT_EQ(cache_rows, q.caches.size());
+    const std::string text = kvfit::render_text(kvfit::plan_model(rt, m, {}, f, mc));
+    EXPECT_NE(text.find("\nCaches at the peak (mlx-lm's classes, per layer)\n  36 x KVCache 8,192 cells x 4,096 B: 1.12 GiB\n"),
+              std::string::npos) << text;
 }
 
 } // namespace
