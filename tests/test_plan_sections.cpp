@@ -2,13 +2,18 @@
 // runtime builds its report sections from its own plan, with a source and an estimate flag on every figure, and the
 // text report of those runtimes (src/report/text_serving.cpp) renders them without naming a runtime or reading
 // detail by key. The words and numbers are the goldens' (tests/data/golden/vllm_*.txt, sglang_*.txt, ollama_*.txt).
+#include "kvfit/gpus.h"
+#include "kvfit/llamacpp.h"
+#include "kvfit/mlx.h"
 #include "kvfit/ollama.h"
+#include "kvfit/report.h"
 #include "kvfit/plan.h"
 #include "kvfit/sglang.h"
 #include "kvfit/sources.h"
 #include "kvfit/vllm.h"
 #include "support/files.h"
 
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <initializer_list>
 #include <regex>
@@ -46,21 +51,37 @@ const kvfit::plan_figure * find_figure(const kvfit::runtime_plan & p, std::strin
     return nullptr;
 }
 
-// The serving text report names no runtime, includes no runtime's header and reads no figure of detail by key
-// (u64(d, "block_size") was there 43 times): every runtime-specific line comes from plan.sections.
-TEST(plan_sections, serving_text_names_no_runtime_and_reads_no_detail) {
-    const std::string src = kvfit::test::read_text(std::string(KVFIT_SOURCE_DIR) + "/src/report/text_serving.cpp");
-    ASSERT_FALSE(src.empty());
-    for (const char * name : {"\"vllm\"", "\"sglang\"", "\"ollama\"", "\"llama.cpp\"", "\"mlx\""}) {
-        EXPECT_EQ(src.find(name), std::string::npos) << name << " in text_serving.cpp";
+// No report names a runtime, includes a runtime's header or reads a figure of detail by key (issue 26 item 1: "a test
+// greps src/report"): every runtime-specific line comes from plan.sections, and --check and charts read the plan's
+// typed fields (words, host_ram). u64(d, "block_size") was in text_serving.cpp 43 times; render_llamacpp_text, --check
+// and the charts read u64(d, "n_ctx"), str(s, "cache_type_k"), detail.at("settings") and compared p.runtime ==
+// "llama.cpp". The one file left: speed.cpp, whose --speed section replans with llama.cpp's planner (speed.h is
+// llama.cpp's speed model; it names the runtime to refuse another); json.cpp copies detail whole into --json (no key
+// read).
+TEST(plan_sections, reports_name_no_runtime_and_read_no_detail) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(KVFIT_SOURCE_DIR) / "src" / "report";
+    const std::regex names(R"re("(llama\.cpp|vllm|sglang|ollama|mlx)")re");
+    // the readers report/sections.h had (u64, i64, dbl, flag, str) and any keyed read of a plan's detail
+    const std::regex reads(R"(\b(u64|i64|dbl|flag|str)\s*\(|detail\s*(\[|\.at\s*\(|\.contains\s*\(|\.value\s*\())");
+    size_t files = 0;
+    for (const auto & e : fs::directory_iterator(dir)) {
+        const std::string name = e.path().filename().string();
+        if (!e.is_regular_file() || !(name.ends_with(".cpp") || name.ends_with(".h"))) continue;
+        ++files;
+        const std::string src = kvfit::test::read_text(e.path().string());
+        ASSERT_FALSE(src.empty()) << name;
+        std::smatch hit;
+        if (name != "speed.cpp") {
+            EXPECT_FALSE(std::regex_search(src, hit, names)) << name << " names a runtime: " << hit.str();
+            for (const char * header : {"kvfit/vllm.h", "kvfit/sglang.h", "kvfit/ollama.h", "kvfit/llamacpp.h",
+                                        "kvfit/llamacpp_extras.h", "kvfit/mlx.h", "runtimes/"}) {
+                EXPECT_EQ(src.find(header), std::string::npos) << header << " included by " << name;
+            }
+        }
+        EXPECT_FALSE(std::regex_search(src, hit, reads)) << name << " reads detail: " << hit.str();
     }
-    for (const char * header : {"kvfit/vllm.h", "kvfit/sglang.h", "kvfit/ollama.h", "kvfit/llamacpp.h", "runtimes/"}) {
-        EXPECT_EQ(src.find(header), std::string::npos) << header << " included by text_serving.cpp";
-    }
-    // the readers of report/sections.h (u64, i64, dbl, flag, str) and any use of a plan's detail
-    const std::regex reads(R"(\b(u64|i64|dbl|flag|str)\s*\(|\.detail\b)");
-    std::smatch hit;
-    EXPECT_FALSE(std::regex_search(src, hit, reads)) << "text_serving.cpp reads detail: " << hit.str();
+    EXPECT_GE(files, 10u); // text, text_serving, check, chart, json, ... were read
 }
 
 // vLLM: the budget's figures are the rank's own, each with the source of the term that made it; the activation
@@ -167,6 +188,91 @@ TEST(plan_sections, ollama_choices_name_their_source) {
     ASSERT_TRUE(slots->value.has_value());
     EXPECT_EQ(*slots->value, 1.0); // forced to 1 for the qwen35 family
     EXPECT_NE(slots->source.find("sched.go"), std::string::npos);
+}
+
+// llama.cpp: the whole text report is its sections (sections_complete), built from llamacpp_plan in its folder; the
+// figures are the plan's own: Qwen3.5-9B's 8 full-attention layers x 2 (K, V) x 4 KV heads x 256 x 2 B = 32,768 B per
+// token in f16, 24 gated-deltanet layers x (24,576 conv + 524,288 state) x 4 B = 52,690,944 B of state per sequence
+// (llama_hparams::n_embd_r / n_embd_s), n_ctx as llama.cpp pads it. The planner appends the search words after.
+TEST(plan_sections, llamacpp_sections_are_the_plans_figures) {
+    const kvfit::model_desc m = load("Qwen3.5-9B", "q4_k_m");
+    const kvfit::runtime_info & rt = kvfit::find_runtime("llama.cpp");
+    const kvfit::flag_values f = flags_of({{"ctx_size", "100000"}});
+    const kvfit::machine mc{kvfit::parse_gpu_list("8GiB")};
+    const kvfit::runtime_plan p = rt.plan(m, f, mc);
+    EXPECT_TRUE(p.sections_complete);
+    ASSERT_GE(p.sections.size(), 5u); // model, per token, table, weights, fit
+    const kvfit::plan_figure * kv = nullptr, * state = nullptr, * n_ctx = nullptr;
+    for (const auto & sec : p.sections) {
+        for (const auto & r : sec.rows) {
+            for (const auto & fig : r.figures) {
+                EXPECT_FALSE(fig.source.empty()) << r.text << ": " << fig.label;
+                if (fig.label == "kv_bytes_per_token") kv = &fig;
+                if (fig.label == "state_bytes_per_sequence") state = &fig;
+                if (fig.label == "n_ctx" && fig.unit == "tokens" && sec.title.starts_with("Fit with")) n_ctx = &fig;
+            }
+        }
+    }
+    ASSERT_NE(kv, nullptr);
+    ASSERT_TRUE(kv->bytes.has_value());
+    EXPECT_EQ(*kv->bytes, 32768u);
+    EXPECT_EQ(*kv->bytes, p.kv_bytes_per_token.value());
+    ASSERT_NE(state, nullptr);
+    EXPECT_EQ(state->bytes.value_or(0), 52690944u);
+    ASSERT_NE(n_ctx, nullptr);
+    const kvfit::llamacpp_inputs in = kvfit::parse_llamacpp_flags(f);
+    kvfit::llamacpp_settings s = in.settings;
+    s.n_ctx = 100000;
+    const kvfit::llamacpp_plan lp = kvfit::plan_llamacpp(m, s, in.placement, mc.gpus, in.margin_bytes);
+    EXPECT_EQ(n_ctx->value.value_or(0), double(lp.ctx.n_ctx)); // padded to 256: 100,096
+    EXPECT_EQ(lp.ctx.n_ctx, 100096u);
+    // --check's words are the plan's (runtime_plan::words), not a key of detail read by the report
+    EXPECT_EQ(p.words.setting, "n_ctx 100,096 (f16 K / f16 V, 1 sequence)");
+    EXPECT_EQ(p.words.reserve, "margin");
+    EXPECT_TRUE(p.words.fits_instead_by_cache_type);
+
+    // the planner adds the search words as one more section, after the fit; without GPUs there is none
+    const kvfit::plan_result r = kvfit::plan_model(rt, m, {}, f, mc);
+    ASSERT_EQ(r.plan.sections.size(), p.sections.size() + 1);
+    const kvfit::plan_section & search = r.plan.sections.back();
+    ASSERT_FALSE(search.rows.empty());
+    EXPECT_TRUE(search.rows[0].text.starts_with("  Largest n_ctx that fits the GPU memory")) << search.rows[0].text;
+    EXPECT_NE(kvfit::render_text(r).find(search.rows[0].text + "\n"), std::string::npos);
+    const kvfit::plan_result cpu = kvfit::plan_model(rt, m, {}, f, {});
+    EXPECT_EQ(cpu.plan.sections.size(), rt.plan(m, f, {}).sections.size());
+}
+
+// mlx-lm builds its sections in its folder (src/runtimes/mlx/adapter.cpp) and is rendered like the serving runtimes:
+// Qwen3-8B's 36 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 147,456 B per token, plan_mlx's own figure.
+TEST(plan_sections, mlx_sections_are_the_plans_figures) {
+    const kvfit::model_desc m = kvfit::test::catalog_model("Qwen3-8B");
+    const kvfit::runtime_info & rt = kvfit::find_runtime("mlx");
+    const kvfit::flag_values f = flags_of({{"context_tokens", "8192"}, {"q_bits", "4"}});
+    const kvfit::machine mc{kvfit::parse_gpu_list("M4 Pro 24GB")};
+    const kvfit::runtime_plan p = rt.plan(m, f, mc);
+    const kvfit::mlx_plan q = kvfit::plan_mlx(m, kvfit::parse_mlx_flags(f), mc.gpus);
+    EXPECT_FALSE(p.sections_complete);
+    const kvfit::plan_figure * kv = find_figure(p, "Settings", "kv_bytes_per_token");
+    ASSERT_NE(kv, nullptr);
+    EXPECT_EQ(kv->bytes.value_or(0), 147456u);
+    EXPECT_EQ(kv->bytes.value_or(0), q.kv_bytes_per_token);
+    const kvfit::plan_figure * fit = find_figure(p, "Settings", "max_context_fit");
+    ASSERT_NE(fit, nullptr);
+    EXPECT_EQ(fit->value.value_or(0), double(q.max_context_fit));
+    const kvfit::plan_figure * ws = find_figure(p, "M4 Pro 24GB", "working_set");
+    ASSERT_NE(ws, nullptr);
+    EXPECT_EQ(ws->bytes.value_or(0), q.devices.at(0).capacity_bytes);
+    const kvfit::plan_figure * weights = find_figure(p, "M4 Pro 24GB", "weights");
+    ASSERT_NE(weights, nullptr);
+    EXPECT_TRUE(weights->estimate); // a config's weights at --q-bits 4: mlx_lm.convert's estimate
+    size_t cache_rows = 0;
+    for (const auto & sec : p.sections) {
+        if (sec.title.starts_with("Caches at the peak")) cache_rows = sec.rows.size();
+    }
+    EXPECT_EQ(cache_rows, q.caches.size());
+    const std::string text = kvfit::render_text(kvfit::plan_model(rt, m, {}, f, mc));
+    EXPECT_NE(text.find("\nCaches at the peak (mlx-lm's classes, per layer)\n  36 x KVCache 8,192 cells x 4,096 B: 1.12 GiB\n"),
+              std::string::npos) << text;
 }
 
 } // namespace

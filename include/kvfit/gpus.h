@@ -80,10 +80,7 @@ struct gpu_family_match {
 };
 gpu_family_match match_gpu_family(std::string_view name);
 
-/// How a device's memory reads in reports: "22.05 GiB as CUDA reports it (estimate; nvidia-smi 23,034 MiB;
-/// marketed 24 GB)" for a table row, "64.00 GiB unified memory (marketed 64 GB)" for a Mac before the working set,
-/// "48.00 GiB Metal working set (64.00 GiB unified memory)" after metal_budget, the size alone for a sized device.
-std::string gpu_memory_text(const device_spec & d);
+/// gpu_memory_text(device_spec) is declared with device_spec in runtime.h (runtimes print it too).
 
 /// Up to `n` canonical names closest to `name`, nearest first: Levenshtein distance between normalized
 /// strings (as find_gpu normalizes them), taking each row's best over its name and aliases; ties keep

@@ -229,7 +229,8 @@ mlx_settings parse_mlx_flags(const flag_values & f);
 const std::vector<flag_spec> & mlx_flags();
 
 /// The registry entry: plan_mlx through the interface (its buffers, caches, refusals and launch line; detail holds
-/// the settings, the cache groups and max_context_fit). Weights of a config.json are mlx_lm.convert's estimate
+/// the settings, the cache groups and max_context_fit; the text report's sections: the settings with the per-token
+/// and per-sequence figures and max_context_fit, each device's buffers against the working set, the cache groups). Weights of a config.json are mlx_lm.convert's estimate
 /// (--q-bits), not --weights' GGUF formats.
 runtime_info mlx_runtime();
 

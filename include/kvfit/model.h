@@ -471,4 +471,10 @@ void add_recurrent_state(model_desc & m, uint32_t il);
 /// a duplicate in their own weight buffer (TENSOR_DUPLICATED: one copy per buffer, llama-model-loader.cpp).
 std::vector<uint8_t> rope_freqs_blocks(const model_desc & m);
 
+/// The layers of `m` by kind, one line for reports: "32 layers: 8 full attention, 24 recurrent (gated_deltanet)";
+/// window and chunk sizes in tokens ("sliding window (512 tokens)"), then the caches beside a layer's kind:
+/// compressed caches by ratio (DeepSeek-V4 CSA/HCA: "; 30 with a compressed cache (1 cell per 4 tokens)") and indexer
+/// keys (DSA, MSA). The text reports of llama.cpp and of a runtime without sections of its own print it.
+std::string layer_summary(const model_desc & m);
+
 } // namespace kvfit

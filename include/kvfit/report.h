@@ -1,9 +1,10 @@
 #pragma once
 /// @file report.h
 /// Reports: one file per format (src/report/), each rendering a plan_result (plan.h): the runtime_plan and the model
-/// it was made for. Renderers compute nothing new: every figure is the runtime's or the planner's. The text of
-/// llama.cpp, vLLM, SGLang and Ollama plans has a section per runtime (their detail, docs/json.md); a runtime without
-/// one gets the common sections (verdict, devices, caches, refusals, notes, launch).
+/// it was made for. Renderers compute nothing new: every figure is the runtime's or the planner's. The runtime-specific
+/// text is the typed sections each runtime builds in its own folder (runtime.h runtime_plan::sections), rendered
+/// without naming a runtime; a plan without sections gets the common lines (verdict, devices, caches, refusals,
+/// notes, launch).
 
 #include "kvfit/model_set.h"
 #include "kvfit/plan.h"
@@ -19,15 +20,18 @@ namespace kvfit {
 /// docs/json.md describes every field and the migration from the two version-1 documents.
 inline constexpr int json_schema_version = 2;
 
-/// The human report. llama.cpp: layer layout, per-token bytes, the seeds' table, weights, and with GPUs the fit
-/// (devices, largest n_ctx per cache type, what would fit instead, the launch command). vLLM, SGLang, Ollama: their
-/// specs, budget and pool, the verdict with the runtime's own messages, notes and the launch lines. Binary units
-/// (GiB = 2^30 B, MiB = 2^20 B) are labelled.
+/// The human report, chosen by what the plan carries, never by the runtime's name: sections that are the whole
+/// report (runtime_plan::sections_complete; llama.cpp: layer layout, per-token bytes, the seeds' table, weights, and
+/// with GPUs the fit, the largest n_ctx per cache type, what would fit instead, the launch) after the warnings;
+/// other sections (vLLM, SGLang, Ollama: their specs, budget and pool) between the device and model lines and the
+/// verdict with the runtime's own messages, notes, searches and launch lines; no sections, the common lines. Binary
+/// units (GiB = 2^30 B, MiB = 2^20 B) are labelled.
 std::string render_text(const plan_result & r);
 
 /// `--check`: a verdict on the user's own flags. For each GPU over its budget (capacity - reserved), names the first
 /// buffer in the runtime's allocation order that crosses it and by how much, then the runtime's refusals and what
-/// would fit instead (the largest context per cache type). Requires GPUs (r.target.gpus).
+/// would fit instead (the largest context per cache type when runtime_plan::words asks for it, else the planner's
+/// alternatives), in the runtime's words (runtime_plan::words). Requires GPUs (r.target.gpus).
 std::string render_check(const plan_result & r);
 
 /// The --json document, schema_version json_schema_version (docs/json.md): runtime, rules, model{...}, gpus,

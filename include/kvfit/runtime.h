@@ -44,6 +44,12 @@ struct device_spec {
     bool memory_is_working_set = false; ///< memory_bytes already is Metal's recommendedMaxWorkingSetSize (Apple)
 };
 
+/// How a device's memory reads in reports: "22.05 GiB as CUDA reports it (estimate; nvidia-smi 23,034 MiB;
+/// marketed 24 GB)" for a table row, "64.00 GiB unified memory (marketed 64 GB)" for a Mac before the working set,
+/// "48.00 GiB Metal working set (64.00 GiB unified memory)" after metal_budget, the size alone for a sized device.
+/// Declared here, beside device_spec, so a runtime's report sections can name its GPUs (llama.cpp's fit line).
+std::string gpu_memory_text(const device_spec & d);
+
 /// The devices of one node a plan is made for: GPUs in order; none = CPU only.
 struct machine {
     std::vector<device_spec> gpus; ///< every GPU alike for vLLM and SGLang (the smallest is planned)
@@ -148,12 +154,46 @@ struct plan_row {
 };
 
 /// A titled block of a plan's runtime-specific figures, built by the runtime from its own plan (vLLM's KV specs,
-/// budget and pool; SGLang's static pool; Ollama's choices): reports render sections without naming a runtime.
+/// budget and pool; SGLang's static pool; Ollama's choices; llama.cpp's per-token figures, table and fit; mlx-lm's
+/// caches): reports render sections without naming a runtime.
 struct plan_section {
-    /// The heading, printed after a blank line ("Pool (max_model_len 32,768, max_num_seqs 256, ...)"); "" for a lead
-    /// section, whose rows follow the report's model line directly, without indent ("placement: TP 2, PP 1, DP 1").
+    /// The heading, printed after a blank line ("Pool (max_model_len 32,768, max_num_seqs 256, ...)"); "" for an
+    /// untitled section, whose rows are printed as they are, each with its own indent, right after what comes before
+    /// ("placement: TP 2, PP 1, DP 1" under the model line; an empty row is a blank line: llama.cpp's blocks).
     std::string title;
     std::vector<plan_row> rows; ///< in print order
+};
+
+/// The host's RAM under a plan, when the runtime gives it a verdict of its own (llama.cpp with --ram, --mmproj, --lora,
+/// --cache-ram or --ctx-checkpoints: host_ram.cpp llamacpp_host_ram; docs/rules/llamacpp-host-ram.md). Bytes.
+struct host_ram_verdict {
+    uint64_t needed_bytes = 0;   ///< what must fit the RAM (the prompt cache, which the runtime evicts, left out)
+    uint64_t capacity_bytes = 0; ///< --ram (or the RAM detected); 0 = unknown
+    bool known = false;          ///< capacity given: a verdict exists
+    bool over = false;           ///< known and needed_bytes > capacity: the plan does not fit (fits false)
+};
+
+/// The runtime's own words for the short verdict (report.h render_check) and a chart's title and note (chart.h),
+/// set by a runtime whose settings read otherwise than the common words (llama.cpp: plan.cpp); every field empty (or
+/// false) means the common words, so the reports name no runtime.
+struct plan_words {
+    /// What the verdict is for: "n_ctx 65,536 (f16 K / f16 V, 1 sequence)" (llama.cpp's padded n_ctx, cache types and
+    /// sequences); "" = "context N tokens (S sequences, <rules>)".
+    std::string setting;
+    /// What device_plan::reserved_bytes is called: "margin" (llama.cpp --margin, --fit's target); "" = "reserve".
+    std::string reserve;
+    /// A line `--check` adds when a GPU is over: what the runtime does then instead of refusing (llama.cpp moves
+    /// layers to the CPU under --fit); "" = none.
+    std::string when_over;
+    /// true: `--check`'s "fits instead" lines are the largest context per cache type (max_context, written with the
+    /// runtime's context and cache-type flags: "-c 44800 -ctk f16 -ctv f16"); false: the planner's alternatives.
+    bool fits_instead_by_cache_type = false;
+    /// A chart title's settings after the runtime's name (" - f16 K/V - np 1 - ub 512 - fa auto") and after the
+    /// GPUs (" (margin 1.00 GiB)"); "" = none.
+    std::string chart_settings, chart_reserve;
+    /// The note of the chart against all full attention (chart.h make_compare_series): the KV bytes per token of the
+    /// model and of its all-full-attention variant, lines separated by '\n'; "" = none.
+    std::string chart_kv_note;
 };
 
 /// A runtime's plan: the one type every report, the HTTP API and the page read. A plan that does not fit is a
@@ -188,10 +228,19 @@ struct runtime_plan {
     /// Nodes the plan spans, each with `machine::gpus` (vLLM --nodes); 1 for one machine: the report's device line
     /// says "2 nodes of 8 x H100" when more than 1.
     uint32_t nodes = 1;
-    /// The runtime's own figures as typed sections, in print order (vLLM, SGLang, Ollama; empty for a runtime whose
-    /// report is its own: llama.cpp). Built by the runtime from its native plan, beside `detail` (the same figures
-    /// for JSON readers, docs/json.md).
+    /// The runtime's own figures as typed sections, in print order (every runtime of the registry; empty: the text
+    /// report prints the common lines, render_generic_text). Built by the runtime from its native plan, beside
+    /// `detail` (the same figures for JSON readers, docs/json.md); the planner may append the runtime's words for its
+    /// searches (runtime_info::search_sections).
     std::vector<plan_section> sections;
+    /// true: `sections` are the whole text report after the warnings (llama.cpp: its model lines, figures, verdict and
+    /// searches), which then ends with the units line; false: the report frames them with the device and model
+    /// lines before, and the verdict, notes, the planner's searches and the launch after (vLLM, SGLang, Ollama, mlx-lm).
+    bool sections_complete = false;
+    /// The host's RAM verdict when the runtime gives one (llama.cpp); std::nullopt otherwise.
+    std::optional<host_ram_verdict> host_ram;
+    /// The runtime's words for `--check` and charts (plan_words); empty = the common words.
+    plan_words words;
     /// with GPUs: the largest context per cache type (planner), for every runtime (vLLM's and mlx-lm's own figures,
     /// detail.max_model_len_fit and detail.max_context_fit, stay beside it: docs/json.md)
     std::vector<context_limit> max_context;
@@ -357,6 +406,11 @@ struct runtime_info {
     void (*adapt_model)(model_desc & m, std::vector<std::string> & warnings) = nullptr;
     /// The plan. Parses its flags itself; throws kvfit::error for settings the runtime rejects outright.
     runtime_plan (*plan)(const model_desc & m, const flag_values & f, const machine & mc) = nullptr;
+    /// The runtime's own words for the planner's searches (runtime_plan::max_context, alternatives, launch), called
+    /// by plan_model once they are done: appends them to p.sections (llama.cpp: the largest -c per -ctk/-ctv, what
+    /// would fit instead and the launch, under its fit section; src/runtimes/llamacpp/sections.cpp). nullptr: the
+    /// text report prints the common search lines (flag names from this registry entry).
+    void (*search_sections)(const model_desc & m, runtime_plan & p) = nullptr;
     /// plan(m, f, mc).fits without the figures only reports read (detail, launch, notes): what the planner's
     /// searches call at every probe (plan.h). Throws what plan throws. nullptr: the planner calls plan.
     bool (*fits)(const model_desc & m, const flag_values & f, const machine & mc) = nullptr;

@@ -285,4 +285,36 @@ std::vector<uint8_t> rope_freqs_blocks(const model_desc & m) {
     return out;
 }
 
+std::string layer_summary(const model_desc & m) {
+    std::string out = fmt::format("{} layers:", m.n_layer);
+    const char * sep = " ";
+    for (layer_kind k : {layer_kind::full, layer_kind::swa, layer_kind::chunked, layer_kind::mla,
+                         layer_kind::recurrent, layer_kind::none}) {
+        const uint32_t n = m.count(k);
+        if (n == 0) continue;
+        std::string label = layer_kind_name(k);
+        for (auto & c : label) c = c == '_' ? ' ' : c;
+        if (k == layer_kind::swa) label = fmt::format("sliding window ({} tokens)", m.n_swa);
+        if (k == layer_kind::chunked) label = fmt::format("chunked ({} tokens)", m.n_chunk);
+        if (k == layer_kind::recurrent) label = fmt::format("recurrent ({})", recurrent_kind_name(m.rec_kind));
+        if (k == layer_kind::none) label = "without cache";
+        out += fmt::format("{}{} {}", sep, n, label);
+        sep = ", ";
+    }
+    // caches beside a layer's kind: compressed caches by ratio (DeepSeek-V4 CSA/HCA) and indexer keys (DSA, MSA)
+    std::map<uint32_t, uint32_t> compressed, indexed;
+    for (uint32_t il = 0; il < m.n_layer; ++il) {
+        for (const auto & c : m.caches[il]) {
+            if (c.kind == cache_kind::compressed) ++compressed[c.ratio];
+            if (c.kind == cache_kind::indexer) ++indexed[c.ratio];
+        }
+    }
+    for (const auto & [ratio, n] : compressed) out += fmt::format("; {} with a compressed cache (1 cell per {} tokens)", n, ratio);
+    for (const auto & [ratio, n] : indexed) {
+        out += ratio == 1 ? fmt::format("; {} with indexer keys", n)
+                          : fmt::format("; {} with indexer keys (1 cell per {} tokens)", n, ratio);
+    }
+    return out;
+}
+
 } // namespace kvfit

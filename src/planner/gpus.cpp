@@ -354,21 +354,6 @@ std::vector<const gpu_info *> gpu_choices(std::string_view name) {
     return sizes_differ ? rows : std::vector<const gpu_info *>{};
 }
 
-std::string gpu_memory_text(const device_spec & d) {
-    const std::string marketed = d.marketed_gb ? fmt::format("marketed {} GB", d.marketed_gb) : "";
-    if (d.vendor == "Apple" && d.reported_bytes) {
-        const std::string ram = fmt::format("{} unified memory", human_bytes(d.reported_bytes));
-        if (d.memory_is_working_set) return fmt::format("{} Metal working set ({}; {})", human_bytes(d.memory_bytes), ram, marketed);
-        return fmt::format("{} ({})", ram, marketed);
-    }
-    if (d.memory_is_working_set) return fmt::format("{} Metal working set", human_bytes(d.memory_bytes));
-    if (!d.marketed_gb) return human_bytes(d.memory_bytes);
-    const bool amd = d.vendor == "AMD";
-    return fmt::format("{} as {} reports it ({}{} {} MiB; {})", human_bytes(d.memory_bytes), amd ? "HIP" : "CUDA",
-                       d.memory_estimate ? "estimate; " : "", amd ? "rocm-smi" : "nvidia-smi",
-                       with_commas(d.reported_bytes >> 20), marketed);
-}
-
 namespace {
 
 size_t edit_distance(std::string_view a, std::string_view b) {

@@ -230,6 +230,7 @@ plan_result plan_model(const runtime_info & rt, model_desc m, const warnings & s
         // every runtime registers its knobs (runtime.h): the one search below turns them, none searches its own
         if (!r.plan.fits) find_alternatives(r.plan, rt, m, f, mc);
     }
+    if (rt.search_sections) rt.search_sections(m, r.plan); // the runtime's words for the searches (runtime.h)
     r.model = std::move(m);
     r.target = std::move(mc);
     return r;

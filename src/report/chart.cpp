@@ -59,10 +59,6 @@ uint64_t x_max_of(const plan_result & r) {
     return std::min(std::max({r.model.n_ctx_train, r.plan.context_tokens, k_x_min}), k_x_limit);
 }
 
-std::string type_pair(const std::string & k, const std::string & v) {
-    return k == v ? fmt::format("{} K/V", k) : fmt::format("{} K, {} V", k, v);
-}
-
 uint64_t gpu_capacity(const runtime_plan & p) {
     uint64_t cap = 0;
     for (const auto & d : p.devices) cap += d.is_host ? 0 : d.capacity_bytes;
@@ -73,19 +69,13 @@ uint64_t gpu_capacity(const runtime_plan & p) {
 std::string title_of(const plan_result & r, const std::string & what) {
     const runtime_plan & p = r.plan;
     std::string t = fmt::format("{}{} - {}", r.model.name, what, r.runtime ? r.runtime->display : p.runtime);
-    const bool llamacpp = p.runtime == "llama.cpp";
-    if (llamacpp) {
-        const auto & s = p.detail.at("settings");
-        t += fmt::format(" - {} - np {} - ub {} - fa {}", type_pair(s.at("cache_type_k").get<std::string>(), s.at("cache_type_v").get<std::string>()),
-                         s.at("parallel").get<uint64_t>(), s.at("ubatch_size").get<uint64_t>(),
-                         s.at("flash_attn").get<std::string>());
-    }
+    t += p.words.chart_settings; // the runtime's settings in its words (runtime_plan::words)
     if (!r.model.weights.format.empty()) t += fmt::format(" - weights {}", r.model.weights.format);
     if (!r.target.gpus.empty()) {
         uint64_t cap = 0;
         for (const auto & g : r.target.gpus) cap += g.memory_bytes;
         t += fmt::format(" - {} x{} GPU", human_bytes(cap), r.target.gpus.size());
-        if (llamacpp) t += fmt::format(" (margin {})", human_bytes(p.detail.at("settings").at("margin_bytes").get<uint64_t>()));
+        t += p.words.chart_reserve;
     }
     return t;
 }
@@ -195,15 +185,7 @@ chart_series make_compare_series(const plan_result & r) {
     c.curves.push_back({"all full attention: total", totals(b, c.n_ctx.size()), max_full, false, 1});
     c.curves.push_back({fmt::format("{}: KV + state", r.model.name), cache_bytes(a), 0, true, 0});
     c.curves.push_back({"all full attention: KV", cache_bytes(b), 0, true, 1});
-    if (r.plan.runtime == "llama.cpp") {
-        const auto & s = r.plan.detail.at("settings");
-        const uint64_t per_token = r.plan.kv_bytes_per_token.value_or(0);
-        const uint64_t if_full = r.plan.detail.at("kv_bytes_per_token_if_all_full_attention").get<uint64_t>();
-        const double ratio = per_token ? double(if_full) / double(per_token) : 0;
-        c.note = fmt::format("KV per token ({}):\n{}: {} B\nall full attention: {} B{}",
-                             type_pair(s.at("cache_type_k").get<std::string>(), s.at("cache_type_v").get<std::string>()), r.model.name, with_commas(per_token),
-                             with_commas(if_full), ratio > 0 ? fmt::format(" ({:.2f}x)", ratio) : "");
-    }
+    c.note = r.plan.words.chart_kv_note; // the runtime's KV per token, model and variant ("" when it gives none)
     return c;
 }
 

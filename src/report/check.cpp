@@ -1,5 +1,6 @@
-// `--check` (include/kvfit/report.h: render_check): a verdict on the user's own flags, for any runtime. The words of
-// the llama.cpp verdict name its settings (n_ctx, cache types, sequences); other runtimes name their context.
+// `--check` (include/kvfit/report.h: render_check): a verdict on the user's own flags, for any runtime. A runtime
+// whose settings read otherwise (llama.cpp: n_ctx, cache types, sequences, its margin) gives its words in
+// runtime_plan::words; no runtime is named here and no figure is read from detail.
 #include "report/sections.h"
 #include "kvfit/printable.h"
 
@@ -8,18 +9,10 @@
 namespace kvfit {
 namespace {
 
-using detail::str;
-using detail::u64;
-
-// "n_ctx 65,536 (f16 K / f16 V, 1 sequence)" for llama.cpp; "context 131,072 tokens (8 sequences)" otherwise.
+// What the verdict is for: the runtime's words (runtime_plan::words: "n_ctx 65,536 (f16 K / f16 V, 1 sequence)"), else
+// "context 131,072 tokens (8 sequences, <rules>)".
 std::string setting_words(const runtime_plan & p) {
-    if (p.runtime == "llama.cpp") {
-        const auto & d = p.detail;
-        const auto & s = d.at("settings");
-        const uint64_t n_seq = u64(d, "n_seq");
-        return fmt::format("n_ctx {} ({} K / {} V, {} sequence{})", with_commas(u64(d, "n_ctx")), str(s, "cache_type_k"),
-                           str(s, "cache_type_v"), n_seq, n_seq == 1 ? "" : "s");
-    }
+    if (!p.words.setting.empty()) return p.words.setting;
     return fmt::format("context {} tokens ({} sequence{}, {})", with_commas(p.context_tokens), p.sequences,
                        p.sequences == 1 ? "" : "s", p.rules);
 }
@@ -30,8 +23,7 @@ std::string signed_bytes(int64_t n) { return n < 0 ? "-" + human_bytes(uint64_t(
 
 std::string render_check(const plan_result & r) {
     const runtime_plan & p = r.plan;
-    const bool llamacpp = p.runtime == "llama.cpp";
-    const char * reserve = llamacpp ? "margin" : "reserve";
+    const std::string reserve = p.words.reserve.empty() ? "reserve" : p.words.reserve;
     std::string out;
     for (const auto & w : p.warnings) out += fmt::format("warning: {}\n", printable(w, false));
     if (p.fits) {
@@ -40,9 +32,9 @@ std::string render_check(const plan_result & r) {
             if (!d.is_host) out += fmt::format(" {} uses {} of {} ({} free after the {});", d.name, human_bytes(d.used_bytes()),
                                                human_bytes(d.capacity_bytes), signed_bytes(d.free_bytes()), reserve);
         }
-        if (p.detail.contains("host_ram") && detail::flag(p.detail["host_ram"], "known")) { // llama.cpp's host verdict (--ram)
-            const auto & h = p.detail["host_ram"];
-            out += fmt::format(" host RAM {} of {} (--ram);", human_bytes(u64(h, "needed_bytes")), human_bytes(u64(h, "capacity_bytes")));
+        if (p.host_ram && p.host_ram->known) { // the runtime's host verdict (--ram)
+            out += fmt::format(" host RAM {} of {} (--ram);", human_bytes(p.host_ram->needed_bytes),
+                               human_bytes(p.host_ram->capacity_bytes));
         }
         out.back() = '\n';
         return out;
@@ -67,20 +59,21 @@ std::string render_check(const plan_result & r) {
     }
     bool gpu_over = false;
     for (const auto & d : p.devices) gpu_over = gpu_over || (!d.is_host && !d.fits());
-    if (detail::host_over(p)) { // llama.cpp (host_ram.cpp)
-        const auto & h = p.detail["host_ram"];
+    if (p.host_ram && p.host_ram->over) { // the runtime's host verdict (runtime_plan::host_ram)
         out += fmt::format("  host RAM: {} needed, {} given (--ram): the cause is in the warning above\n",
-                           human_bytes(u64(h, "needed_bytes")), human_bytes(u64(h, "capacity_bytes")));
+                           human_bytes(p.host_ram->needed_bytes), human_bytes(p.host_ram->capacity_bytes));
     }
     for (const auto & e : p.refusals) out += fmt::format("  {} refuses it: {}\n", r.runtime ? r.runtime->display : p.runtime, e);
-    if (llamacpp && gpu_over) {
-        out += "  llama.cpp would not refuse this: it moves layers to the CPU (--fit, the default) or fails to allocate, "
-               "and a spill to the CPU slows generation sharply.\n";
-    }
-    if (llamacpp) { // the largest context per cache type, as -c -ctk -ctv
+    if (gpu_over && !p.words.when_over.empty()) out += fmt::format("  {}\n", p.words.when_over);
+    if (p.words.fits_instead_by_cache_type && r.runtime) {
+        // the largest context per cache type, with the runtime's flags (the registry's spellings: -c -ctk -ctv)
+        const runtime_info & rt = *r.runtime;
+        const std::string ctk = flag_spelling(rt, rt.cache_type_k);
+        const std::string ctv = rt.cache_type_v.empty() ? "" : flag_spelling(rt, rt.cache_type_v);
         for (const auto & c : p.max_context) {
             if (!c.all_full_attention && c.allowed && c.context_tokens > 0) {
-                out += fmt::format("  fits instead: -c {} -ctk {} -ctv {}\n", c.context_tokens, c.cache_type, c.cache_type);
+                out += fmt::format("  fits instead: {} {} {} {}{}\n", rt.context.spelled, c.context_tokens, ctk, c.cache_type,
+                                   ctv.empty() ? "" : fmt::format(" {} {}", ctv, c.cache_type));
             }
         }
     } else {

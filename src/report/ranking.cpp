@@ -87,7 +87,9 @@ std::string render_ranking_text(const std::vector<rank_row> & rows, const machin
                        with_commas(rank_target_context(s)), rt.context.spelled,
                        std::any_of(rows.begin(), rows.end(), [](const rank_row & r) { return !r.changed.empty(); })
                            ? " \"with\": the one setting changed from the flags to fit (the planner's search)." : "",
-                       rt.name == "llama.cpp" ? " Decode: roofline estimate at that depth, one sequence (docs/speed.md)." : "");
+                       // the decode column's note, when a row has the estimate (speed.h: llama.cpp's plans only)
+                       std::any_of(rows.begin(), rows.end(), [](const rank_row & r) { return r.decode_tokens_per_s.has_value(); })
+                           ? " Decode: roofline estimate at that depth, one sequence (docs/speed.md)." : "");
     return out;
 }
 

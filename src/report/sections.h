@@ -1,50 +1,34 @@
 #pragma once
-// Private to src/report/: the text sections of each runtime (text.cpp for llama.cpp and the common ones,
-// text_serving.cpp for vLLM, SGLang and Ollama) and small readers of a plan's detail (docs/json.md).
+// Private to src/report/: the text report's parts (text.cpp: the dispatch and the common report of a plan without
+// sections; text_serving.cpp: the sections, framed or whole, and the planner's searches). Every runtime-specific
+// line comes from runtime_plan::sections, built by the runtime in its own folder: nothing here names a runtime or
+// reads a plan's detail.
 #include "kvfit/gpus.h"
 #include "kvfit/report.h"
 
-#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kvfit::detail {
 
-using ojson = nlohmann::ordered_json;
+/// A plan's typed sections (runtime_plan::sections) as text: a titled section after a blank line, its title, then
+/// its rows indented by two spaces; an untitled section's rows as they are (their own indent).
+void render_sections(std::string & out, const std::vector<plan_section> & sections);
 
-/// detail[key] as a number or text; 0 / "" / false when absent (a runtime without that figure).
-inline uint64_t u64(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<uint64_t>() : 0; }
-inline int64_t i64(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<int64_t>() : 0; }
-inline double dbl(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<double>() : 0.0; }
-inline bool flag(const ojson & j, const char * key) { return j.contains(key) && j[key].get<bool>(); }
-inline std::string str(const ojson & j, const char * key) { return j.contains(key) ? j[key].get<std::string>() : ""; }
-
-/// The GPUs of a plan (its devices but the host).
-/// A llama.cpp plan whose host RAM need passes --ram (detail.host_ram.over, src/runtimes/llamacpp/host_ram.cpp).
-inline bool host_over(const runtime_plan & p) { return p.detail.contains("host_ram") && flag(p.detail["host_ram"], "over"); }
-
-inline bool has_gpu(const runtime_plan & p) {
-    for (const auto & d : p.devices) {
-        if (!d.is_host) return true;
-    }
-    return false;
-}
-
-/// "12 layers: 8 full attention, 24 recurrent (gated_deltanet)".
-std::string layer_summary(const model_desc & m);
-
-/// The projector, LoRA adapter and host RAM lines of a llama.cpp plan, from detail.projector, detail.adapters and
-/// detail.host_ram (text_extras.cpp); nothing when the plan has none of them.
-std::string render_llamacpp_extras(const plan_result & r);
-
-/// The text of a vLLM, SGLang or Ollama plan (text_serving.cpp).
+/// The text of a plan whose sections are framed by the report (runtime_plan::sections_complete false): the device and
+/// model lines, the sections, the verdict, errors, warnings, assumptions, notes, the searches and the launch.
 std::string render_serving_text(const plan_result & r);
+
+/// The text of a plan whose sections are the whole report (sections_complete): the warnings, the sections (the
+/// runtime's and, appended by the planner, its words for the searches: runtime_info::search_sections), the units.
+std::string render_complete_text(const plan_result & r);
 
 /// The planner's searches as text, for any runtime: the largest value of the context setting per cache type
 /// (plan.max_context) and, when the plan does not fit, each alternative's flags (plan.alternatives). Flag names come
 /// from the registry (runtime_info), so no runtime is named here. Nothing when the plan has neither.
 void render_search(std::string & out, const plan_result & r);
 
-/// The text of a plan of a runtime without its own section: verdict, devices, caches, refusals, notes, launch.
+/// The text of a plan without sections: verdict, devices, caches, refusals, notes, launch.
 std::string render_generic_text(const plan_result & r);
 
 } // namespace kvfit::detail

@@ -1,7 +1,7 @@
-// The human report of a serving runtime's plan (vLLM, SGLang, Ollama: include/kvfit/report.h render_text): the
-// device and model lines, the runtime's typed sections (runtime_plan::sections, built by each runtime in its own
-// folder), the verdict, the planner's searches and the launch. No runtime is named here and no figure is read from
-// detail: a runtime that builds sections is rendered the same way.
+// The human report of a plan with typed sections (include/kvfit/report.h render_text; runtime_plan::sections, built
+// by each runtime in its own folder): framed by the device and model lines before and the verdict, the planner's
+// searches and the launch after (vLLM, SGLang, Ollama, mlx-lm), or whole (sections_complete: llama.cpp). No runtime
+// is named here and no figure is read from detail: a runtime that builds sections is rendered the same way.
 #include "report/sections.h"
 #include "kvfit/printable.h"
 
@@ -32,8 +32,8 @@ void lines(std::string & out, const char * head, const std::vector<std::string> 
     for (const auto & x : v) out += fmt::format("{}{}\n", head, x);
 }
 
-// A plan's typed sections (runtime_plan::sections), as the runtime built them: a lead section's rows right under the
-// model line, every other section after a blank line, its title, then its rows indented by two spaces.
+} // namespace
+
 void render_sections(std::string & out, const std::vector<plan_section> & sections) {
     for (const auto & sec : sections) {
         if (!sec.title.empty()) out += fmt::format("\n{}\n", sec.title);
@@ -41,7 +41,13 @@ void render_sections(std::string & out, const std::vector<plan_section> & sectio
     }
 }
 
-} // namespace
+std::string render_complete_text(const plan_result & r) {
+    std::string out;
+    for (const auto & w : r.plan.warnings) out += fmt::format("warning: {}\n", printable(w, false));
+    render_sections(out, r.plan.sections);
+    out += "\nUnits: GiB = 2^30 bytes, MiB = 2^20 bytes, KiB = 2^10 bytes.\n";
+    return out;
+}
 
 void render_search(std::string & out, const plan_result & r) {
     const runtime_plan & p = r.plan;

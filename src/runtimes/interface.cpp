@@ -2,6 +2,7 @@
 #include "kvfit/runtime.h"
 
 #include "kvfit/error.h"
+#include "kvfit/units.h"
 
 #include <charconv>
 #include <algorithm>
@@ -165,6 +166,21 @@ const runtime_info & find_runtime(std::string_view name) {
         names += fmt::format("{}{}", names.empty() ? "" : ", ", r.name);
     }
     throw error(fmt::format("--runtime '{}': expected one of {}", name, names));
+}
+
+std::string gpu_memory_text(const device_spec & d) {
+    const std::string marketed = d.marketed_gb ? fmt::format("marketed {} GB", d.marketed_gb) : "";
+    if (d.vendor == "Apple" && d.reported_bytes) {
+        const std::string ram = fmt::format("{} unified memory", human_bytes(d.reported_bytes));
+        if (d.memory_is_working_set) return fmt::format("{} Metal working set ({}; {})", human_bytes(d.memory_bytes), ram, marketed);
+        return fmt::format("{} ({})", ram, marketed);
+    }
+    if (d.memory_is_working_set) return fmt::format("{} Metal working set", human_bytes(d.memory_bytes));
+    if (!d.marketed_gb) return human_bytes(d.memory_bytes);
+    const bool amd = d.vendor == "AMD";
+    return fmt::format("{} as {} reports it ({}{} {} MiB; {})", human_bytes(d.memory_bytes), amd ? "HIP" : "CUDA",
+                       d.memory_estimate ? "estimate; " : "", amd ? "rocm-smi" : "nvidia-smi",
+                       with_commas(d.reported_bytes >> 20), marketed);
 }
 
 } // namespace kvfit

@@ -286,6 +286,7 @@ void llamacpp_extras_report(const model_desc & m, const llamacpp_plan & p, runti
     for (const auto & l : h.lines) {
         lines.push_back({{"name", l.name}, {"bytes", l.bytes}, {"bound", l.bound}, {"reclaimable", l.reclaimable}, {"what", l.what}});
     }
+    r.host_ram = host_ram_verdict{h.needed_bytes, h.capacity_bytes, h.known, h.over}; // --check, the text's verdict
     r.detail["host_ram"] = {{"capacity_bytes", h.capacity_bytes}, {"known", h.known}, {"fits", h.fits},
                             {"starts", h.starts}, {"over", h.over}, {"cause", h.cause}, {"allocated_bytes", h.allocated_bytes},
                             {"needed_bytes", h.needed_bytes}, {"total_bytes", h.total_bytes}, {"pinned_bytes", h.pinned_bytes},

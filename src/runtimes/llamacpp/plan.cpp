@@ -4,6 +4,7 @@
 #include "kvfit/printable.h"
 #include "runtimes/llamacpp/graph_replay.h"
 #include "runtimes/llamacpp/compute.h"
+#include "runtimes/llamacpp/sections.h"
 #include "core/util.h"
 
 #include "kvfit/metal.h"
@@ -151,16 +152,6 @@ json backend_json(const llamacpp_plan & p, std::vector<std::string> & warnings, 
     return j;
 }
 
-// The largest weight size that fits the GPUs at this plan's context: every GPU's room after the margin plus its
-// weights, plus the token embedding (it stays in host memory). 0 when the GPUs are over even without weights.
-uint64_t weights_bytes_that_fit(const model_desc & m, const llamacpp_plan & p) {
-    int64_t room = 0;
-    for (const auto & d : p.devices) {
-        if (!d.is_host) room += d.free_bytes() + int64_t(d.used.weights_bytes);
-    }
-    return room > 0 ? uint64_t(room) + m.weights.token_embd.bytes : 0;
-}
-
 // Speculative decoding's buffers on one device (llamacpp_plan::spec_usage, spec.cpp): "mtp_weights", "mtp_kv",
 // "mtp_output", "mtp_compute" for the MTP context, "draft_weights", "draft_kv", "draft_state", "draft_output", "draft_compute" for a
 // draft model; only those with bytes.
@@ -230,23 +221,34 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     // a raised Metal working set is part of the plan: the launch sets it first (metal.h)
     r.launch = iogpu_sysctl_prefix(s.iogpu_wired_limit_mb) + llama_server_command(m, s, in.placement, requested);
 
+    const bool fa = flash_attn_on(s); // V rows are padded without flash attention
+    const model_desc full = all_full_attention_variant(m);
+    detail::llamacpp_report_figures fig;
+    fig.from_model = from_model;
+    // kv_bytes_per_token_if_all_full(m, ...), from the variant already built
+    fig.kv_bytes_per_token_if_all_full = kv_bytes_per_token(full, s.type_k, s.type_v, s.mla, fa, s.release);
+    fig.kv_bytes_per_token_f16 = kv_bytes_per_token(m, ggml_type::f16, ggml_type::f16, s.mla, fa, s.release);
+    fig.kv_bytes_per_token_q8_0 = kv_bytes_per_token(m, ggml_type::q8_0, ggml_type::q8_0, s.mla, fa, s.release);
+    for (uint64_t n_ctx : from_model ? k_default_contexts : in.contexts) {
+        fig.contexts.push_back({n_ctx, total_kv(m, s, n_ctx), total_kv(full, s, n_ctx)});
+    }
     json d;
     d["settings"] = settings_json(in);
     d["requested_from_model"] = from_model;
     for (auto it = r.detail.begin(); it != r.detail.end(); ++it) d[it.key()] = it.value();
-    const bool fa = flash_attn_on(s); // V rows are padded without flash attention
-    const model_desc full = all_full_attention_variant(m);
-    // kv_bytes_per_token_if_all_full(m, ...), from the variant already built
-    d["kv_bytes_per_token_if_all_full_attention"] = kv_bytes_per_token(full, s.type_k, s.type_v, s.mla, fa, s.release);
-    d["kv_bytes_per_token_f16"] = kv_bytes_per_token(m, ggml_type::f16, ggml_type::f16, s.mla, fa, s.release);
-    d["kv_bytes_per_token_q8_0"] = kv_bytes_per_token(m, ggml_type::q8_0, ggml_type::q8_0, s.mla, fa, s.release);
+    d["kv_bytes_per_token_if_all_full_attention"] = fig.kv_bytes_per_token_if_all_full;
+    d["kv_bytes_per_token_f16"] = fig.kv_bytes_per_token_f16;
+    d["kv_bytes_per_token_q8_0"] = fig.kv_bytes_per_token_q8_0;
     d["contexts"] = json::array();
-    for (uint64_t n_ctx : from_model ? k_default_contexts : in.contexts) {
-        d["contexts"].push_back({{"n_ctx", n_ctx}, {"kv_bytes", total_kv(m, s, n_ctx)},
-                                 {"kv_bytes_if_all_full_attention", total_kv(full, s, n_ctx)}});
+    for (const auto & c : fig.contexts) {
+        d["contexts"].push_back({{"n_ctx", c.n_ctx}, {"kv_bytes", c.kv_bytes}, {"kv_bytes_if_all_full_attention", c.kv_bytes_if_all_full}});
     }
-    if (!mc.gpus.empty()) d["weights_bytes_that_fit"] = weights_bytes_that_fit(m, lp);
+    if (!mc.gpus.empty()) d["weights_bytes_that_fit"] = detail::llamacpp_weights_bytes_that_fit(m, r);
     r.detail = std::move(d);
+    // the text report's sections (sections.cpp): the whole report; the planner appends its searches' words
+    r.sections = detail::llamacpp_sections(m, in, lp, r, mc.gpus, fig);
+    r.sections_complete = true;
+    r.words = detail::llamacpp_words(m, in, lp, r, fig);
     return r;
 }
 
@@ -498,6 +500,7 @@ runtime_info llamacpp_runtime() {
     r.adapt_model = llamacpp_adapt_model;
     r.plan = plan;
     r.fits = fits;
+    r.search_sections = detail::llamacpp_search_sections;
     r.context = {"context", "ctx_size", "-c", false, context_range, {}};
     r.knobs = {
         r.context, // the largest context that fits with the requested flags: its command becomes the launch

@@ -5,6 +5,7 @@
 #include "kvfit/error.h"
 #include "kvfit/units.h"
 #include "runtimes/common/numbers.h"
+#include "runtimes/common/sections.h"
 
 #include <cctype>
 #include <fmt/format.h>
@@ -120,6 +121,70 @@ json detail_json(const mlx_plan & p) {
     return j;
 }
 
+// The report's sections of an mlx-lm plan (runtime_plan::sections; issue 26 item 1): the settings with mlx-lm's
+// per-token and per-sequence figures and its own largest context, each device's memory against Metal's working set
+// buffer by buffer, and the caches as mlx-lm allocates them at the peak (mlx-lm d78bf58 mlx_lm/models/cache.py).
+// Rendered by src/report without naming the runtime.
+std::vector<plan_section> mlx_sections(const mlx_plan & p) {
+    using detail::add_row, detail::count_figure, detail::size_figure, detail::word_figure;
+    const mlx_settings & s = p.settings;
+    constexpr const char * cache_py = "mlx-lm d78bf58 mlx_lm/models/cache.py (src/runtimes/mlx/caches.cpp)";
+    std::vector<plan_section> out;
+    plan_section set;
+    set.title = fmt::format("Settings ({}, --context-tokens {}, {} sequence{})", mlx_command_name(s.command),
+                            with_commas(p.context_tokens), p.sequences, p.sequences == 1 ? "" : "s");
+    add_row(set, fmt::format("KV cache per token, one sequence: {} B ({})", with_commas(p.kv_bytes_per_token),
+                             human_bytes(p.kv_bytes_per_token)),
+            {size_figure("kv_bytes_per_token", p.kv_bytes_per_token, cache_py)});
+    if (p.state_bytes_per_sequence > 0) {
+        add_row(set, fmt::format("fixed state per sequence: {} B ({})", with_commas(p.state_bytes_per_sequence),
+                                 human_bytes(p.state_bytes_per_sequence)),
+                {size_figure("state_bytes_per_sequence", p.state_bytes_per_sequence, cache_py)});
+    }
+    if (s.kv_bits) {
+        add_row(set, fmt::format("--kv-bits {} (group {}): QuantizedKVCache from {} tokens on", *s.kv_bits, s.kv_group_size,
+                                 with_commas(s.quantized_kv_start)),
+                {count_figure("kv_bits", *s.kv_bits, "bits", "flag"),
+                 count_figure("quantized_kv_start", double(s.quantized_kv_start), "tokens", "flag")});
+    }
+    if (!p.devices.empty()) {
+        add_row(set, fmt::format("largest --context-tokens that fits with these flags: {}", with_commas(p.max_context_fit)),
+                {count_figure("max_context_fit", double(p.max_context_fit), "tokens", "plan_mlx search (src/runtimes/mlx/plan.cpp)")});
+    }
+    out.push_back(std::move(set));
+    for (const auto & d : p.devices) {
+        plan_section dev;
+        dev.title = fmt::format("{} (Metal working set {} of {} given)", d.name, human_bytes(d.capacity_bytes),
+                                human_bytes(d.memory_bytes));
+        for (const auto & b : d.buffers) {
+            add_row(dev, fmt::format("{:<13} {:>12}{}{}", b.name, human_bytes(b.bytes), b.estimate ? " (estimate)" : "",
+                                     b.what.empty() ? "" : "  " + b.what),
+                    {size_figure(b.name, b.bytes, b.what.empty() ? "src/runtimes/mlx/plan.cpp" : b.what, b.estimate)});
+        }
+        const uint64_t used = d.used_bytes();
+        add_row(dev, fmt::format("{:<13} {:>12}  {}", "total", human_bytes(used),
+                                 d.fits() ? fmt::format("fits, {} to spare", human_bytes(d.capacity_bytes - used))
+                                          : fmt::format("OVER the working set by {}", human_bytes(used - d.capacity_bytes))),
+                {size_figure("total", used, "src/runtimes/mlx/plan.cpp"),
+                 size_figure("working_set", d.capacity_bytes, "mlx 846d176 recommendedMaxWorkingSetSize (metal.h)")});
+        out.push_back(std::move(dev));
+    }
+    if (!p.caches.empty()) {
+        plan_section caches;
+        caches.title = "Caches at the peak (mlx-lm's classes, per layer)";
+        for (const auto & g : p.caches) {
+            const std::string per = g.cells ? fmt::format("{} cells x {} B", with_commas(g.cells), with_commas(g.k_bytes_per_cell + g.v_bytes_per_cell))
+                                            : fmt::format("{} {} B", cache_kind_name(g.kind), with_commas(g.k_bytes_per_cell));
+            add_row(caches, fmt::format("{} x {} {}{}: {}", g.n_layer, g.name, per,
+                                        g.n_seq > 1 ? fmt::format(", x {} sequences", g.n_seq) : "", human_bytes(g.bytes)),
+                    {word_figure("class", g.name, cache_py), count_figure("n_layer", g.n_layer, "layers", cache_py),
+                     count_figure("cells", double(g.cells), "tokens", cache_py), size_figure("bytes", g.bytes, cache_py)});
+        }
+        out.push_back(std::move(caches));
+    }
+    return out;
+}
+
 runtime_plan plan(const model_desc & m, const flag_values & f, const machine & mc) {
     const mlx_plan p = plan_mlx(m, parse_mlx_flags(f), mc.gpus);
     runtime_plan r;
@@ -147,6 +212,7 @@ runtime_plan plan(const model_desc & m, const flag_values & f, const machine & m
     r.assumptions = p.assumptions;
     r.launch = p.launch;
     r.detail = detail_json(p);
+    r.sections = mlx_sections(p);
     return r;
 }
 
