@@ -117,7 +117,7 @@ plan_section budget_section(const vllm_plan & p, const vllm_rank & k) {
                 {term_figure(k, "activation", k.activation_bytes)});
         add_row(out, fmt::format("- non-torch        {:>10}", gib_text(uint64_t(k.non_torch_bytes))),
                 {term_figure(k, "non-torch", k.non_torch_bytes)});
-        if (std::string_view(vllm_rules_key(s.rules)) == "2026" && !s.enforce_eager) {
+        if (vllm_graph_estimate(s.rules) && !s.enforce_eager) { // every release that subtracts the graphs (overhead.cpp)
             add_row(out, fmt::format("- CUDA graphs      {:>10}", gib_text(uint64_t(k.cudagraph_bytes))),
                     {term_figure(k, "CUDA graphs", k.cudagraph_bytes)});
         }
