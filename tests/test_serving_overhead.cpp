@@ -404,3 +404,33 @@ TEST(serving_cases, sglang_running_requests_capped_by_mamba_slots) {
 }
 
 } // namespace
+
+// --compilation-config: what kvfit does not read is named, not dropped (an -O level, other CompilationConfig keys);
+// an empty capture list is refused; --enforce-eager wins over a graph mode (vllm/config/vllm.py sets it to NONE), and the
+// plan then holds no CUDA-graph memory, as with cudagraph_mode NONE.
+TEST(vllm_releases, compilation_config_keys_not_modelled_are_named) {
+    using kvfit::test::run_kvfit;
+    const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3-8B.json --runtime vllm --gpu H100 --json";
+    auto notes_of = [](const std::string & out) {
+        std::string all;
+        const nlohmann::json j = nlohmann::json::parse(out); // kept: a range-for over a temporary's member dangles
+        for (const auto & n : j["notes"]) all += n.get<std::string>() + "\n";
+        return all;
+    };
+    const auto level = run_kvfit(cfg + " --compilation-config 3");
+    ASSERT_EQ(level.status, 0) << level.err;
+    EXPECT_NE(notes_of(level.out).find("--compilation-config 3: an optimisation level (-O)"), std::string::npos);
+    const auto keys = run_kvfit(cfg + " --compilation-config '{\"level\": 3, \"use_inductor\": false, \"cudagraph_mode\": \"FULL\"}'");
+    ASSERT_EQ(keys.status, 0) << keys.err;
+    EXPECT_NE(notes_of(keys.out).find("--compilation-config level, use_inductor: not modelled"), std::string::npos);
+    const auto empty = run_kvfit(cfg + " --compilation-config '{\"cudagraph_capture_sizes\": []}'");
+    EXPECT_EQ(empty.status, 2);
+    EXPECT_NE(empty.err.find("cudagraph_capture_sizes: an empty list"), std::string::npos) << empty.err;
+    const auto eager = run_kvfit(cfg + " --compilation-config '{\"cudagraph_mode\": \"FULL\"}' --enforce-eager");
+    const auto none = run_kvfit(cfg + " --compilation-config '{\"cudagraph_mode\": \"NONE\"}'");
+    ASSERT_EQ(eager.status, 0) << eager.err;
+    ASSERT_EQ(none.status, 0) << none.err;
+    EXPECT_NE(notes_of(eager.out).find("--enforce-eager wins over --compilation-config cudagraph_mode FULL"), std::string::npos);
+    const auto je = nlohmann::json::parse(eager.out), jn = nlohmann::json::parse(none.out);
+    EXPECT_EQ(je["detail"]["num_gpu_blocks"], jn["detail"]["num_gpu_blocks"]);
+}

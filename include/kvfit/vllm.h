@@ -130,6 +130,9 @@ struct vllm_settings {
     /// of cudagraph_capture_sizes when that list is given (cudagraph_sizes holds it).
     uint32_t max_cudagraph_capture_size = 0;
     std::vector<uint32_t> cudagraph_sizes; ///< --compilation-config cudagraph_capture_sizes, as given; empty = vLLM's
+    /// What --compilation-config holds beyond those three keys (an -O level, other CompilationConfig keys), named:
+    /// they change no memory kvfit models, and the plan's notes say so rather than drop them silently.
+    std::vector<std::string> compilation_notes;
 };
 
 /// One term of vLLM's memory besides the weights and the KV pool, on one GPU of one stage, with where it comes from

@@ -95,8 +95,22 @@ uint64_t parse_mm_kwargs(const std::string & text) {
 // --compilation-config (vllm/config/compilation.py CompilationConfig): cudagraph_mode, max_cudagraph_capture_size,
 // cudagraph_capture_sizes; an integer alone is the old -O level (ignored: no memory rule).
 void parse_compilation_config(const std::string & text, vllm_settings & s) {
-    if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) return;
+    if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) {
+        s.compilation_notes.push_back(fmt::format("--compilation-config {}: an optimisation level (-O), which sets no "
+                                                  "memory kvfit models; CUDA graphs are planned at vLLM's defaults", text));
+        return;
+    }
     const njson j = json_object("--compilation-config", text);
+    std::string others;
+    for (const auto & [key, value] : j.items()) {
+        if (key != "cudagraph_mode" && key != "max_cudagraph_capture_size" && key != "cudagraph_capture_sizes") {
+            others += fmt::format("{}{}", others.empty() ? "" : ", ", key);
+        }
+    }
+    if (!others.empty()) {
+        s.compilation_notes.push_back(fmt::format("--compilation-config {}: not modelled (kvfit reads cudagraph_mode, "
+                                                  "max_cudagraph_capture_size and cudagraph_capture_sizes)", others));
+    }
     if (j.contains("cudagraph_mode")) {
         static const std::vector<std::string> modes = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
         const std::string m = j["cudagraph_mode"].is_string() ? j["cudagraph_mode"].get<std::string>() : "";
@@ -116,6 +130,10 @@ void parse_compilation_config(const std::string & text, vllm_settings & s) {
     if (j.contains("cudagraph_capture_sizes")) {
         const njson & v = j["cudagraph_capture_sizes"];
         if (!v.is_array() || v.size() > 4096) throw error("--compilation-config cudagraph_capture_sizes: expected a list of sizes");
+        if (v.empty()) {
+            throw error("--compilation-config cudagraph_capture_sizes: an empty list; give the sizes, or cudagraph_mode NONE "
+                        "(or --enforce-eager) for no CUDA graphs");
+        }
         for (const auto & x : v) {
             if (!x.is_number_integer() || x.get<int64_t>() < 1 || x.get<int64_t>() > 65536) {
                 throw error("--compilation-config cudagraph_capture_sizes: expected whole numbers from 1 to 65536");

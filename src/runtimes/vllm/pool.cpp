@@ -601,6 +601,12 @@ vllm_plan plan_vllm(const model_desc & m, const vllm_settings & s_in, const devi
     detail::vllm_resolve_speculative(m, p.settings, p.notes);
     const model_desc ma = detail::vllm_with_draft_layers(m, p.settings, p.speculative, p.warnings);
     p.warnings.insert(p.warnings.end(), p.settings.speculative.warnings.begin(), p.settings.speculative.warnings.end());
+    p.notes.insert(p.notes.end(), p.settings.compilation_notes.begin(), p.settings.compilation_notes.end());
+    if (p.settings.enforce_eager && !p.settings.cudagraph_mode.empty() && p.settings.cudagraph_mode != "NONE") {
+        // vllm/config/vllm.py VllmConfig.__post_init__: enforce_eager sets compilation_config.cudagraph_mode to NONE
+        p.notes.push_back(fmt::format("--enforce-eager wins over --compilation-config cudagraph_mode {}: vLLM captures no "
+                                      "CUDA graphs (vllm/config/vllm.py VllmConfig.__post_init__)", p.settings.cudagraph_mode));
+    }
     check_input(ma, p.settings);
     p.hybrid = is_hybrid(m);
     warn_dtype(p, cc);
