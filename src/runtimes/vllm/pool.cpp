@@ -155,7 +155,13 @@ void check_input(const model_desc & m, const vllm_settings & s) {
 
 // EngineArgs.get_batch_defaults (API server), the rules' utilization, mamba mode, block size 16.
 vllm_settings resolve(const model_desc & m, vllm_settings s, const device_spec & gpu, vllm_plan & p) {
-    if (s.gpu_memory_utilization == 0) s.gpu_memory_utilization = s.rules == vllm_rules::v2026 ? 0.92 : 0.9;
+    if (s.gpu_memory_utilization == 0) {
+        // the default changes a verdict, so it is named with its release (docs/rules/vllm-overhead.md §1)
+        s.gpu_memory_utilization = s.rules == vllm_rules::v2026 ? 0.92 : 0.9;
+        p.notes.push_back(fmt::format("--gpu-memory-utilization {}: vLLM's default under the {} rules (CacheConfig "
+                                      "gpu_memory_utilization; 0.92 from v0.24, 0.9 before)", s.gpu_memory_utilization,
+                                      vllm_rules_key(s.rules)));
+    }
     std::string lower = gpu.name;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
     const bool big = gpu.memory_bytes >= (70ull << 30) && lower.find("a100") == std::string::npos;
@@ -163,8 +169,21 @@ vllm_settings resolve(const model_desc & m, vllm_settings s, const device_spec &
         throw error(fmt::format("--usage-context '{}': expected api (vllm serve) or llm (the offline LLM class)", s.usage_context));
     }
     const bool llm = s.usage_context == "llm"; // UsageContext.LLM_CLASS: default_max_num_batched_tokens's first column
-    if (s.max_num_seqs == 0) s.max_num_seqs = big ? 1024 : 256;
-    if (s.max_num_batched_tokens == 0) s.max_num_batched_tokens = big ? (llm ? 16384 : 8192) : (llm ? 8192 : 2048);
+    const bool seqs_default = s.max_num_seqs == 0, mnbt_default = s.max_num_batched_tokens == 0;
+    if (seqs_default) s.max_num_seqs = big ? 1024 : 256;
+    if (mnbt_default) s.max_num_batched_tokens = big ? (llm ? 16384 : 8192) : (llm ? 8192 : 2048);
+    if (seqs_default || mnbt_default) {
+        // EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py): by the device's memory (>= 70 GiB and not an A100)
+        // and the usage context; max_num_seqs sizes the sampler's dummy run and the graphs, and a hybrid model's
+        // Mamba blocks must hold it
+        p.notes.push_back(fmt::format("{}{}{}: vLLM's default{} for {} ({}), usage context {} (EngineArgs.get_batch_defaults)",
+                                      seqs_default ? fmt::format("--max-num-seqs {}", s.max_num_seqs) : "",
+                                      seqs_default && mnbt_default ? ", " : "",
+                                      mnbt_default ? fmt::format("--max-num-batched-tokens {}", s.max_num_batched_tokens) : "",
+                                      seqs_default && mnbt_default ? "s" : "", gpu.name,
+                                      big ? "70 GiB or more, not an A100" : "under 70 GiB or an A100",
+                                      llm ? "llm (the LLM class)" : "api (vllm serve)"));
+    }
     // DeepSeek-V3.2 / GLM-5 (an indexer beside the latent): DeepseekV32ForCausalLM.verify_and_update_config
     // (vllm/model_executor/models/config.py) maps any fp8 kv-cache dtype to fp8_ds_mla and bfloat16 to auto; the
     // sparse-MLA backends take block 64 only (get_supported_kernel_block_sizes), vllm-frontier.md §2.1.
