@@ -558,3 +558,19 @@ TEST(serving_explain, every_corpus_log_is_detected) {
     }
     EXPECT_GE(n, 30u);
 }
+
+// The issue's own example (sgl-project/sglang #15464): the log prints two equal pools ("swa size: 1496958, full size:
+// 1496958"). Planned at SGLang's default ratio 0.8 the full pool differs, and explain names the cause the log shows:
+// equal pools are --swa-full-tokens-ratio 1; with that assumption every line matches.
+TEST(serving_explain, sglang_swa_pools_name_the_ratio_the_log_implies) {
+    using kvfit::test::run_kvfit;
+    const std::string log = std::string(KVFIT_TEST_DATA) + "/serving_logs/sglang-15464_mimo-v2-flash_tp4.log";
+    const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/XiaomiMiMo__MiMo-V2-Flash.json";
+    const auto r = run_kvfit("explain " + log + " -m " + cfg + " --assume tp_size=4");
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("the log's pools are equal (swa 1496958 = full 1496958, line 10): --swa-full-tokens-ratio 1"),
+              std::string::npos) << r.out;
+    const auto one = run_kvfit("explain " + log + " -m " + cfg + " --assume tp_size=4 --assume swa_full_tokens_ratio=1");
+    EXPECT_EQ(one.status, 0) << one.out << one.err;
+    EXPECT_NE(one.out.find("All 2 lines match."), std::string::npos) << one.out;
+}

@@ -145,6 +145,22 @@ std::string range_text(uint64_t lo, uint64_t hi) { return lo == hi ? tokens(lo) 
 const device_spec * first_gpu(const std::vector<device_spec> & gpus) { return gpus.empty() ? nullptr : &gpus.front(); }
 
 // The log's verdict: a refusal line, or a pool it sized (or a peak it printed).
+// Where the log prints both pools of SGLang's hybrid SWA memory ("swa size: S, full size: F"), the ratio they imply
+// (HybridSWAPoolConfigurator: swa = int(full x --swa-full-tokens-ratio)), named beside a difference: equal pools are
+// a ratio of 1 (--swa-full-tokens-ratio 1; with --disable-hybrid-swa-memory every layer is full). "" when the log has
+// no full pool.
+std::string implied_swa_ratio(const serving_log & log, const serving_figure & swa) {
+    const serving_figure * full = log.figure("full_layer_tokens");
+    if (full == nullptr || full->value <= 0) return "";
+    const double r = swa.value / full->value;
+    if (swa.value == full->value) {
+        return fmt::format("; the log's pools are equal (swa {} = full {}, line {}): --swa-full-tokens-ratio 1 "
+                           "(--assume swa_full_tokens_ratio=1)", swa.text, full->text, full->line_no);
+    }
+    return fmt::format("; the log's pools imply --swa-full-tokens-ratio {:.3f} (swa {} / full {}, line {})", r, swa.text,
+                       full->text, full->line_no);
+}
+
 std::string log_verdict(const serving_log & log, size_t & line) {
     if (!log.errors.empty()) {
         line = log.errors.front().line_no;
@@ -504,8 +520,9 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
         if (swa) {
             const bool same = swa->value >= double(lo.swa_tokens) && swa->value <= double(hi.swa_tokens);
             add(e, swa->line_no, "sliding-window pool tokens", swa->text, range_text(lo.swa_tokens, hi.swa_tokens), same,
-                fmt::format("--swa-full-tokens-ratio {}{}", at.settings.swa_full_tokens_ratio,
-                            at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)"));
+                fmt::format("--swa-full-tokens-ratio {}{}{}", at.settings.swa_full_tokens_ratio,
+                            at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)",
+                            same ? "" : implied_swa_ratio(log, *swa)));
         }
         if (slots) {
             const bool same = slots->value >= double(lo.mamba_slots) && slots->value <= double(hi.mamba_slots);
@@ -535,9 +552,11 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
             const auto [lo, hi] = rounding(*pool);
             const uint64_t tl = uint64_t(lo * GiB / per), th = uint64_t(hi * GiB / per);
             const bool same = toks->value >= double(tl) && toks->value <= double(th);
+            const serving_figure * swa_tokens = log.figure("swa_layer_tokens");
             add(e, toks->line_no, "KV cache #tokens (full pool)", toks->text, range_text(tl, th), same,
                 fmt::format("in the log's {} GB sliding-window pool (line {}): {} B per full token + {} x {} B per "
-                            "sliding token", pool->text, pool->line_no, at.full_bytes_per_token, ratio, at.swa_bytes_per_token));
+                            "sliding token{}", pool->text, pool->line_no, at.full_bytes_per_token, ratio, at.swa_bytes_per_token,
+                            same || swa_tokens == nullptr ? "" : implied_swa_ratio(log, *swa_tokens)));
             have_at = true;
         }
     }
@@ -549,8 +568,9 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
         const uint64_t page = std::max<uint32_t>(1, at.settings.page_size);
         const uint64_t mine = clamp_count(full->value * at.settings.swa_full_tokens_ratio) / page * page;
         add(e, swa->line_no, "sliding-window pool tokens", swa->text, tokens(mine), swa->value == double(mine),
-            fmt::format("int({} full tokens (line {}) x --swa-full-tokens-ratio {}{}), page {}", full->text, full->line_no,
-                        at.settings.swa_full_tokens_ratio, at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)", page));
+            fmt::format("int({} full tokens (line {}) x --swa-full-tokens-ratio {}{}), page {}{}", full->text, full->line_no,
+                        at.settings.swa_full_tokens_ratio, at.settings.swa_full_tokens_ratio_given ? "" : " (SGLang's default)", page,
+                        swa->value == double(mine) ? "" : implied_swa_ratio(log, *swa)));
         have_at = true;
     }
     if (w) {

@@ -448,6 +448,7 @@ class serving_reader {
         if (has(l, "SWAKVPool mem usage: ")) {
             num(E, l, n, "SWAKVPool mem usage: ", "swa_pool_gb");
             num(E, l, n, "swa size: ", "swa_layer_tokens");
+            num(E, l, n, "full size: ", "full_layer_tokens");
         }
         if (has(l, "Memory pool end.")) num(E, l, n, "avail mem=", "pool_end_avail_gb");
         // the static budget itself, rest_memory in GiB (model_runner profile_max_num_token: available after the load -
