@@ -156,7 +156,7 @@ const std::vector<flag_spec> & vllm_flags() {
     static const std::vector<flag_spec> v = {
         {"--nodes", "", "nodes of --gpu each (TP within a node, PP or DP across)", t::count},
         {"--vllm-rules", "", "vLLM release rules: 2026 (default, v0.24+), 0.21 (v0.21-v0.23) or 2025 (<= v0.20); or a "
-         "release: 0.19, 0.22, 0.26", t::text, "2026|2025"},
+         "release: 0.19, 0.22, 0.26", t::text, "2026|0.21|2025|RELEASE"},
         {"--usage-context", "", "api (vllm serve, default) or llm (the offline LLM class: larger batch defaults)", t::text},
         {"--language-model-only", "", "text only: the vision tower is neither loaded nor profiled", t::boolean},
         {"--skip-mm-profiling", "", "the vision encoder is loaded but not profiled", t::boolean},
@@ -192,7 +192,7 @@ const std::vector<flag_spec> & vllm_flags() {
         {"--decode-context-parallel-size", "-dcp", "decode context parallel size", t::count},
         {"--activation-memory", "", "input: activation peak per GPU (default: estimate)", t::size},
         {"--non-torch-memory", "", "input: non-torch memory per GPU (default 0.35/0.5 GiB)", t::size},
-        {"--cudagraph-memory", "", "input: CUDA-graph estimate per GPU (default 0.5/1 GiB)", t::size},
+        {"--cudagraph-memory", "", "input: CUDA-graph memory per GPU (default: estimated per captured graph; none under the 2025 rules)", t::size},
         {"--concurrency", "", "full-length requests that must fit at once (default 1)", t::count},
         {"--dtype", "", "weights and activations: auto (the config's; float32 loaded as bfloat16), half, float16, "
                         "bfloat16, float, float32", t::text, "DTYPE"},
