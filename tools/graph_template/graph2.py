@@ -54,7 +54,9 @@ TYPE_PAIRS = [("f16", "f16"), ("q8_0", "q8_0"), ("q4_0", "q4_0"), ("q8_0", "f16"
               ("f16", "q4_0")]
 
 
-def design(quick=False):
+def design(quick=False, extra=()):
+    """the contexts of the first shape; `extra` (--extra-points) adds (n_ctx, n_ubatch, outputs) points after the rest,
+    so a sibling's first --per-shape contexts of a variant stay the common ones"""
     out = []
     for fa in ("on", "off"):
         for tk, tv in TYPE_PAIRS:
@@ -62,7 +64,7 @@ def design(quick=False):
                 continue  # a quantized V cache needs flash attention (llama.cpp refuses)
             for ns, unified in ((1, 0), (3, 0), (4, 0), (3, 1), (4, 1)):
                 if quick and ns == 4: continue
-                pts = POINTS if (tk, tv) == ("f16", "f16") and ns == 1 else FEW
+                pts = (POINTS if (tk, tv) == ("f16", "f16") and ns == 1 else FEW) + list(extra)
                 if (tk, tv) not in (("f16", "f16"), ("q8_0", "q8_0"), ("q4_0", "q4_0")) and ns != 1: continue
                 # the token-generation graph llama.cpp also reserves: one token per sequence
                 if ns > 1: pts = pts + [(4096, ns, ns)]
@@ -114,7 +116,9 @@ def dump(model, opts, probe, n_vocab):
             with open(cp, "rb") as f: return pickle.load(f)
         os.makedirs(cache, exist_ok=True)
         d = dump_live(model, opts, probe, n_vocab)
-        with open(cp, "wb") as f: pickle.dump(d, f)
+        # written aside and renamed: a run stopped while writing leaves no truncated entry
+        with open(cp + ".tmp", "wb") as f: pickle.dump(d, f)
+        os.replace(cp + ".tmp", cp)
         return d
     return dump_live(model, opts, probe, n_vocab)
 
@@ -178,6 +182,9 @@ def canon_name(name, il):
     s = re.sub(rf"^blk\.{il}\.", "blk.{L}.", name)
     s = re.sub(rf"-{il}((?: \([^)]*\))*)$", r"-{L}\1", s)
     s = re.sub(rf"_l{il}((?: \([^)]*\))*)$", r"_l{L}\1", s)
+    # a later layer's number on a tensor of this one (glm-dsa's shared top-k, named by the last layer that reads it:
+    # layers_of): "{L+k}", which kvfit's replay writes back (graph_replay.cpp)
+    s = re.sub(r"-(\d+)((?: \([^)]*\))*)$", lambda m: f"-{{L+{int(m.group(1)) - il}}}{m.group(2)}" if int(m.group(1)) > il else m.group(0), s)
     # the layer's number inside a copy's or view's suffix ("conv_state_update-3 (copy of conv_state_last-3)")
     s = re.sub(rf"(\((?:copy of|view of|reshaped|permuted|transposed|cont) [^)]*?)-{il}\)", r"\1-{L})", s)
     return s
@@ -187,6 +194,27 @@ def layers_of(ts):
     """tensor index -> layer (None: global). Unnamed tensors take their first user's layer."""
     n = len(ts)
     lay = [name_layer(t["name"]) for t in ts]
+    # a node named again by a later layer belongs where it was computed: glm-dsa's layers that share an earlier
+    # layer's indexer call cb(top_k, "top_k", il) on that layer's top-k (src/models/glm-dsa.cpp, the
+    # is_indexer_full(il) else-branch), so the tensor ends up named for the last layer of the run ("top_k-5" computed
+    # in layer 2). Such a node precedes nodes of an earlier layer in graph order; it takes the layer of the first
+    # source up its src[0] chain that carries an earlier layer's name.
+    first_below = [None] * n
+    last = {}
+    for i, t in enumerate(ts):
+        if t["leaf"] == 0 and lay[i] is not None: last[lay[i]] = i
+    for i, t in enumerate(ts):
+        L = lay[i]
+        if t["leaf"] != 0 or L is None: continue
+        if not any(l < L and p > i for l, p in last.items()): continue
+        j, seen = i, set()
+        while j >= 0 and j not in seen:
+            seen.add(j)
+            if j != i and lay[j] is not None and lay[j] < L: break
+            j = ts[j]["src"][0] if ts[j]["src"] else -1
+        if j >= 0 and lay[j] is not None and lay[j] < L: first_below[i] = lay[j]
+    for i, l in enumerate(first_below):
+        if l is not None: lay[i] = l
     users = [[] for _ in range(n)]
     for i, t in enumerate(ts):
         for s in t["src"]:
@@ -488,7 +516,10 @@ class SlotFitter:
                     # the group mixes branches: try each subset where one side holds (greedy by the larger side)
                     continue
                 cols.append(sol); kk.append(k)
-            if len(kk) < 2: return None
+            # one group (the base alone takes this side: the indexer's top-k over the cells, min(top_k, cells), where
+            # every sibling's contexts have more cells than its top-k): the base's coefficients, constant over the
+            # dimensions, checked below on every group, the siblings whose contexts take both sides included
+            if not kk: return None
             df = self.dfitter(tuple(kk), [dict(k) for k in kk])
             terms = []
             for j in range(len(cols[0])):
@@ -631,7 +662,9 @@ def runs(ids):
 # --- one variant ----------------------------------------------------------------------------------------------------
 # dimensions a layer's signature carries (graph_layer_sig: m4, the experts used, is the number of adds in the layer's
 # graph): a template holds the values recorded, so they may be the same on every shape
-SIG_DIMS = ("n_expert_used",)
+# the indexer's head width too (glm-dsa: graph_layer_sig's "I128"): ggml-cuda fuses the lightning indexer for 128-wide
+# heads only, and a device without it gets another graph (fused_lid off), so the shapes hold it and the signature names it
+SIG_DIMS = ("n_expert_used", "I_c_k", "I_head_dim_k", "I_rot_k")
 
 
 def constant_dims(trs, family):
@@ -840,7 +873,12 @@ def main():
     ap.add_argument("--name", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--allow-constant-dims", action="store_true")
+    ap.add_argument("--full-design-new-kinds", action="store_true",
+                    help="the full design for every shape with a layer kind (signature) the full-design shapes before it lack")
+    ap.add_argument("--extra-points", default="", help="N_CTX:N_UBATCH:OUTPUTS,... added to every variant's design: "
+                    "contexts below a family's threshold (glm-dsa: fewer cells than the indexer's top-k, 1024:512:7)")
     args = ap.parse_args()
+    extra = [tuple(int(x) for x in p.split(":")) for p in args.extra_points.split(",") if p]
     probe = args.probe or os.path.join(ROOT, "build/graph_trace", args.release, "llama_probe")
     shapes = [shape_info(m) for m in args.shape]
     arch = shapes[0]["arch"]
@@ -849,14 +887,24 @@ def main():
         bad = check_dims_vary(shapes)
         if bad and not args.allow_constant_dims:
             raise SystemExit(f"dimensions constant across the shapes (record a sibling that changes them): {', '.join(bad)}")
-    cases = design(args.quick)
+    cases = design(args.quick, extra)
     traces, refused = [], []
     plan = [(args.shape[0], shapes[0], c, shapes[0]["n_vocab"]) for c in cases]
     if args.vocab_model:
         vs = shape_info(args.vocab_model)
         plan += [(args.vocab_model, vs, c, vs["n_vocab"]) for c in per_variant(cases, 2)]
     base_keys = {variant_key(c, shapes[0]) for c in cases}
+    kinds = lambda s: {l["sig"] for l in s["layers"] if not l["sig"].startswith("x")}  # x: a NextN block, not in the graph
+    full_kinds = kinds(shapes[0])
     for f, s in zip(args.shape[1:], shapes[1:]):
+        # --full-design-new-kinds: a shape with a layer kind no earlier full-design shape has gets the full design too, so
+        # the kind's context structure is fitted on a full design (glm-dsa: the all-full indexer layers of GLM-5 beside
+        # GLM-5.2's shared ones, which no one shape can both end with)
+        if args.full_design_new_kinds and kinds(s) - full_kinds:
+            plan += [(f, s, c, s["n_vocab"]) for c in cases]
+            full_kinds |= kinds(s)
+            base_keys |= {variant_key(c, s) for c in cases}
+            continue
         # a variant the first shape does not have (no rotation for heads of another width): the full design here
         new = {variant_key(c, s) for c in cases} - base_keys
         plan += [(f, s, c, s["n_vocab"]) for c in per_variant(cases, args.per_shape, s, new)]
