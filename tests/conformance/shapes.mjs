@@ -294,22 +294,29 @@ export const FAMILIES = {
                 q_lora: 1024, kv_lora: 320, nope: 64, rope: 128, v: 192, n_expert: 48, n_ff_exp: 768, n_shared: 2,
                 indexer: { n_head: 32, top_k: 8192 } }, nv), 512],
             // synthetic, every layer its own indexer: 8 layers, 3 leading dense, 1792 wide, 14 x (128 + 64) heads, kv
-            // LoRA 384 (latent row 448), top-1,280 (the full design's 1,024 and 1,536 contexts: both ways; the first
-            // shape of these layer kinds, so fitted on the full design: graph2.py --full-design-new-kinds), 40 experts
-            // 448 wide
+            // LoRA 384 (latent row 448), top-1,792 (over the cells of the full design's 1,024 and 1,536 contexts, two
+            // points of min(top_k, cells) taking the cells; the first shape of these layer kinds, so fitted on the full
+            // design: graph2.py --full-design-new-kinds), 40 experts 448 wide
             ["glm-dsa-f8", (nv) => glmDsa({ n_layer: 8, n_dense_lead: 3, n_embd: 1792, n_ff: 4608, n_head: 14,
                 q_lora: 640, kv_lora: 384, nope: 128, rope: 64, v: 160, n_expert: 40, n_ff_exp: 448,
-                indexer: { n_head: 32, top_k: 1280 } }, nv), 512],
+                indexer: { n_head: 32, top_k: 1792 } }, nv), 512],
             // synthetic, every layer its own indexer: 12 layers, 4 leading dense, 2560 wide, 20 x (64 + 64) heads, kv
             // LoRA 448 (latent row 512), top-6,144, 96 experts 320 wide, 2 shared experts, another vocabulary
             ["glm-dsa-f12", (nv) => glmDsa({ n_layer: 12, n_dense_lead: 4, n_embd: 2560, n_ff: 6912, n_head: 20,
                 q_lora: 896, kv_lora: 448, nope: 64, rope: 64, v: 128, n_expert: 96, n_ff_exp: 320, n_shared: 2,
                 indexer: { n_head: 64, top_k: 6144 } }, nv), 1024],
-            // synthetic, every layer its own indexer: 7 layers, 5 leading dense, 1536 wide, 8 x (192 + 128) heads, kv
+            // synthetic, every layer its own indexer: 7 layers, 3 leading dense, 1536 wide, 8 x (192 + 128) heads, kv
             // LoRA 256 (latent row 384), top-384, 24 experts 640 wide
-            ["glm-dsa-f7", (nv) => glmDsa({ n_layer: 7, n_dense_lead: 5, n_embd: 1536, n_ff: 4096, n_head: 8,
+            ["glm-dsa-f7", (nv) => glmDsa({ n_layer: 7, n_dense_lead: 3, n_embd: 1536, n_ff: 4096, n_head: 8,
                 q_lora: 384, kv_lora: 256, nope: 192, rope: 128, v: 256, n_expert: 24, n_ff_exp: 640,
                 indexer: { n_head: 32, top_k: 384 } }, nv), 512],
+            // synthetic, every layer its own indexer: 10 layers, 5 leading dense, 2816 wide, 28 x (96 + 64) heads, kv
+            // LoRA 384 (latent row 448), V 64 wide, top-1,024, 72 experts 256 wide, a 1,024 vocabulary: a fourth
+            // shape of the routed layer kinds (with three, GLM-5's 64 x (192 + 64) queries were fitted as a single
+            // product that does not hold for it: the held-out GLM-5 fell back to its format-1 graph)
+            ["glm-dsa-f10", (nv) => glmDsa({ n_layer: 10, n_dense_lead: 5, n_embd: 2816, n_ff: 7168, n_head: 28,
+                q_lora: 1280, kv_lora: 384, nope: 96, rope: 64, v: 64, n_expert: 72, n_ff_exp: 256,
+                indexer: { n_head: 64, top_k: 1024 } }, nv), 1024],
         ],
         check: [
             // GLM-5 (shared/configs/zai-org__GLM-5.json): every layer its own indexer, GLM-5's real vocabulary
@@ -320,9 +327,9 @@ export const FAMILIES = {
                 q_lora: 1536, kv_lora: 512, nope: 192, rope: 64, v: 256, n_expert: 128, n_ff_exp: 1024,
                 indexer: { n_head: 32, top_k: 2048 } }, nv), 32000],
             // synthetic, every layer its own indexer: 9 layers, 3 leading dense, 2304 wide, 18 x (128 + 32) heads, kv
-            // LoRA 288 (latent row 320), V 112, top-3,072, 56 experts 576 wide, 2 shared experts, another vocabulary
+            // LoRA 288 (latent row 320), V 112, top-3,072, 64 experts 576 wide, 2 shared experts, another vocabulary
             ["glm-dsa-f9", (nv) => glmDsa({ n_layer: 9, n_dense_lead: 3, n_embd: 2304, n_ff: 6144, n_head: 18,
-                q_lora: 576, kv_lora: 288, nope: 128, rope: 32, v: 112, n_expert: 56, n_ff_exp: 576, n_shared: 2,
+                q_lora: 576, kv_lora: 288, nope: 128, rope: 32, v: 112, n_expert: 64, n_ff_exp: 576, n_shared: 2,
                 indexer: { n_head: 64, top_k: 3072 } }, nv), 49152],
         ],
     },

@@ -113,12 +113,18 @@ def dump(model, opts, probe, n_vocab):
         h = hashlib.sha1(json.dumps([os.path.abspath(model), st.st_size, st.st_mtime, opts, probe, n_vocab], sort_keys=True).encode()).hexdigest()
         cp = os.path.join(cache, h + ".pickle")
         if os.path.exists(cp):
-            with open(cp, "rb") as f: return pickle.load(f)
+            with open(cp, "rb") as f: d = pickle.load(f)
+            if "refused" in d: raise RuntimeError(d["refused"])
+            return d
         os.makedirs(cache, exist_ok=True)
-        d = dump_live(model, opts, probe, n_vocab)
+        try:
+            d = dump_live(model, opts, probe, n_vocab)
+        except RuntimeError as e:  # a context llama.cpp refuses: kept too, it is refused again on every run
+            d = {"refused": str(e)}
         # written aside and renamed: a run stopped while writing leaves no truncated entry
         with open(cp + ".tmp", "wb") as f: pickle.dump(d, f)
         os.replace(cp + ".tmp", cp)
+        if "refused" in d: raise RuntimeError(d["refused"])
         return d
     return dump_live(model, opts, probe, n_vocab)
 
@@ -426,8 +432,11 @@ class SlotFitter:
             dk = tuple(sorted((k, v) for k, v in p.items() if k in self.dim_names))
             groups.setdefault(dk, []).append((p, y))
         keys = list(groups)
-        # the base group: the one with the most points (the first shape's full design)
-        base = max(keys, key=lambda k: len(groups[k]))
+        # the base group: the one with the most contexts (the first shape's full design), not the most points: a shape
+        # of many layers gives a layer kind as many points per context (glm-5-idxtypes' 78 layers beside a full design
+        # of 18: its 4 contexts per variant would fit the context structure)
+        ctx_of = lambda p: tuple(sorted((n, v) for n, v in p.items() if n not in self.dim_names))
+        base = max(keys, key=lambda k: (len({ctx_of(p) for p, _ in groups[k]}), len(groups[k])))
         bp = [p for p, _ in groups[base]]; by = [y for _, y in groups[base]]
         ck = (tuple(tuple(sorted((k, v) for k, v in p.items() if k not in self.dim_names)) for p in bp), tuple(by))
         if ck not in self.ctx_memo:
@@ -488,37 +497,27 @@ class SlotFitter:
         return out
 
     def fit_minmax(self, e, groups, keys, base):
-        # each operand fitted on the points where it is the one taken (its value equals the slot's)
-        ops = []
-        for side in (e.a, e.b):
-            pts, ys = [], []
-            for k in keys:
-                for p, y in groups[k]:
-                    ctxp = {n: v for n, v in p.items() if n not in self.dim_names}
-                    if k == base:
-                        if side.eval(ctxp) == y: pts.append(p); ys.append(y)
-                    else:
-                        pts.append(p); ys.append(y)
-            ops.append((pts, ys))
-        # without the branch of each sibling point known, try: operand a over the points where base says a, and the
-        # dimensions' coefficient fitted from groups whose points all take one side
-        res = []
-        for side, (pts, ys) in zip((e.a, e.b), ops):
-            sub = {}
-            for p, y in zip(pts, ys):
-                dk = tuple(sorted((k, v) for k, v in p.items() if k in self.dim_names))
-                sub.setdefault(dk, []).append((p, y))
-            # per group: keep the points the base structure with solved coefficients reproduces
+        """each operand fitted on the points where it is the one taken (its value equals the slot's): on the base group
+        the base's operands say which; a sibling group whose points all fit one operand's structure gives that
+        operand's coefficients. A sibling that takes both (glm-dsa's min(top_k, cells): a top-k above some contexts'
+        cells) is split by an operand fitted first: its points where that operand is not the value belong to the
+        other (a min below it, a max above)"""
+        def ctx(p): return {n: v for n, v in p.items() if n not in self.dim_names}
+
+        def fit_side(side, lists):
+            # lists: group key -> [(p, y)] the side may take; the side's coefficients per group, then over the dims
             cols, kk = [], []
-            for k, lst in sub.items():
+            for k, lst in lists.items():
+                if not lst: continue
+                # a group whose every point has one value tells nothing of a side that varies with the context: it
+                # solves with that side's coefficients 0 (glm-dsa: a sibling whose top-k is below every context's
+                # cells, min(top_k, cells) always the top-k, "fits" the cells side as 0 x cells + top_k)
+                if side.terms and len({y for _, y in lst}) == 1: continue
                 sol = self.coefs_in_group(side, lst)
-                if sol is None:
-                    # the group mixes branches: try each subset where one side holds (greedy by the larger side)
-                    continue
+                if sol is None: continue  # the group mixes branches
                 cols.append(sol); kk.append(k)
-            # one group (the base alone takes this side: the indexer's top-k over the cells, min(top_k, cells), where
-            # every sibling's contexts have more cells than its top-k): the base's coefficients, constant over the
-            # dimensions, checked below on every group, the siblings whose contexts take both sides included
+            # one group (the base alone takes this side): the base's coefficients, constant over the dimensions,
+            # checked below on every group
             if not kk: return None
             df = self.dfitter(tuple(kk), [dict(k) for k in kk])
             terms = []
@@ -528,12 +527,32 @@ class SlotFitter:
                 ctx_mon = side.terms[j][1] if j < len(side.terms) else ()
                 for r, dm in f: terms.append((r, tuple(ctx_mon) + tuple(dm)))
             d = sum((r for r, m in terms if m == ()), Fr(0))
-            res.append(Expr([(r, m) for r, m in terms if m != () and r != 0], d, side.mode))
-        out = MinMax(e.op, res[0], res[1])
-        for k in keys:
-            for p, y in groups[k]:
-                if out.eval(p) != y: return None
-        return out
+            return Expr([(r, m) for r, m in terms if m != () and r != 0], d, side.mode), len(kk)
+
+        sides = (e.a, e.b)
+        lists = []
+        for side in sides:
+            lists.append({k: [(p, y) for p, y in groups[k] if k != base or side.eval(ctx(p)) == y] for k in keys})
+        first = [fit_side(sides[0], lists[0]), fit_side(sides[1], lists[1])]
+
+        def valid(a, b):
+            out = MinMax(e.op, a, b)
+            return out if all(out.eval(p) == y for k in keys for p, y in groups[k]) else None
+        if first[0] is not None and first[1] is not None:
+            out = valid(first[0][0], first[1][0])
+            if out is not None: return out
+        # either side as fitted splits the mixed siblings for the other (the cells side, its coefficients constant,
+        # leaves the top-k side the siblings' points above their cells)
+        for i, j in ((0, 1), (1, 0)):
+            if first[i] is None: continue
+            known = first[i][0]
+            split = {k: [(p, y) for p, y in groups[k] if known.eval(p) != y] for k in keys if k != base}
+            split[base] = lists[j][base]
+            r = fit_side(sides[j], split)
+            if r is None: continue
+            out = valid(*((known, r[0]) if i == 0 else (r[0], known)))
+            if out is not None: return out
+        return None
 
 
 def elems(nb, typ):
@@ -753,6 +772,9 @@ def build_variant(key, trs, eid, sfit):
                 e = sfit.fit(pts, ys)
                 if e is None:
                     if soft: return None
+                    if os.environ.get("GRAPH2_DEBUG"):  # the failing slot's points, for a look at the fit by hand
+                        import pickle
+                        with open(os.environ["GRAPH2_DEBUG"], "wb") as f: pickle.dump((pts, ys, what, sfit.dim_names), f)
                     raise RuntimeError(f"no expression for {what}: {sorted(set(ys))[:8]}")
                 return eid(e)
             ne = [fitted([t["ne"][d] for _, t, _ in ts], f"{name} ne{d}") for d in range(4)]

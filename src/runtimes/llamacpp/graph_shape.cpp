@@ -62,6 +62,7 @@ int64_t widest_v(const model_desc & m) {
 /// (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2337-2346, 5b4ebc5:2278-2287), so a template recorded
 /// at one top-k does not replay another: that layer kind is not recorded, and kvfit says so.
 std::string top_k_sharing(const model_desc & m, uint32_t il);
+std::string layer_features(const model_desc & m, uint32_t il);
 
 std::string layer_features(const model_desc & m, uint32_t il) {
     if (il >= m.n_layer) return "x";
@@ -102,7 +103,8 @@ bool has_cache(const model_desc & m, uint32_t il, cache_kind k) {
 /// and 5b4ebc5), and llama.cpp's cb(top_k, "top_k", il) names that tensor again for every such layer, so it carries
 /// the last sharing layer's number. Both change the graph's topology, not its sizes: a sharing layer gets "t<d>" (it
 /// reads the top-k of the layer d back), the indexer layer "k<n>" (its top-k is read by the n layers after it, and
-/// named for the last). Nothing for a model whose latent layers all have an indexer cache (GLM-5, DeepSeek-V3.2).
+/// named for the last), "(...)" naming the indexer layer's own features. Nothing for a model whose latent layers all
+/// have an indexer cache (GLM-5, DeepSeek-V3.2).
 std::string top_k_sharing(const model_desc & m, uint32_t il) {
     if (il >= m.n_layer || !has_cache(m, il, cache_kind::latent)) return {};
     if (has_cache(m, il, cache_kind::indexer)) {
@@ -113,8 +115,10 @@ std::string top_k_sharing(const model_desc & m, uint32_t il) {
         }
         return n > 0 ? "k" + std::to_string(n) : std::string();
     }
+    // the layer read from named too: graph2.py's reference into it counts that layer's tensors, whose weights (listed
+    // first) its FFN changes (a dense indexer layer's top_k at another index than a routed one's)
     for (uint32_t d = 1; d <= il; ++d) {
-        if (has_cache(m, il - d, cache_kind::indexer)) return "t" + std::to_string(d);
+        if (has_cache(m, il - d, cache_kind::indexer)) return "t" + std::to_string(d) + "(" + layer_features(m, il - d) + ")";
         if (!has_cache(m, il - d, cache_kind::latent)) break;
     }
     return {};
@@ -130,6 +134,9 @@ std::vector<std::pair<std::string, int64_t>> graph_dims(const model_desc & m) {
         {"n_ff_exp", m.n_ff_exp}, {"n_ff_shexp", m.n_ff_shexp}, {"n_expert_latent", m.n_expert_latent},
         {"moe_latent", m.moe_latent}, {"kv_lora_rank", m.kv_lora_rank}, {"n_rot_mla", m.n_rot_mla},
         {"q_lora_rank", m.q_lora_rank}, {"head_dim_qk_nope", m.head_dim_qk_nope}, {"head_dim_v_mla", m.head_dim_v_mla},
+        // an MLA query head, nope + rope (llama_hparams::n_embd_head_k_mla(): glm-dsa.cpp's q views step by it): one
+        // dimension, so a stride n_head x (nope + rope) is one product to the fit, not a sum two coincidences can match
+        {"head_dim_qk_mla", int64_t(m.head_dim_qk_nope) + m.n_rot_mla},
         {"indexer_n_head", m.indexer_n_head}, {"indexer_top_k", m.indexer_top_k}, {"ssm_d_conv", m.ssm_d_conv},
         {"ssm_d_inner", m.ssm_d_inner}, {"ssm_d_state", m.ssm_d_state}, {"ssm_n_group", m.ssm_n_group},
         {"ssm_n_head", m.ssm_n_head}, {"ssm_head_dim", m.ssm_head_dim}, {"rwkv_head_size", m.rwkv_head_size},
