@@ -142,7 +142,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                     models[id] = kvfit::model_from_gguf(dir + id + ".gguf", warn);
                 }
                 kvfit::model_desc m = models[id];
-                // a family recorded for one release only (glm-dsa: v0.5.0) is checked where its template is
+                // a family whose template one release lacks is checked where it has one
                 if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + m.gguf_architecture + "." + rel_name + ".txt")) continue;
                 // the row's vocabulary: the logits' width, and the rows of token_embd and output.weight (a GPU's
                 // compute buffer holds the offloaded output weight's copy at -ngl 0: op offload)
@@ -342,7 +342,7 @@ TEST(cuda_sched, gemma4_26b_a4b_config_json_replayed_as_measured) {
 // E2B/E4B: a layer with no cache of its own reads an earlier layer's) have layer kinds no recorded shape has; their CPU
 // figure is the stage estimate and the replay names the layer kind it lacks. A layer weight the recorded graph does
 // not read (a V projection on the full layers, attention_k_eq_v false) is named too.
-// glm-dsa (data/graphs/glm-dsa.v0.5.0.txt, recorded on GLM-5 with GLM-5.2's indexer types and seven synthetic shapes):
+// glm-dsa (data/graphs/glm-dsa.{v0.5.0,5b4ebc5}.txt, recorded on GLM-5 with GLM-5.2's indexer types and 7 synthetic shapes):
 // GLM-5's config.json (../shared/configs: every layer its own indexer, a held-out shape) and GLM-5.2's layout read from
 // it (index_topk_freq 4, index_skip_topk_offset 3: layers 0-2 and every 4th from 6 score their own top-k) are replayed
 // on the CPU build. What was not recorded is named, not guessed: a 64-wide indexer head (ggml-cuda fuses the lightning

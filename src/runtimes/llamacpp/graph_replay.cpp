@@ -897,7 +897,8 @@ void build_skeleton(graph_skeleton & sk) {
             for (size_t p = t.name.find("{L+"); p != std::string::npos; p = t.name.find("{L+", p + 1)) {
                 const size_t e = t.name.find('}', p);
                 int32_t k = 0;
-                if (e == std::string::npos || std::from_chars(t.name.data() + p + 3, t.name.data() + e, k).ec != std::errc()) break;
+                if (e == std::string::npos) break;
+                if (std::from_chars(t.name.data() + p + 3, t.name.data() + e, k).ec != std::errc()) break;
                 t.name.replace(p, e + 1 - p, std::to_string(il + k));
             }
         }

@@ -53,17 +53,18 @@ int64_t widest_v(const model_desc & m) {
     return w;
 }
 
-/// What layer il is, without its sizes: its caches, its FFN (d dense, m<k> routed experts of which k are used, - none)
-/// and whether it is a NextN block (x), then a DSA layer's top-k sharing (top_k_sharing: t<d>, k<n>). A layer with a full, window or chunked cache whose V row is narrower than the
+std::string top_k_sharing(const model_desc & m, uint32_t il);
+
+/// What layer il is, without its sizes: its caches (an indexer cache with its head width, "I128"), its FFN (d dense,
+/// m<k> routed experts of which k are used, - none) and whether it is a NextN block (x), then a DSA layer's top-k
+/// sharing (top_k_sharing: t<d>, k<n>). A layer with a full, window or chunked cache whose V row is narrower than the
 /// widest (widest_v) carries "v": without flash attention llama.cpp pads its V to the transposed cache's width, one
 /// ggml_pad more in its graph (llama_kv_cache::cpy_v, llama-kv-cache.cpp:1395-1398 v0.5.0; gemma4: the full layers of
-/// gemma-4-26B-A4B, 2 x 512 under 8 x 256; a model whose layers' V rows are alike has none). The used-expert count is part of the layer's topology, not a size: llama.cpp
-/// sums the routed experts' outputs as n_expert_used views, each expanded into the graph, and n_expert_used - 1 adds
-/// (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2337-2346, 5b4ebc5:2278-2287), so a template recorded
-/// at one top-k does not replay another: that layer kind is not recorded, and kvfit says so.
-std::string top_k_sharing(const model_desc & m, uint32_t il);
-std::string layer_features(const model_desc & m, uint32_t il);
-
+/// gemma-4-26B-A4B, 2 x 512 under 8 x 256; a model whose layers' V rows are alike has none). The used-expert count is
+/// part of the layer's topology, not a size: llama.cpp sums the routed experts' outputs as n_expert_used views, each
+/// expanded into the graph, and n_expert_used - 1 adds (llm_graph_context::build_moe_ffn, src/llama-graph.cpp
+/// v0.5.0:2337-2346, 5b4ebc5:2278-2287), so a template recorded at one top-k does not replay another: that layer kind
+/// is not recorded, and kvfit says so.
 std::string layer_features(const model_desc & m, uint32_t il) {
     if (il >= m.n_layer) return "x";
     std::string f;
@@ -118,7 +119,9 @@ std::string top_k_sharing(const model_desc & m, uint32_t il) {
     // the layer read from named too: graph2.py's reference into it counts that layer's tensors, whose weights (listed
     // first) its FFN changes (a dense indexer layer's top_k at another index than a routed one's)
     for (uint32_t d = 1; d <= il; ++d) {
-        if (has_cache(m, il - d, cache_kind::indexer)) return "t" + std::to_string(d) + "(" + layer_features(m, il - d) + ")";
+        if (has_cache(m, il - d, cache_kind::indexer)) {
+            return "t" + std::to_string(d) + "(" + layer_features(m, il - d) + ")";
+        }
         if (!has_cache(m, il - d, cache_kind::latent)) break;
     }
     return {};
