@@ -126,7 +126,21 @@ const GLM5 = { n_layer: 78, n_mtp: 1, n_embd: 6144, n_ff: 12288, n_head: 64, q_l
 // GLM-5.2's default indexer pattern (src/models/glm-dsa.cpp GLM_5_2_DEFAULT_INDEXER_TYPES: il 0, 1 and every
 // 4th layer from 2 are "full"), written as the converter writes an HF `indexer_types` list: a bool array
 // `glm-dsa.attention.indexer.types` of n_layer entries. Synthetic: GLM-5 shape + this key, to measure the filter.
-const GLM52_TYPES = [...Array(78).keys()].map((il) => il < 2 || (il - 2) % 4 === 0);
+export const glm52Types = (n_layer) => [...Array(n_layer).keys()].map((il) => il < 2 || (il - 2) % 4 === 0);
+
+/// A glm-dsa model (src/models/glm-dsa.cpp): GLM-5's text config with the fields of `over` changed (the names of the
+/// MLA description above: n_layer, n_dense_lead, n_embd, n_ff, n_head, q_lora, kv_lora, nope, rope, v, n_expert,
+/// n_expert_used, n_ff_exp, n_shared, indexer {n_head, dim, top_k}). `over.idx_types`: "glm52" writes GLM-5.2's
+/// default pattern for the model's layer count as `attention.indexer.types` (the converter's `indexer_types`), an
+/// array writes that list; absent, no key (every layer a full indexer layer: n_ctx_train < 1048576, the pre-5.2 rule).
+/// GLM-5 is glmDsa({}), the GLM-5.2-typed GLM-5 glmDsa({ idx_types: "glm52" }); the synthetic sibling shapes of
+/// tests/conformance/shapes.mjs are other calls.
+export function glmDsa(over, n_vocab) {
+    const { idx_types, ...rest } = over;
+    const h = { ...GLM5, ...rest, indexer: { ...GLM5.indexer, ...(rest.indexer ?? {}) } };
+    if (idx_types) h.indexer.types = idx_types === "glm52" ? glm52Types(h.n_layer) : idx_types;
+    return mlaModel("glm-dsa", h, n_vocab);
+}
 
 // Kimi-K2.5: shared/configs/moonshotai__Kimi-K2.5.json text_config (kimi_k2, architectures DeepseekV3ForCausalLM)
 // -> DeepseekV2Model -> deepseek2. num_nextn_predict_layers 0 (and DeepseekV2Model skips MTP anyway).
@@ -195,9 +209,9 @@ export const MODELS_DSA = {
     "deepseek-v3.2-nomtp": { name: "DeepSeek-V3.2 (--no-mtp)", arch: "deepseek32", n_vocab: 129280, config: "deepseek-ai__DeepSeek-V3.2.json",
                             build: (n) => mlaModel("deepseek32", noMtp(DSV32), n) },
     "glm-5":              { name: "GLM-5",              arch: "glm-dsa",    n_vocab: 154880, config: "zai-org__GLM-5.json",
-                            build: (n) => mlaModel("glm-dsa", GLM5, n) },
+                            build: (n) => glmDsa({}, n) },
     "glm-5-idxtypes":     { name: "GLM-5 + GLM-5.2 indexer_types", arch: "glm-dsa", n_vocab: 154880, config: "zai-org__GLM-5.json (+ indexer_types)",
-                            build: (n) => mlaModel("glm-dsa", { ...GLM5, indexer: { ...GLM5.indexer, types: GLM52_TYPES } }, n) },
+                            build: (n) => glmDsa({ idx_types: "glm52" }, n) },
     "kimi-k2.5":          { name: "Kimi-K2.5",          arch: "deepseek2",  n_vocab: 163840, config: "moonshotai__Kimi-K2.5.json",
                             build: (n) => mlaModel("deepseek2", KIMI_K25, n) },
     "mistral-small-4":    { name: "Mistral-Small-4-119B", arch: "mistral4", n_vocab: 131072, config: "transformers Mistral4Config defaults",

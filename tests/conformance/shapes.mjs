@@ -15,6 +15,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { llama, qwen35, qwen35moe, gpt_oss } from "./models.mjs";
 import { gemma4, gemma4Config } from "./models_swa.mjs";
+import { glmDsa } from "./models_dsa.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -251,6 +252,85 @@ export const FAMILIES = {
                 num_attention_heads: 16, head_dim: 256, global_head_dim: 512, num_key_value_heads: 2,
                 num_global_key_value_heads: 2, intermediate_size: 1280, num_experts: 40, moe_intermediate_size: 320,
                 sliding_window: 512 }), nv), 49152],
+        ],
+    },
+    // GLM-5 / GLM-5.2 (glm-dsa: src/models/glm-dsa.cpp): MLA attention (one latent cache row of kv_lora + rope per
+    // token, queries absorbed through attn_k_b), a DSA lightning indexer choosing each query's top-k cells, routed
+    // experts top-8 with a shared expert, leading dense layers, a NextN block (loaded, skipped: not in the graph). The
+    // base is the suite's GLM-5 with GLM-5.2's indexer types (glm-5-idxtypes: the layer pattern the GLM-5.2 logs ran,
+    // tests/data/gpu_logs), recorded beside the synthetic shapes below (generate.mjs writes it; graph2.py gives the full
+    // design of contexts to glm-dsa-s18, 18 layers, and to the first shape of each new layer kind, not to its 78
+    // layers); /work/shared/configs holds no other glm_moe_dsa config, so the siblings are synthetic glmDsa() calls
+    // with GLM-5's dimensions changed. Two layer patterns: GLM-5.2's indexer types (layers 0, 1 and every 4th from 2
+    // score their own top-k, the 3 between reuse it: graph_layer_sig's "k3" and "t1".."t3"), with 3 leading dense
+    // layers and a layer count of 2 + 4k (the last layer the third of a shared run, as GLM-5.2's 78), and every layer
+    // its own indexer (GLM-5's published config: no indexer_types), with 3-5 leading dense layers. Indexer heads held
+    // at what ggml-cuda's fused lightning indexer takes (lightning-indexer.cu ggml_cuda_lightning_indexer_supported:
+    // 128 wide, 32 or 64 of them), so the graph a CUDA build runs is the CPU build's (fused_lid: llama-context.cpp
+    // resolves it from the device's support): another indexer width is another graph, not recorded (the signature's
+    // "I128"). Every shape routes to 8 experts (graph_layer_sig "m8"); latent rows (kv_lora + rope) a multiple of 64,
+    // as every published MLA model's, so quantized caches rotate on every shape. The top-k over the cells,
+    // min(top_k, cells), is fitted from the full design's 1,024- and 1,536-token contexts (--extra-points).
+    "glm-dsa": {
+        arch: "glm-dsa",
+        base: "glm-5-idxtypes",
+        record: [
+            // synthetic, GLM-5.2 indexer types, fitted on the full design of contexts (graph2.py: the first shape): 18
+            // layers, 1280 wide, 12 x (96 + 32) heads, kv LoRA 480 (latent row 512), V 96 wide, GLM-5's top-2,048
+            // (more than the cells of the design's 1,024 and 1,536 contexts: min(top_k, cells) both ways), 32 experts
+            // 384 wide, queries (1,536) wider than n_embd
+            ["glm-dsa-s18", (nv) => glmDsa({ idx_types: "glm52", n_layer: 18, n_embd: 1280, n_ff: 3584, n_head: 12,
+                q_lora: 512, kv_lora: 480, nope: 96, rope: 32, v: 96, n_expert: 32, n_ff_exp: 384,
+                indexer: { n_head: 64, top_k: 2048 } }, nv), 512],
+            // synthetic, GLM-5.2 indexer types: 10 layers, 2048 wide, 16 x (128 + 64) query heads, q LoRA 768, kv
+            // LoRA 256 (latent row 320), V heads 128, 64 indexer heads, top-512, 64 experts 512 wide, another vocabulary
+            ["glm-dsa-s10", (nv) => glmDsa({ idx_types: "glm52", n_layer: 10, n_embd: 2048, n_ff: 5120, n_head: 16,
+                q_lora: 768, kv_lora: 256, nope: 128, rope: 64, v: 128, n_expert: 64, n_ff_exp: 512,
+                indexer: { n_head: 64, top_k: 512 } }, nv), 1024],
+            // synthetic, GLM-5.2 indexer types: 14 layers, 24 x (64 + 128) heads (rope as wide as the indexer's), kv
+            // LoRA 320 (latent row 448), V heads 192, top-8,192 (more than a 4,096 context's cells: min(top_k, cells)
+            // takes the cells), 48 experts 768 wide, 2 shared experts
+            ["glm-dsa-s14", (nv) => glmDsa({ idx_types: "glm52", n_layer: 14, n_embd: 3072, n_ff: 8192, n_head: 24,
+                q_lora: 1024, kv_lora: 320, nope: 64, rope: 128, v: 192, n_expert: 48, n_ff_exp: 768, n_shared: 2,
+                indexer: { n_head: 32, top_k: 8192 } }, nv), 512],
+            // synthetic, every layer its own indexer: 8 layers, 3 leading dense, 1792 wide, 14 x (128 + 64) heads, kv
+            // LoRA 384 (latent row 448), top-1,792 (over the cells of the full design's 1,024 and 1,536 contexts, two
+            // points of min(top_k, cells) taking the cells; the first shape of these layer kinds, so fitted on the full
+            // design: graph2.py --full-design-new-kinds), 40 experts 448 wide
+            ["glm-dsa-f8", (nv) => glmDsa({ n_layer: 8, n_dense_lead: 3, n_embd: 1792, n_ff: 4608, n_head: 14,
+                q_lora: 640, kv_lora: 384, nope: 128, rope: 64, v: 160, n_expert: 40, n_ff_exp: 448,
+                indexer: { n_head: 32, top_k: 1792 } }, nv), 512],
+            // synthetic, every layer its own indexer: 12 layers, 4 leading dense, 2560 wide, 20 x (64 + 64) heads, kv
+            // LoRA 448 (latent row 512), top-6,144, 96 experts 320 wide, 2 shared experts, another vocabulary
+            ["glm-dsa-f12", (nv) => glmDsa({ n_layer: 12, n_dense_lead: 4, n_embd: 2560, n_ff: 6912, n_head: 20,
+                q_lora: 896, kv_lora: 448, nope: 64, rope: 64, v: 128, n_expert: 96, n_ff_exp: 320, n_shared: 2,
+                indexer: { n_head: 64, top_k: 6144 } }, nv), 1024],
+            // synthetic, every layer its own indexer: 7 layers, 3 leading dense, 1536 wide, 8 x (192 + 128) heads, kv
+            // LoRA 256 (latent row 384), top-384, 24 experts 640 wide
+            ["glm-dsa-f7", (nv) => glmDsa({ n_layer: 7, n_dense_lead: 3, n_embd: 1536, n_ff: 4096, n_head: 8,
+                q_lora: 384, kv_lora: 256, nope: 192, rope: 128, v: 256, n_expert: 24, n_ff_exp: 640,
+                indexer: { n_head: 32, top_k: 384 } }, nv), 512],
+            // synthetic, every layer its own indexer: 10 layers, 5 leading dense, 2816 wide, 28 x (96 + 64) heads, kv
+            // LoRA 384 (latent row 448), V 64 wide, top-1,024, 72 experts 256 wide, a 1,024 vocabulary: a fourth
+            // shape of the routed layer kinds (with three, GLM-5's 64 x (192 + 64) queries were fitted as a single
+            // product that does not hold for it: the held-out GLM-5 fell back to its format-1 graph)
+            ["glm-dsa-f10", (nv) => glmDsa({ n_layer: 10, n_dense_lead: 5, n_embd: 2816, n_ff: 7168, n_head: 28,
+                q_lora: 1280, kv_lora: 384, nope: 96, rope: 64, v: 64, n_expert: 72, n_ff_exp: 256,
+                indexer: { n_head: 64, top_k: 1024 } }, nv), 1024],
+        ],
+        check: [
+            // GLM-5 (shared/configs/zai-org__GLM-5.json): every layer its own indexer, GLM-5's real vocabulary
+            ["glm-5", (nv) => glmDsa({}, nv), 154880],
+            // synthetic, GLM-5.2 indexer types: 22 layers, 4096 wide, 32 x (192 + 64) heads, kv LoRA 512 (GLM-5's
+            // latent row, 576), V 256, 32 indexer heads, top-2,048, 128 experts 1,024 wide, Llama 2's vocabulary
+            ["glm-dsa-s22", (nv) => glmDsa({ idx_types: "glm52", n_layer: 22, n_embd: 4096, n_ff: 10240, n_head: 32,
+                q_lora: 1536, kv_lora: 512, nope: 192, rope: 64, v: 256, n_expert: 128, n_ff_exp: 1024,
+                indexer: { n_head: 32, top_k: 2048 } }, nv), 32000],
+            // synthetic, every layer its own indexer: 9 layers, 3 leading dense, 2304 wide, 18 x (128 + 32) heads, kv
+            // LoRA 288 (latent row 320), V 112, top-3,072, 64 experts 576 wide, 2 shared experts, another vocabulary
+            ["glm-dsa-f9", (nv) => glmDsa({ n_layer: 9, n_dense_lead: 3, n_embd: 2304, n_ff: 6144, n_head: 18,
+                q_lora: 576, kv_lora: 288, nope: 128, rope: 32, v: 112, n_expert: 64, n_ff_exp: 576, n_shared: 2,
+                indexer: { n_head: 64, top_k: 3072 } }, nv), 49152],
         ],
     },
 };

@@ -54,7 +54,9 @@ TYPE_PAIRS = [("f16", "f16"), ("q8_0", "q8_0"), ("q4_0", "q4_0"), ("q8_0", "f16"
               ("f16", "q4_0")]
 
 
-def design(quick=False):
+def design(quick=False, extra=()):
+    """the contexts of the first shape; `extra` (--extra-points) adds (n_ctx, n_ubatch, outputs) points after the rest,
+    so a sibling's first --per-shape contexts of a variant stay the common ones"""
     out = []
     for fa in ("on", "off"):
         for tk, tv in TYPE_PAIRS:
@@ -62,7 +64,7 @@ def design(quick=False):
                 continue  # a quantized V cache needs flash attention (llama.cpp refuses)
             for ns, unified in ((1, 0), (3, 0), (4, 0), (3, 1), (4, 1)):
                 if quick and ns == 4: continue
-                pts = POINTS if (tk, tv) == ("f16", "f16") and ns == 1 else FEW
+                pts = (POINTS if (tk, tv) == ("f16", "f16") and ns == 1 else FEW) + list(extra)
                 if (tk, tv) not in (("f16", "f16"), ("q8_0", "q8_0"), ("q4_0", "q4_0")) and ns != 1: continue
                 # the token-generation graph llama.cpp also reserves: one token per sequence
                 if ns > 1: pts = pts + [(4096, ns, ns)]
@@ -111,10 +113,18 @@ def dump(model, opts, probe, n_vocab):
         h = hashlib.sha1(json.dumps([os.path.abspath(model), st.st_size, st.st_mtime, opts, probe, n_vocab], sort_keys=True).encode()).hexdigest()
         cp = os.path.join(cache, h + ".pickle")
         if os.path.exists(cp):
-            with open(cp, "rb") as f: return pickle.load(f)
+            with open(cp, "rb") as f: d = pickle.load(f)
+            if "refused" in d: raise RuntimeError(d["refused"])
+            return d
         os.makedirs(cache, exist_ok=True)
-        d = dump_live(model, opts, probe, n_vocab)
-        with open(cp, "wb") as f: pickle.dump(d, f)
+        try:
+            d = dump_live(model, opts, probe, n_vocab)
+        except RuntimeError as e:  # a context llama.cpp refuses: kept too, it is refused again on every run
+            d = {"refused": str(e)}
+        # written aside and renamed: a run stopped while writing leaves no truncated entry
+        with open(cp + ".tmp", "wb") as f: pickle.dump(d, f)
+        os.replace(cp + ".tmp", cp)
+        if "refused" in d: raise RuntimeError(d["refused"])
         return d
     return dump_live(model, opts, probe, n_vocab)
 
@@ -178,6 +188,9 @@ def canon_name(name, il):
     s = re.sub(rf"^blk\.{il}\.", "blk.{L}.", name)
     s = re.sub(rf"-{il}((?: \([^)]*\))*)$", r"-{L}\1", s)
     s = re.sub(rf"_l{il}((?: \([^)]*\))*)$", r"_l{L}\1", s)
+    # a later layer's number on a tensor of this one (glm-dsa's shared top-k, named by the last layer that reads it:
+    # layers_of): "{L+k}", which kvfit's replay writes back (graph_replay.cpp)
+    s = re.sub(r"-(\d+)((?: \([^)]*\))*)$", lambda m: f"-{{L+{int(m.group(1)) - il}}}{m.group(2)}" if int(m.group(1)) > il else m.group(0), s)
     # the layer's number inside a copy's or view's suffix ("conv_state_update-3 (copy of conv_state_last-3)")
     s = re.sub(rf"(\((?:copy of|view of|reshaped|permuted|transposed|cont) [^)]*?)-{il}\)", r"\1-{L})", s)
     return s
@@ -187,6 +200,27 @@ def layers_of(ts):
     """tensor index -> layer (None: global). Unnamed tensors take their first user's layer."""
     n = len(ts)
     lay = [name_layer(t["name"]) for t in ts]
+    # a node named again by a later layer belongs where it was computed: glm-dsa's layers that share an earlier
+    # layer's indexer call cb(top_k, "top_k", il) on that layer's top-k (src/models/glm-dsa.cpp, the
+    # is_indexer_full(il) else-branch), so the tensor ends up named for the last layer of the run ("top_k-5" computed
+    # in layer 2). Such a node precedes nodes of an earlier layer in graph order; it takes the layer of the first
+    # source up its src[0] chain that carries an earlier layer's name.
+    first_below = [None] * n
+    last = {}
+    for i, t in enumerate(ts):
+        if t["leaf"] == 0 and lay[i] is not None: last[lay[i]] = i
+    for i, t in enumerate(ts):
+        L = lay[i]
+        if t["leaf"] != 0 or L is None: continue
+        if not any(l < L and p > i for l, p in last.items()): continue
+        j, seen = i, set()
+        while j >= 0 and j not in seen:
+            seen.add(j)
+            if j != i and lay[j] is not None and lay[j] < L: break
+            j = ts[j]["src"][0] if ts[j]["src"] else -1
+        if j >= 0 and lay[j] is not None and lay[j] < L: first_below[i] = lay[j]
+    for i, l in enumerate(first_below):
+        if l is not None: lay[i] = l
     users = [[] for _ in range(n)]
     for i, t in enumerate(ts):
         for s in t["src"]:
@@ -398,8 +432,11 @@ class SlotFitter:
             dk = tuple(sorted((k, v) for k, v in p.items() if k in self.dim_names))
             groups.setdefault(dk, []).append((p, y))
         keys = list(groups)
-        # the base group: the one with the most points (the first shape's full design)
-        base = max(keys, key=lambda k: len(groups[k]))
+        # the base group: the one with the most contexts (the first shape's full design), not the most points: a shape
+        # of many layers gives a layer kind as many points per context (glm-5-idxtypes' 78 layers beside a full design
+        # of 18: its 4 contexts per variant would fit the context structure)
+        ctx_of = lambda p: tuple(sorted((n, v) for n, v in p.items() if n not in self.dim_names))
+        base = max(keys, key=lambda k: (len({ctx_of(p) for p, _ in groups[k]}), len(groups[k])))
         bp = [p for p, _ in groups[base]]; by = [y for _, y in groups[base]]
         ck = (tuple(tuple(sorted((k, v) for k, v in p.items() if k not in self.dim_names)) for p in bp), tuple(by))
         if ck not in self.ctx_memo:
@@ -460,35 +497,28 @@ class SlotFitter:
         return out
 
     def fit_minmax(self, e, groups, keys, base):
-        # each operand fitted on the points where it is the one taken (its value equals the slot's)
-        ops = []
-        for side in (e.a, e.b):
-            pts, ys = [], []
-            for k in keys:
-                for p, y in groups[k]:
-                    ctxp = {n: v for n, v in p.items() if n not in self.dim_names}
-                    if k == base:
-                        if side.eval(ctxp) == y: pts.append(p); ys.append(y)
-                    else:
-                        pts.append(p); ys.append(y)
-            ops.append((pts, ys))
-        # without the branch of each sibling point known, try: operand a over the points where base says a, and the
-        # dimensions' coefficient fitted from groups whose points all take one side
-        res = []
-        for side, (pts, ys) in zip((e.a, e.b), ops):
-            sub = {}
-            for p, y in zip(pts, ys):
-                dk = tuple(sorted((k, v) for k, v in p.items() if k in self.dim_names))
-                sub.setdefault(dk, []).append((p, y))
-            # per group: keep the points the base structure with solved coefficients reproduces
+        """each operand fitted on the points where it is the one taken (its value equals the slot's): on the base group
+        the base's operands say which; a sibling group whose points all fit one operand's structure gives that
+        operand's coefficients. A sibling that takes both (glm-dsa's min(top_k, cells): a top-k above some contexts'
+        cells) is split by an operand fitted first: its points where that operand is not the value belong to the
+        other (a min below it, a max above)"""
+        def ctx(p): return {n: v for n, v in p.items() if n not in self.dim_names}
+
+        def fit_side(side, lists):
+            # lists: group key -> [(p, y)] the side may take; the side's coefficients per group, then over the dims
             cols, kk = [], []
-            for k, lst in sub.items():
+            for k, lst in lists.items():
+                if not lst: continue
+                # a group whose every point has one value tells nothing of a side that varies with the context: it
+                # solves with that side's coefficients 0 (glm-dsa: a sibling whose top-k is below every context's
+                # cells, min(top_k, cells) always the top-k, "fits" the cells side as 0 x cells + top_k)
+                if side.terms and len({y for _, y in lst}) == 1: continue
                 sol = self.coefs_in_group(side, lst)
-                if sol is None:
-                    # the group mixes branches: try each subset where one side holds (greedy by the larger side)
-                    continue
+                if sol is None: continue  # the group mixes branches
                 cols.append(sol); kk.append(k)
-            if len(kk) < 2: return None
+            # one group (the base alone takes this side): the base's coefficients, constant over the dimensions,
+            # checked below on every group
+            if not kk: return None
             df = self.dfitter(tuple(kk), [dict(k) for k in kk])
             terms = []
             for j in range(len(cols[0])):
@@ -497,12 +527,32 @@ class SlotFitter:
                 ctx_mon = side.terms[j][1] if j < len(side.terms) else ()
                 for r, dm in f: terms.append((r, tuple(ctx_mon) + tuple(dm)))
             d = sum((r for r, m in terms if m == ()), Fr(0))
-            res.append(Expr([(r, m) for r, m in terms if m != () and r != 0], d, side.mode))
-        out = MinMax(e.op, res[0], res[1])
-        for k in keys:
-            for p, y in groups[k]:
-                if out.eval(p) != y: return None
-        return out
+            return Expr([(r, m) for r, m in terms if m != () and r != 0], d, side.mode), len(kk)
+
+        sides = (e.a, e.b)
+        lists = []
+        for side in sides:
+            lists.append({k: [(p, y) for p, y in groups[k] if k != base or side.eval(ctx(p)) == y] for k in keys})
+        first = [fit_side(sides[0], lists[0]), fit_side(sides[1], lists[1])]
+
+        def valid(a, b):
+            out = MinMax(e.op, a, b)
+            return out if all(out.eval(p) == y for k in keys for p, y in groups[k]) else None
+        if first[0] is not None and first[1] is not None:
+            out = valid(first[0][0], first[1][0])
+            if out is not None: return out
+        # either side as fitted splits the mixed siblings for the other (the cells side, its coefficients constant,
+        # leaves the top-k side the siblings' points above their cells)
+        for i, j in ((0, 1), (1, 0)):
+            if first[i] is None: continue
+            known = first[i][0]
+            split = {k: [(p, y) for p, y in groups[k] if known.eval(p) != y] for k in keys if k != base}
+            split[base] = lists[j][base]
+            r = fit_side(sides[j], split)
+            if r is None: continue
+            out = valid(*((known, r[0]) if i == 0 else (r[0], known)))
+            if out is not None: return out
+        return None
 
 
 def elems(nb, typ):
@@ -631,7 +681,9 @@ def runs(ids):
 # --- one variant ----------------------------------------------------------------------------------------------------
 # dimensions a layer's signature carries (graph_layer_sig: m4, the experts used, is the number of adds in the layer's
 # graph): a template holds the values recorded, so they may be the same on every shape
-SIG_DIMS = ("n_expert_used",)
+# the indexer's head width too (glm-dsa: graph_layer_sig's "I128"): ggml-cuda fuses the lightning indexer for 128-wide
+# heads only, and a device without it gets another graph (fused_lid off), so the shapes hold it and the signature names it
+SIG_DIMS = ("n_expert_used", "I_c_k", "I_head_dim_k", "I_rot_k")
 
 
 def constant_dims(trs, family):
@@ -720,6 +772,9 @@ def build_variant(key, trs, eid, sfit):
                 e = sfit.fit(pts, ys)
                 if e is None:
                     if soft: return None
+                    if os.environ.get("GRAPH2_DEBUG"):  # the failing slot's points, for a look at the fit by hand
+                        import pickle
+                        with open(os.environ["GRAPH2_DEBUG"], "wb") as f: pickle.dump((pts, ys, what, sfit.dim_names), f)
                     raise RuntimeError(f"no expression for {what}: {sorted(set(ys))[:8]}")
                 return eid(e)
             ne = [fitted([t["ne"][d] for _, t, _ in ts], f"{name} ne{d}") for d in range(4)]
@@ -840,7 +895,12 @@ def main():
     ap.add_argument("--name", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--allow-constant-dims", action="store_true")
+    ap.add_argument("--full-design-new-kinds", action="store_true",
+                    help="the full design for every shape with a layer kind (signature) the full-design shapes before it lack")
+    ap.add_argument("--extra-points", default="", help="N_CTX:N_UBATCH:OUTPUTS,... added to every variant's design: "
+                    "contexts below a family's threshold (glm-dsa: fewer cells than the indexer's top-k, 1024:512:7)")
     args = ap.parse_args()
+    extra = [tuple(int(x) for x in p.split(":")) for p in args.extra_points.split(",") if p]
     probe = args.probe or os.path.join(ROOT, "build/graph_trace", args.release, "llama_probe")
     shapes = [shape_info(m) for m in args.shape]
     arch = shapes[0]["arch"]
@@ -849,14 +909,24 @@ def main():
         bad = check_dims_vary(shapes)
         if bad and not args.allow_constant_dims:
             raise SystemExit(f"dimensions constant across the shapes (record a sibling that changes them): {', '.join(bad)}")
-    cases = design(args.quick)
+    cases = design(args.quick, extra)
     traces, refused = [], []
     plan = [(args.shape[0], shapes[0], c, shapes[0]["n_vocab"]) for c in cases]
     if args.vocab_model:
         vs = shape_info(args.vocab_model)
         plan += [(args.vocab_model, vs, c, vs["n_vocab"]) for c in per_variant(cases, 2)]
     base_keys = {variant_key(c, shapes[0]) for c in cases}
+    kinds = lambda s: {l["sig"] for l in s["layers"] if not l["sig"].startswith("x")}  # x: a NextN block, not in the graph
+    full_kinds = kinds(shapes[0])
     for f, s in zip(args.shape[1:], shapes[1:]):
+        # --full-design-new-kinds: a shape with a layer kind no earlier full-design shape has gets the full design too, so
+        # the kind's context structure is fitted on a full design (glm-dsa: the all-full indexer layers of GLM-5 beside
+        # GLM-5.2's shared ones, which no one shape can both end with)
+        if args.full_design_new_kinds and kinds(s) - full_kinds:
+            plan += [(f, s, c, s["n_vocab"]) for c in cases]
+            full_kinds |= kinds(s)
+            base_keys |= {variant_key(c, s) for c in cases}
+            continue
         # a variant the first shape does not have (no rotation for heads of another width): the full design here
         new = {variant_key(c, s) for c in cases} - base_keys
         plan += [(f, s, c, s["n_vocab"]) for c in per_variant(cases, args.per_shape, s, new)]

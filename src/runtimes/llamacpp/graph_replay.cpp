@@ -892,6 +892,15 @@ void build_skeleton(graph_skeleton & sk) {
         t.name = l.name;
         if (il >= 0) {
             for (size_t p = t.name.find("{L}"); p != std::string::npos; p = t.name.find("{L}")) t.name.replace(p, 3, std::to_string(il));
+            // "{L+k}": a tensor named for a later layer (glm-dsa's shared top-k, named by the last layer that reads it:
+            // graph_shape.cpp top_k_sharing; tools/graph_template/graph2.py canon_name)
+            for (size_t p = t.name.find("{L+"); p != std::string::npos; p = t.name.find("{L+", p + 1)) {
+                const size_t e = t.name.find('}', p);
+                int32_t k = 0;
+                if (e == std::string::npos) break;
+                if (std::from_chars(t.name.data() + p + 3, t.name.data() + e, k).ec != std::errc()) break;
+                t.name.replace(p, e + 1 - p, std::to_string(il + k));
+            }
         }
         const std::string & name = t.name;
         out.layer[at] = il;

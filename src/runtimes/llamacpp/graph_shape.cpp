@@ -53,18 +53,29 @@ int64_t widest_v(const model_desc & m) {
     return w;
 }
 
-/// What layer il is, without its sizes: its caches, its FFN (d dense, m<k> routed experts of which k are used, - none)
-/// and whether it is a NextN block (x). A layer with a full, window or chunked cache whose V row is narrower than the
+std::string top_k_sharing(const model_desc & m, uint32_t il);
+
+/// What layer il is, without its sizes: its caches (an indexer cache with its head width, "I128"), its FFN (d dense,
+/// m<k> routed experts of which k are used, - none) and whether it is a NextN block (x), then a DSA layer's top-k
+/// sharing (top_k_sharing: t<d>, k<n>). A layer with a full, window or chunked cache whose V row is narrower than the
 /// widest (widest_v) carries "v": without flash attention llama.cpp pads its V to the transposed cache's width, one
 /// ggml_pad more in its graph (llama_kv_cache::cpy_v, llama-kv-cache.cpp:1395-1398 v0.5.0; gemma4: the full layers of
-/// gemma-4-26B-A4B, 2 x 512 under 8 x 256; a model whose layers' V rows are alike has none). The used-expert count is part of the layer's topology, not a size: llama.cpp
-/// sums the routed experts' outputs as n_expert_used views, each expanded into the graph, and n_expert_used - 1 adds
-/// (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2337-2346, 5b4ebc5:2278-2287), so a template recorded
-/// at one top-k does not replay another: that layer kind is not recorded, and kvfit says so.
+/// gemma-4-26B-A4B, 2 x 512 under 8 x 256; a model whose layers' V rows are alike has none). The used-expert count is
+/// part of the layer's topology, not a size: llama.cpp sums the routed experts' outputs as n_expert_used views, each
+/// expanded into the graph, and n_expert_used - 1 adds (llm_graph_context::build_moe_ffn, src/llama-graph.cpp
+/// v0.5.0:2337-2346, 5b4ebc5:2278-2287), so a template recorded at one top-k does not replay another: that layer kind
+/// is not recorded, and kvfit says so.
 std::string layer_features(const model_desc & m, uint32_t il) {
     if (il >= m.n_layer) return "x";
     std::string f;
-    for (const layer_cache & c : m.caches[il]) f += cache_letter(c.kind);
+    for (const layer_cache & c : m.caches[il]) {
+        f += cache_letter(c.kind);
+        // an indexer's head width: ggml-cuda's fused lightning indexer takes 128-wide heads only
+        // (ggml_cuda_lightning_indexer_supported, lightning-indexer.cu; backend_cuda.cpp lightning_indexer_supported),
+        // and llama.cpp builds another graph where the device lacks it (fused_lid off: llama-context.cpp, the
+        // llm_fused_op_lid_probe resolve), so a template holds the width it was recorded at (graph2.py SIG_DIMS)
+        if (c.kind == cache_kind::indexer) f += std::to_string(c.head_dim_k);
+    }
     if (f.empty()) f = "0";
     const bool moe = il < m.is_moe.size() && m.is_moe[il] != 0;
     const bool dense = il < m.n_ff.size() && m.n_ff[il] > 0;
@@ -77,7 +88,43 @@ std::string layer_features(const model_desc & m, uint32_t il) {
             break;
         }
     }
-    return f;
+    return f + top_k_sharing(m, il);
+}
+
+bool has_cache(const model_desc & m, uint32_t il, cache_kind k) {
+    if (il >= m.n_layer) return false;
+    for (const layer_cache & c : m.caches[il]) {
+        if (c.kind == k) return true;
+    }
+    return false;
+}
+
+/// A DSA latent layer that scores no top-k of its own reads the one of the last indexer layer before it (glm-dsa with
+/// GLM-5.2's indexer types: src/models/glm-dsa.cpp, is_indexer_full(il) false -> top_k = prev_top_k, v0.5.0:341-345
+/// and 5b4ebc5), and llama.cpp's cb(top_k, "top_k", il) names that tensor again for every such layer, so it carries
+/// the last sharing layer's number. Both change the graph's topology, not its sizes: a sharing layer gets "t<d>" (it
+/// reads the top-k of the layer d back), the indexer layer "k<n>" (its top-k is read by the n layers after it, and
+/// named for the last), "(...)" naming the indexer layer's own features. Nothing for a model whose latent layers all
+/// have an indexer cache (GLM-5, DeepSeek-V3.2).
+std::string top_k_sharing(const model_desc & m, uint32_t il) {
+    if (il >= m.n_layer || !has_cache(m, il, cache_kind::latent)) return {};
+    if (has_cache(m, il, cache_kind::indexer)) {
+        uint32_t n = 0;
+        while (il + 1 + n < m.n_layer && has_cache(m, il + 1 + n, cache_kind::latent) &&
+               !has_cache(m, il + 1 + n, cache_kind::indexer)) {
+            ++n;
+        }
+        return n > 0 ? "k" + std::to_string(n) : std::string();
+    }
+    // the layer read from named too: graph2.py's reference into it counts that layer's tensors, whose weights (listed
+    // first) its FFN changes (a dense indexer layer's top_k at another index than a routed one's)
+    for (uint32_t d = 1; d <= il; ++d) {
+        if (has_cache(m, il - d, cache_kind::indexer)) {
+            return "t" + std::to_string(d) + "(" + layer_features(m, il - d) + ")";
+        }
+        if (!has_cache(m, il - d, cache_kind::latent)) break;
+    }
+    return {};
 }
 
 } // namespace
@@ -90,6 +137,9 @@ std::vector<std::pair<std::string, int64_t>> graph_dims(const model_desc & m) {
         {"n_ff_exp", m.n_ff_exp}, {"n_ff_shexp", m.n_ff_shexp}, {"n_expert_latent", m.n_expert_latent},
         {"moe_latent", m.moe_latent}, {"kv_lora_rank", m.kv_lora_rank}, {"n_rot_mla", m.n_rot_mla},
         {"q_lora_rank", m.q_lora_rank}, {"head_dim_qk_nope", m.head_dim_qk_nope}, {"head_dim_v_mla", m.head_dim_v_mla},
+        // an MLA query head, nope + rope (llama_hparams::n_embd_head_k_mla(): glm-dsa.cpp's q views step by it): one
+        // dimension, so a stride n_head x (nope + rope) is one product to the fit, not a sum two coincidences can match
+        {"head_dim_qk_mla", int64_t(m.head_dim_qk_nope) + m.n_rot_mla},
         {"indexer_n_head", m.indexer_n_head}, {"indexer_top_k", m.indexer_top_k}, {"ssm_d_conv", m.ssm_d_conv},
         {"ssm_d_inner", m.ssm_d_inner}, {"ssm_d_state", m.ssm_d_state}, {"ssm_n_group", m.ssm_n_group},
         {"ssm_n_head", m.ssm_n_head}, {"ssm_head_dim", m.ssm_head_dim}, {"rwkv_head_size", m.rwkv_head_size},
