@@ -159,6 +159,11 @@ struct model_weights {
     /// load allocates only the loaded tensors. Measured: DeepSeek-V3.2 and GLM-5 (the MTP block's exp_probs_b is
     /// loaded, the block's other tensors before it are not): 50,805,760 B at 512 tokens, both releases.
     uint64_t mmap_hole_bytes = 0;
+    /// GGUF: the part of `output` that llama.cpp creates with an MTP / NextN block it loads but does not run (GLM's
+    /// and DeepSeek-V3.2's blk.N.exp_probs_b, arch flag mtp_probs_b), bytes per MTP block (index il - n_layer). It is
+    /// in the block's buffer, so it sits on the device the -ts split gives that block (measured: glm-dsa-f9 with
+    /// -ts 3,1,1,1 on 4 simulated CUDA GPUs, its 256 B on CUDA2, not with the output layer on CUDA3).
+    std::vector<uint64_t> output_in_mtp_blocks;
     bool exact = false;                 ///< bytes read from a file (GGUF/safetensors) rather than estimated
     std::string format;                 ///< weight format label: "gguf", "bf16", "q4_k_m", "given", ...
 

@@ -217,7 +217,14 @@ void add_weights(model_desc & m, const std::vector<gguf_file> & shards, const de
                 // loaded although its block is not (param_flags mtp_probs_b): with the tensors of no block
                 // (the block's device: with the output layer, the blocks after the trunk; measured on a simulated
                 // CUDA device, GLM-5's blk.78.exp_probs_b on CUDA0 with -ngl all)
-                if (*il >= m.n_layer && flags.mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) g = &w.output;
+                if (*il >= m.n_layer && flags.mtp_probs_b && t.name.find(".exp_probs_b.") != std::string_view::npos) {
+                    g = &w.output;
+                    const size_t k = *il - m.n_layer; // on its block's device (model_weights::output_in_mtp_blocks)
+                    if (k < 64) {
+                        if (w.output_in_mtp_blocks.size() <= k) w.output_in_mtp_blocks.resize(k + 1, 0);
+                        w.output_in_mtp_blocks[k] += bytes;
+                    }
+                }
                 // the NextN tensors llama.cpp loads anyway: with the output layer (the blocks after the trunk), and
                 // not in weights.mtp, which holds what --spec-type draft-mtp adds (load_mtp)
                 if (*il >= m.n_layer && flags.mtp_trunk_tensors && !mtp_tensor_skipped(t.name)) g = &w.output;

@@ -200,7 +200,14 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
         (p.no_kv_offload ? host : at(dev[il])).used.kv_bytes += kv_bytes[il];
     }
     device_usage & out_dev = at(dev[n_layer_all]);
-    out_dev.used.weights_bytes += m.weights.output.bytes;
+    uint64_t in_mtp_blocks = 0; // created with an MTP block (model_weights::output_in_mtp_blocks): on that block's device
+    for (size_t k = 0; k < m.weights.output_in_mtp_blocks.size(); ++k) {
+        const uint64_t b = std::min(m.weights.output_in_mtp_blocks[k], m.weights.output.bytes - in_mtp_blocks);
+        const uint32_t il = m.n_layer + uint32_t(k);
+        (il < n_layer_all ? at(dev[il]) : out_dev).used.weights_bytes += b;
+        in_mtp_blocks += b;
+    }
+    out_dev.used.weights_bytes += m.weights.output.bytes - in_mtp_blocks;
     out_dev.has_output = true;
     // a tied output head on a GPU: token_embd created again as the output layer's weight (TENSOR_DUPLICATED) in
     // that GPU's buffer, a copy of its own (llama-model.cpp create_tensor; measured on a simulated CUDA device:
