@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the fuzz targets with clang (libFuzzer + ASan + UBSan) in fuzz/build and run each one:
-#   fuzz/run.sh [SECONDS]              every target for a fixed time (default 60 s each; CI runs 12 s each),
+#   fuzz/run.sh [SECONDS]              every target for a fixed time (default 60 s each; CI runs 6 s each),
 #                                      $FUZZ_JOBS at once (default: the number of cores)
 #   fuzz/run.sh --long [TARGET...]     each target (default: all) to 10,000,000 executions (-runs), outside CI;
 #                                      docs/reliability.md records the figures
