@@ -10,6 +10,7 @@
 //                 experts stay on the CPU for a MoE model (fit.cpp's LAYER_FRACTION_MOE -ot patterns) -- the
 //                 whole-tensor partial layers of fit.cpp's step 3 are not reproduced.
 #include "kvfit/llamacpp.h"
+#include "core/util.h"
 
 #include <fmt/format.h>
 
@@ -20,10 +21,6 @@
 #include <vector>
 
 namespace kvfit {
-
-namespace {
-constexpr uint64_t MiB = 1024ull * 1024ull;
-} // namespace
 
 std::vector<llamacpp_device_memory> llamacpp_device_memory_data(const model_desc & m, const llamacpp_settings & s,
                                                                 const placement_settings & p,
@@ -61,7 +58,7 @@ llamacpp_fit_result llamacpp_fit_params(const model_desc & m, llamacpp_settings 
                                         uint64_t fit_ctx, std::optional<int32_t> ngl_given) {
     const size_t nd = gpus.size();
     if (nd == 0) throw llamacpp_fit_failure("no GPU given or detected (--gpu): kvfit fits device memory only");
-    std::vector<int64_t> margins(nd, int64_t(1024 * MiB));
+    std::vector<int64_t> margins(nd, int64_t(1024 * detail::MiB));
     if (targets.size() == 1) std::fill(margins.begin(), margins.end(), int64_t(targets[0]));
     else for (size_t i = 0; i < targets.size() && i < nd; ++i) margins[i] = int64_t(targets[i]);
 
