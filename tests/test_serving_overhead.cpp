@@ -434,3 +434,29 @@ TEST(vllm_releases, compilation_config_keys_not_modelled_are_named) {
     const auto je = nlohmann::json::parse(eager.out), jn = nlohmann::json::parse(none.out);
     EXPECT_EQ(je["detail"]["num_gpu_blocks"], jn["detail"]["num_gpu_blocks"]);
 }
+
+namespace {
+
+// The forward activation of vLLM's profile run is in the dtype the model runs in: --dtype float32 doubles it
+// (four FFN activations per token of 4 B instead of 2 B), --dtype auto on a bfloat16 config keeps 2 B.
+// Llama-3.1-8B, MNBT 8192 on one GPU: 8192 x 8 B x 16,384 (4 n_embd, wider than its n_ff 14,336) = 1 GiB in bf16,
+// 2 GiB in float32.
+TEST(serving_cases, forward_activation_follows_dtype) {
+    using kvfit::test::run_kvfit;
+    const std::string base = std::string(KVFIT_SHARED_DIR) + "/configs/meta-llama__Meta-Llama-3.1-8B.json --runtime vllm "
+                             "--gpu H100 --max-model-len 8192 --max-num-batched-tokens 8192 --json";
+    auto forward = [&](const std::string & extra) -> uint64_t {
+        const auto r = run_kvfit(base + extra);
+        EXPECT_TRUE(r.status == 0 || r.status == 3) << r.err;
+        const auto doc = nlohmann::json::parse(r.out);
+        for (const auto & c : doc["detail"]["constants"])
+            if (c["name"] == "activation: forward") return c["bytes"].get<uint64_t>();
+        ADD_FAILURE() << "no 'activation: forward' term";
+        return 0;
+    };
+    EXPECT_EQ(forward(""), 8192ull * 8 * 16384);
+    EXPECT_EQ(forward(" --dtype bfloat16"), 8192ull * 8 * 16384);
+    EXPECT_EQ(forward(" --dtype float32"), 8192ull * 16 * 16384);
+}
+
+} // namespace

@@ -165,9 +165,11 @@ std::vector<vllm_term> vllm_overhead_terms(const model_desc & m, const vllm_sett
 /// k speculative tokens only multiples of 1 + k (adjust_cudagraph_sizes_for_spec_decode). `s` has defaults resolved.
 std::vector<uint32_t> vllm_cudagraph_sizes(const vllm_settings & s);
 
-/// Default activation peak per GPU: max_num_batched_tokens x 8 x f / tp bytes, f the widest FFN of the stage
-/// (n_ff, or n_expert_used x n_ff_exp + n_ff_shexp for MoE; at least 4 n_embd): four bf16 FFN activations per
-/// token. A kvfit estimate, not a vLLM rule: 5% above vllm #10517's Llama-3.1-8B peaks (2.10 GiB at 20k tokens).
+/// Default activation peak per GPU: max_num_batched_tokens x 4 x e x f / tp bytes, f the widest FFN of the stage
+/// (n_ff, or n_expert_used x n_ff_exp + n_ff_shexp for MoE; at least 4 n_embd), e the bytes of the dtype the model
+/// runs in (m.dtype after --dtype: 2 for bfloat16/float16 and for auto on a float32 config, 4 under --dtype float32):
+/// four FFN activations per token. A kvfit estimate, not a vLLM rule: 5% above vllm #10517's Llama-3.1-8B peaks
+/// (2.10 GiB at 20k tokens, bf16).
 uint64_t vllm_default_activation_bytes(const model_desc & m, uint32_t max_num_batched_tokens, uint32_t tp,
                                        uint32_t first_layer, uint32_t n_layer);
 /// Default non-torch memory per GPU: 0.35 GiB alone (vllm #10517 logs 0.35), 0.5 GiB with tp x pp > 1 (NCCL).

@@ -67,7 +67,9 @@ uint64_t vllm_default_activation_bytes(const model_desc & m, uint32_t mnbt, uint
         const uint64_t moe = m.is_moe.empty() || !m.is_moe[il] ? 0 : uint64_t(m.n_expert_used) * m.n_ff_exp + m.n_ff_shexp;
         f = std::max({f, uint64_t(m.n_ff[il]), moe});
     }
-    return uint64_t(mnbt) * 8 * f / tp;
+    // the activations are in the dtype the model runs in (with_dtype has resolved --dtype into m.dtype)
+    const uint64_t e = detail::torch_dtype_bytes(m.dtype, 2, "dtype");
+    return uint64_t(mnbt) * 4 * e * f / tp;
 }
 
 uint64_t vllm_default_non_torch_bytes(uint32_t world) { return world > 1 ? 512ull << 20 : 358ull << 20; }
