@@ -55,9 +55,9 @@ const kvfit::plan_figure * find_figure(const kvfit::runtime_plan & p, std::strin
 // greps src/report"): every runtime-specific line comes from plan.sections, and --check and charts read the plan's
 // typed fields (words, host_ram). u64(d, "block_size") was in text_serving.cpp 43 times; render_llamacpp_text, --check
 // and the charts read u64(d, "n_ctx"), str(s, "cache_type_k"), detail.at("settings") and compared p.runtime ==
-// "llama.cpp". The one file left: speed.cpp, whose --speed section replans with llama.cpp's planner (speed.h is
-// llama.cpp's speed model; it names the runtime to refuse another); json.cpp copies detail whole into --json (no key
-// read).
+// "llama.cpp"; speed.cpp replanned with llama.cpp's planner and refused another runtime by name (the --speed section is
+// now the speed model of the plan's runtime, speed.h find_speed_model). json.cpp copies detail whole into --json
+// (no key read).
 TEST(plan_sections, reports_name_no_runtime_and_read_no_detail) {
     namespace fs = std::filesystem;
     const fs::path dir = fs::path(KVFIT_SOURCE_DIR) / "src" / "report";
@@ -72,12 +72,10 @@ TEST(plan_sections, reports_name_no_runtime_and_read_no_detail) {
         const std::string src = kvfit::test::read_text(e.path().string());
         ASSERT_FALSE(src.empty()) << name;
         std::smatch hit;
-        if (name != "speed.cpp") {
-            EXPECT_FALSE(std::regex_search(src, hit, names)) << name << " names a runtime: " << hit.str();
-            for (const char * header : {"kvfit/vllm.h", "kvfit/sglang.h", "kvfit/ollama.h", "kvfit/llamacpp.h",
-                                        "kvfit/llamacpp_extras.h", "kvfit/mlx.h", "runtimes/"}) {
-                EXPECT_EQ(src.find(header), std::string::npos) << header << " included by " << name;
-            }
+        EXPECT_FALSE(std::regex_search(src, hit, names)) << name << " names a runtime: " << hit.str();
+        for (const char * header : {"kvfit/vllm.h", "kvfit/sglang.h", "kvfit/ollama.h", "kvfit/llamacpp.h",
+                                    "kvfit/llamacpp_extras.h", "kvfit/mlx.h", "runtimes/"}) {
+            EXPECT_EQ(src.find(header), std::string::npos) << header << " included by " << name;
         }
         EXPECT_FALSE(std::regex_search(src, hit, reads)) << name << " reads detail: " << hit.str();
     }

@@ -40,14 +40,10 @@ std::string render_check(const plan_result & r);
 /// with 2 spaces.
 std::string render_json(const plan_result & r);
 
-/// The `--speed` section of a llama.cpp plan: the spill cliff of its settings at its context on its GPUs, or the
-/// CPU-only estimate without GPUs, as text. Throws kvfit::error for another runtime or as plan_llamacpp does.
+/// The `--speed` section of a plan, as the speed model of its runtime writes it (speed.h find_speed_model; llama.cpp: the spill cliff
+/// of its settings at its context on its GPUs, or the CPU-only estimate without GPUs). Throws kvfit::error "--speed: X
+/// has no speed model" for a runtime without one, or what the runtime's planner throws.
 std::string render_speed_section(const plan_result & r, const speed_settings & ss);
-
-/// The cliff as a table: one line per row with flags, fits, fullest GPU, decode and prefill tokens/s and
-/// the slowdown against the first row; then the devices' bandwidths and which were assumed.
-std::string render_spill_cliff(const model_desc & m, const spill_cliff & c, const speed_estimate & full,
-                               const speed_settings & ss);
 
 /// How reports name a buffer of the fixed vocabulary (runtime.h: buffer): "kv" -> "KV cache", "state" -> "recurrent
 /// state", "compute" -> "compute buffer", "kv_pool" -> "KV cache pool"; an unknown name is shown as it is.

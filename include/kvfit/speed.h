@@ -18,6 +18,7 @@
 #include "kvfit/llamacpp.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -125,6 +126,29 @@ struct spill_cliff {
 /// Build the spill cliff for `s` on `gpus` (see spill_cliff). Throws kvfit::error as plan_llamacpp does.
 spill_cliff make_spill_cliff(const model_desc & m, const llamacpp_settings & s, const placement_settings & p,
                              const std::vector<device_spec> & gpus, uint64_t margin_bytes, const speed_settings & ss);
+
+/// The cliff as a table: one line per row with flags, fits, fullest GPU, decode and prefill tokens/s and the slowdown
+/// against the first row; then the devices' bandwidths and which were assumed (src/planner/speed_section.cpp).
+std::string render_spill_cliff(const model_desc & m, const spill_cliff & c, const speed_estimate & full,
+                               const speed_settings & ss);
+
+struct plan_result; // plan.h
+
+/// A runtime's speed model, found by the plan's runtime (find_speed_model), never by its name in a report or the
+/// ranking (issue 26). Today one: llama.cpp's roofline above (src/planner/speed_section.cpp); Ollama's plans are
+/// llama-server's but name their own runtime and have none.
+struct speed_model {
+    std::string_view runtime; ///< the registry name of the runtime it models (runtime_info::name)
+    /// Decode tokens per second of `m` with the runtime's flags `f` on `mc` at context `n_ctx` (tokens), decoding at
+    /// depth min(n_ctx, s.depth); std::nullopt when the weights have no bytes. Throws what the runtime's planner throws.
+    std::optional<double> (*decode_speed)(const model_desc & m, const flag_values & f, const machine & mc, uint64_t n_ctx,
+                                          const speed_settings & s) = nullptr;
+    /// The `--speed` section of a plan of the runtime, as text (llama.cpp: the spill cliff, or the CPU-only figures).
+    std::string (*speed_section)(const plan_result & r, const speed_settings & s) = nullptr;
+};
+
+/// The speed model of `rt`, or nullptr when kvfit has none for that runtime.
+const speed_model * find_speed_model(const runtime_info & rt);
 
 /// Parse a bandwidth: "60" (GB/s), "60GB/s", "76.8 GB/s", "1.5TB/s" -> bytes per second (decimal units, as
 /// vendors state bandwidth). Throws kvfit::error for anything else or a value <= 0.

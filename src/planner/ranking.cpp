@@ -5,7 +5,7 @@
 
 #include "kvfit/error.h"
 #include "kvfit/gpus.h"
-#include "kvfit/llamacpp.h"
+#include "kvfit/speed.h"
 #include "sources/text.h"
 
 #include <algorithm>
@@ -92,13 +92,9 @@ void fill_short(rank_row & row, const runtime_plan & p) {
 
 std::optional<double> decode_speed(const runtime_info & rt, const model_desc & m, const flag_values & f,
                                    const machine & mc, uint64_t n_ctx, const rank_settings & s) {
-    if (rt.name != "llama.cpp" || m.weights.total_bytes() == 0) return std::nullopt; // speed.h models llama.cpp
-    const llamacpp_inputs in = parse_llamacpp_flags(f);
-    llamacpp_settings st = in.settings;
-    st.n_ctx = n_ctx;
-    speed_settings ss = s.speed;
-    ss.depth = std::min(n_ctx, ss.depth);
-    return estimate_speed(m, plan_llamacpp(m, st, in.placement, mc.gpus, in.margin_bytes), ss).decode_tokens_per_s;
+    const speed_model * sm = find_speed_model(rt);
+    if (!sm) return std::nullopt; // kvfit has no speed model for this runtime (speed.h)
+    return sm->decode_speed(m, f, mc, n_ctx, s.speed);
 }
 
 rank_row plan_one(const rank_candidate & c, const runtime_info & rt, const machine & mc, const rank_settings & s,

@@ -1,66 +1,23 @@
-// The --speed section and the spill cliff as text (include/kvfit/report.h); the figures are speed.h's.
+// The --speed section (include/kvfit/report.h): the speed model of the plan's runtime writes it (speed.h
+// find_speed_model); a runtime without one is refused, naming the runtimes that have one.
 #include "kvfit/report.h"
-#include "kvfit/printable.h"
 
 #include "kvfit/error.h"
+#include "kvfit/plan.h"
+#include "kvfit/speed.h"
 
-#include <algorithm>
 #include <fmt/format.h>
 
 namespace kvfit {
 
-std::string render_spill_cliff(const model_desc & m, const spill_cliff & c, const speed_estimate & full,
-                               const speed_settings & ss) {
-    std::string out = fmt::format("Spill cliff: {} at n_ctx {} (decode at depth {}, one sequence; prefill of a "
-                                  "{}-token prompt)\n", printable(m.name, false), with_commas(c.n_ctx), with_commas(full.depth),
-                                  ss.prompt_tokens);
-    for (const auto & d : full.devices) {
-        out += fmt::format("  {:<10} {:>6.0f} GB/s effective{}, {:.1f} TFLOP/s{}\n", d.name, d.bandwidth_bytes_per_s / 1e9,
-                           d.is_host ? " (--cpu-bandwidth)" : fmt::format(" ({:.0f}% of peak)", ss.gpu_bandwidth_efficiency * 100),
-                           d.flops_per_s / 1e12,
-                           d.assumed ? "  [GPU not in the table: bandwidth and FLOP/s assumed; pass its name to --gpu]" : "");
-    }
-    out += fmt::format("  {:<16} {:<12} {:>5} {:>12} {:>11} {:>8} {:>12}\n", "placement", "flags", "fits", "fullest GPU",
-                       "decode t/s", "vs full", "prefill t/s");
-    const double base = c.rows.empty() ? 0 : c.rows.front().decode_tokens_per_s;
-    for (size_t i = 0; i < c.rows.size(); ++i) {
-        const cliff_row & r = c.rows[i];
-        out += fmt::format("  {:<16} {:<12} {:>5} {:>12} {:>11.1f} {:>7.2f}x {:>12.0f}{}\n", r.label, r.flags,
-                           r.fits ? "yes" : "no", human_bytes(r.gpu_bytes), r.decode_tokens_per_s,
-                           base > 0 ? r.decode_tokens_per_s / base : 0, r.prefill_tokens_per_s,
-                           int(i) == c.llamacpp_choice ? "  <- what llama.cpp runs (most layers that fit)" : "");
-    }
-    if (c.llamacpp_choice >= 0) {
-        out += fmt::format("  The full-GPU plan does not fit: llama.cpp would spill to -ngl {} and decode at {:.1f} t/s "
-                           "instead of {:.1f} t/s ({:.1f}x slower).\n", c.fit_ngl, c.fit_decode_tokens_per_s, base,
-                           base / std::max(1e-9, c.fit_decode_tokens_per_s));
-    } else if (!c.rows.empty() && !c.rows.front().fits && c.fit_ngl < 0) {
-        out += "  Nothing fits on the GPU at this context, not even -ngl 0 (the compute buffer still goes to the GPU).\n";
-    }
-    out += "  Roofline bounds: decode = bytes read per token / bandwidth, summed over devices; see docs/speed.md.\n";
-    return out;
-}
-
 std::string render_speed_section(const plan_result & r, const speed_settings & ss) {
-    if (r.plan.runtime != "llama.cpp") throw error(fmt::format("--speed: the speed model is llama.cpp's, not {}'s", r.plan.runtime));
-    const model_desc & m = r.model;
-    const llamacpp_inputs in = parse_llamacpp_flags(r.flags);
-    llamacpp_settings s = in.settings;
-    s.n_ctx = r.plan.context_tokens;
-    const placement_settings & p = in.placement;
-    const std::vector<device_spec> & gpus = r.target.gpus;
-    const uint64_t margin_bytes = gpus.empty() ? default_margin_bytes : in.margin_bytes;
-    if (m.weights.total_bytes() == 0) {
-        return "\nSpeed: pass --weights FORMAT or --weights-size SIZE (bytes read per token are the weights' bytes)\n";
+    const runtime_info & rt = find_runtime(r.plan.runtime);
+    if (const speed_model * sm = find_speed_model(rt)) return sm->speed_section(r, ss);
+    std::string with;
+    for (const auto & other : runtimes()) {
+        if (find_speed_model(other)) with += (with.empty() ? "" : ", ") + std::string(other.display);
     }
-    const llamacpp_plan plan = plan_llamacpp(m, s, p, gpus, margin_bytes);
-    const speed_estimate e = estimate_speed(m, plan, ss);
-    if (gpus.empty()) {
-        return fmt::format("\nSpeed on the CPU alone ({:.0f} GB/s, --cpu-bandwidth): decode {:.1f} t/s at depth {}, "
-                           "prefill {:.0f} t/s (roofline bounds, docs/speed.md)\n", ss.cpu_bandwidth_bytes_per_s / 1e9,
-                           e.decode_tokens_per_s, with_commas(e.depth), e.prefill_tokens_per_s);
-    }
-    return "\n" + render_spill_cliff(m, make_spill_cliff(m, s, p, gpus, margin_bytes, ss), e, ss);
+    throw error(fmt::format("--speed: {} has no speed model (kvfit models the speed of {})", rt.display, with));
 }
 
 } // namespace kvfit
