@@ -504,6 +504,13 @@ TEST(serving_cases, sglang_piecewise_graphs_off_where_sglang_turns_them_off) {
     EXPECT_NE(dsa.piecewise_why.find("DSA"), std::string::npos);
     EXPECT_TRUE(named(dsa, "PR #23351"));
     EXPECT_EQ(frac(dsa), fmt::format("{:.3f}", kvfit::sglang_default_fraction(h200.reported_bytes, 8, 1, false)));
+    // Llama-4 (Llama4ForConditionalGeneration, a vision tower in its config): SGLang serves it text-only unless
+    // --enable-multimodal, so the multimodal rule does not apply: on, and said
+    const kvfit::model_desc l4 = shared_config("meta-llama__Llama-4-Scout-17B-16E-Instruct.json");
+    ASSERT_EQ(l4.hf_architecture, "Llama4ForConditionalGeneration");
+    const kvfit::sglang_plan scout = kvfit::plan_sglang(l4, tp8, h200);
+    EXPECT_TRUE(scout.piecewise_on) << scout.piecewise_why;
+    EXPECT_TRUE(named(scout, "mm_disabled_models"));
 
     // a given fraction: nothing reserved, the decision still shown
     kvfit::sglang_settings given = s;

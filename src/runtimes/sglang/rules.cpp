@@ -313,7 +313,8 @@ bool multimodal_class(const std::string & cls) {
                         "GlmAsrForConditionalGeneration", "Grok1VForCausalLM", "Grok1AForCausalLM", "LlavaLlamaForCausalLM",
                         "Llama4ForConditionalGeneration", "LlavaMistralForCausalLM", "LlavaQwenForCausalLM",
                         "LlavaForConditionalGeneration", "LlavaVidForCausalLM", "Lfm2VlForConditionalGeneration",
-                        "LightOnOCRForConditionalGeneration", "MiMoV2ASRForCausalLM", "MiniCPMO", "MiniCPMV",
+                        "LightOnOCRForConditionalGeneration", "MiMoV2ForCausalLM", "MiMoV2ASRForCausalLM", "MiniCPMO",
+                        "MiniCPMV",
                         "Mistral3ForConditionalGeneration", "MultiModalityCausalLM", "MllamaForConditionalGeneration",
                         "MossVLForConditionalGeneration", "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
                         "PixtralForConditionalGeneration", "Qwen2AudioForConditionalGeneration",
@@ -388,8 +389,9 @@ sglang_piecewise sglang_piecewise_cuda_graph(const model_desc & m, const sglang_
                             "DeepseekV4ForCausalLMNextN"})) {
         pw.why = fmt::format("{} is on piecewise_cuda_graph_disabled_model_archs (configs/model_config.py)", cls);
     } else if (dsa) {
-        // the list of April 2026 (with is_deepseek_dsa); SGLang PR #23351 made the DSA prefill capturable and took
-        // DeepseekV32ForCausalLM and GlmMoeDsaForCausalLM off it (model_config.py of commit 001adf56)
+        // the list of April 2026 (with is_deepseek_dsa; configs/model_config.py as quoted in index id 63303718273:
+        // DeepseekV32ForCausalLM, Qwen3NextForCausalLM, GlmMoeDsaForCausalLM, BailingMoeV2_5ForCausalLM, LLaDAModelLM);
+        // SGLang PR #23351 made the DSA prefill capturable and took the DSA classes off it (commit 001adf56's list)
         pw.why = "a DSA model (DeepSeek-V3.2, GLM-5): on piecewise_cuda_graph_disabled_model_archs / "
                  "is_deepseek_dsa in SGLang main of April 2026 (configs/model_config.py)";
         pw.notes.push_back(fmt::format("piecewise CUDA graphs of a DSA model: off in SGLang main of April 2026, which kvfit "
@@ -431,7 +433,7 @@ sglang_piecewise sglang_piecewise_cuda_graph(const model_desc & m, const sglang_
         pw.notes.push_back(fmt::format("the GPU's vendor is not known: CUDA assumed, piecewise CUDA graphs on (default "
                                        "fraction {}); on ROCm they are off ({})", fraction(pw.graphs), fraction(0)));
     }
-    if (pw.on && !spec_algorithm.empty()) {
+    if (pw.on && !spec_algorithm.empty()) { // PR #22128, merged 2026-04-17 (index id 52358744796)
         pw.notes.push_back(fmt::format("speculative decoding keeps piecewise CUDA graphs on since SGLang PR #22128 "
                                        "(2026-04-17); earlier builds turned them off: default fraction {} there, not {}",
                                        fraction(0), fraction(pw.graphs)));
