@@ -1,6 +1,7 @@
 // Issue 27: what vLLM and SGLang reserve besides the KV pool, per release, each term named with its source; the cases
 // of the issue reproduced from their public logs (tests/data/serving_logs, INDEX.md names each source and launch).
 #include "kvfit/error.h"
+#include "kvfit/gpus.h"
 #include "kvfit/sglang.h"
 #include "kvfit/sources.h"
 #include "kvfit/vllm.h"
@@ -348,16 +349,15 @@ TEST(serving_cases, minimax_m21_sglang_pool_at_the_logged_budget) {
 // sglang-skill0427 (SGLang's own reference startup log, main of 2026-04-27: Qwen3-8B on one B200, --mem-fraction-static
 // not given, page 64): 992,896 tokens after "Load weight begin. avail mem=177.57 GB" and "mem usage=15.28 GB". The pool
 // is exact at 0.854 = round((183,359 - reserved) / 183,359, 3) with reserved = 512 + 16,384 x 1.5 + 512 x 2 + 128 MiB
-// (kvfit's sglang_default_fraction: 0.857) plus len(piecewise_cuda_graph_tokens) x 8 MiB for the piecewise CUDA graphs
-// the log captures (server_args.py _handle_gpu_memory_settings; the size list of _generate_piecewise_cuda_graph_tokens up
-// to chunked_prefill_size 16,384 has 74 entries, as the log's "74/74"). kvfit omits that term (sglang-frontier.md §8,
-// open item 1): its default pool is +0.4 %, within the 2 % of a derived budget, not exact.
+// plus len(piecewise_cuda_graph_tokens) x 8 MiB for the piecewise CUDA graphs the log captures (server_args.py
+// _handle_gpu_memory_settings; the size list of _generate_piecewise_cuda_graph_tokens up to chunked_prefill_size 16,384
+// has 74 entries, as the log's "74/74"). kvfit now counts that term (sglang_piecewise_cuda_graph): 0.854, the logged
+// pool exactly; --disable-piecewise-cuda-graph gives the fraction without it, 0.857, and a pool +0.4 % larger.
 TEST(serving_cases, qwen3_8b_b200_sglang_default_fraction_and_piecewise_graphs) {
     const std::string t = log_text("sglang-skill0427_qwen3-8b_b200.log");
     ASSERT_NE(t.find("#tokens: 992896"), std::string::npos);
     ASSERT_NE(t.find("100% | 74/74"), std::string::npos);
     constexpr double cap = 183359; // MiB, the B200's nvidia-smi total
-    EXPECT_EQ(fmt::format("{:.3f}", kvfit::sglang_default_fraction(uint64_t(cap) * MiB, 1, 1, false)), "0.857");
     uint32_t sizes = 0; // range(4, 33, 4) + range(48, 257, 16) + range(288, 513, 32) + range(576, 1025, 64)
     for (uint32_t x = 4; x <= 32; x += 4) ++sizes;        // + range(1280, 4097, 256) + range(4608, max + 1, 512)
     for (uint32_t x = 48; x <= 256; x += 16) ++sizes;
@@ -366,22 +366,189 @@ TEST(serving_cases, qwen3_8b_b200_sglang_default_fraction_and_piecewise_graphs) 
     for (uint32_t x = 1280; x <= 4096; x += 256) ++sizes;
     for (uint32_t x = 4608; x <= 16384; x += 512) ++sizes;
     ASSERT_EQ(sizes, 74u);
+    EXPECT_EQ(kvfit::sglang_piecewise_capture_sizes(16384), sizes);
+    EXPECT_EQ(kvfit::sglang_piecewise_capture_sizes(8192), 58u); // H100 / H200's chunked_prefill_size
+    EXPECT_EQ(kvfit::sglang_piecewise_capture_sizes(2048), 42u); // MLA models
+    EXPECT_EQ(kvfit::sglang_piecewise_capture_sizes(3), 0u);
     const double reserved = 512 + 16384 * 1.5 + 512 * 2 + 1.0 / 8 * 1024 + sizes * 8;
     const double with_piecewise = std::round((cap - reserved) / cap * 1000) / 1000;
     EXPECT_EQ(fmt::format("{:.3f}", with_piecewise), "0.854");
+    EXPECT_EQ(fmt::format("{:.3f}", kvfit::sglang_default_fraction(uint64_t(cap) * MiB, 1, 1, false, "", sizes)), "0.854");
+    EXPECT_EQ(fmt::format("{:.3f}", kvfit::sglang_default_fraction(uint64_t(cap) * MiB, 1, 1, false)), "0.857");
+
     const kvfit::model_desc m = shared_config("Qwen__Qwen3-8B.json");
+    const kvfit::device_spec b200 = kvfit::parse_gpu_list("B200").front();
+    ASSERT_EQ(b200.reported_bytes, uint64_t(cap) * MiB);
+    kvfit::sglang_settings s;
+    s.page_size = 64;
+    const kvfit::sglang_plan p = kvfit::plan_sglang(m, s, b200);
+    EXPECT_TRUE(p.piecewise_on) << p.piecewise_why;
+    EXPECT_EQ(p.piecewise_max_tokens, 16384u);
+    EXPECT_EQ(p.piecewise_graphs, 74u);
+    EXPECT_EQ(p.piecewise_reserve_bytes, 74 * 8 * MiB);
+    EXPECT_EQ(fmt::format("{:.3f}", p.settings.mem_fraction_static), "0.854");
     auto tokens_at = [&](double fraction, double free_gib, double weights_gib) {
-        kvfit::sglang_settings s;
-        s.mem_fraction_static = fraction, s.page_size = 64, s.pre_load_overhead_bytes = 0;
-        s.weights_bytes = uint64_t(weights_gib * GiB);
-        return kvfit::plan_sglang(m, s, {"B200 (the log's free memory)", uint64_t(free_gib * GiB)}).max_total_num_tokens;
+        kvfit::sglang_settings x;
+        x.mem_fraction_static = fraction, x.page_size = 64, x.pre_load_overhead_bytes = 0;
+        x.weights_bytes = uint64_t(weights_gib * GiB);
+        return kvfit::plan_sglang(m, x, {"B200 (the log's free memory)", uint64_t(free_gib * GiB)}).max_total_num_tokens;
     };
-    // the printed 177.57 and 15.28 are rounded: the pool over their rounding holds the logged count at 0.854
-    EXPECT_LE(tokens_at(with_piecewise, 177.565, 15.285), 992896u);
-    EXPECT_GE(tokens_at(with_piecewise, 177.575, 15.275), 992896u);
-    const double over = double(tokens_at(0.857, 177.57, 15.28)) / 992896 - 1; // kvfit's default
+    // the printed 177.57 and 15.28 are rounded: the pool over their rounding holds the logged count at kvfit's fraction
+    EXPECT_LE(tokens_at(p.settings.mem_fraction_static, 177.565, 15.285), 992896u);
+    EXPECT_GE(tokens_at(p.settings.mem_fraction_static, 177.575, 15.275), 992896u);
+    // --disable-piecewise-cuda-graph: no graphs, none reserved, the fraction of before and a pool +0.4 % larger
+    kvfit::sglang_settings off = s;
+    off.disable_piecewise_cuda_graph = true;
+    const kvfit::sglang_plan q = kvfit::plan_sglang(m, off, b200);
+    EXPECT_FALSE(q.piecewise_on);
+    EXPECT_EQ(q.piecewise_reserve_bytes, 0u);
+    EXPECT_EQ(q.piecewise_why, "--disable-piecewise-cuda-graph");
+    EXPECT_EQ(fmt::format("{:.3f}", q.settings.mem_fraction_static), "0.857");
+    const double over = double(tokens_at(q.settings.mem_fraction_static, 177.57, 15.28)) / 992896 - 1;
     EXPECT_GT(over, 0.003);
     EXPECT_LT(over, 0.005);
+}
+
+// Where SGLang's _handle_piecewise_cuda_graph turns the piecewise CUDA graphs off, their reserve is not in the default
+// fraction (server_args.py, 2026 main; configs/model_config.py): a multimodal model (Qwen3.5-27B,
+// Qwen3_5ForConditionalGeneration), a model class on piecewise_cuda_graph_disabled_model_archs (Qwen3-Next), DP
+// attention, a ROCm GPU, a DSA model (DeepSeek-V3.2, April 2026); each keeps the fraction without the term (H100: 0.835)
+// and says why. --enforce-piecewise-cuda-graph overrides the rules, --piecewise-cuda-graph-max-tokens sizes the list,
+// MLA models capture up to 2048 tokens. Every case on real configs.
+TEST(serving_cases, sglang_piecewise_graphs_off_where_sglang_turns_them_off) {
+    const kvfit::device_spec h100 = kvfit::parse_gpu_list("H100").front();
+    const uint64_t h100_total = h100.reported_bytes;
+    ASSERT_EQ(h100_total, 81559 * MiB);
+    const auto frac = [](const kvfit::sglang_plan & p) { return fmt::format("{:.3f}", p.settings.mem_fraction_static); };
+    const auto named = [](const kvfit::sglang_plan & p, const std::string & what) {
+        for (const auto & n : p.notes) {
+            if (n.find(what) != std::string::npos) return true;
+        }
+        return false;
+    };
+    // a dense text model on an H100: on, 58 sizes up to chunked_prefill_size 8192, 464 MiB: 0.830, not 0.835
+    const kvfit::model_desc qwen3 = shared_config("Qwen__Qwen3-8B.json");
+    kvfit::sglang_settings s;
+    const kvfit::sglang_plan on = kvfit::plan_sglang(qwen3, s, h100);
+    EXPECT_TRUE(on.piecewise_on);
+    EXPECT_EQ(on.piecewise_graphs, 58u);
+    EXPECT_EQ(on.piecewise_reserve_bytes, 464 * MiB);
+    EXPECT_EQ(frac(on), "0.830");
+    EXPECT_TRUE(named(on, "piecewise CUDA graphs: 58 sizes up to 8192 tokens x 8 MiB = 464 MiB reserved")) << on.notes[0];
+
+    // multimodal: off, the fraction without the term, and the later main's reading named with its fraction
+    const kvfit::model_desc vl = shared_config("Qwen__Qwen3.5-27B.json");
+    ASSERT_EQ(vl.hf_architecture, "Qwen3_5ForConditionalGeneration");
+    const kvfit::sglang_plan mm = kvfit::plan_sglang(vl, s, h100);
+    EXPECT_FALSE(mm.piecewise_on);
+    EXPECT_EQ(mm.piecewise_reserve_bytes, 0u);
+    EXPECT_NE(mm.piecewise_why.find("multimodal"), std::string::npos) << mm.piecewise_why;
+    EXPECT_EQ(frac(mm), fmt::format("{:.3f}", kvfit::sglang_default_fraction(h100_total, 1, 1, false)));
+    EXPECT_EQ(frac(mm), "0.835");
+    EXPECT_TRUE(named(mm, "is_multimodal_piecewise_cuda_graph_supported, not read): default fraction 0.830 there"));
+    // --enforce-piecewise-cuda-graph returns before the rules: on, and the term back
+    kvfit::sglang_settings enforce = s;
+    enforce.enforce_piecewise_cuda_graph = true;
+    const kvfit::sglang_plan forced = kvfit::plan_sglang(vl, enforce, h100);
+    EXPECT_TRUE(forced.piecewise_on);
+    EXPECT_EQ(frac(forced), "0.830");
+
+    // a class on piecewise_cuda_graph_disabled_model_archs (a Mamba / gated-DeltaNet hybrid): off
+    const kvfit::model_desc next = shared_config("Qwen__Qwen3-Next-80B-A3B-Thinking.json");
+    kvfit::sglang_settings tp4 = s;
+    tp4.tp = 4;
+    const kvfit::sglang_plan nx = kvfit::plan_sglang(next, tp4, h100);
+    EXPECT_FALSE(nx.piecewise_on);
+    EXPECT_NE(nx.piecewise_why.find("Qwen3NextForCausalLM is on piecewise_cuda_graph_disabled_model_archs"), std::string::npos);
+    EXPECT_EQ(frac(nx), fmt::format("{:.3f}", kvfit::sglang_default_fraction(h100_total, 4, 1, false)));
+
+    // DP attention: off (the flag as given, before _handle_data_parallelism)
+    kvfit::sglang_settings dpa = s;
+    dpa.tp = 2, dpa.dp = 2, dpa.enable_dp_attention = true;
+    const kvfit::sglang_plan dp = kvfit::plan_sglang(qwen3, dpa, h100);
+    EXPECT_FALSE(dp.piecewise_on);
+    EXPECT_NE(dp.piecewise_why.find("DP attention"), std::string::npos);
+    EXPECT_EQ(frac(dp), fmt::format("{:.3f}", kvfit::sglang_default_fraction(h100_total, 2, 2, true)));
+
+    // a ROCm GPU: off (non-CUDA hardware)
+    const kvfit::sglang_plan amd = kvfit::plan_sglang(qwen3, s, kvfit::parse_gpu_list("MI300X").front());
+    EXPECT_FALSE(amd.piecewise_on);
+    EXPECT_NE(amd.piecewise_why.find("AMD GPU"), std::string::npos);
+
+    // a GPU given as a size: the vendor is not known, CUDA assumed, and said with both fractions
+    const kvfit::sglang_plan sized = kvfit::plan_sglang(qwen3, s, kvfit::parse_gpu_list("80GiB").front());
+    EXPECT_TRUE(sized.piecewise_on);
+    EXPECT_TRUE(named(sized, "the GPU's vendor is not known: CUDA assumed"));
+
+    // --piecewise-cuda-graph-max-tokens 2048: 42 sizes, 336 MiB
+    kvfit::sglang_settings small = s;
+    small.piecewise_cuda_graph_max_tokens = 2048;
+    const kvfit::sglang_plan sm = kvfit::plan_sglang(qwen3, small, h100);
+    EXPECT_EQ(sm.piecewise_graphs, 42u);
+    EXPECT_EQ(frac(sm), fmt::format("{:.3f}", kvfit::sglang_default_fraction(h100_total, 1, 1, false, "", 42)));
+
+    // MLA (DeepSeek-V3): on, up to 2048 tokens (use_mla_backend), and the later flat 1.5 GiB named; DSA (DeepSeek-V3.2):
+    // off as of April 2026, the later main's reading named
+    const kvfit::model_desc v3 = shared_config("deepseek-ai__DeepSeek-V3.json");
+    const kvfit::model_desc v32 = shared_config("deepseek-ai__DeepSeek-V3.2.json");
+    kvfit::sglang_settings tp8 = s;
+    tp8.tp = 8;
+    const kvfit::device_spec h200 = kvfit::parse_gpu_list("H200").front();
+    const kvfit::sglang_plan mla = kvfit::plan_sglang(v3, tp8, h200);
+    EXPECT_TRUE(mla.piecewise_on);
+    EXPECT_EQ(mla.piecewise_max_tokens, 2048u);
+    EXPECT_EQ(mla.piecewise_graphs, 42u);
+    EXPECT_TRUE(named(mla, "a flat 1,536 MiB"));
+    const kvfit::sglang_plan dsa = kvfit::plan_sglang(v32, tp8, h200);
+    EXPECT_FALSE(dsa.piecewise_on);
+    EXPECT_NE(dsa.piecewise_why.find("DSA"), std::string::npos);
+    EXPECT_TRUE(named(dsa, "PR #23351"));
+    EXPECT_EQ(frac(dsa), fmt::format("{:.3f}", kvfit::sglang_default_fraction(h200.reported_bytes, 8, 1, false)));
+    // Llama-4 (Llama4ForConditionalGeneration, a vision tower in its config): SGLang serves it text-only unless
+    // --enable-multimodal, so the multimodal rule does not apply: on, and said
+    const kvfit::model_desc l4 = shared_config("meta-llama__Llama-4-Scout-17B-16E-Instruct.json");
+    ASSERT_EQ(l4.hf_architecture, "Llama4ForConditionalGeneration");
+    const kvfit::sglang_plan scout = kvfit::plan_sglang(l4, tp8, h200);
+    EXPECT_TRUE(scout.piecewise_on) << scout.piecewise_why;
+    EXPECT_TRUE(named(scout, "mm_disabled_models"));
+
+    // a given fraction: nothing reserved, the decision still shown
+    kvfit::sglang_settings given = s;
+    given.mem_fraction_static = 0.8;
+    const kvfit::sglang_plan g = kvfit::plan_sglang(qwen3, given, h100);
+    EXPECT_TRUE(g.piecewise_on);
+    EXPECT_EQ(g.piecewise_reserve_bytes, 0u);
+}
+
+// The flags reach the plan through the CLI and its JSON: --disable-piecewise-cuda-graph on Qwen3-8B / B200 gives
+// 0.857, the default 0.854; detail.piecewise_cuda_graph and the constant say why.
+TEST(serving_cases, sglang_piecewise_flags_through_the_cli) {
+    using kvfit::test::run_kvfit;
+    const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3-8B.json --runtime sglang --gpu B200";
+    const auto on = run_kvfit(cfg + " --json");
+    ASSERT_EQ(on.status, 0) << on.err;
+    const auto j = nlohmann::json::parse(on.out);
+    const auto & d = j.at("detail");
+    EXPECT_EQ(fmt::format("{:.3f}", d.at("settings").at("mem_fraction_static").get<double>()), "0.854");
+    EXPECT_TRUE(d.at("piecewise_cuda_graph").at("enabled").get<bool>());
+    EXPECT_EQ(d.at("piecewise_cuda_graph").at("capture_sizes").get<uint32_t>(), 74u);
+    EXPECT_EQ(d.at("piecewise_cuda_graph").at("reserve_bytes").get<uint64_t>(), 592 * MiB);
+    bool constant = false;
+    for (const auto & c : d.at("constants")) constant |= c.at("name") == "piecewise CUDA graphs" && c.at("bytes") == 592 * MiB;
+    EXPECT_TRUE(constant);
+    const auto off = run_kvfit(cfg + " --disable-piecewise-cuda-graph --json");
+    ASSERT_EQ(off.status, 0) << off.err;
+    const auto k = nlohmann::json::parse(off.out).at("detail");
+    EXPECT_EQ(fmt::format("{:.3f}", k.at("settings").at("mem_fraction_static").get<double>()), "0.857");
+    EXPECT_FALSE(k.at("piecewise_cuda_graph").at("enabled").get<bool>());
+    const auto text = run_kvfit(cfg + " --piecewise-cuda-graph-max-tokens 4096");
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_NE(text.out.find("piecewise CUDA graphs on, 50 sizes up to 4,096 tokens: on by default in SGLang main of 2026: no rule of "
+                            "_handle_piecewise_cuda_graph applies; 400 MiB in the default fraction's reserve"),
+              std::string::npos) << text.out;
+    const auto help = run_kvfit("--runtime sglang --help");
+    EXPECT_NE(help.out.find("--disable-piecewise-cuda-graph"), std::string::npos);
+    EXPECT_NE(help.out.find("--piecewise-cuda-graph-max-tokens"), std::string::npos);
 }
 
 // SGLang caps running requests of a hybrid model by its mamba slots: max_mamba_cache_size // ratio, ratio 3 with the

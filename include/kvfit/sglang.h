@@ -46,6 +46,15 @@ struct sglang_settings {
     /// extra_buffer_lazy; the mamba slots each running request is reserved (_calculate_mamba_ratio: 3, 5, 4; 1 with
     /// --disable-radix-cache). auto: no_buffer without speculative decoding, extra_buffer with it (see plan_sglang).
     std::string mamba_radix_cache_strategy = "auto";
+    /// --disable-piecewise-cuda-graph: no piecewise (prefill) CUDA graphs, so no len(piecewise_cuda_graph_tokens) x
+    /// 8 MiB in the default fraction's reserve (server_args.py _handle_gpu_memory_settings)
+    bool disable_piecewise_cuda_graph = false;
+    /// --enforce-piecewise-cuda-graph: piecewise graphs on whatever _handle_piecewise_cuda_graph's auto-disable rules
+    /// say (it returns before them; it wins over --disable-piecewise-cuda-graph)
+    bool enforce_piecewise_cuda_graph = false;
+    /// --piecewise-cuda-graph-max-tokens: the largest captured token count; 0 = SGLang's default, chunked_prefill_size
+    /// (from the GPU's memory, 2048 to 16384) or 2048 for MLA models (server_args.py, PR #15927)
+    uint32_t piecewise_cuda_graph_max_tokens = 0;
     /// The weights per rank as a log states them ("Load weight end. ... mem usage=X GB", `kvfit explain`); unset = the
     /// model's weights split over --tp (rank_weights)
     std::optional<uint64_t> weights_bytes;
@@ -81,19 +90,61 @@ struct sglang_plan {
     uint32_t mamba_ratio = 0;            ///< mamba slots reserved per running request (_calculate_mamba_ratio)
     std::string mamba_strategy;          ///< the mamba radix-cache strategy as resolved (hybrids with the radix cache on)
     uint64_t context_length = 0;
+    /// Piecewise (prefill) CUDA graphs as SGLang decides them (sglang_piecewise_cuda_graph): on or off and why, the
+    /// capture list; `piecewise_reserve_bytes` is what the default fraction's reserve holds for them (0 when they are
+    /// off or --mem-fraction-static is given)
+    bool piecewise_on = false;
+    uint32_t piecewise_max_tokens = 0, piecewise_graphs = 0;
+    uint64_t piecewise_reserve_bytes = 0;
+    std::string piecewise_why;
     std::vector<std::string> errors, warnings, notes;
     std::vector<std::string> assumptions; ///< kvfit constants the verdict rests on (runtime_plan::assumptions)
     bool fits() const { return errors.empty(); }
 };
+
+/// SGLang's piecewise (prefill) CUDA graphs as server_args.py decides them before it sizes the default
+/// --mem-fraction-static (__post_init__ calls _handle_piecewise_cuda_graph, then _handle_gpu_memory_settings).
+struct sglang_piecewise {
+    bool on = false;             ///< captured: their reserve is in the default fraction
+    uint32_t max_tokens = 0;     ///< piecewise_cuda_graph_max_tokens (tokens)
+    uint32_t graphs = 0;         ///< len(piecewise_cuda_graph_tokens): the capture sizes up to max_tokens (also when off)
+    std::string why;             ///< the rule that decided it, with its source ("--disable-piecewise-cuda-graph",
+                                 ///< "DP attention (_handle_piecewise_cuda_graph)", "on by default ...")
+    std::vector<std::string> notes; ///< what kvfit could not decide, each with the fraction the other reading gives
+};
+
+/// len(piecewise_cuda_graph_tokens) for a largest size of `max_tokens` tokens: _generate_piecewise_cuda_graph_tokens
+/// (server_args.py) captures 4..32 step 4, 48..256 step 16, 288..512 step 32, 576..1024 step 64, 1280..4096 step 256,
+/// then 4608 step 512, each up to max_tokens. 16384: 74 sizes; 8192: 58; 2048: 42; 0 for max_tokens below 4.
+uint32_t sglang_piecewise_capture_sizes(uint32_t max_tokens);
+
+/// Decide SGLang's piecewise CUDA graphs for `m` under `s` on `gpu` (SGLang main of 2026, as its reference startup
+/// log of 2026-04-27 shows them: on by default). Off with --disable-piecewise-cuda-graph; on with
+/// --enforce-piecewise-cuda-graph whatever else; otherwise off, as _handle_piecewise_cuda_graph turns them off, for a
+/// model class on configs/model_config.py's piecewise_cuda_graph_disabled_model_archs (Qwen3-Next, Bailing-V2.5,
+/// LLaDA, DeepSeek-V4; the DSA models DeepSeek-V3.2 and GLM-5 as of April 2026), --enable-dp-attention, a non-CUDA GPU
+/// (AMD, Apple), a multimodal model (multimodal_model_archs, or a vision tower) and a GGUF checkpoint. The largest
+/// size is --piecewise-cuda-graph-max-tokens, else 2048 for MLA models, else chunked_prefill_size from the GPU's
+/// memory. `spec_algorithm` is the resolved speculative algorithm ("" = none). What kvfit cannot decide (an unknown
+/// model class or GPU vendor, a rule of another SGLang release) is in `notes`.
+sglang_piecewise sglang_piecewise_cuda_graph(const model_desc & m, const sglang_settings & s, const device_spec & gpu,
+                                             const std::string & spec_algorithm = "");
 
 /// SGLang's default --mem-fraction-static for a GPU of `gpu_bytes` (server_args._handle_gpu_memory_settings; see
 /// docs/rules/sglang-frontier.md §2): round((mem - reserved) / mem, 3), reserved in MiB = 512 + 1.5 x
 /// max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + tp/8 x 1024 (+ DP attention terms), at least 10240 above
 /// 60 GiB. H100 80 GB (81,559 MiB) TP 1: 0.835; H200 TP 8: 0.897; B200 TP 8 DP 8 with DP attention: 0.751.
 /// With speculative decoding the reserve grows by 6144 MiB for STANDALONE and 2048 MiB for the other algorithms, after
-/// the 10240 floor (`spec_algorithm` as resolved, "" = none).
+/// the 10240 floor (`spec_algorithm` as resolved, "" = none). `piecewise_graphs` is len(piecewise_cuda_graph_tokens)
+/// when piecewise CUDA graphs are on (sglang_piecewise_cuda_graph), 0 when off: 8 MiB each, before the floor
+/// ("Only calculate the memory overhead for Non-Torch Memory use"); Qwen3-8B on a B200 (183,359 MiB), 74 graphs:
+/// 0.854 where 0 gives 0.857.
 double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention,
-                               const std::string & spec_algorithm = "");
+                               const std::string & spec_algorithm = "", uint32_t piecewise_graphs = 0);
+
+/// chunked_prefill_size as server_args._handle_gpu_memory_settings sets it from the GPU's memory (`gpu_bytes`, the
+/// nvidia-smi total): 2048 below 35 GiB, 4096 below 60 GiB, 8192 below 160 GiB, else 16384. Tokens.
+uint32_t sglang_default_chunked_prefill_size(uint64_t gpu_bytes);
 
 /// SGLang's context length when --context-length is not given (python/sglang/srt/utils/hf_transformers_utils.py
 /// get_context_length): max_position_embeddings x rope_scaling's factor, unless rope_scaling names
@@ -111,8 +162,9 @@ sglang_settings parse_sglang_flags(const flag_values & f);
 
 /// The SGLang flags: --mem-fraction-static, --tp, --context-length, --max-running-requests, --kv-cache-dtype,
 /// --page-size, --max-mamba-cache-size, --mamba-full-memory-ratio, --disable-radix-cache, the speculative flags
-/// (--speculative-algorithm, --speculative-num-steps, --speculative-eagle-topk, --speculative-num-draft-tokens) and
-/// --mamba-radix-cache-strategy.
+/// (--speculative-algorithm, --speculative-num-steps, --speculative-eagle-topk, --speculative-num-draft-tokens),
+/// --mamba-radix-cache-strategy and the piecewise CUDA-graph flags (--disable-piecewise-cuda-graph,
+/// --enforce-piecewise-cuda-graph, --piecewise-cuda-graph-max-tokens).
 const std::vector<flag_spec> & sglang_flags();
 
 /// The registry entry: plans one TP rank on the smallest GPU of the machine.

@@ -450,11 +450,16 @@ void explain_sglang(explanation & e, const serving_log & log, const model_desc &
     if (!fraction_stated && first_gpu(gpus)) {
         std::string spec = s.speculative_algorithm;
         std::transform(spec.begin(), spec.end(), spec.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+        if (spec == "NEXTN") spec = "EAGLE"; // _resolve_speculative_algorithm_alias
         const uint64_t cap = gpus.front().reported_bytes ? gpus.front().reported_bytes : gpus.front().memory_bytes;
-        s.mem_fraction_static = sglang_default_fraction(cap, s.tp, s.dp, s.enable_dp_attention, spec);
+        // the piecewise CUDA graphs SGLang captures hold 8 MiB each of its reserve (rules.cpp sglang_piecewise_cuda_graph)
+        const sglang_piecewise pw = sglang_piecewise_cuda_graph(m, s, gpus.front(), spec);
+        s.mem_fraction_static = sglang_default_fraction(cap, s.tp, s.dp, s.enable_dp_attention, spec, pw.on ? pw.graphs : 0);
         e.notes.push_back(fmt::format("--mem-fraction-static {:.3f}: not in the log; SGLang's default for {} ({} MiB, "
-                                      "server_args._handle_gpu_memory_settings)", s.mem_fraction_static, gpus.front().name,
-                                      cap >> 20));
+                                      "server_args._handle_gpu_memory_settings; piecewise CUDA graphs {})",
+                                      s.mem_fraction_static, gpus.front().name, cap >> 20,
+                                      pw.on ? fmt::format("on: {} x 8 MiB reserved", pw.graphs) : "off: " + pw.why));
+        e.notes.insert(e.notes.end(), pw.notes.begin(), pw.notes.end());
     }
 
     // the K buffer (MHATokenToKVPool: K and V of the pool's size + one page of padding x layers x heads x head_dim; one

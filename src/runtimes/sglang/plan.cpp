@@ -48,6 +48,11 @@ const std::vector<flag_spec> & sglang_flags() {
         {"--speculative-eagle-topk", "", "draft branches per step (default: SGLang's choice, 1)", t::count},
         {"--speculative-num-draft-tokens", "", "tokens verified per step (default: steps + 1 at topk 1)", t::count},
         {"--mamba-radix-cache-strategy", "", "auto no_buffer extra_buffer extra_buffer_lazy (default auto)", t::text, "STRATEGY"},
+        // piecewise (prefill) CUDA graphs: 8 MiB per captured size in the default fraction's reserve (rules.cpp
+        // sglang_piecewise_cuda_graph; server_args.py _handle_piecewise_cuda_graph, _handle_gpu_memory_settings)
+        {"--disable-piecewise-cuda-graph", "", "no piecewise CUDA graphs (default: on, unless SGLang turns them off)", t::boolean},
+        {"--enforce-piecewise-cuda-graph", "", "piecewise CUDA graphs whatever SGLang's auto-disable rules say", t::boolean},
+        {"--piecewise-cuda-graph-max-tokens", "", "largest piecewise graph (default: chunked prefill size, 2048 for MLA)", t::count},
     };
     return v;
 }
@@ -77,6 +82,10 @@ sglang_settings parse_sglang_flags(const flag_values & f) {
     s.speculative_num_steps = count("--speculative-num-steps", text("speculative_num_steps"), 0, 64);
     s.speculative_eagle_topk = count("--speculative-eagle-topk", text("speculative_eagle_topk"), 0, 64);
     s.speculative_num_draft_tokens = count("--speculative-num-draft-tokens", text("speculative_num_draft_tokens"), 0, 1024);
+    s.disable_piecewise_cuda_graph = f.boolean("disable_piecewise_cuda_graph");
+    s.enforce_piecewise_cuda_graph = f.boolean("enforce_piecewise_cuda_graph");
+    s.piecewise_cuda_graph_max_tokens = count("--piecewise-cuda-graph-max-tokens", text("piecewise_cuda_graph_max_tokens"), 0,
+                                              1u << 24);
     if (!text("mamba_radix_cache_strategy").empty()) {
         const std::string v = text("mamba_radix_cache_strategy");
         if (v != "auto" && v != "no_buffer" && v != "extra_buffer" && v != "extra_buffer_lazy") {
@@ -109,6 +118,9 @@ std::string sglang_command(const model_desc & m, const sglang_plan & p) {
     if (s.disable_radix_cache) c += " --disable-radix-cache";
     if (s.swa_full_tokens_ratio_given) c += fmt::format(" --swa-full-tokens-ratio {}", s.swa_full_tokens_ratio);
     if (s.mamba_radix_cache_strategy != "auto") c += " --mamba-radix-cache-strategy " + s.mamba_radix_cache_strategy;
+    if (s.disable_piecewise_cuda_graph) c += " --disable-piecewise-cuda-graph";
+    if (s.enforce_piecewise_cuda_graph) c += " --enforce-piecewise-cuda-graph";
+    if (s.piecewise_cuda_graph_max_tokens) c += fmt::format(" --piecewise-cuda-graph-max-tokens {}", s.piecewise_cuda_graph_max_tokens);
     if (!p.spec_algorithm.empty()) {
         c += fmt::format(" --speculative-algorithm {} --speculative-num-steps {} --speculative-eagle-topk {} "
                          "--speculative-num-draft-tokens {}", s.speculative_algorithm, p.spec_num_steps, p.spec_eagle_topk,
@@ -163,6 +175,10 @@ json detail_json(const sglang_plan & p) {
             j["mamba_radix_cache_strategy"] = p.mamba_strategy;
         }
     }
+    // piecewise (prefill) CUDA graphs as SGLang decides them, and what the default fraction's reserve holds for them
+    j["piecewise_cuda_graph"] = {{"enabled", p.piecewise_on}, {"max_tokens", p.piecewise_max_tokens},
+                                 {"capture_sizes", p.piecewise_graphs}, {"reserve_bytes", p.piecewise_reserve_bytes},
+                                 {"why", p.piecewise_why}};
     j["pre_load_overhead_bytes"] = s.pre_load_overhead_bytes.value_or(k_default_pre_load_overhead);
     j["constants"] = json::array();
     j["constants"].push_back({{"name", "CUDA context"}, {"bytes", s.pre_load_overhead_bytes.value_or(k_default_pre_load_overhead)},
@@ -172,6 +188,14 @@ json detail_json(const sglang_plan & p) {
     j["constants"].push_back({{"name", "swa_full_tokens_ratio"}, {"value", s.swa_full_tokens_ratio},
                               {"basis", s.swa_full_tokens_ratio_given ? "given" : "rule"},
                               {"source", "server_args.py swa_full_tokens_ratio: float = 0.8"}, {"how", ""}});
+    if (!p.fraction_given) { // a term of the default fraction's reserve only when kvfit derives that fraction
+        j["constants"].push_back({{"name", "piecewise CUDA graphs"}, {"bytes", p.piecewise_reserve_bytes}, {"basis", "rule"},
+                                  {"source", "server_args.py _handle_gpu_memory_settings: len(piecewise_cuda_graph_tokens) "
+                                             "x 8 MiB; _handle_piecewise_cuda_graph"},
+                                  {"how", p.piecewise_on ? fmt::format("{} sizes up to {} tokens x 8 MiB: {}", p.piecewise_graphs,
+                                                                       p.piecewise_max_tokens, p.piecewise_why)
+                                                         : "off: " + p.piecewise_why}});
+    }
     j["constants"].push_back({{"name", "mem_fraction_static"}, {"value", s.mem_fraction_static},
                               {"basis", p.fraction_given ? "given" : "rule"},
                               {"source", "server_args.py _handle_gpu_memory_settings"}, {"how", ""}});
@@ -221,6 +245,20 @@ std::vector<plan_section> sections_of(const sglang_plan & p) {
                              detail::count_figure("mamba_ratio", p.mamba_ratio, "slots per request",
                                                   "server_args.py _calculate_mamba_ratio")});
         }
+    }
+    { // piecewise (prefill) CUDA graphs: their share of the default fraction's reserve (rules.cpp)
+        const std::string what = p.piecewise_on ? fmt::format("on, {} sizes up to {} tokens", p.piecewise_graphs,
+                                                              with_commas(p.piecewise_max_tokens))
+                                                : "off";
+        const std::string reserve = p.fraction_given ? "not counted: --mem-fraction-static given"
+                                  : p.piecewise_on ? fmt::format("{} MiB in the default fraction's reserve",
+                                                                 p.piecewise_reserve_bytes >> 20)
+                                                   : "none in the default fraction's reserve";
+        detail::add_row(out, fmt::format("piecewise CUDA graphs {}: {}; {}", what, p.piecewise_why, reserve),
+                        {detail::count_figure("piecewise_cuda_graphs", p.piecewise_on ? p.piecewise_graphs : 0, "graphs",
+                                              "server_args.py _handle_piecewise_cuda_graph"),
+                         detail::size_figure("piecewise_reserve_bytes", p.piecewise_reserve_bytes,
+                                             "server_args.py _handle_gpu_memory_settings (8 MiB per graph)")});
     }
     detail::add_row(out, fmt::format("KV pool {} at {} B per token (cell_size)", detail::gib_text(uint64_t(p.kv_pool_bytes)),
                                      with_commas(p.cell_bytes)),

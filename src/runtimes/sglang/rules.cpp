@@ -282,19 +282,182 @@ uint32_t resolve_mamba_ratio(const model_desc & m, const sglang_settings & s, sg
     return st == "extra_buffer" ? 5 : st == "extra_buffer_lazy" ? 4 : 3;
 }
 
+// chunked_prefill_size and cuda_graph_max_bs as server_args._handle_gpu_memory_settings sets them from the GPU's
+// memory in MiB (get_device_memory_capacity): T4-class below 20 GiB, A10/4090 below 35, A100-40G/L40 below 60, H100 /
+// H200 below 160 (8192, 256 or 512 from TP 4), B200 / MI300 above (16384, 512)
+struct sglang_gpu_defaults {
+    uint32_t chunk = 0, graph_bs = 0;
+};
+
+sglang_gpu_defaults gpu_defaults(double mem_mib, uint32_t tp) {
+    if (mem_mib < 20 * 1024) return {2048, 8};
+    if (mem_mib < 35 * 1024) return {2048, tp < 4 ? 24u : 80u};
+    if (mem_mib < 60 * 1024) return {4096, tp < 4 ? 32u : 160u};
+    if (mem_mib < 160 * 1024) return {8192, tp < 4 ? 256u : 512u};
+    return {16384, 512};
+}
+
+bool one_of(const std::string & cls, std::initializer_list<const char *> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char * n) { return cls == n; });
+}
+
+// configs/model_config.py multimodal_model_archs (sgl-project/sglang commit 001adf56, index id 57043996518): the
+// classes ModelConfig.is_multimodal is true for (with enable_multimodal, below), MiMoV2ForCausalLM only when its
+// config has a vision_config
+bool multimodal_class(const std::string & cls) {
+    return one_of(cls, {"CLIPModel", "Cohere2VisionForConditionalGeneration", "DeepseekVL2ForCausalLM",
+                        "Ernie4_5_VLMoeForConditionalGeneration", "Gemma3ForConditionalGeneration",
+                        "Gemma3nForConditionalGeneration", "Gemma4ForConditionalGeneration",
+                        "Gemma4UnifiedForConditionalGeneration", "Glm4vForConditionalGeneration",
+                        "Glm4vMoeForConditionalGeneration", "GlmOcrForConditionalGeneration",
+                        "GlmAsrForConditionalGeneration", "Grok1VForCausalLM", "Grok1AForCausalLM", "LlavaLlamaForCausalLM",
+                        "Llama4ForConditionalGeneration", "LlavaMistralForCausalLM", "LlavaQwenForCausalLM",
+                        "LlavaForConditionalGeneration", "LlavaVidForCausalLM", "Lfm2VlForConditionalGeneration",
+                        "LightOnOCRForConditionalGeneration", "MiMoV2ForCausalLM", "MiMoV2ASRForCausalLM", "MiniCPMO",
+                        "MiniCPMV",
+                        "Mistral3ForConditionalGeneration", "MultiModalityCausalLM", "MllamaForConditionalGeneration",
+                        "MossVLForConditionalGeneration", "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
+                        "PixtralForConditionalGeneration", "Qwen2AudioForConditionalGeneration",
+                        "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
+                        "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+                        "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+                        "InternS2PreviewForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
+                        "Qwen3OmniMoeForConditionalGeneration", "KimiVLForConditionalGeneration", "InternVLChatModel",
+                        "InternS1ForConditionalGeneration", "InternS1ProForConditionalGeneration", "Phi4MMForCausalLM",
+                        "VoxtralForConditionalGeneration", "WhisperForConditionalGeneration",
+                        "Step3VLForConditionalGeneration", "POINTSV15ChatModel", "DotsVLMForCausalLM", "DotsOCRForCausalLM",
+                        "Sarashina2VisionForCausalLM", "NVILAForConditionalGeneration",
+                        "NVILALiteForConditionalGeneration", "DeepseekOCRForCausalLM", "JetVLMForConditionalGeneration",
+                        "PaddleOCRVLForConditionalGeneration", "MiDashengLMModel", "StepVLForConditionalGeneration",
+                        "Step3p7ForConditionalGeneration", "KimiK25ForConditionalGeneration"});
+}
+
 } // namespace
 
+uint32_t sglang_default_chunked_prefill_size(uint64_t gpu_bytes) { return gpu_defaults(double(gpu_bytes >> 20), 1).chunk; }
+
+uint32_t sglang_piecewise_capture_sizes(uint32_t max_tokens) {
+    // server_args.py _generate_piecewise_cuda_graph_tokens (index id 271536807; the same ladder as
+    // _generate_prefill_cuda_graph_batch_sizes of late 2026, index id 61620183500): each range up to max_tokens
+    struct step {
+        uint32_t from, to, by;
+    };
+    static constexpr step ladder[] = {{4, 32, 4},      {48, 256, 16},     {288, 512, 32},
+                                      {576, 1024, 64}, {1280, 4096, 256}, {4608, UINT32_MAX, 512}};
+    uint32_t n = 0;
+    for (const step & r : ladder) {
+        const uint32_t hi = std::min(r.to, max_tokens);
+        if (hi >= r.from) n += (hi - r.from) / r.by + 1;
+    }
+    return n;
+}
+
+sglang_piecewise sglang_piecewise_cuda_graph(const model_desc & m, const sglang_settings & s, const device_spec & gpu,
+                                             const std::string & spec_algorithm) {
+    // SGLang main of 2026 (docs/rules/sglang-frontier.md §2): piecewise graphs are on by default
+    // (disable_piecewise_cuda_graph = False since PR #16331, "Piecewise Cuda Graph set default"; SGLang's reference log
+    // of 2026-04-27 captures 74 of them for Qwen3-8B), and server_args.__post_init__ runs _handle_piecewise_cuda_graph
+    // (line 778 of a 2026 build) before _handle_gpu_memory_settings, whose reserve counts them only when they stay on.
+    sglang_piecewise pw;
+    const uint64_t capacity = gpu.reported_bytes ? gpu.reported_bytes : gpu.memory_bytes;
+    const bool mla = m.count(layer_kind::mla) > 0;
+    // piecewise_cuda_graph_max_tokens: chunked_prefill_size, or 2048 when use_mla_backend() ("the introduction of
+    // piecewise cuda graph will influence the kernel dispatch", PR #15927)
+    pw.max_tokens = s.piecewise_cuda_graph_max_tokens ? s.piecewise_cuda_graph_max_tokens
+                  : mla ? 2048u : sglang_default_chunked_prefill_size(capacity);
+    pw.graphs = sglang_piecewise_capture_sizes(pw.max_tokens);
+    const std::string cls = sglang_model_class(m);
+    const bool gguf = m.hf_architecture.empty() && !m.gguf_architecture.empty() && m.architecture == m.gguf_architecture;
+    // the fraction another reading gives (graphs 0: piecewise off), for the notes: never a silent choice
+    const auto fraction = [&](uint32_t graphs) {
+        return fmt::format("{:.3f}", sglang_default_fraction(capacity, s.tp, s.dp, s.enable_dp_attention, spec_algorithm,
+                                                             graphs));
+    };
+    // _handle_piecewise_cuda_graph (server_args.py, 2026 main; index id 61947715295 quotes lines 1342-1412): the
+    // enforce flag returns before the rules; each rule only sets disable_piecewise_cuda_graph = True
+    const bool dsa = one_of(cls, {"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"}) || is_dsa(m);
+    const bool mm_off_by_default = one_of(cls, {"Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration",
+                                                "Step3VLForConditionalGeneration"});
+    const bool mm_listed = multimodal_class(cls) && (cls != "MiMoV2ForCausalLM" || m.vision.present());
+    const bool mm = !mm_off_by_default && (mm_listed || (m.vision.present() && !gguf));
+    if (s.enforce_piecewise_cuda_graph) {
+        pw.on = true;
+        pw.why = "--enforce-piecewise-cuda-graph (_handle_piecewise_cuda_graph returns before its auto-disable rules)";
+    } else if (s.disable_piecewise_cuda_graph) {
+        pw.why = "--disable-piecewise-cuda-graph";
+    } else if (one_of(cls, {"Qwen3NextForCausalLM", "BailingMoeV2_5ForCausalLM", "LLaDAModelLM", "DeepseekV4ForCausalLM",
+                            "DeepseekV4ForCausalLMNextN"})) {
+        pw.why = fmt::format("{} is on piecewise_cuda_graph_disabled_model_archs (configs/model_config.py)", cls);
+    } else if (dsa) {
+        // the list of April 2026 (with is_deepseek_dsa; configs/model_config.py as quoted in index id 63303718273:
+        // DeepseekV32ForCausalLM, Qwen3NextForCausalLM, GlmMoeDsaForCausalLM, BailingMoeV2_5ForCausalLM, LLaDAModelLM);
+        // SGLang PR #23351 made the DSA prefill capturable and took the DSA classes off it (commit 001adf56's list)
+        pw.why = "a DSA model (DeepSeek-V3.2, GLM-5): on piecewise_cuda_graph_disabled_model_archs / "
+                 "is_deepseek_dsa in SGLang main of April 2026 (configs/model_config.py)";
+        pw.notes.push_back(fmt::format("piecewise CUDA graphs of a DSA model: off in SGLang main of April 2026, which kvfit "
+                                       "plans; later main (PR #23351) captures them ({} sizes up to {} tokens): default "
+                                       "fraction {} there, not {}", pw.graphs, pw.max_tokens, fraction(pw.graphs), fraction(0)));
+    } else if (s.enable_dp_attention) {
+        // the flag as given: _handle_data_parallelism, which drops DP attention at --dp 1, runs later
+        pw.why = "--enable-dp-attention (_handle_piecewise_cuda_graph: DP attention)";
+    } else if (gpu.vendor == "AMD" || gpu.vendor == "Apple") {
+        pw.why = fmt::format("a {} GPU (_handle_piecewise_cuda_graph: non-CUDA hardware, is_hip / is_mps)", gpu.vendor);
+    } else if (mm) {
+        pw.why = mm_listed ? fmt::format("{} is multimodal (multimodal_model_archs; _handle_piecewise_cuda_graph: "
+                                         "multimodal models)", cls)
+                           : "a vision tower in the config (multimodal: ModelConfig's has_multimodal_subconfig; "
+                             "_handle_piecewise_cuda_graph: multimodal models)";
+        pw.notes.push_back(fmt::format("piecewise CUDA graphs off for a multimodal model (SGLang main of April 2026); later "
+                                       "main captures them for the multimodal classes it marks supported "
+                                       "(is_multimodal_piecewise_cuda_graph_supported, not read): default fraction {} "
+                                       "there, not {}", fraction(pw.graphs), fraction(0)));
+    } else if (gguf) {
+        pw.why = "a GGUF checkpoint (_handle_piecewise_cuda_graph: check_gguf_file)";
+    } else {
+        pw.on = true;
+        // the rules kvfit has no flag for (torch compile, PP, MoE A2A, LoRA, PD disaggregation, CPU offload, HiCache,
+        // ...) are off at SGLang's defaults, so they keep the graphs on
+        pw.why = "on by default in SGLang main of 2026: no rule of _handle_piecewise_cuda_graph applies";
+    }
+    if (mm_off_by_default && !s.enforce_piecewise_cuda_graph && !s.disable_piecewise_cuda_graph) {
+        pw.notes.push_back(fmt::format("{}: SGLang serves it text-only unless --enable-multimodal (configs/model_config.py "
+                                       "mm_disabled_models), so the multimodal rule does not turn piecewise CUDA graphs "
+                                       "off", cls));
+    }
+    if (cls.empty() && !gguf) {
+        pw.notes.push_back(fmt::format("the config names no model class (architectures): the piecewise CUDA-graph lists of "
+                                       "configs/model_config.py were not checked; piecewise graphs {} (default fraction "
+                                       "{} with them, {} without)", pw.on ? "on" : "off", fraction(pw.graphs), fraction(0)));
+    }
+    if (gpu.vendor.empty() && pw.on && !s.enforce_piecewise_cuda_graph) {
+        pw.notes.push_back(fmt::format("the GPU's vendor is not known: CUDA assumed, piecewise CUDA graphs on (default "
+                                       "fraction {}); on ROCm they are off ({})", fraction(pw.graphs), fraction(0)));
+    }
+    if (pw.on && !spec_algorithm.empty()) { // PR #22128, merged 2026-04-17 (index id 52358744796)
+        pw.notes.push_back(fmt::format("speculative decoding keeps piecewise CUDA graphs on since SGLang PR #22128 "
+                                       "(2026-04-17); earlier builds turned them off: default fraction {} there, not {}",
+                                       fraction(0), fraction(pw.graphs)));
+    }
+    if (pw.on && mla && !s.piecewise_cuda_graph_max_tokens) {
+        // server_args.py reserve_for_graph_mb (commit 001067ff, index id 61620183500): "MLA backend overhead is much
+        // higher than expected with fa3": 1.5 GiB in place of 8 MiB per graph
+        pw.notes.push_back(fmt::format("an MLA model: SGLang main of April 2026 reserves {} x 8 MiB for its piecewise "
+                                       "graphs; later main (reserve_for_graph_mb) a flat 1,536 MiB: default fraction {} "
+                                       "there, not {}", pw.graphs, fraction(1536 / 8), fraction(pw.graphs)));
+    }
+    return pw;
+}
+
 double sglang_default_fraction(uint64_t gpu_bytes, uint32_t tp, uint32_t dp, bool dp_attention,
-                               const std::string & spec_algorithm) {
+                               const std::string & spec_algorithm, uint32_t piecewise_graphs) {
     const double mem = double(gpu_bytes >> 20); // MiB, as get_device_memory_capacity returns it
-    uint32_t chunk = 0, graph_bs = 0;
-    if (mem < 20 * 1024) chunk = 2048, graph_bs = 8;
-    else if (mem < 35 * 1024) chunk = 2048, graph_bs = tp < 4 ? 24 : 80;
-    else if (mem < 60 * 1024) chunk = 4096, graph_bs = tp < 4 ? 32 : 160;
-    else if (mem < 160 * 1024) chunk = 8192, graph_bs = tp < 4 ? 256 : 512;
-    else chunk = 16384, graph_bs = 512;
+    const auto [chunk, graph_bs] = gpu_defaults(mem, tp);
     double reserved = 512 + std::max<uint32_t>(chunk, 2048) * 1.5 + graph_bs * 2.0 + double(tp) / 8 * 1024;
     if (dp_attention) reserved += graph_bs * dp * 3.0 + (graph_bs > 300 ? graph_bs * dp * 1.5 : 0.0);
+    // "For piecewise cuda graphs ... Only calculate the memory overhead for Non-Torch Memory use since the Torch Memory
+    // can be reused with Cuda Graph Capture": 8 MiB per captured size, before the floor (_handle_gpu_memory_settings,
+    // index id 271536807; reserve_for_graph_mb of late 2026, index id 61620183500)
+    reserved += double(piecewise_graphs) * 8;
     if (mem > 60 * 1024) reserved = std::max(reserved, 10240.0);
     // after the floor: "standalone draft model and cuda graphs" 6 GiB, "eagle draft models and cuda graphs" 2 GiB
     // (server_args._handle_gpu_memory_settings, index id 271536807)
@@ -328,17 +491,28 @@ sglang_plan plan_sglang(const model_desc & m, const sglang_settings & s_in, cons
     const uint32_t attn_tp = s.enable_dp_attention ? s.tp / s.dp : s.tp;
     resolve_speculative(m, s, p);
     p.fraction_given = s.mem_fraction_static != 0;
+    // piecewise (prefill) CUDA graphs: decided before the default fraction, whose reserve holds 8 MiB per captured size
+    const sglang_piecewise pw = sglang_piecewise_cuda_graph(m, s, gpu, p.spec_algorithm);
+    p.piecewise_on = pw.on, p.piecewise_max_tokens = pw.max_tokens, p.piecewise_graphs = pw.graphs;
+    p.piecewise_why = pw.why;
     if (s.mem_fraction_static == 0) {
         // get_device_memory_capacity reads nvidia-smi's memory.total (utils get_nvgpu_memory_capacity; on AMD torch's
         // total_memory): the table's reported figure when the GPU is a table row, else the memory given
         const uint64_t capacity = gpu.reported_bytes ? gpu.reported_bytes : gpu.memory_bytes;
-        s.mem_fraction_static = sglang_default_fraction(capacity, s.tp, s.dp, s.enable_dp_attention, p.spec_algorithm);
+        const uint32_t graphs = pw.on ? pw.graphs : 0;
+        p.piecewise_reserve_bytes = uint64_t(graphs) * 8 * (1ull << 20);
+        s.mem_fraction_static = sglang_default_fraction(capacity, s.tp, s.dp, s.enable_dp_attention, p.spec_algorithm,
+                                                        graphs);
         p.notes.push_back(fmt::format("--mem-fraction-static {:.3f}: SGLang's default for {} MiB at --tp {}{}{} "
-                                      "(server_args._handle_gpu_memory_settings; piecewise CUDA graphs not counted)",
+                                      "(server_args._handle_gpu_memory_settings; {})",
                                       s.mem_fraction_static, capacity >> 20, s.tp,
                                       s.enable_dp_attention ? fmt::format(" --dp {} with DP attention", s.dp) : "",
                                       p.spec_algorithm.empty() ? "" : p.spec_algorithm == "STANDALONE"
-                                          ? ", 6144 MiB more for the STANDALONE draft" : ", 2048 MiB more for the draft"));
+                                          ? ", 6144 MiB more for the STANDALONE draft" : ", 2048 MiB more for the draft",
+                                      pw.on ? fmt::format("piecewise CUDA graphs: {} sizes up to {} tokens x 8 MiB = {} MiB "
+                                                          "reserved, {}", pw.graphs, pw.max_tokens, graphs * 8, pw.why)
+                                            : fmt::format("piecewise CUDA graphs off, none reserved: {}", pw.why)));
+        p.notes.insert(p.notes.end(), pw.notes.begin(), pw.notes.end());
     }
     if (!(s.mem_fraction_static > 0 && s.mem_fraction_static < 1)) {
         throw error(fmt::format("--mem-fraction-static '{}': expected a number greater than 0 and below 1 (SGLang keeps "
