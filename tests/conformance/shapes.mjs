@@ -365,11 +365,12 @@ export const FAMILIES = {
             ["minimax-m2-s5", (nv) => minimaxM2(minimaxM2Config({ num_hidden_layers: 5, hidden_size: 2048,
                 num_attention_heads: 8, num_key_value_heads: 1, head_dim: 256, rotary_dim: 128, num_local_experts: 48,
                 intermediate_size: 256 }), nv), 512],
-            // synthetic: 4 layers, 1280 wide, 20 x 128 heads, 5 KV heads, rotary 96, 24 experts 640 wide (wider than
-            // n_embd / 2), a 1,024 vocabulary
+            // synthetic: 4 layers, 1280 wide, 20 x 128 heads, 5 KV heads, rotary 96, 24 experts 768 wide (wider than
+            // n_embd / 2), a 1,024 vocabulary. The expert width is not 32 x n_head: on the four shapes above it is,
+            // and the first fit took the experts' width for 32 x l_n_head (both held-out shapes would have been off)
             ["minimax-m2-s4", (nv) => minimaxM2(minimaxM2Config({ num_hidden_layers: 4, hidden_size: 1280,
                 num_attention_heads: 20, num_key_value_heads: 5, head_dim: 128, rotary_dim: 96, num_local_experts: 24,
-                intermediate_size: 640 }), nv), 1024],
+                intermediate_size: 768 }), nv), 1024],
         ],
         check: [
             // MiniMax-M2.5 at its real 200,064 vocabulary is held out through the suite grid's committed rows
