@@ -120,6 +120,29 @@ void expect_replayed_on_cpu(const nlohmann::json & cfg, const std::string & name
     EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value()) << name << ": " << why;
 }
 
+/// A model that lists no tensors (`config`, a config.json of ../shared/configs) is replayed through its family's template
+/// with every layer on the GPU, not estimated, and its compute buffers are the ones llama.cpp's scheduler gave the
+/// suite's GGUF of the same shape (`row_model`'s full-offload rows of measured/cuda-<release>.jsonl, flash attention on
+/// and off), in every release that has the family's template.
+void expect_config_replayed_as_measured(const std::string & config, const std::string & row_model) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/" + config, warn);
+    for (const auto & [rel_name, rel] : releases) {
+        if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + m.gguf_architecture + "." + rel_name + ".txt")) continue;
+        size_t n = 0;
+        for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
+            if (r["model"] != row_model || r["cls"] != "full" || !r.value("ok", false)) continue;
+            const kvfit::llamacpp_plan p = plan_of(m, r, rel);
+            const std::string where = config + " " + rel_name + " " + r["ctx"].dump();
+            ASSERT_TRUE(p.gpu_compute.replayed) << where << ": " << p.gpu_compute.why;
+            const std::vector<uint64_t> want = measured_compute(r, p.devices.size());
+            for (size_t d = 0; d < want.size(); ++d) EXPECT_EQ(p.gpu_compute.prompt_bytes.at(d), want[d]) << where << " device " << d;
+            ++n;
+        }
+        EXPECT_GE(n, 2u) << config << " " << rel_name; // flash attention on and off
+    }
+}
+
 } // namespace
 
 TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
@@ -195,21 +218,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
 // layer on the GPU, not estimated; its compute buffers are the ones llama.cpp's scheduler gave the suite's GGUF of
 // the same shape at the real vocabulary (measured/cuda-<release>.jsonl, qwen35moe-35b_v248320, full offload).
 TEST(cuda_sched, qwen35moe_config_json_replayed_as_measured) {
-    kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3.5-35B-A3B.json", warn);
-    for (const auto & [rel_name, rel] : releases) {
-        size_t n = 0;
-        for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
-            if (r["model"] != "qwen35moe-35b_v248320" || r["cls"] != "full" || !r.value("ok", false)) continue;
-            const kvfit::llamacpp_plan p = plan_of(m, r, rel);
-            const std::string where = std::string(rel_name) + " " + r["ctx"].dump();
-            ASSERT_TRUE(p.gpu_compute.replayed) << where << ": " << p.gpu_compute.why;
-            const std::vector<uint64_t> want = measured_compute(r, p.devices.size());
-            for (size_t d = 0; d < want.size(); ++d) EXPECT_EQ(p.gpu_compute.prompt_bytes.at(d), want[d]) << where << " device " << d;
-            ++n;
-        }
-        EXPECT_GE(n, 2u) << rel_name; // flash attention on and off
-    }
+    expect_config_replayed_as_measured("Qwen__Qwen3.5-35B-A3B.json", "qwen35moe-35b_v248320");
 }
 
 // MiniMax-M2.5's config.json (shared/configs/MiniMaxAI__MiniMax-M2.5.json: 62 layers, 48 x 128 query heads over a
@@ -219,23 +228,7 @@ TEST(cuda_sched, qwen35moe_config_json_replayed_as_measured) {
 // suite's GGUF of the same shape at the real 200,064 vocabulary, a vocabulary no recording used
 // (measured/cuda-<release>.jsonl, minimax-m2.5_v200064, full offload, flash attention on and off).
 TEST(cuda_sched, minimax_m2_5_config_json_replayed_as_measured) {
-    kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/MiniMaxAI__MiniMax-M2.5.json", warn);
-    ASSERT_EQ(m.gguf_architecture, "minimax-m2");
-    for (const auto & [rel_name, rel] : releases) {
-        if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/minimax-m2." + rel_name + ".txt")) continue;
-        size_t n = 0;
-        for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
-            if (r["model"] != "minimax-m2.5_v200064" || r["cls"] != "full" || !r.value("ok", false)) continue;
-            const kvfit::llamacpp_plan p = plan_of(m, r, rel);
-            const std::string where = std::string(rel_name) + " " + r["ctx"].dump();
-            ASSERT_TRUE(p.gpu_compute.replayed) << where << ": " << p.gpu_compute.why;
-            const std::vector<uint64_t> want = measured_compute(r, p.devices.size());
-            for (size_t d = 0; d < want.size(); ++d) EXPECT_EQ(p.gpu_compute.prompt_bytes.at(d), want[d]) << where << " device " << d;
-            ++n;
-        }
-        EXPECT_GE(n, 2u) << rel_name; // flash attention on and off
-    }
+    expect_config_replayed_as_measured("MiniMaxAI__MiniMax-M2.5.json", "minimax-m2.5_v200064");
 }
 
 // Every quantized-K/V row of the simulated-CUDA grid (measured/cuda-<release>.jsonl, ctx "q8": q8_0 K and V, -ngl all
@@ -401,21 +394,12 @@ TEST(cuda_sched, glm_dsa_siblings_replayed_or_named) {
 TEST(cuda_sched, minimax_m2_siblings_replayed_or_named) {
     const auto cfg = nlohmann::json::parse(kvfit::test::shared_config("MiniMaxAI__MiniMax-M2.5.json"));
     expect_replayed_on_cpu(cfg, "MiniMaxAI__MiniMax-M2.5.json");
-    auto sib = cfg;
-    sib["num_hidden_layers"] = 40;
-    sib["hidden_size"] = 4096;
-    sib["num_attention_heads"] = 32;
-    sib["num_key_value_heads"] = 4;
-    sib["head_dim"] = 192;
-    sib["rotary_dim"] = 96;
-    sib["num_local_experts"] = 128;
-    sib["intermediate_size"] = 1024;
-    expect_replayed_on_cpu(sib, "a MiniMax-M2 sibling (40 layers, 32 x 192 heads, 128 experts)");
-    auto top4 = cfg;
-    top4["num_experts_per_tok"] = 4;
-    expect_layer_kind_not_recorded(top4, "Fm4<^", "minimax-m2");
-    auto h96 = cfg;
-    h96["head_dim"] = 96;
+    const auto with = [&](const nlohmann::json & over) { auto c = cfg; c.merge_patch(over); return c; };
+    expect_replayed_on_cpu(with({{"num_hidden_layers", 40}, {"hidden_size", 4096}, {"num_attention_heads", 32}, {"num_key_value_heads", 4},
+                                 {"head_dim", 192}, {"rotary_dim", 96}, {"num_local_experts", 128}, {"intermediate_size", 1024}}),
+                           "a MiniMax-M2 sibling (40 layers, 32 x 192 heads, 128 experts)");
+    expect_layer_kind_not_recorded(with({{"num_experts_per_tok", 4}}), "Fm4<^", "minimax-m2");
+    const auto h96 = with({{"head_dim", 96}});
     kvfit::llamacpp_settings s;
     s.n_ctx = 4096;
     s.flash_attn = kvfit::flash_attn_mode::on;

@@ -19,6 +19,8 @@ import { glmDsa } from "./models_dsa.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/// A minimax-m2 shape: MiniMax-M2.5's config with the fields of `over` changed (FAMILIES["minimax-m2"])
+const mm2 = (over) => (nv) => minimaxM2(minimaxM2Config(over), nv);
 
 /// family -> {arch, base: the suite's model id (recorded with the full design), record: [[id, build, n_vocab]], check}
 export const FAMILIES = {
@@ -352,38 +354,38 @@ export const FAMILIES = {
             // synthetic, fitted on the full design of contexts (graph2.py: the first shape): 8 layers, 1536 wide,
             // 16 x 128 heads (queries 2,048 wider than n_embd, as M2.5's 6,144 over 3,072), 4 KV heads, rotary 64,
             // 32 experts 512 wide, a 1,024 vocabulary
-            ["minimax-m2-s8", (nv) => minimaxM2(minimaxM2Config({ num_hidden_layers: 8, hidden_size: 1536,
+            ["minimax-m2-s8", mm2({ num_hidden_layers: 8, hidden_size: 1536,
                 num_attention_heads: 16, num_key_value_heads: 4, head_dim: 128, rotary_dim: 64, num_local_experts: 32,
-                intermediate_size: 512 }), nv), 1024],
+                intermediate_size: 512 }), 1024],
             // synthetic: 6 layers, 1024 wide, 12 x 64 heads (queries narrower than n_embd), 2 KV heads, rotary 32,
             // 16 experts 384 wide
-            ["minimax-m2-s6", (nv) => minimaxM2(minimaxM2Config({ num_hidden_layers: 6, hidden_size: 1024,
+            ["minimax-m2-s6", mm2({ num_hidden_layers: 6, hidden_size: 1024,
                 num_attention_heads: 12, num_key_value_heads: 2, head_dim: 64, rotary_dim: 32, num_local_experts: 16,
-                intermediate_size: 384 }), nv), 512],
+                intermediate_size: 384 }), 512],
             // synthetic: 5 layers, 2048 wide, 8 x 256 heads (queries as wide as n_embd), one KV head, rotary 128 (half
             // the head, as M2.5's 64 of 128), 48 experts 256 wide
-            ["minimax-m2-s5", (nv) => minimaxM2(minimaxM2Config({ num_hidden_layers: 5, hidden_size: 2048,
+            ["minimax-m2-s5", mm2({ num_hidden_layers: 5, hidden_size: 2048,
                 num_attention_heads: 8, num_key_value_heads: 1, head_dim: 256, rotary_dim: 128, num_local_experts: 48,
-                intermediate_size: 256 }), nv), 512],
+                intermediate_size: 256 }), 512],
             // synthetic: 4 layers, 1280 wide, 20 x 128 heads, 5 KV heads, rotary 96, 24 experts 768 wide (wider than
             // n_embd / 2), a 1,024 vocabulary. The expert width is not 32 x n_head: on the four shapes above it is,
             // and the first fit took the experts' width for 32 x l_n_head (both held-out shapes would have been off)
-            ["minimax-m2-s4", (nv) => minimaxM2(minimaxM2Config({ num_hidden_layers: 4, hidden_size: 1280,
+            ["minimax-m2-s4", mm2({ num_hidden_layers: 4, hidden_size: 1280,
                 num_attention_heads: 20, num_key_value_heads: 5, head_dim: 128, rotary_dim: 96, num_local_experts: 24,
-                intermediate_size: 768 }), nv), 1024],
+                intermediate_size: 768 }), 1024],
         ],
         check: [
             // MiniMax-M2.5 at its real 200,064 vocabulary is held out through the suite grid's committed rows
             // (minimax-m2.5_v200064, measured/cuda-<release>.jsonl); not written here (a 200,064-token vocabulary)
             // synthetic: 9 layers, 2560 wide, 20 x 128 heads, 4 KV heads, rotary 64, 64 experts 768 wide, Llama 2's
             // vocabulary
-            ["minimax-m2-s9", (nv) => minimaxM2(minimaxM2Config({ num_hidden_layers: 9, hidden_size: 2560,
+            ["minimax-m2-s9", mm2({ num_hidden_layers: 9, hidden_size: 2560,
                 num_attention_heads: 20, num_key_value_heads: 4, head_dim: 128, rotary_dim: 64, num_local_experts: 64,
-                intermediate_size: 768 }), nv), 32000],
+                intermediate_size: 768 }), 32000],
             // synthetic: 7 layers, 1792 wide, 28 x 64 heads, 7 KV heads, rotary 32, 40 experts 448 wide, another vocabulary
-            ["minimax-m2-s7", (nv) => minimaxM2(minimaxM2Config({ num_hidden_layers: 7, hidden_size: 1792,
+            ["minimax-m2-s7", mm2({ num_hidden_layers: 7, hidden_size: 1792,
                 num_attention_heads: 28, num_key_value_heads: 7, head_dim: 64, rotary_dim: 32, num_local_experts: 40,
-                intermediate_size: 448 }), nv), 49152],
+                intermediate_size: 448 }), 49152],
         ],
     },
 };
