@@ -120,6 +120,29 @@ void expect_replayed_on_cpu(const nlohmann::json & cfg, const std::string & name
     EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value()) << name << ": " << why;
 }
 
+/// A model that lists no tensors (`config`, a config.json of ../shared/configs) is replayed through its family's template
+/// with every layer on the GPU, not estimated, and its compute buffers are the ones llama.cpp's scheduler gave the
+/// suite's GGUF of the same shape (`row_model`'s full-offload rows of measured/cuda-<release>.jsonl, flash attention on
+/// and off), in every release that has the family's template.
+void expect_config_replayed_as_measured(const std::string & config, const std::string & row_model) {
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/" + config, warn);
+    for (const auto & [rel_name, rel] : releases) {
+        if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + m.gguf_architecture + "." + rel_name + ".txt")) continue;
+        size_t n = 0;
+        for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
+            if (r["model"] != row_model || r["cls"] != "full" || !r.value("ok", false)) continue;
+            const kvfit::llamacpp_plan p = plan_of(m, r, rel);
+            const std::string where = config + " " + rel_name + " " + r["ctx"].dump();
+            ASSERT_TRUE(p.gpu_compute.replayed) << where << ": " << p.gpu_compute.why;
+            const std::vector<uint64_t> want = measured_compute(r, p.devices.size());
+            for (size_t d = 0; d < want.size(); ++d) EXPECT_EQ(p.gpu_compute.prompt_bytes.at(d), want[d]) << where << " device " << d;
+            ++n;
+        }
+        EXPECT_GE(n, 2u) << config << " " << rel_name; // flash attention on and off
+    }
+}
+
 } // namespace
 
 TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
@@ -170,7 +193,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 // tests/conformance/shapes.mjs FAMILIES base) are not held out
                 ++per_family[m.gguf_architecture];
                 if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b" && id != "gemma4-26b-a4b" &&
-                    id != "glm-5-idxtypes") {
+                    id != "glm-5-idxtypes" && id != "minimax-m2.5") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
                 }
@@ -182,7 +205,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
         // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
-        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa"}) {
+        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "minimax-m2"}) {
             if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + f + "." + rel_name + ".txt")) continue;
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
@@ -195,21 +218,17 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
 // layer on the GPU, not estimated; its compute buffers are the ones llama.cpp's scheduler gave the suite's GGUF of
 // the same shape at the real vocabulary (measured/cuda-<release>.jsonl, qwen35moe-35b_v248320, full offload).
 TEST(cuda_sched, qwen35moe_config_json_replayed_as_measured) {
-    kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3.5-35B-A3B.json", warn);
-    for (const auto & [rel_name, rel] : releases) {
-        size_t n = 0;
-        for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
-            if (r["model"] != "qwen35moe-35b_v248320" || r["cls"] != "full" || !r.value("ok", false)) continue;
-            const kvfit::llamacpp_plan p = plan_of(m, r, rel);
-            const std::string where = std::string(rel_name) + " " + r["ctx"].dump();
-            ASSERT_TRUE(p.gpu_compute.replayed) << where << ": " << p.gpu_compute.why;
-            const std::vector<uint64_t> want = measured_compute(r, p.devices.size());
-            for (size_t d = 0; d < want.size(); ++d) EXPECT_EQ(p.gpu_compute.prompt_bytes.at(d), want[d]) << where << " device " << d;
-            ++n;
-        }
-        EXPECT_GE(n, 2u) << rel_name; // flash attention on and off
-    }
+    expect_config_replayed_as_measured("Qwen__Qwen3.5-35B-A3B.json", "qwen35moe-35b_v248320");
+}
+
+// MiniMax-M2.5's config.json (shared/configs/MiniMaxAI__MiniMax-M2.5.json: 62 layers, 48 x 128 query heads over a
+// 3,072 residual, 8 KV heads, rotary 64 of 128, 256 experts top-8) lists no tensors; it is replayed through the
+// minimax-m2 template (data/graphs/minimax-m2.*: recorded on the suite's MiniMax-M2.5 at a 512 vocabulary and four
+// synthetic siblings) with every layer on the GPU, and its compute buffers are the ones llama.cpp's scheduler gave the
+// suite's GGUF of the same shape at the real 200,064 vocabulary, a vocabulary no recording used
+// (measured/cuda-<release>.jsonl, minimax-m2.5_v200064, full offload, flash attention on and off).
+TEST(cuda_sched, minimax_m2_5_config_json_replayed_as_measured) {
+    expect_config_replayed_as_measured("MiniMaxAI__MiniMax-M2.5.json", "minimax-m2.5_v200064");
 }
 
 // Every quantized-K/V row of the simulated-CUDA grid (measured/cuda-<release>.jsonl, ctx "q8": q8_0 K and V, -ngl all
@@ -364,6 +383,33 @@ TEST(cuda_sched, glm_dsa_siblings_replayed_or_named) {
     auto top4 = cfg;
     top4["num_experts_per_tok"] = 4;
     expect_layer_kind_not_recorded(top4, "MI128m4<MI128d", "glm-dsa");
+}
+
+// MiniMax-M2.5's config.json and an unseen sibling of it (another layer count, width, head count and width, rotary
+// width, expert count and width: MiniMax-M2-shaped, none of them a recorded shape) are replayed on the CPU build; what
+// the minimax-m2 template was not recorded on is named, not guessed: another experts-used count (the number of adds in
+// each layer's graph, llama-graph.cpp build_moe_ffn) is a layer kind never recorded, and a q8_0 cache of 96-wide heads
+// (not rotated: llama_kv_cache::build_input_k_rot rotates heads a multiple of 64 only, and every recorded shape's heads
+// are) is a variant never recorded.
+TEST(cuda_sched, minimax_m2_siblings_replayed_or_named) {
+    const auto cfg = nlohmann::json::parse(kvfit::test::shared_config("MiniMaxAI__MiniMax-M2.5.json"));
+    expect_replayed_on_cpu(cfg, "MiniMaxAI__MiniMax-M2.5.json");
+    const auto with = [&](const nlohmann::json & over) { auto c = cfg; c.merge_patch(over); return c; };
+    expect_replayed_on_cpu(with({{"num_hidden_layers", 40}, {"hidden_size", 4096}, {"num_attention_heads", 32}, {"num_key_value_heads", 4},
+                                 {"head_dim", 192}, {"rotary_dim", 96}, {"num_local_experts", 128}, {"intermediate_size", 1024}}),
+                           "a MiniMax-M2 sibling (40 layers, 32 x 192 heads, 128 experts)");
+    expect_layer_kind_not_recorded(with({{"num_experts_per_tok", 4}}), "Fm4<^", "minimax-m2");
+    const auto h96 = with({{"head_dim", 96}});
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    s.type_k = kvfit::ggml_type_from_name("q8_0");
+    s.type_v = kvfit::ggml_type_from_name("q8_0");
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(h96.dump(), "h96.json", warn);
+    std::string why;
+    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value());
+    EXPECT_NE(why.find("no scheduler graph recorded for quant K/V with flash attention on"), std::string::npos) << why;
 }
 
 TEST(cuda_sched, gemma4_siblings_with_unrecorded_layer_kinds_are_not_replayed) {

@@ -247,12 +247,14 @@ function step35_3_7_flash(n_vocab, { withMtp = false } = {}) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// MiniMax-M2.5: shared/configs/MiniMaxAI__MiniMax-M2.5.json. conversion/minimax.py MiniMaxM2Model;
-// src/models/minimax-m2.cpp. 62 full-attention layers, 48 q / 8 KV heads x 128, per-layer q/k norm over the whole
-// projection (qk_norm_type per_layer), 256 experts top-8 (intermediate 1536), sigmoid router with bias, rotary_dim
-// 64. No sliding window; the converter writes no MTP blocks (use_mtp / num_mtp_modules are ignored).
-function minimax_m2_5(n_vocab) {
-    const c = JSON.parse(fs.readFileSync(path.join(sharedConfigs(), "MiniMaxAI__MiniMax-M2.5.json"), "utf8"));
+// MiniMax-M2.x (minimax-m2): conversion/minimax.py MiniMaxM2Model; src/models/minimax-m2.cpp. minimaxM2(c, n_vocab)
+// builds any shape of the family from an HF config `c` (the field names of shared/configs/MiniMaxAI__MiniMax-M2.5.json):
+// num_hidden_layers full-attention layers, num_attention_heads q / num_key_value_heads KV heads x head_dim, per-layer q/k
+// norm over the whole projection (qk_norm_type per_layer: attn_q_norm [n_head x head_dim], attn_k_norm [n_kv x
+// head_dim]), num_local_experts experts top-num_experts_per_tok (intermediate_size wide), sigmoid router with bias
+// (expert_gating_func 2, exp_probs_b), partial rotary (rotary_dim of head_dim). No sliding window; the converter writes
+// no MTP blocks (use_mtp / num_mtp_modules are ignored).
+export function minimaxM2(c, n_vocab) {
     const n_layer = c.num_hidden_layers, n_embd = c.hidden_size, n_head = c.num_attention_heads, nkv = c.num_key_value_heads;
     const hd = c.head_dim, E = c.num_local_experts, F = c.intermediate_size;
     const b = new Builder("minimax-m2");
@@ -275,6 +277,15 @@ function minimax_m2_5(n_vocab) {
     }
     return b;
 }
+
+/// MiniMax-M2.5's config (shared/configs/MiniMaxAI__MiniMax-M2.5.json) with the fields of `over` changed: the
+/// synthetic siblings of tests/conformance/shapes.mjs FAMILIES["minimax-m2"].
+export function minimaxM2Config(over = {}) {
+    return { ...JSON.parse(fs.readFileSync(path.join(sharedConfigs(), "MiniMaxAI__MiniMax-M2.5.json"), "utf8")), ...over };
+}
+
+// MiniMax-M2.5: 62 full-attention layers, 48 q / 8 KV heads x 128, 256 experts top-8 (intermediate 1536), rotary_dim 64.
+const minimax_m2_5 = (n_vocab) => minimaxM2(minimaxM2Config(), n_vocab);
 
 function sharedConfigs() {
     return process.env.KVFIT_SHARED_CONFIGS ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/configs");

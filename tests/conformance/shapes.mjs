@@ -14,11 +14,13 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { llama, qwen35, qwen35moe, gpt_oss } from "./models.mjs";
-import { gemma4, gemma4Config } from "./models_swa.mjs";
+import { gemma4, gemma4Config, minimaxM2, minimaxM2Config } from "./models_swa.mjs";
 import { glmDsa } from "./models_dsa.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/// A minimax-m2 shape: MiniMax-M2.5's config with the fields of `over` changed (FAMILIES["minimax-m2"])
+const mm2 = (over) => (nv) => minimaxM2(minimaxM2Config(over), nv);
 
 /// family -> {arch, base: the suite's model id (recorded with the full design), record: [[id, build, n_vocab]], check}
 export const FAMILIES = {
@@ -332,6 +334,58 @@ export const FAMILIES = {
             ["glm-dsa-f9", (nv) => glmDsa({ n_layer: 9, n_dense_lead: 3, n_embd: 2304, n_ff: 6144, n_head: 18,
                 q_lora: 576, kv_lora: 288, nope: 128, rope: 32, v: 112, n_expert: 64, n_ff_exp: 576, n_shared: 2,
                 indexer: { n_head: 64, top_k: 3072 } }, nv), 49152],
+        ],
+    },
+    // MiniMax-M2.x (minimax-m2: MiniMax-M2 / M2.1 / M2.5): full-attention GQA layers with a q/k RMS norm over all
+    // heads (attn_q_norm n_head x head_dim, attn_k_norm n_head_kv x head_dim), partial rotary (rotary_dim of head_dim),
+    // routed experts top-8 with a sigmoid router and its bias, no shared expert, no dense layer (src/models/minimax-m2.cpp).
+    // The base is the suite's MiniMax-M2.5 (models_swa.mjs, 62 layers, 256 experts), recorded beside the synthetic
+    // shapes; graph2.py gives the full design of contexts to the first shape below, not to the 62 layers. Its real
+    // 200,064 vocabulary is checked through the suite grid's committed rows (minimax-m2.5_v200064, measured/cuda-*.jsonl).
+    // /work/shared/configs holds no other minimax_m2 config, so the siblings are minimaxM2Config() with M2.5's
+    // dimensions changed: 4-10 layers, n_embd 1024-2560, 8-28 heads 64-256 wide (queries narrower than, as wide as and
+    // wider than n_embd), 1-7 KV heads, rotary 32-128 of the head, 16-256 experts 256-1,536 wide. Every shape routes
+    // to 8 experts (M2.5's top-k: graph_layer_sig "m8"), and every head width is a multiple of 64, as every published
+    // MiniMax-M2's 128 (a quantized cache rotates on every shape: the variants with a rotated K/V are the ones recorded)
+    "minimax-m2": {
+        arch: "minimax-m2",
+        base: "minimax-m2.5",
+        record: [
+            // synthetic, fitted on the full design of contexts (graph2.py: the first shape): 8 layers, 1536 wide,
+            // 16 x 128 heads (queries 2,048 wider than n_embd, as M2.5's 6,144 over 3,072), 4 KV heads, rotary 64,
+            // 32 experts 512 wide, a 1,024 vocabulary
+            ["minimax-m2-s8", mm2({ num_hidden_layers: 8, hidden_size: 1536,
+                num_attention_heads: 16, num_key_value_heads: 4, head_dim: 128, rotary_dim: 64, num_local_experts: 32,
+                intermediate_size: 512 }), 1024],
+            // synthetic: 6 layers, 1024 wide, 12 x 64 heads (queries narrower than n_embd), 2 KV heads, rotary 32,
+            // 16 experts 384 wide
+            ["minimax-m2-s6", mm2({ num_hidden_layers: 6, hidden_size: 1024,
+                num_attention_heads: 12, num_key_value_heads: 2, head_dim: 64, rotary_dim: 32, num_local_experts: 16,
+                intermediate_size: 384 }), 512],
+            // synthetic: 5 layers, 2048 wide, 8 x 256 heads (queries as wide as n_embd), one KV head, rotary 128 (half
+            // the head, as M2.5's 64 of 128), 48 experts 256 wide
+            ["minimax-m2-s5", mm2({ num_hidden_layers: 5, hidden_size: 2048,
+                num_attention_heads: 8, num_key_value_heads: 1, head_dim: 256, rotary_dim: 128, num_local_experts: 48,
+                intermediate_size: 256 }), 512],
+            // synthetic: 4 layers, 1280 wide, 20 x 128 heads, 5 KV heads, rotary 96, 24 experts 768 wide (wider than
+            // n_embd / 2), a 1,024 vocabulary. The expert width is not 32 x n_head: on the four shapes above it is,
+            // and the first fit took the experts' width for 32 x l_n_head (both held-out shapes would have been off)
+            ["minimax-m2-s4", mm2({ num_hidden_layers: 4, hidden_size: 1280,
+                num_attention_heads: 20, num_key_value_heads: 5, head_dim: 128, rotary_dim: 96, num_local_experts: 24,
+                intermediate_size: 768 }), 1024],
+        ],
+        check: [
+            // MiniMax-M2.5 at its real 200,064 vocabulary is held out through the suite grid's committed rows
+            // (minimax-m2.5_v200064, measured/cuda-<release>.jsonl); not written here (a 200,064-token vocabulary)
+            // synthetic: 9 layers, 2560 wide, 20 x 128 heads, 4 KV heads, rotary 64, 64 experts 768 wide, Llama 2's
+            // vocabulary
+            ["minimax-m2-s9", mm2({ num_hidden_layers: 9, hidden_size: 2560,
+                num_attention_heads: 20, num_key_value_heads: 4, head_dim: 128, rotary_dim: 64, num_local_experts: 64,
+                intermediate_size: 768 }), 32000],
+            // synthetic: 7 layers, 1792 wide, 28 x 64 heads, 7 KV heads, rotary 32, 40 experts 448 wide, another vocabulary
+            ["minimax-m2-s7", mm2({ num_hidden_layers: 7, hidden_size: 1792,
+                num_attention_heads: 28, num_key_value_heads: 7, head_dim: 64, rotary_dim: 32, num_local_experts: 40,
+                intermediate_size: 448 }), 49152],
         ],
     },
 };
