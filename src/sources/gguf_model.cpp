@@ -23,11 +23,11 @@ const std::pair<std::string_view, std::vector<const char *>> graph_dim_keys[] = 
     {"qwen4exp", {"hyper_connection.low_rank", "attention.indexer.key_length", "ple.ngram_size", "ple.heads_per_ngram",
                   "ple.conv_kernel"}},
     // the router: group-limited routing (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2081-2105: with
-    // n_expert_groups > 1 each token's experts come from its top n_group_used groups, eleven more tensors per routed
+    // n_expert_groups > 1 each token's experts come from its top n_group_used groups, fourteen more tensors per routed
     // layer) and the gating function (softmax or sigmoid: another op, and ggml-cuda's top-k MoE fusion takes either
     // differently); read by llama-model.cpp:1266-1267 for every architecture, written by the converter from n_group /
     // topk_group / scoring_func (DeepSeek-V3: 8 groups, 4 used, sigmoid; Kimi-K2.5: 1 group, sigmoid). Resolved as
-    // the loader resolves them (resolve_router below).
+    // the loader resolves them (where the keys are read, below).
     {"deepseek2", {"expert_group_count", "expert_group_used_count", "expert_gating_func"}},
 };
 

@@ -547,7 +547,9 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
         b.m.graph_dims["expert_group_count"] = groups > 1 ? groups : 0;
         b.m.graph_dims["expert_group_used_count"] = groups > 1 ? u32(cfg.uint_or("topk_group", 0, 65536)) : 0;
         const std::string scoring = cfg.text_or("scoring_func", "softmax");
-        if (scoring != "sigmoid" && scoring != "softmax") throw cfg.bad("scoring_func", "'" + scoring + "': llama.cpp's deepseek2 routes by sigmoid or softmax only");
+        if (scoring != "sigmoid" && scoring != "softmax") {
+            throw cfg.bad("scoring_func", "'" + scoring + "': llama.cpp's deepseek2 routes by sigmoid or softmax only");
+        }
         b.m.graph_dims["expert_gating_func"] = scoring == "sigmoid" ? 2 : 1;
     }
     detail::set_arch_facts(b.m);
