@@ -539,9 +539,10 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     b.m.gguf_architecture = gguf_arch_of(b.row, b.m);
     if (b.m.gguf_architecture == "deepseek2" && b.m.n_expert > 0) {
         // the router keys the converter writes for deepseek2 (model_desc::graph_dims; gguf_model.cpp graph_dim_keys):
-        // n_group / topk_group as expert_group_count / expert_group_used_count (absent: 0, as the GGUF source reads
-        // a file without them), scoring_func as expert_gating_func (sigmoid 2, softmax 1: conversion/deepseek.py
-        // DeepseekV2Model.set_gguf_parameters; a config without it routes by softmax, transformers' DeepseekV2 default)
+        // n_group / topk_group as expert_group_count / expert_group_used_count where the config has them (TextModel.
+        // set_gguf_parameters, conversion/base.py; absent: 0, as the GGUF source reads a file without them),
+        // scoring_func as expert_gating_func (sigmoid 2, softmax 1: conversion/deepseek.py DeepseekV2Model.
+        // set_gguf_parameters; a config without it routes by softmax, transformers' DeepseekV2 default)
         // (one group or none is ungrouped routing, build_moe_ffn's n_expert_groups > 1: both 0, as the GGUF source)
         const uint32_t groups = u32(cfg.uint_or("n_group", 0, 65536));
         b.m.graph_dims["expert_group_count"] = groups > 1 ? groups : 0;
