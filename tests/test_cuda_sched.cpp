@@ -370,8 +370,9 @@ TEST(cuda_sched, glm_dsa_siblings_replayed_or_named) {
 // group-limited routing): Kimi-K2.5's config.json and DeepSeek-V3's (../shared/configs; a shape never recorded: 128
 // heads, 256 experts in 8 groups of which 4 are used) are replayed on the CPU build. What was not recorded is named,
 // not guessed: a softmax router (DeepSeek-V2/V2.5's scoring_func: "f1", ggml_soft_max for ggml_sigmoid), 6 experts
-// used ("m6"), queries without a LoRA ("Mq": attn_q, DeepSeek-V2-Lite's) and no leading dense layer ("Mm8gf2<^": the
-// first layer routed, whose segment no shape has).
+// used ("m6"), queries without a LoRA ("Mq": attn_q, DeepSeek-V2-Lite's), routing weights neither normalised nor
+// scaled ("n0s0": DeepSeek-V2-Lite's norm_topk_prob false, routed_scaling_factor 1) and no leading dense layer
+// ("Mm8gf2<^": the first layer routed, whose segment no shape has).
 TEST(cuda_sched, deepseek2_siblings_replayed_or_named) {
     const auto kimi = nlohmann::json::parse(kvfit::test::shared_config("moonshotai__Kimi-K2.5.json"));
     expect_replayed_on_cpu(kimi, "moonshotai__Kimi-K2.5.json");
@@ -386,6 +387,10 @@ TEST(cuda_sched, deepseek2_siblings_replayed_or_named) {
     auto no_q_lora = v3;
     no_q_lora["q_lora_rank"] = nullptr;
     expect_layer_kind_not_recorded(no_q_lora, "Mqd<^", "deepseek2");
+    auto no_norm = v3;
+    no_norm["norm_topk_prob"] = false;
+    no_norm["routed_scaling_factor"] = 1.0;
+    expect_layer_kind_not_recorded(no_norm, "Mm8gf2n0s0<Md", "deepseek2");
     auto no_dense = v3;
     no_dense["first_k_dense_replace"] = 0;
     expect_layer_kind_not_recorded(no_dense, "Mm8gf2<^", "deepseek2");

@@ -28,7 +28,9 @@ const std::pair<std::string_view, std::vector<const char *>> graph_dim_keys[] = 
     // differently); read by llama-model.cpp:1266-1267 for every architecture, written by the converter from n_group /
     // topk_group / scoring_func (DeepSeek-V3: 8 groups, 4 used, sigmoid; Kimi-K2.5: 1 group, sigmoid). Resolved as
     // the loader resolves them (where the keys are read, below).
-    {"deepseek2", {"expert_group_count", "expert_group_used_count", "expert_gating_func"}},
+    // expert_weights_norm too (build_moe_ffn normalises the chosen experts' weights, v0.5.0:2134-2147: three more
+    // tensors), and whether expert_weights_scale scales them (a float: read below as expert_weights_scaled)
+    {"deepseek2", {"expert_group_count", "expert_group_used_count", "expert_gating_func", "expert_weights_norm"}},
 };
 
 } // namespace
@@ -435,6 +437,13 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     // v0.5.0:22-31
     if (auto it = m.graph_dims.find("expert_gating_func"); it != m.graph_dims.end() && it->second == 0) {
         it->second = (n_block == 47 || n_block == 48) && m.n_vocab == 154880 ? 2 : 1;
+    }
+    // the routing weights scaled (build_moe_ffn: ggml_scale where expert_weights_scale is neither 0 nor 1,
+    // v0.5.0:2149-2151; deepseek2.cpp reads the key optionally, 0 when absent)
+    if (m.graph_dims.count("expert_gating_func") != 0) {
+        const gguf_value * sc = k.get("expert_weights_scale");
+        const float scale = sc != nullptr ? float(sc->to_float().value_or(0)) : 0.0f;
+        m.graph_dims["expert_weights_scaled"] = scale != 0.0f && scale != 1.0f ? 1 : 0;
     }
     // one group or none is ungrouped routing (build_moe_ffn's n_expert_groups > 1): both 0, as a config's n_group 1
     if (auto it = m.graph_dims.find("expert_group_count"); it != m.graph_dims.end() && it->second <= 1) {

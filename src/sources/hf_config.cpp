@@ -552,6 +552,11 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
             throw cfg.bad("scoring_func", "'" + scoring + "': llama.cpp's deepseek2 routes by sigmoid or softmax only");
         }
         b.m.graph_dims["expert_gating_func"] = scoring == "sigmoid" ? 2 : 1;
+        // norm_topk_prob as expert_weights_norm, routed_scaling_factor as expert_weights_scale (DeepseekV2Model), which
+        // scales the routing weights unless it is 1 (build_moe_ffn; gguf_model.cpp: expert_weights_scaled)
+        b.m.graph_dims["expert_weights_norm"] = cfg.flag_or("norm_topk_prob", false) ? 1 : 0;
+        const float scale = float(cfg.number_or("routed_scaling_factor", 1.0));
+        b.m.graph_dims["expert_weights_scaled"] = scale != 1.0f ? 1 : 0;
     }
     detail::set_arch_facts(b.m);
     // the GGUF llama.cpp's converter writes from this checkpoint: NextN/MTP blocks appended to block_count by default

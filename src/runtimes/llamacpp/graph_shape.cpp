@@ -58,7 +58,8 @@ std::string top_k_sharing(const model_desc & m, uint32_t il);
 /// A routed layer's router where the model states it (model_desc::graph_dims, deepseek2: gguf_model.cpp
 /// graph_dim_keys): "f<gating>" (1 softmax, 2 sigmoid: ggml_soft_max or ggml_sigmoid, llm_graph_context::build_moe_ffn,
 /// src/llama-graph.cpp v0.5.0:2040-2058) and "g" when the experts are chosen from the top groups (n_expert_groups > 1, v0.5.0:2081-2105:
-/// fourteen more tensors in the recorded graph). Both change the layer's topology, not its sizes: DeepSeek-V3
+/// fourteen more tensors in the recorded graph), then "n0" / "s0" where the chosen experts' weights are not normalised
+/// / not scaled (v0.5.0:2134-2151). All change the layer's topology, not its sizes: DeepSeek-V3
 /// ("m8gf2") and Kimi-K2.5 ("m8f2") are two layer kinds, DeepSeek-V2 ("m6f1") a third. Empty for the other
 /// architectures.
 std::string router_features(const model_desc & m) {
@@ -66,7 +67,14 @@ std::string router_features(const model_desc & m) {
     if (gating == m.graph_dims.end()) return {};
     const auto groups = m.graph_dims.find("expert_group_count");
     const bool grouped = groups != m.graph_dims.end() && groups->second > 1;
-    return (grouped ? "g" : "") + std::string("f") + std::to_string(gating->second);
+    std::string f = (grouped ? "g" : "") + std::string("f") + std::to_string(gating->second);
+    // the routing weights normalised and scaled on every recorded shape (DeepSeek-V3, Kimi-K2.5); a model whose are
+    // not (DeepSeek-V2-Lite: norm_topk_prob false, routed_scaling_factor 1) has fewer tensors: "n0", "s0"
+    const auto norm = m.graph_dims.find("expert_weights_norm");
+    const auto scaled = m.graph_dims.find("expert_weights_scaled");
+    if (norm != m.graph_dims.end() && norm->second == 0) f += "n0";
+    if (scaled != m.graph_dims.end() && scaled->second == 0) f += "s0";
+    return f;
 }
 
 /// What layer il is, without its sizes: its caches (an indexer cache with its head width, "I128", a latent cache without
