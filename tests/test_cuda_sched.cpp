@@ -193,7 +193,8 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 // tests/conformance/shapes.mjs FAMILIES base) are not held out
                 ++per_family[m.gguf_architecture];
                 if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b" && id != "gemma4-26b-a4b" &&
-                    id != "glm-5-idxtypes" && id != "minimax-m2.5") {
+                    id != "glm-5-idxtypes" && id != "minimax-m2.5" &&
+                    id != "kimi-k2.5") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
                 }
@@ -205,7 +206,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
         // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
-        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "minimax-m2"}) {
+        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "minimax-m2", "deepseek2"}) {
             if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + f + "." + rel_name + ".txt")) continue;
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
@@ -410,6 +411,36 @@ TEST(cuda_sched, minimax_m2_siblings_replayed_or_named) {
     std::string why;
     EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value());
     EXPECT_NE(why.find("no scheduler graph recorded for quant K/V with flash attention on"), std::string::npos) << why;
+}
+
+// deepseek2 (data/graphs/deepseek2.<release>.txt, recorded on Kimi-K2.5 and seven synthetic shapes, ungrouped and
+// group-limited routing): Kimi-K2.5's config.json and DeepSeek-V3's (../shared/configs; a shape never recorded: 128
+// heads, 256 experts in 8 groups of which 4 are used) are replayed on the CPU build. What was not recorded is named,
+// not guessed: a softmax router (DeepSeek-V2/V2.5's scoring_func: "f1", ggml_soft_max for ggml_sigmoid), 6 experts
+// used ("m6"), queries without a LoRA ("Mq": attn_q, DeepSeek-V2-Lite's), routing weights neither normalised nor
+// scaled ("n0s0": DeepSeek-V2-Lite's norm_topk_prob false, routed_scaling_factor 1) and no leading dense layer
+// ("Mm8gf2<^": the first layer routed, whose segment no shape has).
+TEST(cuda_sched, deepseek2_siblings_replayed_or_named) {
+    const auto kimi = nlohmann::json::parse(kvfit::test::shared_config("moonshotai__Kimi-K2.5.json"));
+    expect_replayed_on_cpu(kimi, "moonshotai__Kimi-K2.5.json");
+    const auto v3 = nlohmann::json::parse(kvfit::test::shared_config("deepseek-ai__DeepSeek-V3.json"));
+    expect_replayed_on_cpu(v3, "deepseek-ai__DeepSeek-V3.json");
+    auto softmax = v3;
+    softmax["scoring_func"] = "softmax";
+    expect_layer_kind_not_recorded(softmax, "Mm8gf1<Md", "deepseek2");
+    auto top6 = v3;
+    top6["num_experts_per_tok"] = 6;
+    expect_layer_kind_not_recorded(top6, "Mm6gf2<Md", "deepseek2");
+    auto no_q_lora = v3;
+    no_q_lora["q_lora_rank"] = nullptr;
+    expect_layer_kind_not_recorded(no_q_lora, "Mqd<^", "deepseek2");
+    auto no_norm = v3;
+    no_norm["norm_topk_prob"] = false;
+    no_norm["routed_scaling_factor"] = 1.0;
+    expect_layer_kind_not_recorded(no_norm, "Mm8gf2n0s0<Md", "deepseek2");
+    auto no_dense = v3;
+    no_dense["first_k_dense_replace"] = 0;
+    expect_layer_kind_not_recorded(no_dense, "Mm8gf2<^", "deepseek2");
 }
 
 TEST(cuda_sched, gemma4_siblings_with_unrecorded_layer_kinds_are_not_replayed) {

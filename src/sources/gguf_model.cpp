@@ -22,6 +22,15 @@ const std::pair<std::string_view, std::vector<const char *>> graph_dim_keys[] = 
                    "attention.indexer.key_length", "hash_layer_count"}},
     {"qwen4exp", {"hyper_connection.low_rank", "attention.indexer.key_length", "ple.ngram_size", "ple.heads_per_ngram",
                   "ple.conv_kernel"}},
+    // the router: group-limited routing (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2081-2105: with
+    // n_expert_groups > 1 each token's experts come from its top n_group_used groups, fourteen more tensors per routed
+    // layer) and the gating function (softmax or sigmoid: another op, and ggml-cuda's top-k MoE fusion takes either
+    // differently); read by llama-model.cpp:1266-1267 for every architecture, written by the converter from n_group /
+    // topk_group / scoring_func (DeepSeek-V3: 8 groups, 4 used, sigmoid; Kimi-K2.5: 1 group, sigmoid). Resolved as
+    // the loader resolves them (where the keys are read, below).
+    // expert_weights_norm too (build_moe_ffn normalises the chosen experts' weights, v0.5.0:2134-2147: three more
+    // tensors), and whether expert_weights_scale scales them (a float: read below as expert_weights_scaled)
+    {"deepseek2", {"expert_group_count", "expert_group_used_count", "expert_gating_func", "expert_weights_norm"}},
 };
 
 } // namespace
@@ -422,6 +431,24 @@ model_desc model_from_gguf(const std::vector<gguf_file> & shards, warnings & war
     for (const auto & [arch, keys] : graph_dim_keys) {
         if (m.gguf_architecture != arch) continue;
         for (const char * key : keys) m.graph_dims[key] = k.u32(key, 0);
+    }
+    // deepseek2 without expert_gating_func (DeepSeek-V2/V2.5 GGUFs): the loader picks softmax, sigmoid for GLM-4.7
+    // Lite (47 or 48 blocks, 154,880 tokens): llama_model_deepseek2::load_arch_hparams, src/models/deepseek2.cpp
+    // v0.5.0:22-31
+    if (auto it = m.graph_dims.find("expert_gating_func"); it != m.graph_dims.end() && it->second == 0) {
+        it->second = (n_block == 47 || n_block == 48) && m.n_vocab == 154880 ? 2 : 1;
+    }
+    // the routing weights scaled (build_moe_ffn: ggml_scale where expert_weights_scale is neither 0 nor 1,
+    // v0.5.0:2149-2151; deepseek2.cpp reads the key optionally, 0 when absent)
+    if (m.graph_dims.count("expert_gating_func") != 0) {
+        const gguf_value * sc = k.get("expert_weights_scale");
+        const float scale = sc != nullptr ? float(sc->to_float().value_or(0)) : 0.0f;
+        m.graph_dims["expert_weights_scaled"] = scale != 0.0f && scale != 1.0f ? 1 : 0;
+    }
+    // one group or none is ungrouped routing (build_moe_ffn's n_expert_groups > 1): both 0, as a config's n_group 1
+    if (auto it = m.graph_dims.find("expert_group_count"); it != m.graph_dims.end() && it->second <= 1) {
+        it->second = 0;
+        m.graph_dims["expert_group_used_count"] = 0;
     }
     if (std::count(kinds.begin(), kinds.end(), layer_kind::recurrent) > 0 || row->layout == gguf_layout::parallel_hybrid) read_recurrent(k, *row, m, n_head.empty() ? 0 : n_head[0]);
     using mem = detail::layer_store::mem;

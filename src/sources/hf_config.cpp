@@ -537,6 +537,27 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
     }
     b.m.quant = detail::weight_quant_from_json(root_json, where, warn);
     b.m.gguf_architecture = gguf_arch_of(b.row, b.m);
+    if (b.m.gguf_architecture == "deepseek2" && b.m.n_expert > 0) {
+        // the router keys the converter writes for deepseek2 (model_desc::graph_dims; gguf_model.cpp graph_dim_keys):
+        // n_group / topk_group as expert_group_count / expert_group_used_count where the config has them (TextModel.
+        // set_gguf_parameters, conversion/base.py; absent: 0, as the GGUF source reads a file without them),
+        // scoring_func as expert_gating_func (sigmoid 2, softmax 1: conversion/deepseek.py DeepseekV2Model.
+        // set_gguf_parameters; a config without it routes by softmax, transformers' DeepseekV2 default)
+        // (one group or none is ungrouped routing, build_moe_ffn's n_expert_groups > 1: both 0, as the GGUF source)
+        const uint32_t groups = u32(cfg.uint_or("n_group", 0, 65536));
+        b.m.graph_dims["expert_group_count"] = groups > 1 ? groups : 0;
+        b.m.graph_dims["expert_group_used_count"] = groups > 1 ? u32(cfg.uint_or("topk_group", 0, 65536)) : 0;
+        const std::string scoring = cfg.text_or("scoring_func", "softmax");
+        if (scoring != "sigmoid" && scoring != "softmax") {
+            throw cfg.bad("scoring_func", "'" + scoring + "': llama.cpp's deepseek2 routes by sigmoid or softmax only");
+        }
+        b.m.graph_dims["expert_gating_func"] = scoring == "sigmoid" ? 2 : 1;
+        // norm_topk_prob as expert_weights_norm, routed_scaling_factor as expert_weights_scale (DeepseekV2Model), which
+        // scales the routing weights unless it is 1 (build_moe_ffn; gguf_model.cpp: expert_weights_scaled)
+        b.m.graph_dims["expert_weights_norm"] = cfg.flag_or("norm_topk_prob", false) ? 1 : 0;
+        const float scale = float(cfg.number_or("routed_scaling_factor", 1.0));
+        b.m.graph_dims["expert_weights_scaled"] = scale != 1.0f ? 1 : 0;
+    }
     detail::set_arch_facts(b.m);
     // the GGUF llama.cpp's converter writes from this checkpoint: NextN/MTP blocks appended to block_count by default
     // (arch_row nextn_folded), so -ngl counts them and -ts splits them as it does a GGUF's (issue 24 item 6: GLM-5.2's

@@ -149,6 +149,25 @@ const KIMI_K25 = { n_layer: 61, n_mtp: 0, n_embd: 7168, n_ff: 18432, n_head: 64,
     topk_group: 1, gating: 2, scale: 2.827, norm_topk: true, ctx: 262144, theta: 50000, eps: 1e-5,
     yarn: { factor: 64, orig: 4096, log_mul: 1.0 }, indexer: null, exp_probs_b: true };
 
+/// A deepseek2 model (src/models/deepseek2.cpp; DeepseekV2Model / DeepseekV3 / Kimi-K2 as converted): Kimi-K2.5's text
+/// config with the fields of `over` changed (the names of the MLA description above: n_layer, n_dense_lead, n_embd,
+/// n_ff, n_head, q_lora, kv_lora, nope, rope, v, n_expert, n_expert_used, n_ff_exp, n_shared, n_group, topk_group).
+/// Kimi-K2.5 is deepseek2({}); the DeepSeek-V3 shape (shared/configs/deepseek-ai__DeepSeek-V3.json: 128 heads, 256
+/// experts in 8 groups of which 4 are used, 3 leading dense layers, 129,280 tokens) is `DSV3` below; the synthetic
+/// sibling shapes of tests/conformance/shapes.mjs are other calls. A layer count of 26 or 27 is refused: llama.cpp
+/// takes such a deepseek2 for a "lite" model and ignores its q LoRA (deepseek2.cpp load_arch_hparams is_lite).
+export function deepseek2(over, n_vocab) {
+    const h = { ...KIMI_K25, ...over };
+    if (h.q_lora && (h.n_layer === 26 || h.n_layer === 27)) throw new Error(`deepseek2 with q LoRA and ${h.n_layer} layers: llama.cpp reads it as a lite model`);
+    return mlaModel("deepseek2", h, n_vocab);
+}
+
+/// DeepSeek-V3 / R1 (shared/configs/deepseek-ai__DeepSeek-V3.json, DeepseekV3ForCausalLM -> deepseek2): Kimi-K2.5's
+/// layout with 128 heads, 256 experts in 8 groups (topk_group 4), 3 leading dense layers, the MTP block left out
+/// (DeepseekV2Model does not convert it). Changed from KIMI_K25 by deepseek2(DSV3).
+export const DSV3 = { n_layer: 61, n_head: 128, n_expert: 256, n_dense_lead: 3, n_group: 8, topk_group: 4, scale: 2.5,
+    ctx: 163840, theta: 10000, eps: 1e-6, yarn: { factor: 40, orig: 4096, log_mul: 1.0 } };
+
 // Mistral Small 4 (mistralai/Mistral-Small-4-119B-2603): Mistral3ForConditionalGeneration wrapping a text_config
 // of model_type mistral4 -> conversion/mistral3.py Mistral4Model(DeepseekV2Model) -> mistral4. Shape: the
 // Mistral4Config defaults of huggingface/transformers src/transformers/models/mistral4/configuration_mistral4.py
@@ -213,7 +232,7 @@ export const MODELS_DSA = {
     "glm-5-idxtypes":     { name: "GLM-5 + GLM-5.2 indexer_types", arch: "glm-dsa", n_vocab: 154880, config: "zai-org__GLM-5.json (+ indexer_types)",
                             build: (n) => glmDsa({ idx_types: "glm52" }, n) },
     "kimi-k2.5":          { name: "Kimi-K2.5",          arch: "deepseek2",  n_vocab: 163840, config: "moonshotai__Kimi-K2.5.json",
-                            build: (n) => mlaModel("deepseek2", KIMI_K25, n) },
+                            build: (n) => deepseek2({}, n) },
     "mistral-small-4":    { name: "Mistral-Small-4-119B", arch: "mistral4", n_vocab: 131072, config: "transformers Mistral4Config defaults",
                             build: (n) => mlaModel("mistral4", MISTRAL_SMALL_4, n) },
     "minimax-m3":         { name: "MiniMax-M3",         arch: "minimax-m3", n_vocab: 200064, config: "aiconfigurator MiniMaxAI--MiniMax-M3_config.json",

@@ -15,7 +15,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { llama, qwen35, qwen35moe, gpt_oss } from "./models.mjs";
 import { gemma4, gemma4Config, minimaxM2, minimaxM2Config } from "./models_swa.mjs";
-import { glmDsa } from "./models_dsa.mjs";
+import { glmDsa, deepseek2, DSV3 } from "./models_dsa.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -386,6 +386,64 @@ export const FAMILIES = {
             ["minimax-m2-s7", mm2({ num_hidden_layers: 7, hidden_size: 1792,
                 num_attention_heads: 28, num_key_value_heads: 7, head_dim: 64, rotary_dim: 32, num_local_experts: 40,
                 intermediate_size: 448 }), 49152],
+        ],
+    },
+    // DeepSeek-V3 / R1, Kimi-K2.x (deepseek2: src/models/deepseek2.cpp): MLA attention (one latent cache row of kv_lora
+    // + rope per token, queries absorbed through attn_k_b), queries through a q LoRA, routed experts top-8 with shared
+    // experts, leading dense layers, a sigmoid router with a score-correction bias (noaux_tc). The base is the suite's
+    // Kimi-K2.5 (61 layers, 384 experts in one group, 1 dense layer; generate.mjs writes it, at 512 tokens and at its
+    // 163,840, which graph2.py takes as --vocab-model), recorded beside the shapes below; the siblings are synthetic deepseek2() calls with
+    // its dimensions changed, in two router layouts that are two layer kinds (graph_layer_sig "m8f2" and "m8gf2"):
+    // ungrouped routing (Kimi-K2's n_group 1) and group-limited routing (DeepSeek-V3's 8 groups of which 4 are used:
+    // build_moe_ffn's n_expert_groups > 1 branch), with 1-4 leading dense layers. Every shape routes to 8 experts
+    // ("m8") by sigmoid ("f2"); a softmax router (DeepSeek-V2/V2.5, "f1") or another top-k is a kind not recorded.
+    // Latent rows (kv_lora + rope) a multiple of 64, as every published MLA model's, so quantized caches rotate on
+    // every shape. No layer count of 26 or 27 (llama.cpp's "lite" deepseek2: no q LoRA). graph2.py gives the full
+    // design to ds2-k12 and to ds2-g9, the first shape of the grouped kinds (--full-design-new-kinds).
+    deepseek2: {
+        arch: "deepseek2",
+        base: "kimi-k2.5",
+        record: [
+            // synthetic, ungrouped: 12 layers, 1 dense, 1280 wide, 12 x (96 + 64) heads, q LoRA 512, kv LoRA 448
+            // (latent row 512), V 96, 32 experts 384 wide, 1 shared
+            ["ds2-k12", (nv) => deepseek2({ n_layer: 12, n_embd: 1280, n_ff: 3584, n_head: 12, q_lora: 512, kv_lora: 448,
+                nope: 96, rope: 64, v: 96, n_expert: 32, n_ff_exp: 384 }, nv), 512],
+            // synthetic, ungrouped: 8 layers, 2048 wide, 16 x (128 + 64) heads, q LoRA 768, kv LoRA 256 (latent row
+            // 320), 64 experts 512 wide, 2 shared, another vocabulary
+            ["ds2-k8", (nv) => deepseek2({ n_layer: 8, n_embd: 2048, n_ff: 5120, n_head: 16, q_lora: 768, kv_lora: 256,
+                nope: 128, rope: 64, v: 128, n_expert: 64, n_ff_exp: 512, n_shared: 2 }, nv), 1024],
+            // synthetic, ungrouped: 6 layers, 1536 wide, 24 x (64 + 128) heads, kv LoRA 320 (latent row 448), V 192,
+            // 48 experts 768 wide
+            ["ds2-k6", (nv) => deepseek2({ n_layer: 6, n_embd: 1536, n_ff: 4096, n_head: 24, q_lora: 1024, kv_lora: 320,
+                nope: 64, rope: 128, v: 192, n_expert: 48, n_ff_exp: 768 }, nv), 512],
+            // synthetic, grouped: 9 layers, 3 dense, 2560 wide, 20 x (64 + 64) heads, kv LoRA 448 (latent row 512),
+            // 64 experts in 8 groups, 4 used (DeepSeek-V3's), 320 wide, 2 shared
+            ["ds2-g9", (nv) => deepseek2({ n_layer: 9, n_dense_lead: 3, n_embd: 2560, n_ff: 6912, n_head: 20, q_lora: 896,
+                kv_lora: 448, nope: 64, rope: 64, v: 128, n_expert: 64, n_group: 8, topk_group: 4, n_ff_exp: 320,
+                n_shared: 2 }, nv), 512],
+            // synthetic, grouped: 7 layers, 4 dense, 1792 wide, 14 x (128 + 64) heads, kv LoRA 384 (latent row 448),
+            // V 160, 40 experts in 4 groups, 2 used, another vocabulary
+            ["ds2-g7", (nv) => deepseek2({ n_layer: 7, n_dense_lead: 4, n_embd: 1792, n_ff: 4608, n_head: 14, q_lora: 640,
+                kv_lora: 384, nope: 128, rope: 64, v: 160, n_expert: 40, n_group: 4, topk_group: 2, n_ff_exp: 448 }, nv), 1024],
+            // synthetic, grouped: 10 layers, 3 dense, 3072 wide, 28 x (192 + 128) heads, q LoRA 384 (narrower than
+            // the kv LoRA's latent row 384), V 256, 96 experts in 6 groups, 3 used
+            ["ds2-g10", (nv) => deepseek2({ n_layer: 10, n_dense_lead: 3, n_embd: 3072, n_ff: 8192, n_head: 28, q_lora: 384,
+                kv_lora: 256, nope: 192, rope: 128, v: 256, n_expert: 96, n_group: 6, topk_group: 3, n_ff_exp: 640 }, nv), 512],
+            // synthetic, grouped: 8 layers, 2 dense, 1024 wide, 8 x (96 + 64) heads, kv LoRA 192 (latent row 256), V
+            // 64, 24 experts in 2 groups, 1 used, 2 shared
+            ["ds2-g8", (nv) => deepseek2({ n_layer: 8, n_dense_lead: 2, n_embd: 1024, n_ff: 2816, n_head: 8, q_lora: 320,
+                kv_lora: 192, nope: 96, rope: 64, v: 64, n_expert: 24, n_group: 2, topk_group: 1, n_ff_exp: 256,
+                n_shared: 2 }, nv), 512],
+        ],
+        check: [
+            // DeepSeek-V3 in miniature (shared/configs/deepseek-ai__DeepSeek-V3.json with 7 layers for 61): 3 dense,
+            // 7168 wide, 128 x (128 + 64) heads, q LoRA 1536, kv LoRA 512 (latent row 576), 256 experts in 8 groups,
+            // 4 used, 2048 wide, Llama 2's vocabulary
+            ["deepseek-v3-m7", (nv) => deepseek2({ ...DSV3, n_layer: 7 }, nv), 32000],
+            // synthetic, ungrouped: 9 layers, 1 dense, 2304 wide, 18 x (128 + 32) heads, q LoRA 576, kv LoRA 288
+            // (latent row 320), V 112, 56 experts 576 wide, 2 shared, another vocabulary
+            ["ds2-k9", (nv) => deepseek2({ n_layer: 9, n_embd: 2304, n_ff: 6144, n_head: 18, q_lora: 576, kv_lora: 288,
+                nope: 128, rope: 32, v: 112, n_expert: 56, n_ff_exp: 576, n_shared: 2 }, nv), 49152],
         ],
     },
 };

@@ -683,7 +683,7 @@ def runs(ids):
 # graph): a template holds the values recorded, so they may be the same on every shape
 # the indexer's head width too (glm-dsa: graph_layer_sig's "I128"): ggml-cuda fuses the lightning indexer for 128-wide
 # heads only, and a device without it gets another graph (fused_lid off), so the shapes hold it and the signature names it
-SIG_DIMS = ("n_expert_used", "I_c_k", "I_head_dim_k", "I_rot_k")
+SIG_DIMS = ("n_expert_used", "I_c_k", "I_head_dim_k", "I_rot_k", "g_expert_gating_func")
 
 
 def constant_dims(trs, family):

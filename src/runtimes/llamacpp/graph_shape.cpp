@@ -55,7 +55,30 @@ int64_t widest_v(const model_desc & m) {
 
 std::string top_k_sharing(const model_desc & m, uint32_t il);
 
-/// What layer il is, without its sizes: its caches (an indexer cache with its head width, "I128"), its FFN (d dense,
+/// A routed layer's router where the model states it (model_desc::graph_dims, deepseek2: gguf_model.cpp
+/// graph_dim_keys): "f<gating>" (1 softmax, 2 sigmoid: ggml_soft_max or ggml_sigmoid, llm_graph_context::build_moe_ffn,
+/// src/llama-graph.cpp v0.5.0:2040-2058) and "g" when the experts are chosen from the top groups (n_expert_groups > 1, v0.5.0:2081-2105:
+/// fourteen more tensors in the recorded graph), then "n0" / "s0" where the chosen experts' weights are not normalised
+/// / not scaled (v0.5.0:2134-2151). All change the layer's topology, not its sizes: DeepSeek-V3
+/// ("m8gf2") and Kimi-K2.5 ("m8f2") are two layer kinds, DeepSeek-V2 ("m6f1") a third. Empty for the other
+/// architectures.
+std::string router_features(const model_desc & m) {
+    const auto gating = m.graph_dims.find("expert_gating_func");
+    if (gating == m.graph_dims.end()) return {};
+    const auto groups = m.graph_dims.find("expert_group_count");
+    const bool grouped = groups != m.graph_dims.end() && groups->second > 1;
+    std::string f = (grouped ? "g" : "") + std::string("f") + std::to_string(gating->second);
+    // the routing weights normalised and scaled on every recorded shape (DeepSeek-V3, Kimi-K2.5); a model whose are
+    // not (DeepSeek-V2-Lite: norm_topk_prob false, routed_scaling_factor 1) has fewer tensors: "n0", "s0"
+    const auto norm = m.graph_dims.find("expert_weights_norm");
+    const auto scaled = m.graph_dims.find("expert_weights_scaled");
+    if (norm != m.graph_dims.end() && norm->second == 0) f += "n0";
+    if (scaled != m.graph_dims.end() && scaled->second == 0) f += "s0";
+    return f;
+}
+
+/// What layer il is, without its sizes: its caches (an indexer cache with its head width, "I128", a latent cache without
+/// a query LoRA "Mq"), its FFN (d dense,
 /// m<k> routed experts of which k are used, - none) and whether it is a NextN block (x), then a DSA layer's top-k
 /// sharing (top_k_sharing: t<d>, k<n>). A layer with a full, window or chunked cache whose V row is narrower than the
 /// widest (widest_v) carries "v": without flash attention llama.cpp pads its V to the transposed cache's width, one
@@ -75,11 +98,15 @@ std::string layer_features(const model_desc & m, uint32_t il) {
         // and llama.cpp builds another graph where the device lacks it (fused_lid off: llama-context.cpp, the
         // llm_fused_op_lid_probe resolve), so a template holds the width it was recorded at (graph2.py SIG_DIMS)
         if (c.kind == cache_kind::indexer) f += std::to_string(c.head_dim_k);
+        // an MLA layer without a query LoRA projects its queries in one matrix (attn_q: DeepSeek-V2-Lite, Kimi-Linear;
+        // deepseek2.cpp's is_lite branch) where the others go through attn_q_a, its norm and attn_q_b: "q"
+        if (c.kind == cache_kind::latent && m.q_lora_rank == 0) f += 'q';
     }
     if (f.empty()) f = "0";
     const bool moe = il < m.is_moe.size() && m.is_moe[il] != 0;
     const bool dense = il < m.n_ff.size() && m.n_ff[il] > 0;
     f += moe ? "m" + std::to_string(m.n_expert_used) + (dense ? "d" : "") : (dense ? "d" : "-");
+    if (moe) f += router_features(m);
     if (il < m.n_head.size() && m.n_head[il] == 0 && !recurrent_only(m, il)) f += "n"; // no attention heads
     for (const layer_cache & c : m.caches[il]) {
         const bool attn = c.kind == cache_kind::full || c.kind == cache_kind::window || c.kind == cache_kind::chunked;
@@ -184,6 +211,12 @@ std::vector<std::pair<std::string, int64_t>> graph_dims(const model_desc & m) {
             if (c.window > 0) d.emplace_back(p + "window", int64_t(c.window));
             if (c.ratio > 1) d.emplace_back(p + "ratio", int64_t(c.ratio));
         }
+    }
+    // group-limited routing views the router's scores as [n_expert / n_expert_groups, n_expert_groups, T]
+    // (build_moe_ffn, src/llama-graph.cpp v0.5.0:2084-2087): the experts per group, one dimension (the fit multiplies
+    // dimensions, it does not divide them); 0 without groups
+    if (const auto g = m.graph_dims.find("expert_group_count"); g != m.graph_dims.end()) {
+        d.emplace_back("n_expert_per_group", g->second > 1 ? int64_t(m.n_expert / g->second) : 0);
     }
     for (const auto & [k, v] : m.graph_dims) {
         std::string name = "g_" + k;
