@@ -202,6 +202,8 @@ int run(options & o) {
         fmt::print("{}", text);
         return exit_fits;
     }
+    // --speed prints a text section after the plan: after --json's document it would make stdout invalid JSON
+    if (o.speed && o.json) throw kvfit::error("--speed prints a text section and cannot be combined with --json");
     o.req.runtime = o.flags.runtime;
     o.req.flags = kvfit::cli::values_of(o.flags);
     // a CPU-only llama.cpp plan checks against the host's RAM (--ram): that is a check too

@@ -556,3 +556,35 @@ TEST(edges, numeric_flags_refuse_nan_inf_and_negatives) {
     const auto ok = run_kvfit("Qwen3-8B --runtime vllm --gpu L4 --max-model-len 8192 --swap-space 4");
     EXPECT_NE(ok.out.find("--swap-space 4: not modelled"), std::string::npos) << ok.out << ok.err;
 }
+
+namespace {
+
+// Expert groups llama.cpp's loader refuses (llama-model.cpp load_hparams, v0.5.0:1297-1301: GGML_ASSERT aborts the
+// load) are refused for llama.cpp plans, not replayed as if they loaded: more groups used than exist, experts that do
+// not divide into the groups. DeepSeek-V3's own 8 groups of which 4 are used plan. And --speed's text after --json's
+// document would make stdout invalid JSON: refused.
+TEST(edges, expert_groups_llamacpp_refuses_and_speed_with_json) {
+    using kvfit::test::run_kvfit;
+    auto v3 = nlohmann::json::parse(kvfit::test::shared_config("deepseek-ai__DeepSeek-V3.json"));
+    const auto planned = [&](const nlohmann::json & cfg, const std::string & name) {
+        return run_kvfit(kvfit::test::write_temp(name, cfg.dump()) + " -c 8192 --gpu 8xH100");
+    };
+    const auto ok = planned(v3, "v3.json");
+    EXPECT_TRUE(ok.status == 0 || ok.status == 3) << ok.err;
+    auto all_groups = v3;
+    all_groups["topk_group"] = 8;
+    const auto g8 = planned(all_groups, "v3-topk8.json");
+    EXPECT_EQ(g8.status, 2);
+    EXPECT_NE(g8.err.find("topk_group 8: llama.cpp's loader asserts 0 < n_group_used < n_expert_groups (8)"), std::string::npos) << g8.err;
+    auto uneven = v3;
+    uneven["n_routed_experts"] = 100;
+    const auto e100 = planned(uneven, "v3-e100.json");
+    EXPECT_EQ(e100.status, 2);
+    EXPECT_NE(e100.err.find("the 100 routed experts do not divide into 8 expert groups"), std::string::npos) << e100.err;
+    const auto sj = run_kvfit(std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3-8B.json -c 8192 --gpu H100 --speed --json");
+    EXPECT_EQ(sj.status, 2);
+    EXPECT_TRUE(sj.out.empty());
+    EXPECT_NE(sj.err.find("cannot be combined with --json"), std::string::npos) << sj.err;
+}
+
+} // namespace

@@ -302,6 +302,24 @@ std::vector<kv_cache_buffer> llamacpp_kv_caches(const model_desc & m, const llam
 }
 
 void llamacpp_adapt_model(model_desc & m, std::vector<std::string> & warnings) {
+    // llama.cpp's loader asserts the expert groups of group-limited routing before any buffer is made (llama-model.cpp
+    // load_hparams, v0.5.0:1297-1301 and 5b4ebc5 alike: GGML_ASSERT aborts the process): n_expert % n_expert_groups == 0
+    // and 0 < n_group_used < n_expert_groups. A config's n_group / topk_group (or the GGUF's expert_group_count /
+    // expert_group_used_count) that breaks them is a model llama.cpp does not load: refused here, not planned.
+    if (const auto g = m.graph_dims.find("expert_group_count"); g != m.graph_dims.end() && g->second > 1 && m.n_expert > 0) {
+        const uint64_t groups = g->second;
+        const auto u = m.graph_dims.find("expert_group_used_count");
+        const uint64_t used = u == m.graph_dims.end() ? 0 : u->second;
+        if (m.n_expert % groups != 0) {
+            throw error(fmt::format("n_group {}: the {} routed experts do not divide into {} expert groups; llama.cpp's "
+                                    "loader asserts n_expert % n_expert_groups == 0 (llama-model.cpp load_hparams)",
+                                    groups, m.n_expert, groups));
+        }
+        if (used == 0 || used >= groups) {
+            throw error(fmt::format("topk_group {}: llama.cpp's loader asserts 0 < n_group_used < n_expert_groups ({}) "
+                                    "(llama-model.cpp load_hparams)", used, groups));
+        }
+    }
     const uint32_t fixed_chunk = m.arch.n_chunk_fixed;
     if (fixed_chunk > 0) {
         // llama4: models/llama4.cpp load_arch_hparams sets n_swa = 8192 whatever the file says (both releases), and
