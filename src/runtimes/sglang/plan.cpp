@@ -247,7 +247,7 @@ std::vector<plan_section> sections_of(const sglang_plan & p) {
         }
     }
     { // piecewise (prefill) CUDA graphs: their share of the default fraction's reserve (rules.cpp)
-        const std::string what = p.piecewise_on ? fmt::format("on, {} sizes up to {} tokens", p.piecewise_graphs,
+        const std::string what = p.piecewise_on ? fmt::format("on, {} size{} up to {} tokens", p.piecewise_graphs, p.piecewise_graphs == 1 ? "" : "s",
                                                               with_commas(p.piecewise_max_tokens))
                                                 : "off";
         const std::string reserve = p.fraction_given ? "not counted: --mem-fraction-static given"

@@ -401,7 +401,9 @@ sglang_piecewise sglang_piecewise_cuda_graph(const model_desc & m, const sglang_
         // the flag as given: _handle_data_parallelism, which drops DP attention at --dp 1, runs later
         pw.why = "--enable-dp-attention (_handle_piecewise_cuda_graph: DP attention)";
     } else if (gpu.vendor == "AMD" || gpu.vendor == "Apple") {
-        pw.why = fmt::format("a {} GPU (_handle_piecewise_cuda_graph: non-CUDA hardware, is_hip / is_mps)", gpu.vendor);
+        const bool vowel = !gpu.vendor.empty() && std::string_view("AEIOUaeiou").find(gpu.vendor[0]) != std::string_view::npos;
+        pw.why = fmt::format("{} {} GPU (_handle_piecewise_cuda_graph: non-CUDA hardware, is_hip / is_mps)", vowel ? "an" : "a",
+                             gpu.vendor);
     } else if (mm) {
         pw.why = mm_listed ? fmt::format("{} is multimodal (multimodal_model_archs; _handle_piecewise_cuda_graph: "
                                          "multimodal models)", cls)
