@@ -170,7 +170,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 // tests/conformance/shapes.mjs FAMILIES base) are not held out
                 ++per_family[m.gguf_architecture];
                 if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b" && id != "gemma4-26b-a4b" &&
-                    id != "glm-5-idxtypes") {
+                    id != "glm-5-idxtypes" && id != "deepseek-v4-flash") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
                 }
@@ -182,7 +182,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
         // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
-        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa"}) {
+        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "deepseek4"}) {
             if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + f + "." + rel_name + ".txt")) continue;
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
@@ -364,6 +364,43 @@ TEST(cuda_sched, glm_dsa_siblings_replayed_or_named) {
     auto top4 = cfg;
     top4["num_experts_per_tok"] = 4;
     expect_layer_kind_not_recorded(top4, "MI128m4<MI128d", "glm-dsa");
+}
+
+// deepseek4 (data/graphs/deepseek4.v0.5.0.txt, recorded on DeepSeek-V4-Flash and four synthetic shapes of its layer
+// pattern): the case, DeepSeek-V4-Flash's config.json cut from 43 to 39 layers, is replayed on the CPU build
+// (it was the stage estimate: its format-1 key hashed the layer count), as is the published 43-layer config. What was
+// not recorded is named, not guessed: an even layer count (the last layer a ratio-128 one: "WZ128...$"), two
+// hash-routed layers instead of three (layer 2 then routed by the gate: "WZ4I128m6hc4v<Wm6Hhc4v"), 8 experts used per
+// token ("m8"), and the recurrent-state snapshots of an MTP target (format 2 records none: the format-1 graph of the
+// 43-layer model, or the estimate, takes those contexts).
+TEST(cuda_sched, deepseek4_siblings_replayed_or_named) {
+    if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/deepseek4.v0.5.0.txt")) GTEST_SKIP();
+    const auto cfg = nlohmann::json::parse(kvfit::test::shared_config("deepseek-ai__DeepSeek-V4-Flash.json"));
+    expect_replayed_on_cpu(cfg, "deepseek-ai__DeepSeek-V4-Flash.json");
+    auto l39 = cfg;
+    l39["num_hidden_layers"] = 39;
+    expect_replayed_on_cpu(l39, "DeepSeek-V4-Flash cut to 39 layers");
+    auto l38 = cfg;
+    l38["num_hidden_layers"] = 38;
+    expect_layer_kind_not_recorded(l38, "WZ128m6hc4v<WZ4I128m6hc4v$", "deepseek4");
+    auto hash2 = cfg;
+    hash2["num_hash_layers"] = 2;
+    expect_layer_kind_not_recorded(hash2, "WZ4I128m6hc4v<Wm6Hhc4v", "deepseek4");
+    auto top8 = cfg;
+    top8["num_experts_per_tok"] = 8;
+    expect_layer_kind_not_recorded(top8, "Wm8Hhc4v<^", "deepseek4");
+    // an MTP target's snapshots: not the format-2 template's (named), the 43-layer model's format-1 graph replays them
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "v4.json", warn);
+    kvfit::llamacpp_context c = kvfit::llamacpp_context_size(m, s);
+    c.n_rs_seq = 3;
+    std::string why;
+    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, c, &why).has_value());
+    EXPECT_NE(why.find("without recurrent-state snapshots (n_rs_seq 3"), std::string::npos) << why;
+    EXPECT_TRUE(kvfit::detail::replay_compute(m, s, c).has_value());
 }
 
 TEST(cuda_sched, gemma4_siblings_with_unrecorded_layer_kinds_are_not_replayed) {

@@ -683,7 +683,14 @@ def runs(ids):
 # graph): a template holds the values recorded, so they may be the same on every shape
 # the indexer's head width too (glm-dsa: graph_layer_sig's "I128"): ggml-cuda fuses the lightning indexer for 128-wide
 # heads only, and a device without it gets another graph (fused_lid off), so the shapes hold it and the signature names it
-SIG_DIMS = ("n_expert_used", "I_c_k", "I_head_dim_k", "I_rot_k")
+# DeepSeek-V4 (graph_shape.cpp layer_features): the hyper-connection count ("hc4"), the hash-routed layers ("H": which
+# layers route by the token-id table, so hash_layer_count itself sizes nothing) and the compress ratio of each
+# compressed cache ("Z4", "Z128"; the indexer only on ratio-4 layers) are in every layer's signature, and the indexer's
+# head width (attention.indexer.key_length) is the "I128" of it
+SIG_DIMS = ("n_expert_used", "I_c_k", "I_head_dim_k", "I_rot_k", "n_hc", "g_hash_layer_count", "Z_ratio", "I_ratio",
+            "g_attention_indexer_key_length")
+# a layer's own cache ratios (l_c<i>_ratio): carried by its signature as well
+SIG_LAYER_DIMS = re.compile(r"^l_c\d+_ratio$")
 
 
 def constant_dims(trs, family):
@@ -700,7 +707,8 @@ def constant_dims(trs, family):
     if len(mine) < 2: return []
     out = []
     for n in sorted(set().union(*fam)):
-        if len({f.get(n, 0) for f in fam}) > 1 and len({m.get(n, 0) for m in mine}) == 1 and n not in ("n_layer_mtp",) + SIG_DIMS:
+        if len({f.get(n, 0) for f in fam}) > 1 and len({m.get(n, 0) for m in mine}) == 1 and n not in ("n_layer_mtp",) + SIG_DIMS \
+                and not SIG_LAYER_DIMS.match(n):
             out.append(n)
     return out
 
@@ -878,7 +886,7 @@ def check_dims_vary(shapes):
         for l in s["layers"]: lnames |= set(l["dims"])
     for n in sorted(lnames):
         vals = {l["dims"].get(n, 0) for s in shapes for l in s["layers"]}
-        if len(vals) == 1 and next(iter(vals)) not in (0, 1): bad.append(f"{n}={next(iter(vals))}")
+        if len(vals) == 1 and next(iter(vals)) not in (0, 1) and not SIG_LAYER_DIMS.match(n): bad.append(f"{n}={next(iter(vals))}")
     return bad
 
 
