@@ -5,7 +5,7 @@
 // was fitted on: other layer counts, widths, head counts, head widths, FFN widths, vocabularies
 // (tools/graph_template/graph2.py; tests/conformance/cuda_conformance.mjs --shapes).
 //
-// usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|record] [FAMILY...]   writes OUT_DIR/<id>_v<n_vocab>.gguf
+// usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|held|record] [FAMILY...]   writes OUT_DIR/<id>_v<n_vocab>.gguf
 //        node shapes.mjs --headers DIR [FAMILY...]                  header-only files of the check shapes and the
 //                                                                   families' suite models (tests/data/gguf_shapes)
 //        node shapes.mjs --list [FAMILY...]                         prints "family role id file" lines
@@ -21,7 +21,8 @@ import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/// family -> {arch, base: the suite's model id (recorded with the full design), record: [[id, build, n_vocab]], check}
+/// family -> {arch, base: the suite's model id (recorded with the full design), record: [[id, build, n_vocab]], check,
+/// held (optional: held out like check, through committed rows only, not measured live in CI)}
 export const FAMILIES = {
     llama: {
         arch: "llama",
@@ -343,6 +344,9 @@ export const FAMILIES = {
     // instead of the gate. The base is the suite's DeepSeek-V4-Flash (43 layers: 0, 0, then 4 and 128 alternating, the
     // first 3 hash-routed), recorded beside the synthetic shapes below, which keep its layer pattern (odd layer counts:
     // the last layer a ratio-4 one, as the 43-layer model's and the issue's 39-layer cut's) and change every width.
+    // No head 128 wide: llama.cpp always rotates K where the head is as wide as the lightning indexer's
+    // (llama-kv-cache.cpp:326-331, "always create Hadamard rotation tensors for DeepSeek lightning indexers"), another
+    // graph at f16 too, which kvfit names as not recorded (graph_replay.cpp instantiate_graph).
     // Held at what the graph's topology or the CUDA build needs, so the graph a CUDA build runs is the CPU build's:
     // 4 hyper-connections (ggml-cuda's dsv4-hc.cu kernels are written for DSV4_HC = 4; a signature's "hc4"), 128-wide
     // indexer heads, 32 or 64 of them (ggml_cuda_lightning_indexer_supported; "I128"), 6 experts used ("m6": the used
@@ -358,9 +362,9 @@ export const FAMILIES = {
             ["dsv4-s7", (nv) => deepseek4(dsv4Shape({ n_layer: 7, n_embd: 1024, n_head: 16, head_dim: 256, rope: 64,
                 q_lora: 512, o_groups: 4, o_lora: 256, n_expert: 32, n_ff_exp: 256, idx_heads: 64, idx_topk: 512,
                 swa: 128 }), nv), 1024],
-            // synthetic: 9 layers, 1536 wide, 24 x 128 heads (rope 32), q LoRA 768, 8 output groups of 384, 32 indexer
+            // synthetic: 9 layers, 1536 wide, 24 x 384 heads (rope 32), q LoRA 768, 8 output groups of 384, 32 indexer
             // heads, top-256, window 64, 48 experts 384 wide, 2 shared experts
-            ["dsv4-s9", (nv) => deepseek4(dsv4Shape({ n_layer: 9, n_embd: 1536, n_head: 24, head_dim: 128, rope: 32,
+            ["dsv4-s9", (nv) => deepseek4(dsv4Shape({ n_layer: 9, n_embd: 1536, n_head: 24, head_dim: 384, rope: 32,
                 q_lora: 768, o_groups: 8, o_lora: 384, n_expert: 48, n_ff_exp: 384, n_shared: 2, idx_heads: 32,
                 idx_topk: 256, swa: 64 }), nv), 1024],
             // synthetic: 5 layers, 2048 wide, 8 x 512 heads (DeepSeek-V4-Flash's head width, rope 64), q LoRA 384, 2
@@ -375,13 +379,19 @@ export const FAMILIES = {
                 q_lora: 640, o_groups: 4, o_lora: 320, n_expert: 40, n_ff_exp: 320, idx_heads: 32, idx_topk: 384,
                 swa: 96 }), nv), 1024],
         ],
-        check: [
-            // the issue's case: DeepSeek-V4-Flash's own design (shared/configs/deepseek-ai__DeepSeek-V4-Flash.json) cut
-            // from 43 to 39 layers, at a small vocabulary (the real one's rows: the suite's 43-layer model)
+        // No template is fitted yet (graph2.py stops on the compressor-state inputs: docs/compute-graphs.md), so the
+        // held-out shapes are not measured live in CI (`held`: their rows are committed in
+        // measured/cuda-shapes-v0.5.0.jsonl, CPU build and simulated CUDA, for the template to be checked on). The
+        // issue's case, DeepSeek-V4-Flash's own design (shared/configs/deepseek-ai__DeepSeek-V4-Flash.json) cut from 43
+        // to 39 layers at a small vocabulary: its 29 placements took ~84 s on two shared cores, over CI's ~20 s per
+        // family and release, so it stays held out through its committed rows once a template exists; dsv4-s13 took
+        // 16 s and can move to `check` then.
+        check: [],
+        held: [
             ["dsv4-flash-l39", (nv) => deepseek4({ ...DSV4_FLASH, n_layer: 39 }, nv), 1024],
-            // synthetic: 13 layers, 1792 wide, 28 x 128 heads (rope 64), q LoRA 896, 7 output groups of 448, 64 indexer
+            // synthetic: 13 layers, 1792 wide, 28 x 256 heads (rope 64), q LoRA 896, 7 output groups of 448, 64 indexer
             // heads, top-768, window 160, 56 experts 448 wide, another vocabulary
-            ["dsv4-s13", (nv) => deepseek4(dsv4Shape({ n_layer: 13, n_embd: 1792, n_head: 28, head_dim: 128, rope: 64,
+            ["dsv4-s13", (nv) => deepseek4(dsv4Shape({ n_layer: 13, n_embd: 1792, n_head: 28, head_dim: 256, rope: 64,
                 q_lora: 896, o_groups: 7, o_lora: 448, n_expert: 56, n_ff_exp: 448, idx_heads: 64, idx_topk: 768,
                 swa: 160 }), nv), 32000],
         ],
@@ -422,7 +432,8 @@ export function shapesOf(families) {
     const out = [];
     for (const [f, fam] of Object.entries(FAMILIES)) {
         if (families.length && !families.includes(f)) continue;
-        for (const role of ["record", "check"]) for (const [id, build, n_vocab] of fam[role]) out.push({ family: f, role, id, build, n_vocab });
+        // held: held out like check, through committed rows only (too large to measure live in CI)
+        for (const role of ["record", "check", "held"]) for (const [id, build, n_vocab] of fam[role] ?? []) out.push({ family: f, role, id, build, n_vocab });
     }
     return out;
 }
@@ -445,7 +456,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
             console.log(path.join(out, file));
         };
         // at the small vocabulary (a real one's token strings are megabytes): the test sets n_vocab from the row
-        for (const s of shapesOf(fams).filter((x) => x.role === "check")) write(specOf(s.id, s.build, 512), `${s.id}.gguf`);
+        for (const s of shapesOf(fams).filter((x) => x.role !== "record")) write(specOf(s.id, s.build, 512), `${s.id}.gguf`);
         for (const [f, fam] of Object.entries(FAMILIES)) {
             if (fams.length && !fams.includes(f)) continue;
             write(specOfModel(fam.base, 512), `${fam.base}.gguf`);
@@ -456,7 +467,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
         // --role check|record: only the held-out (or only the fitted) shapes; tests/conformance/run.sh measures the
         // held-out ones live in CI
         const role = opt("--role", null);
-        if (role !== null && role !== "check" && role !== "record") { console.error(`--role: 'check' or 'record', not '${role}'`); process.exit(2); }
+        if (role !== null && role !== "check" && role !== "record" && role !== "held") { console.error(`--role: 'check', 'held' or 'record', not '${role}'`); process.exit(2); }
         const [out, ...fams] = args;
         if (!out) { console.error("usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|record] [FAMILY...]"); process.exit(2); }
         for (const f of fams) if (!FAMILIES[f]) { console.error(`unknown family '${f}' (known: ${Object.keys(FAMILIES).join(", ")})`); process.exit(2); }

@@ -34,6 +34,7 @@ from fractions import Fraction as Fr
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gtrace import parse_vars
 from gfit import fit_values, Expr, MinMax, getv
+import gfit
 from gwrite import expr_text, kv_class
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
@@ -445,9 +446,22 @@ class SlotFitter:
         e = self.ctx_memo[ck]
         if e is None: return None
         if len(keys) == 1: return e
-        if isinstance(e, MinMax):
-            return self.fit_minmax(e, groups, keys, base)
-        return self.fit_linear(e, groups, keys)
+        r = self.fit_minmax(e, groups, keys, base) if isinstance(e, MinMax) else self.fit_linear(e, groups, keys)
+        if r is not None: return r
+        # the base's simplest expression can be a coincidence of the first shape (deepseek4's HCA state reads,
+        # 128 (floor(T/128) + n_seqs), fitted as 128 n_seqs + cells_swa - 256: at a 128-token window the window's cells
+        # track the ubatch): a known expression (--known, or found for an earlier slot) that fits the base too is
+        # tried over the siblings, and kept only where it reproduces every group
+        bctx = [{k: v for k, v in p.items() if k not in self.dim_names} for p in bp]
+        for k in gfit.KNOWN:
+            if k is e: continue
+            try:
+                if not all(k.eval(c) == y for c, y in zip(bctx, by)): continue
+            except KeyError:
+                continue
+            r = self.fit_minmax(k, groups, keys, base) if isinstance(k, MinMax) else self.fit_linear(k, groups, keys)
+            if r is not None: return r
+        return None
 
     def coefs_in_group(self, e, pts):
         """the coefficients of e's structure (terms, then the constant) that reproduce the group's values"""
@@ -474,13 +488,18 @@ class SlotFitter:
         return None
 
     def fit_linear(self, e, groups, keys):
-        cols = []
+        cols, solved = [], []
         for k in keys:
             sol = self.coefs_in_group(e, groups[k])
+            if sol is None and e.mode == "exact" and len(groups[k]) <= len(e.terms) and len(keys) > 2:
+                # a group of too few contexts to solve the structure (deepseek4's real-vocabulary file, two per
+                # variant): left out of the fit over the dimensions, and checked below with every other group
+                continue
             if sol is None: return None
             cols.append(sol)
-        dpoints = [dict(k) for k in keys]
-        df = self.dfitter(tuple(keys), dpoints)
+            solved.append(k)
+        dpoints = [dict(k) for k in solved]
+        df = self.dfitter(tuple(solved), dpoints)
         terms = []
         for j in range(len(cols[0])):
             f = df.fit([c[j] for c in cols])
@@ -517,8 +536,9 @@ class SlotFitter:
                 if sol is None: continue  # the group mixes branches
                 cols.append(sol); kk.append(k)
             # one group (the base alone takes this side): the base's coefficients, constant over the dimensions,
-            # checked below on every group
-            if not kk: return None
+            # checked below on every group; so too where no group tells the side's coefficients apart (deepseek4's
+            # min(T, 8 n_seqs): one sequence in every context, and the base takes T at one ubatch only)
+            if not kk: return side, 0
             df = self.dfitter(tuple(kk), [dict(k) for k in kk])
             terms = []
             for j in range(len(cols[0])):
@@ -782,7 +802,8 @@ def build_variant(key, trs, eid, sfit):
                     if soft: return None
                     if os.environ.get("GRAPH2_DEBUG"):  # the failing slot's points, for a look at the fit by hand
                         import pickle
-                        with open(os.environ["GRAPH2_DEBUG"], "wb") as f: pickle.dump((pts, ys, what, sfit.dim_names), f)
+                        with open(os.environ["GRAPH2_DEBUG"] + "." + re.sub(r"[^A-Za-z0-9]+", "_", what), "wb") as f:
+                            pickle.dump((pts, ys, what, sfit.dim_names), f)
                     raise RuntimeError(f"no expression for {what}: {sorted(set(ys))[:8]}")
                 return eid(e)
             ne = [fitted([t["ne"][d] for _, t, _ in ts], f"{name} ne{d}") for d in range(4)]
@@ -905,9 +926,17 @@ def main():
     ap.add_argument("--allow-constant-dims", action="store_true")
     ap.add_argument("--full-design-new-kinds", action="store_true",
                     help="the full design for every shape with a layer kind (signature) the full-design shapes before it lack")
+    ap.add_argument("--known", action="append", help="a file of `expr` lines (template syntax) tried first for every "
+                    "slot's context structure (tools/graph_template/deepseek4.known: the compressor-state inputs)")
+    ap.add_argument("--skip-failed-variants", action="store_true",
+                    help="write the variants that fit and name the others in the file's comment: kvfit then says no "
+                    "scheduler graph was recorded for them and falls back (deepseek4's quantized caches)")
     ap.add_argument("--extra-points", default="", help="N_CTX:N_UBATCH:OUTPUTS,... added to every variant's design: "
                     "contexts below a family's threshold (glm-dsa: fewer cells than the indexer's top-k, 1024:512:7)")
     args = ap.parse_args()
+    for k in args.known or []:
+        import gfit
+        log(f"{gfit.load_known(k)} known expressions from {k}")
     extra = [tuple(int(x) for x in p.split(":")) for p in args.extra_points.split(",") if p]
     probe = args.probe or os.path.join(ROOT, "build/graph_trace", args.release, "llama_probe")
     shapes = [shape_info(m) for m in args.shape]
@@ -983,7 +1012,7 @@ def main():
         out_var.append(f"variant fa={int(fa)} kv={kv} st={st} rot={rot} contexts={len(trs)} global {gid}\nkinds {kinds}\n"
                        f"roots_pre {','.join(pat[0]) or '-'}\nroots_layer {roots}\nroots_post {','.join(pat[2]) or '-'}")
         log(f"variant {key}: {len(trs)} contexts, {len(glob)} global tensors, {len(kind_lines)} layer kinds")
-    if failed:
+    if failed and (not args.skip_failed_variants or not out_var):
         raise SystemExit("not written: " + "; ".join(failed))
     with open(args.out, "w") as f:
         f.write("kvfit-graph 2\n")
@@ -991,6 +1020,8 @@ def main():
         shp = ", ".join(f"{os.path.basename(m)} ({s['n_layer']} layers, n_embd {s['dims']['n_embd']})" for m, s in zip(args.shape, shapes))
         f.write(f"# recorded by tools/graph_template/graph2.py from {len(traces)} contexts of llama.cpp {args.release} "
                 f"(the scheduler's graph, GGML_SCHED_DUMP) on {len(shapes)} shapes: {shp}; {len(refused)} contexts refused\n")
+        for x in failed:  # --skip-failed-variants: what is not in the file, and why
+            f.write("# variant not written (kvfit falls back, named): " + x.replace("\n", " ")[:400] + "\n")
         for t, i in sorted(exprs.items(), key=lambda x: x[1]): f.write(f"expr {i} {t}\n")
         for content, i in sorted(segs.items(), key=lambda x: x[1]):
             f.write(f"seg {i}\n")
