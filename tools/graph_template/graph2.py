@@ -491,7 +491,8 @@ class SlotFitter:
         cols, solved = [], []
         for k in keys:
             sol = self.coefs_in_group(e, groups[k])
-            if sol is None and e.mode == "exact" and len(groups[k]) <= len(e.terms) and len(keys) > 2:
+            if sol is None and e.mode == "exact" and len(keys) > 2 and \
+                    len({tuple(mon_value(p, m) for _, m in e.terms) for p, _ in groups[k]}) <= len(e.terms):
                 # a group of too few contexts to solve the structure (deepseek4's real-vocabulary file, two per
                 # variant): left out of the fit over the dimensions, and checked below with every other group
                 continue
