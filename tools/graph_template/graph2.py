@@ -379,12 +379,16 @@ class DimFitter:
     def _fit(self, cs):
         if all(c == cs[0] for c in cs): return [(cs[0], ())] if cs[0] != 0 else []
         if len(cs) < 2: return None
-        # r * mon: an integer r first (a width is a product of counts), then a fraction
-        for integral in (True, False):
+        # r * mon: a monomial as it is first (r = 1), then an integer r (a width is a product of counts), then a
+        # fraction. r = 1 first: where the recorded shapes tie two dimensions (deepseek4's were all recorded with the
+        # indexer's top-k at 4 windows: 512 = 4 x 128), the dimension itself is the rule llama.cpp applies
+        # (deepseek4.cpp:672 v0.5.0, build_lid_top_k: min(indexer_top_k, the scored cells)), not a multiple of another that happens to agree
+        for integral in ("one", True, False):
             for m, vals in zip(self.mons, self.vals):
                 if vals[0] == 0: continue
                 r = Fr(cs[0]) / vals[0]
-                if integral and r.denominator != 1: continue
+                if integral == "one" and r != 1: continue
+                if integral is True and r.denominator != 1: continue
                 if all(r * v == c for v, c in zip(vals, cs)): return [(r, m)]
         # r * mon + d: solved from two groups where the monomial differs (not only the first two: the first shapes may
         # share a value, Qwen3.5's d_conv 4 beside one shape's 3)
@@ -648,6 +652,12 @@ def infer_roots(tr):
                 roots.append(nodes[q]); p = q + 1; lp += len(el); found = True
                 break
             visited.clear(); visited.update(saved)
+        if not found and lp < len(leafs) and leafs[lp] not in visited:
+            # a leaf expanded itself before the nodes that read it (deepseek4.cpp's graph expands the raw attention's
+            # kq_mask input, ggml_build_forward_expand(gf, inp_attn->self_kq_mask), before the first layer's
+            # hyper-connection mixes read any weight): ggml_visit_parents appends it to the leafs then
+            visited.add(leafs[lp]); roots.append(leafs[lp]); lp += 1
+            continue
         if not found: raise RuntimeError(f"no expanded root reproduces the order at node {p} ({T[nodes[p]]['name']}), leaf {lp}")
     # check
     visited.clear(); en_all, el_all = [], []
