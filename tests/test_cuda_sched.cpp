@@ -172,7 +172,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 // tests/conformance/shapes.mjs FAMILIES base) are not held out
                 ++per_family[m.gguf_architecture];
                 if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b" && id != "gemma4-26b-a4b" &&
-                    id != "glm-5-idxtypes") {
+                    id != "glm-5-idxtypes" && id != "deepseek-v4-flash") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
                 }
@@ -189,6 +189,9 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
         }
+        // deepseek4 (data/graphs/deepseek4.v0.5.0.txt, v0.5.0 only: 5b4ebc5 keeps the format-1 deepseek4.txt): its two
+        // held-out shapes, DeepSeek-V4-Flash cut to 39 layers (issue 24) and dsv4-s13, 29 placements each
+        if (std::string(rel_name) == "v0.5.0") EXPECT_EQ(held_out_of["deepseek4"], 58u) << rel_name;
     }
 }
 
@@ -372,8 +375,8 @@ TEST(cuda_sched, glm_dsa_siblings_replayed_or_named) {
 // its 128-wide indexer, Z128, none), hash routing (H: the first num_hash_layers layers route by the token-id table)
 // and the hyper-connection count (hc4), never by a hash of the dimensions. DeepSeek-V4-Flash's config.json cut from 43
 // to 39 layers (issue 24's case) has exactly the 43-layer model's kinds, so one recording covers both; an even cut
-// ends on a ratio-128 layer, a kind of its own ("$": the last layer). No deepseek4 template is recorded yet
-// (docs/compute-graphs.md): these are the keys it will be looked up by.
+// ends on a ratio-128 layer, a kind of its own ("$": the last layer): the keys data/graphs/deepseek4.v0.5.0.txt is
+// looked up by (docs/compute-graphs.md).
 TEST(cuda_sched, deepseek4_layer_kinds_by_compress_ratio_hash_routing_and_hyper_connections) {
     const auto cfg = nlohmann::json::parse(kvfit::test::shared_config("deepseek-ai__DeepSeek-V4-Flash.json"));
     kvfit::warnings warn;
@@ -403,6 +406,40 @@ TEST(cuda_sched, deepseek4_layer_kinds_by_compress_ratio_hash_routing_and_hyper_
     bool rope = false;
     for (const auto & [k, v] : kvfit::detail::graph_dims(m43)) rope |= k == "g_rope_dimension_count" && v == 64;
     EXPECT_TRUE(rope);
+}
+
+// Issue 24's case: DeepSeek-V4-Flash's config.json (../shared/configs) cut from 43 to 39 layers is replayed through
+// the format-2 template (data/graphs/deepseek4.v0.5.0.txt, recorded on the suite's 43-layer shape and four synthetic
+// siblings; the 39-layer cut was held out), not estimated (before the template: the stage estimate, 281.5 MB against
+// 364.7 MB replayed for 43 layers). The byte-exact figures are the held-out GGUF's of the same design
+// (measured/cuda-shapes-v0.5.0.jsonl, dsv4-flash-l39_v1024: recorded_families_byte_exact_on_suite_and_held_out_shapes);
+// here the config.json path must reach the same replay, name nothing unmodelled, and give those rows' CPU bytes.
+TEST(cuda_sched, deepseek4_39_layer_config_json_replayed_not_estimated) {
+    auto cfg = nlohmann::json::parse(kvfit::test::shared_config("deepseek-ai__DeepSeek-V4-Flash.json"));
+    cfg["num_hidden_layers"] = 39;
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    s.release = kvfit::llamacpp_release::v0_5_0;
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "DeepSeek-V4-Flash-39L.json", warn);
+    ASSERT_EQ(m.n_layer, 39u);
+    const auto ctx = kvfit::llamacpp_context_size(m, s);
+    std::string why;
+    ASSERT_TRUE(kvfit::detail::sched_compute_cpu(m, s, ctx, &why).has_value()) << why;
+    EXPECT_EQ(kvfit::llamacpp_compute_unmodelled(m, s, &ctx), "");
+    // at the held-out GGUF's vocabulary (1,024) the config's CPU-build compute is the byte count llama.cpp v0.5.0 gave
+    // that GGUF (measured/cuda-shapes-v0.5.0.jsonl, dsv4-flash-l39_v1024, every CPU-build row)
+    kvfit::model_desc m1k = m;
+    m1k.n_vocab = 1024;
+    size_t n = 0;
+    for (const json & r : rows_of("cuda-shapes-v0.5.0.jsonl")) {
+        if (r["model"] != "dsv4-flash-l39_v1024" || r["cls"] != "cpu" || !r.value("ok", false)) continue;
+        const kvfit::llamacpp_plan p = plan_of(m1k, r, kvfit::llamacpp_release::v0_5_0);
+        EXPECT_EQ(p.devices[0].used.compute_bytes, measured_compute(r, p.devices.size())[0]) << r["ctx"].dump();
+        ++n;
+    }
+    EXPECT_GE(n, 4u);
 }
 
 TEST(cuda_sched, gemma4_siblings_with_unrecorded_layer_kinds_are_not_replayed) {

@@ -379,13 +379,12 @@ export const FAMILIES = {
                 q_lora: 640, o_groups: 4, o_lora: 320, n_expert: 40, n_ff_exp: 320, idx_heads: 32, idx_topk: 384,
                 swa: 96 }), nv), 1024],
         ],
-        // No template is fitted yet (graph2.py stops on the compressor-state inputs: docs/compute-graphs.md), so the
-        // held-out shapes are not measured live in CI (`held`: their rows are committed in
-        // measured/cuda-shapes-v0.5.0.jsonl, CPU build and simulated CUDA, for the template to be checked on). The
-        // issue's case, DeepSeek-V4-Flash's own design (shared/configs/deepseek-ai__DeepSeek-V4-Flash.json) cut from 43
-        // to 39 layers at a small vocabulary: its 29 placements took ~84 s on two shared cores, over CI's ~20 s per
-        // family and release, so it stays held out through its committed rows once a template exists; dsv4-s13 took
-        // 16 s and can move to `check` then.
+        // The v0.5.0 template (data/graphs/deepseek4.v0.5.0.txt) is byte-exact on both held-out shapes' committed rows
+        // (`held`: measured/cuda-shapes-v0.5.0.jsonl, CPU build and simulated CUDA; test_cuda_sched.cpp), which CI does
+        // not measure live: the issue's case, DeepSeek-V4-Flash's own design (shared/configs/
+        // deepseek-ai__DeepSeek-V4-Flash.json) cut from 43 to 39 layers at a small vocabulary, took ~84 s for its 29
+        // placements on two shared cores, over CI's ~20 s per family and release; dsv4-s13 took 16 s (a candidate
+        // for `check`, not moved: only v0.5.0 has a template).
         check: [],
         held: [
             ["dsv4-flash-l39", (nv) => deepseek4({ ...DSV4_FLASH, n_layer: 39 }, nv), 1024],
