@@ -11,6 +11,7 @@
 #include "kvfit/llamacpp.h"
 #include "kvfit/sources.h"
 #include "runtimes/llamacpp/compute.h"
+#include "runtimes/llamacpp/graph_replay.h"
 #include "support/files.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -194,7 +196,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 ++per_family[m.gguf_architecture];
                 if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b" && id != "gemma4-26b-a4b" &&
                     id != "glm-5-idxtypes" && id != "minimax-m2.5" &&
-                    id != "kimi-k2.5") {
+                    id != "kimi-k2.5" && id != "deepseek-v4-flash") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
                 }
@@ -211,6 +213,9 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
         }
+        // deepseek4 (data/graphs/deepseek4.v0.5.0.txt, v0.5.0 only: 5b4ebc5 keeps the format-1 deepseek4.txt): its two
+        // held-out shapes, DeepSeek-V4-Flash cut to 39 layers (issue 24) and dsv4-s13, 29 placements each
+        if (std::string(rel_name) == "v0.5.0") EXPECT_EQ(held_out_of["deepseek4"], 58u) << rel_name;
     }
 }
 
@@ -441,6 +446,77 @@ TEST(cuda_sched, deepseek2_siblings_replayed_or_named) {
     auto no_dense = v3;
     no_dense["first_k_dense_replace"] = 0;
     expect_layer_kind_not_recorded(no_dense, "Mm8gf2<^", "deepseek2");
+}
+
+// deepseek4's layer kinds as a format-2 template keys them (graph_layer_sig): by each layer's compress ratio (Z4 with
+// its 128-wide indexer, Z128, none), hash routing (H: the first num_hash_layers layers route by the token-id table)
+// and the hyper-connection count (hc4), never by a hash of the dimensions. DeepSeek-V4-Flash's config.json cut from 43
+// to 39 layers (issue 24's case) has exactly the 43-layer model's kinds, so one recording covers both; an even cut
+// ends on a ratio-128 layer, a kind of its own ("$": the last layer): the keys data/graphs/deepseek4.v0.5.0.txt is
+// looked up by (docs/compute-graphs.md).
+TEST(cuda_sched, deepseek4_layer_kinds_by_compress_ratio_hash_routing_and_hyper_connections) {
+    const auto cfg = nlohmann::json::parse(kvfit::test::shared_config("deepseek-ai__DeepSeek-V4-Flash.json"));
+    kvfit::warnings warn;
+    auto kinds = [&](const nlohmann::json & c) {
+        const kvfit::model_desc m = kvfit::model_from_hf_config(c.dump(), "v4.json", warn);
+        std::set<std::string> out;
+        for (uint32_t il = 0; il < m.n_layer; ++il) out.insert(kvfit::detail::graph_layer_sig(m, il));
+        return std::pair{kvfit::model_from_hf_config(c.dump(), "v4.json", warn), out};
+    };
+    const auto [m43, k43] = kinds(cfg);
+    EXPECT_EQ(kvfit::detail::graph_layer_sig(m43, 0), "Wm6Hhc4v<^");
+    EXPECT_EQ(kvfit::detail::graph_layer_sig(m43, 2), "WZ4I128m6Hhc4v<Wm6Hhc4v"); // ratio 4, the last hash-routed layer
+    EXPECT_EQ(kvfit::detail::graph_layer_sig(m43, 3), "WZ128m6hc4v<WZ4I128m6Hhc4v");
+    EXPECT_EQ(kvfit::detail::graph_layer_sig(m43, 42), "WZ4I128m6hc4v<WZ128m6hc4v$");
+    EXPECT_EQ(k43.size(), 7u);
+    auto l39 = cfg;
+    l39["num_hidden_layers"] = 39;
+    EXPECT_EQ(kinds(l39).second, k43);
+    auto l38 = cfg;
+    l38["num_hidden_layers"] = 38;
+    EXPECT_TRUE(kinds(l38).second.count("WZ128m6hc4v<WZ4I128m6hc4v$"));
+    auto hash2 = cfg;
+    hash2["num_hash_layers"] = 2;
+    const auto [mh, kh] = kinds(hash2);
+    EXPECT_EQ(kvfit::detail::graph_layer_sig(mh, 2), "WZ4I128m6hc4v<Wm6Hhc4v");
+    // the rotated tail of each head is a graph dimension from both sources (rope.dimension_count / qk_rope_head_dim)
+    bool rope = false;
+    for (const auto & [k, v] : kvfit::detail::graph_dims(m43)) rope |= k == "g_rope_dimension_count" && v == 64;
+    EXPECT_TRUE(rope);
+}
+
+// Issue 24's case: DeepSeek-V4-Flash's config.json (../shared/configs) cut from 43 to 39 layers is replayed through
+// the format-2 template (data/graphs/deepseek4.v0.5.0.txt, recorded on the suite's 43-layer shape and four synthetic
+// siblings; the 39-layer cut was held out), not estimated (before the template: the stage estimate, 281.5 MB against
+// 364.7 MB replayed for 43 layers). The byte-exact figures are the held-out GGUF's of the same design
+// (measured/cuda-shapes-v0.5.0.jsonl, dsv4-flash-l39_v1024: recorded_families_byte_exact_on_suite_and_held_out_shapes);
+// here the config.json path must reach the same replay, name nothing unmodelled, and give those rows' CPU bytes.
+TEST(cuda_sched, deepseek4_39_layer_config_json_replayed_not_estimated) {
+    auto cfg = nlohmann::json::parse(kvfit::test::shared_config("deepseek-ai__DeepSeek-V4-Flash.json"));
+    cfg["num_hidden_layers"] = 39;
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    s.release = kvfit::llamacpp_release::v0_5_0;
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "DeepSeek-V4-Flash-39L.json", warn);
+    ASSERT_EQ(m.n_layer, 39u);
+    const auto ctx = kvfit::llamacpp_context_size(m, s);
+    std::string why;
+    ASSERT_TRUE(kvfit::detail::sched_compute_cpu(m, s, ctx, &why).has_value()) << why;
+    EXPECT_EQ(kvfit::llamacpp_compute_unmodelled(m, s, &ctx), "");
+    // at the held-out GGUF's vocabulary (1,024) the config's CPU-build compute is the byte count llama.cpp v0.5.0 gave
+    // that GGUF (measured/cuda-shapes-v0.5.0.jsonl, dsv4-flash-l39_v1024, every CPU-build row)
+    kvfit::model_desc m1k = m;
+    m1k.n_vocab = 1024;
+    size_t n = 0;
+    for (const json & r : rows_of("cuda-shapes-v0.5.0.jsonl")) {
+        if (r["model"] != "dsv4-flash-l39_v1024" || r["cls"] != "cpu" || !r.value("ok", false)) continue;
+        const kvfit::llamacpp_plan p = plan_of(m1k, r, kvfit::llamacpp_release::v0_5_0);
+        EXPECT_EQ(p.devices[0].used.compute_bytes, measured_compute(r, p.devices.size())[0]) << r["ctx"].dump();
+        ++n;
+    }
+    EXPECT_GE(n, 4u);
 }
 
 TEST(cuda_sched, gemma4_siblings_with_unrecorded_layer_kinds_are_not_replayed) {

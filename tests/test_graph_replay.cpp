@@ -98,7 +98,7 @@ TEST(graph_replay, measured_contexts_replay_byte_exact) {
                 const auto got = kvfit::detail::replay_compute(m, s, c);
                 ASSERT_TRUE(got.has_value()) << rel_name << " " << r.id << " " << row["req"].dump();
                 EXPECT_EQ(got->bytes, want) << rel_name << " " << r.id << " " << row["req"].dump();
-                EXPECT_EQ(kvfit::llamacpp_compute_bytes(m, s, c), want) << rel_name << " " << r.id;
+                EXPECT_EQ(kvfit::llamacpp_compute_bytes(m, s, c), want) << rel_name << " " << r.id << " " << row["req"].dump();
                 EXPECT_EQ(kvfit::llamacpp_compute_unmodelled(m, s, &c), "") << rel_name << " " << r.id;
                 ++n;
             }

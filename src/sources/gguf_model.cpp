@@ -15,11 +15,12 @@ namespace {
 
 /// GGUF keys (without the architecture prefix) of layer-graph dimensions no model_desc field holds, per architecture:
 /// they enter the shape key of recorded compute graphs (model_desc::graph_dims). deepseek4: models/deepseek4.cpp
-/// (q LoRA, grouped output LoRA, indexer key width, hash-routed layers); qwen4exp: models/qwen4exp.cpp
+/// (q LoRA, grouped output LoRA, indexer key width, hash-routed layers, the rotated tail of each head:
+/// rope.dimension_count, n_rot, which the q/kv rope views and the compressor's rope take); qwen4exp: models/qwen4exp.cpp
 /// (hyper-connection low rank, indexer key width, per-layer n-gram embeddings).
 const std::pair<std::string_view, std::vector<const char *>> graph_dim_keys[] = {
     {"deepseek4", {"attention.q_lora_rank", "attention.output_group_count", "attention.output_lora_rank",
-                   "attention.indexer.key_length", "hash_layer_count"}},
+                   "attention.indexer.key_length", "hash_layer_count", "rope.dimension_count"}},
     {"qwen4exp", {"hyper_connection.low_rank", "attention.indexer.key_length", "ple.ngram_size", "ple.heads_per_ngram",
                   "ple.conv_kernel"}},
     // the router: group-limited routing (llm_graph_context::build_moe_ffn, src/llama-graph.cpp v0.5.0:2081-2105: with

@@ -442,7 +442,10 @@ void dsv4(const hf_keys & cfg, hf_build & b) {
                     {"attention.output_group_count", u32(cfg.uint_or("o_groups", 0, 65536))},
                     {"attention.output_lora_rank", u32(cfg.uint_or("o_lora_rank", 0, 65536))},
                     {"attention.indexer.key_length", b.index_head_dim},
-                    {"hash_layer_count", u32(cfg.count_or("num_hash_layers", 0, 100000))}};
+                    {"hash_layer_count", u32(cfg.count_or("num_hash_layers", 0, 100000))},
+                    // the rotated tail of each head (conversion/deepseek.py: rope.dimension_count = qk_rope_head_dim);
+                    // 0 when absent, as the GGUF source reads a missing key (llama.cpp then rotates the whole head)
+                    {"rope.dimension_count", u32(cfg.uint_or("qk_rope_head_dim", 0, 65536))}};
 }
 
 // Attention output gates: gating_types per layer (or one `gating` for all), "per_head" one logit per head,

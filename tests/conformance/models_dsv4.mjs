@@ -61,7 +61,7 @@ export const DSV4_FLASH = {
 // mtp: also write the MTP layer (blk.43, nextn_predict_layers 1) as a GGUF holding trunk and MTP tensors would;
 // the published converter never writes such a main file, the variant only shows what the main context does with
 // an MTP layer (the loader skips its tensors: load_mtp is false in llama_model_default_params).
-function deepseek4(h, n_vocab, { mtp = false } = {}) {
+export function deepseek4(h, n_vocab, { mtp = false } = {}) {
     const b = new Builder("deepseek4");
     const n_layer_all = h.n_layer + (mtp ? 1 : 0);
     const hc_dim = h.hc * h.n_embd, hc_mix = (2 + h.hc) * h.hc;

@@ -5,7 +5,7 @@
 // was fitted on: other layer counts, widths, head counts, head widths, FFN widths, vocabularies
 // (tools/graph_template/graph2.py; tests/conformance/cuda_conformance.mjs --shapes).
 //
-// usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|record] [FAMILY...]   writes OUT_DIR/<id>_v<n_vocab>.gguf
+// usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|held|record] [FAMILY...]   writes OUT_DIR/<id>_v<n_vocab>.gguf
 //        node shapes.mjs --headers DIR [FAMILY...]                  header-only files of the check shapes and the
 //                                                                   families' suite models (tests/data/gguf_shapes)
 //        node shapes.mjs --list [FAMILY...]                         prints "family role id file" lines
@@ -16,13 +16,15 @@ import { fileURLToPath } from "node:url";
 import { llama, qwen35, qwen35moe, gpt_oss } from "./models.mjs";
 import { gemma4, gemma4Config, minimaxM2, minimaxM2Config } from "./models_swa.mjs";
 import { glmDsa, deepseek2, DSV3 } from "./models_dsa.mjs";
+import { deepseek4, DSV4_FLASH } from "./models_dsv4.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /// A minimax-m2 shape: MiniMax-M2.5's config with the fields of `over` changed (FAMILIES["minimax-m2"])
 const mm2 = (over) => (nv) => minimaxM2(minimaxM2Config(over), nv);
 
-/// family -> {arch, base: the suite's model id (recorded with the full design), record: [[id, build, n_vocab]], check}
+/// family -> {arch, base: the suite's model id (recorded with the full design), record: [[id, build, n_vocab]], check,
+/// held (optional: held out like check, through committed rows only, not measured live in CI)}
 export const FAMILIES = {
     llama: {
         arch: "llama",
@@ -446,7 +448,74 @@ export const FAMILIES = {
                 nope: 128, rope: 32, v: 112, n_expert: 56, n_ff_exp: 576, n_shared: 2 }, nv), 49152],
         ],
     },
+    // DeepSeek-V4 (deepseek4: src/models/deepseek4.cpp): every layer a one-head window attention (MQA, attn_sinks) with
+    // hyper-connections (4 copies of the residual stream, the fused DSV4_HC_PRE/COMB/POST ops, which the CPU and CUDA
+    // builds both take: ggml-cpu.c and ggml-cuda.cu supports_op), and by its compress ratio (compress_ratios[il]) a
+    // compressed cache: ratio 4 (CSA) with a lightning indexer choosing the top-k compressed cells, ratio 128 (HCA)
+    // without one, ratio 0 neither; the first hash_layer_count layers route by a token-id table (ffn_gate_tid2eid)
+    // instead of the gate. The base is the suite's DeepSeek-V4-Flash (43 layers: 0, 0, then 4 and 128 alternating, the
+    // first 3 hash-routed), recorded beside the synthetic shapes below, which keep its layer pattern (odd layer counts:
+    // the last layer a ratio-4 one, as the 43-layer model's and the issue's 39-layer cut's) and change every width.
+    // No head 128 wide: llama.cpp always rotates K where the head is as wide as the lightning indexer's
+    // (llama-kv-cache.cpp:326-331, "always create Hadamard rotation tensors for DeepSeek lightning indexers"), another
+    // graph at f16 too, which kvfit names as not recorded (graph_replay.cpp instantiate_graph).
+    // Held at what the graph's topology or the CUDA build needs, so the graph a CUDA build runs is the CPU build's:
+    // 4 hyper-connections (ggml-cuda's dsv4-hc.cu kernels are written for DSV4_HC = 4; a signature's "hc4"), 128-wide
+    // indexer heads, 32 or 64 of them (ggml_cuda_lightning_indexer_supported; "I128"), 6 experts used ("m6": the used
+    // experts' outputs are summed one add each). min(top_k, compressed cells) from the design's 1,024- and 1,536-token
+    // contexts (--extra-points).
+    deepseek4: {
+        arch: "deepseek4",
+        base: "deepseek-v4-flash",
+        record: [
+            // synthetic, fitted on the full design of contexts (graph2.py: the first shape): 7 layers, 1024 wide, 16 x 256
+            // heads (rope 64), q LoRA 512, 4 output groups of LoRA 256, 64 indexer heads, top-512, window 128, 32
+            // experts 256 wide
+            ["dsv4-s7", (nv) => deepseek4(dsv4Shape({ n_layer: 7, n_embd: 1024, n_head: 16, head_dim: 256, rope: 64,
+                q_lora: 512, o_groups: 4, o_lora: 256, n_expert: 32, n_ff_exp: 256, idx_heads: 64, idx_topk: 512,
+                swa: 128 }), nv), 1024],
+            // synthetic: 9 layers, 1536 wide, 24 x 384 heads (rope 32), q LoRA 768, 8 output groups of 384, 32 indexer
+            // heads, top-256, window 64, 48 experts 384 wide, 2 shared experts
+            ["dsv4-s9", (nv) => deepseek4(dsv4Shape({ n_layer: 9, n_embd: 1536, n_head: 24, head_dim: 384, rope: 32,
+                q_lora: 768, o_groups: 8, o_lora: 384, n_expert: 48, n_ff_exp: 384, n_shared: 2, idx_heads: 32,
+                idx_topk: 256, swa: 64 }), nv), 1024],
+            // synthetic: 5 layers, 2048 wide, 8 x 512 heads (DeepSeek-V4-Flash's head width, rope 64), q LoRA 384, 2
+            // output groups of 512, 64 indexer heads, top-1,024 (more than the cells of the design's small contexts),
+            // window 256, 24 experts 512 wide, another vocabulary
+            ["dsv4-s5", (nv) => deepseek4(dsv4Shape({ n_layer: 5, n_embd: 2048, n_head: 8, head_dim: 512, rope: 64,
+                q_lora: 384, o_groups: 2, o_lora: 512, n_expert: 24, n_ff_exp: 512, idx_heads: 64, idx_topk: 1024,
+                swa: 256 }), nv), 2048],
+            // synthetic: 11 layers, 1280 wide, 20 x 192 heads (rope 128), q LoRA 640, 4 output groups of 320, 32 indexer
+            // heads, top-384, window 96, 40 experts 320 wide: a fourth shape of every layer kind
+            ["dsv4-s11", (nv) => deepseek4(dsv4Shape({ n_layer: 11, n_embd: 1280, n_head: 20, head_dim: 192, rope: 128,
+                q_lora: 640, o_groups: 4, o_lora: 320, n_expert: 40, n_ff_exp: 320, idx_heads: 32, idx_topk: 384,
+                swa: 96 }), nv), 1024],
+        ],
+        // The v0.5.0 template (data/graphs/deepseek4.v0.5.0.txt) is byte-exact on both held-out shapes' committed rows
+        // (`held`: measured/cuda-shapes-v0.5.0.jsonl, CPU build and simulated CUDA; test_cuda_sched.cpp), which CI does
+        // not measure live: the issue's case, DeepSeek-V4-Flash's own design (shared/configs/
+        // deepseek-ai__DeepSeek-V4-Flash.json) cut from 43 to 39 layers at a small vocabulary, took ~84 s for its 29
+        // placements on two shared cores, over CI's ~20 s per family and release; dsv4-s13 took 16 s (a candidate
+        // for `check`, not moved: only v0.5.0 has a template).
+        check: [],
+        held: [
+            ["dsv4-flash-l39", (nv) => deepseek4({ ...DSV4_FLASH, n_layer: 39 }, nv), 1024],
+            // synthetic: 13 layers, 1792 wide, 28 x 256 heads (rope 64), q LoRA 896, 7 output groups of 448, 64 indexer
+            // heads, top-768, window 160, 56 experts 448 wide, another vocabulary
+            ["dsv4-s13", (nv) => deepseek4(dsv4Shape({ n_layer: 13, n_embd: 1792, n_head: 28, head_dim: 256, rope: 64,
+                q_lora: 896, o_groups: 7, o_lora: 448, n_expert: 56, n_ff_exp: 448, idx_heads: 64, idx_topk: 768,
+                swa: 160 }), nv), 32000],
+        ],
+    },
 };
+
+/// A DeepSeek-V4 shape: DeepSeek-V4-Flash's hyper-parameters with `o` over them, and its layer pattern at o.n_layer
+/// layers (compress ratios 0, 0, then 4 and 128 alternating; the published list's trailing 0 is the MTP layer's).
+function dsv4Shape(o) {
+    const n = o.n_layer;
+    const ratios = [...Array(n).keys()].map((il) => (il < 2 ? 0 : (il - 2) % 2 === 0 ? 4 : 128));
+    return { ...DSV4_FLASH, n_shared: 1, n_hash: 3, ...o, compress_ratios: [...ratios, 0] };
+}
 
 function specOf(name, build, n_vocab) {
     const b = build(n_vocab);
@@ -474,7 +543,8 @@ export function shapesOf(families) {
     const out = [];
     for (const [f, fam] of Object.entries(FAMILIES)) {
         if (families.length && !families.includes(f)) continue;
-        for (const role of ["record", "check"]) for (const [id, build, n_vocab] of fam[role]) out.push({ family: f, role, id, build, n_vocab });
+        // held: held out like check, through committed rows only (too large to measure live in CI)
+        for (const role of ["record", "check", "held"]) for (const [id, build, n_vocab] of fam[role] ?? []) out.push({ family: f, role, id, build, n_vocab });
     }
     return out;
 }
@@ -497,7 +567,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
             console.log(path.join(out, file));
         };
         // at the small vocabulary (a real one's token strings are megabytes): the test sets n_vocab from the row
-        for (const s of shapesOf(fams).filter((x) => x.role === "check")) write(specOf(s.id, s.build, 512), `${s.id}.gguf`);
+        for (const s of shapesOf(fams).filter((x) => x.role !== "record")) write(specOf(s.id, s.build, 512), `${s.id}.gguf`);
         for (const [f, fam] of Object.entries(FAMILIES)) {
             if (fams.length && !fams.includes(f)) continue;
             write(specOfModel(fam.base, 512), `${fam.base}.gguf`);
@@ -508,7 +578,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
         // --role check|record: only the held-out (or only the fitted) shapes; tests/conformance/run.sh measures the
         // held-out ones live in CI
         const role = opt("--role", null);
-        if (role !== null && role !== "check" && role !== "record") { console.error(`--role: 'check' or 'record', not '${role}'`); process.exit(2); }
+        if (role !== null && role !== "check" && role !== "record" && role !== "held") { console.error(`--role: 'check', 'held' or 'record', not '${role}'`); process.exit(2); }
         const [out, ...fams] = args;
         if (!out) { console.error("usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|record] [FAMILY...]"); process.exit(2); }
         for (const f of fams) if (!FAMILIES[f]) { console.error(`unknown family '${f}' (known: ${Object.keys(FAMILIES).join(", ")})`); process.exit(2); }

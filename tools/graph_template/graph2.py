@@ -34,6 +34,7 @@ from fractions import Fraction as Fr
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gtrace import parse_vars
 from gfit import fit_values, Expr, MinMax, getv
+import gfit
 from gwrite import expr_text, kv_class
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
@@ -378,12 +379,16 @@ class DimFitter:
     def _fit(self, cs):
         if all(c == cs[0] for c in cs): return [(cs[0], ())] if cs[0] != 0 else []
         if len(cs) < 2: return None
-        # r * mon: an integer r first (a width is a product of counts), then a fraction
-        for integral in (True, False):
+        # r * mon: a monomial as it is first (r = 1), then an integer r (a width is a product of counts), then a
+        # fraction. r = 1 first: where the recorded shapes tie two dimensions (deepseek4's were all recorded with the
+        # indexer's top-k at 4 windows: 512 = 4 x 128), the dimension itself is the rule llama.cpp applies
+        # (deepseek4.cpp:672 v0.5.0, build_lid_top_k: min(indexer_top_k, the scored cells)), not a multiple of another that happens to agree
+        for integral in ("one", True, False):
             for m, vals in zip(self.mons, self.vals):
                 if vals[0] == 0: continue
                 r = Fr(cs[0]) / vals[0]
-                if integral and r.denominator != 1: continue
+                if integral == "one" and r != 1: continue
+                if integral is True and r.denominator != 1: continue
                 if all(r * v == c for v, c in zip(vals, cs)): return [(r, m)]
         # r * mon + d: solved from two groups where the monomial differs (not only the first two: the first shapes may
         # share a value, Qwen3.5's d_conv 4 beside one shape's 3)
@@ -445,9 +450,22 @@ class SlotFitter:
         e = self.ctx_memo[ck]
         if e is None: return None
         if len(keys) == 1: return e
-        if isinstance(e, MinMax):
-            return self.fit_minmax(e, groups, keys, base)
-        return self.fit_linear(e, groups, keys)
+        r = self.fit_minmax(e, groups, keys, base) if isinstance(e, MinMax) else self.fit_linear(e, groups, keys)
+        if r is not None: return r
+        # the base's simplest expression can be a coincidence of the first shape (deepseek4's HCA state reads,
+        # 128 (floor(T/128) + n_seqs), fitted as 128 n_seqs + cells_swa - 256: at a 128-token window the window's cells
+        # track the ubatch): a known expression (--known, or found for an earlier slot) that fits the base too is
+        # tried over the siblings, and kept only where it reproduces every group
+        bctx = [{k: v for k, v in p.items() if k not in self.dim_names} for p in bp]
+        for k in gfit.KNOWN:
+            if k is e: continue
+            try:
+                if not all(k.eval(c) == y for c, y in zip(bctx, by)): continue
+            except KeyError:
+                continue
+            r = self.fit_minmax(k, groups, keys, base) if isinstance(k, MinMax) else self.fit_linear(k, groups, keys)
+            if r is not None: return r
+        return None
 
     def coefs_in_group(self, e, pts):
         """the coefficients of e's structure (terms, then the constant) that reproduce the group's values"""
@@ -474,13 +492,19 @@ class SlotFitter:
         return None
 
     def fit_linear(self, e, groups, keys):
-        cols = []
+        cols, solved = [], []
         for k in keys:
             sol = self.coefs_in_group(e, groups[k])
+            if sol is None and e.mode == "exact" and len(keys) > 2 and \
+                    len({tuple(mon_value(p, m) for _, m in e.terms) for p, _ in groups[k]}) <= len(e.terms):
+                # a group of too few contexts to solve the structure (deepseek4's real-vocabulary file, two per
+                # variant): left out of the fit over the dimensions, and checked below with every other group
+                continue
             if sol is None: return None
             cols.append(sol)
-        dpoints = [dict(k) for k in keys]
-        df = self.dfitter(tuple(keys), dpoints)
+            solved.append(k)
+        dpoints = [dict(k) for k in solved]
+        df = self.dfitter(tuple(solved), dpoints)
         terms = []
         for j in range(len(cols[0])):
             f = df.fit([c[j] for c in cols])
@@ -517,8 +541,9 @@ class SlotFitter:
                 if sol is None: continue  # the group mixes branches
                 cols.append(sol); kk.append(k)
             # one group (the base alone takes this side): the base's coefficients, constant over the dimensions,
-            # checked below on every group
-            if not kk: return None
+            # checked below on every group; so too where no group tells the side's coefficients apart (deepseek4's
+            # min(T, 8 n_seqs): one sequence in every context, and the base takes T at one ubatch only)
+            if not kk: return side, 0
             df = self.dfitter(tuple(kk), [dict(k) for k in kk])
             terms = []
             for j in range(len(cols[0])):
@@ -627,6 +652,12 @@ def infer_roots(tr):
                 roots.append(nodes[q]); p = q + 1; lp += len(el); found = True
                 break
             visited.clear(); visited.update(saved)
+        if not found and lp < len(leafs) and leafs[lp] not in visited:
+            # a leaf expanded itself before the nodes that read it (deepseek4.cpp's graph expands the raw attention's
+            # kq_mask input, ggml_build_forward_expand(gf, inp_attn->self_kq_mask), before the first layer's
+            # hyper-connection mixes read any weight): ggml_visit_parents appends it to the leafs then
+            visited.add(leafs[lp]); roots.append(leafs[lp]); lp += 1
+            continue
         if not found: raise RuntimeError(f"no expanded root reproduces the order at node {p} ({T[nodes[p]]['name']}), leaf {lp}")
     # check
     visited.clear(); en_all, el_all = [], []
@@ -683,7 +714,14 @@ def runs(ids):
 # graph): a template holds the values recorded, so they may be the same on every shape
 # the indexer's head width too (glm-dsa: graph_layer_sig's "I128"): ggml-cuda fuses the lightning indexer for 128-wide
 # heads only, and a device without it gets another graph (fused_lid off), so the shapes hold it and the signature names it
-SIG_DIMS = ("n_expert_used", "I_c_k", "I_head_dim_k", "I_rot_k", "g_expert_gating_func")
+# DeepSeek-V4 (graph_shape.cpp layer_features): the hyper-connection count ("hc4"), the hash-routed layers ("H": which
+# layers route by the token-id table, so hash_layer_count itself sizes nothing) and the compress ratio of each
+# compressed cache ("Z4", "Z128"; the indexer only on ratio-4 layers) are in every layer's signature, and the indexer's
+# head width (attention.indexer.key_length) is the "I128" of it; deepseek2's gating function ("f2") too
+SIG_DIMS = ("n_expert_used", "I_c_k", "I_head_dim_k", "I_rot_k", "g_expert_gating_func", "n_hc", "g_hash_layer_count",
+            "Z_ratio", "I_ratio", "g_attention_indexer_key_length")
+# a layer's own cache ratios (l_c<i>_ratio): carried by its signature as well
+SIG_LAYER_DIMS = re.compile(r"^l_c\d+_ratio$")
 
 
 def constant_dims(trs, family):
@@ -700,7 +738,8 @@ def constant_dims(trs, family):
     if len(mine) < 2: return []
     out = []
     for n in sorted(set().union(*fam)):
-        if len({f.get(n, 0) for f in fam}) > 1 and len({m.get(n, 0) for m in mine}) == 1 and n not in ("n_layer_mtp",) + SIG_DIMS:
+        if len({f.get(n, 0) for f in fam}) > 1 and len({m.get(n, 0) for m in mine}) == 1 and n not in ("n_layer_mtp",) + SIG_DIMS \
+                and not SIG_LAYER_DIMS.match(n):
             out.append(n)
     return out
 
@@ -774,7 +813,8 @@ def build_variant(key, trs, eid, sfit):
                     if soft: return None
                     if os.environ.get("GRAPH2_DEBUG"):  # the failing slot's points, for a look at the fit by hand
                         import pickle
-                        with open(os.environ["GRAPH2_DEBUG"], "wb") as f: pickle.dump((pts, ys, what, sfit.dim_names), f)
+                        with open(os.environ["GRAPH2_DEBUG"] + "." + re.sub(r"[^A-Za-z0-9]+", "_", what), "wb") as f:
+                            pickle.dump((pts, ys, what, sfit.dim_names), f)
                     raise RuntimeError(f"no expression for {what}: {sorted(set(ys))[:8]}")
                 return eid(e)
             ne = [fitted([t["ne"][d] for _, t, _ in ts], f"{name} ne{d}") for d in range(4)]
@@ -878,7 +918,7 @@ def check_dims_vary(shapes):
         for l in s["layers"]: lnames |= set(l["dims"])
     for n in sorted(lnames):
         vals = {l["dims"].get(n, 0) for s in shapes for l in s["layers"]}
-        if len(vals) == 1 and next(iter(vals)) not in (0, 1): bad.append(f"{n}={next(iter(vals))}")
+        if len(vals) == 1 and next(iter(vals)) not in (0, 1) and not SIG_LAYER_DIMS.match(n): bad.append(f"{n}={next(iter(vals))}")
     return bad
 
 
@@ -897,9 +937,17 @@ def main():
     ap.add_argument("--allow-constant-dims", action="store_true")
     ap.add_argument("--full-design-new-kinds", action="store_true",
                     help="the full design for every shape with a layer kind (signature) the full-design shapes before it lack")
+    ap.add_argument("--known", action="append", help="a file of `expr` lines (template syntax) tried first for every "
+                    "slot's context structure (tools/graph_template/deepseek4.known: the compressor-state inputs)")
+    ap.add_argument("--skip-failed-variants", action="store_true",
+                    help="write the variants that fit and name the others in the file's comment: kvfit then says no "
+                    "scheduler graph was recorded for them and falls back (deepseek4's quantized caches)")
     ap.add_argument("--extra-points", default="", help="N_CTX:N_UBATCH:OUTPUTS,... added to every variant's design: "
                     "contexts below a family's threshold (glm-dsa: fewer cells than the indexer's top-k, 1024:512:7)")
     args = ap.parse_args()
+    for k in args.known or []:
+        import gfit
+        log(f"{gfit.load_known(k)} known expressions from {k}")
     extra = [tuple(int(x) for x in p.split(":")) for p in args.extra_points.split(",") if p]
     probe = args.probe or os.path.join(ROOT, "build/graph_trace", args.release, "llama_probe")
     shapes = [shape_info(m) for m in args.shape]
@@ -975,7 +1023,7 @@ def main():
         out_var.append(f"variant fa={int(fa)} kv={kv} st={st} rot={rot} contexts={len(trs)} global {gid}\nkinds {kinds}\n"
                        f"roots_pre {','.join(pat[0]) or '-'}\nroots_layer {roots}\nroots_post {','.join(pat[2]) or '-'}")
         log(f"variant {key}: {len(trs)} contexts, {len(glob)} global tensors, {len(kind_lines)} layer kinds")
-    if failed:
+    if failed and (not args.skip_failed_variants or not out_var):
         raise SystemExit("not written: " + "; ".join(failed))
     with open(args.out, "w") as f:
         f.write("kvfit-graph 2\n")
@@ -983,6 +1031,8 @@ def main():
         shp = ", ".join(f"{os.path.basename(m)} ({s['n_layer']} layers, n_embd {s['dims']['n_embd']})" for m, s in zip(args.shape, shapes))
         f.write(f"# recorded by tools/graph_template/graph2.py from {len(traces)} contexts of llama.cpp {args.release} "
                 f"(the scheduler's graph, GGML_SCHED_DUMP) on {len(shapes)} shapes: {shp}; {len(refused)} contexts refused\n")
+        for x in failed:  # --skip-failed-variants: what is not in the file, and why
+            f.write("# variant not written (kvfit falls back, named): " + x.replace("\n", " ")[:400] + "\n")
         for t, i in sorted(exprs.items(), key=lambda x: x[1]): f.write(f"expr {i} {t}\n")
         for content, i in sorted(segs.items(), key=lambda x: x[1]):
             f.write(f"seg {i}\n")

@@ -1029,6 +1029,32 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         if (why) *why = "no scheduler graph recorded for " + (m.gguf_architecture.empty() ? std::string("this architecture") : m.gguf_architecture) + " in llama.cpp " + release;
         return std::nullopt;
     }
+    // recurrent-state snapshots of compressor states (an MTP target's n_rs_seq rollback copies: DeepSeek-V4 keeps
+    // n_stream x (1 + n_rs_seq) planes of each compressor state, llama-kv-cache-dsv4.cpp, and the graph's state
+    // inputs and copies grow with them): graph2.py's design records no snapshots, so such a context is not this
+    // template's; the reserve-graph replay (format 1, its rs=2+ variants) or the estimate takes it, named
+    if (c.n_rs_seq > 0) {
+        for (uint32_t il = 0; il < m.n_layer; ++il) {
+            for (const layer_cache & k : m.caches[il]) {
+                if (k.kind != cache_kind::compressed) continue;
+                if (why) *why = "the scheduler graph of " + tp->arch + " was recorded without recurrent-state snapshots (n_rs_seq " +
+                                std::to_string(c.n_rs_seq) + ", an MTP target's)";
+                return std::nullopt;
+            }
+        }
+    }
+    // llama.cpp always rotates K where a DeepSeek lightning indexer is as wide as the attention head
+    // (llama-kv-cache.cpp:326-331 v0.5.0, "always create Hadamard rotation tensors for DeepSeek lightning indexers":
+    // n_embd_head_k_full == indexer_head_size), unquantized caches too: a graph graph2.py's variants do not key
+    // (no recorded shape has it: tests/conformance/shapes.mjs deepseek4), so it is named, not replayed
+    for (uint32_t il = 0; il < m.n_layer && il < m.head_dim_k.size(); ++il) {
+        for (const layer_cache & k : m.caches[il]) {
+            if (k.kind != cache_kind::indexer || k.head_dim_k != m.head_dim_k[il]) continue;
+            if (why) *why = "layer " + std::to_string(il) + "'s heads are as wide as its lightning indexer's (" + std::to_string(k.head_dim_k) +
+                            "), where llama.cpp always rotates K: not recorded for " + tp->arch;
+            return std::nullopt;
+        }
+    }
     const compute_graph cg = compute_graph_of(m, s, c);
     const std::string kv = kv_class(s.type_k, s.type_v);
     // format 2 records one graph for every stream count above one (3 and 4 streams: one topology, n_stream a variable)

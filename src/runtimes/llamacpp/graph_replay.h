@@ -39,8 +39,9 @@ std::vector<std::pair<std::string, int64_t>> graph_dims(const model_desc & m);
 std::vector<std::pair<std::string, int64_t>> graph_layer_dims(const model_desc & m, uint32_t il);
 
 /// What layer il is in the graph, without its sizes: its caches' kinds (F full, W window, C chunked, M latent,
-/// I indexer, Z compressed, c/s/p states), its FFN (d dense, m<k> routed with k experts used per token, m<k>d both,
-/// - none), n without attention heads;
+/// I indexer with its head width, Z compressed with its ratio, c/s/p states), its FFN (d dense, m<k> routed with k
+/// experts used per token, m<k>d both, - none; H hash-routed), hc<n> with n hyper-connections, n without attention
+/// heads;
 /// then "<" and the same for layer il - 1 ("^" for none, "^" appended when it is layer 0), and "$" on the last layer (n_layer - 1): a
 /// template maps each signature to a recorded segment kind. "Fd<Fd$" is the last layer of a dense GQA decoder.
 std::string graph_layer_sig(const model_desc & m, uint32_t il);

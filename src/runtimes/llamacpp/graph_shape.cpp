@@ -78,8 +78,9 @@ std::string router_features(const model_desc & m) {
 }
 
 /// What layer il is, without its sizes: its caches (an indexer cache with its head width, "I128", a latent cache without
-/// a query LoRA "Mq"), its FFN (d dense,
-/// m<k> routed experts of which k are used, - none) and whether it is a NextN block (x), then a DSA layer's top-k
+/// a query LoRA "Mq", a compressed cache with its ratio, "Z4"), its FFN (d dense, m<k> routed experts of which k are
+/// used, - none; H hash-routed), the hyper-connection count (hc<n>) and whether it is a NextN block (x), then a DSA
+/// layer's top-k
 /// sharing (top_k_sharing: t<d>, k<n>). A layer with a full, window or chunked cache whose V row is narrower than the
 /// widest (widest_v) carries "v": without flash attention llama.cpp pads its V to the transposed cache's width, one
 /// ggml_pad more in its graph (llama_kv_cache::cpy_v, llama-kv-cache.cpp:1395-1398 v0.5.0; gemma4: the full layers of
@@ -101,12 +102,24 @@ std::string layer_features(const model_desc & m, uint32_t il) {
         // an MLA layer without a query LoRA projects its queries in one matrix (attn_q: DeepSeek-V2-Lite, Kimi-Linear;
         // deepseek2.cpp's is_lite branch) where the others go through attn_q_a, its norm and attn_q_b: "q"
         if (c.kind == cache_kind::latent && m.q_lora_rank == 0) f += 'q';
+        // a compressed cache's ratio (DeepSeek-V4 compress_ratios[il]): ratio 4 compresses overlapping windows of two
+        // rows (coff 2) and builds the indexer, 128 neither (models/deepseek4.cpp, load_arch_tensors coff and
+        // build_csa_lid_attention / build_hca_attention), so each ratio is its own layer graph: "Z4", "Z128"
+        if (c.kind == cache_kind::compressed) f += std::to_string(c.ratio);
     }
     if (f.empty()) f = "0";
     const bool moe = il < m.is_moe.size() && m.is_moe[il] != 0;
     const bool dense = il < m.n_ff.size() && m.n_ff[il] > 0;
     f += moe ? "m" + std::to_string(m.n_expert_used) + (dense ? "d" : "") : (dense ? "d" : "-");
     if (moe) f += router_features(m);
+    // a hash-routed MoE layer (DeepSeek-V4's first hash_layer_count layers): its experts are rows of a token-id table
+    // (ggml_get_rows of ffn_gate_tid2eid by the input tokens), not the gate's top-k (models/deepseek4.cpp build_ffn,
+    // v0.5.0:1290-1291): "H"
+    if (const auto h = m.graph_dims.find("hash_layer_count"); moe && h != m.graph_dims.end() && il < h->second) f += "H";
+    // hyper-connections (n_hc copies of the residual stream): the graph's mixes and its head loop over the copies
+    // (models/deepseek4.cpp dsv4_hc_mean, build_hc_head; ggml-cuda's dsv4-hc.cu kernels take DSV4_HC = 4 only), so a
+    // template holds the count it was recorded at (graph2.py SIG_DIMS): "hc4"
+    if (m.n_hc > 0) f += "hc" + std::to_string(m.n_hc);
     if (il < m.n_head.size() && m.n_head[il] == 0 && !recurrent_only(m, il)) f += "n"; // no attention heads
     for (const layer_cache & c : m.caches[il]) {
         const bool attn = c.kind == cache_kind::full || c.kind == cache_kind::window || c.kind == cache_kind::chunked;
