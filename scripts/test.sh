@@ -44,8 +44,8 @@ phase "ctest (sanitizers)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
 if [[ -x fuzz/run.sh ]]; then
-  phase "fuzz targets (fixed short time: ${KVFIT_FUZZ_SECONDS:-6} s each)"
-  FUZZ_BUILD=build-asan fuzz/run.sh "${KVFIT_FUZZ_SECONDS:-6}"
+  phase "fuzz targets (fixed short time: ${KVFIT_FUZZ_SECONDS:-2} s each)"
+  FUZZ_BUILD=build-asan fuzz/run.sh "${KVFIT_FUZZ_SECONDS:-2}"
 fi
 
 if [[ -x tests/conformance/run.sh ]]; then
