@@ -109,15 +109,6 @@ void keys_of(const json & j, const std::string & path, std::vector<std::pair<std
     }
 }
 
-std::string section_of(const std::string & runtime) {
-    if (runtime == "llama.cpp") return "llama.cpp";
-    if (runtime == "vllm") return "vllm";
-    if (runtime == "sglang") return "sglang";
-    if (runtime == "ollama") return "ollama";
-    if (runtime == "mlx") return "mlx";
-    return runtime;
-}
-
 /// The documents checked: every golden plan, and plans the goldens do not reach.
 std::vector<std::pair<std::string, json>> documents() {
     std::vector<std::pair<std::string, json>> docs;
@@ -170,8 +161,8 @@ TEST(json_doc, every_key_written_is_documented_and_every_documented_field_is_wri
                 for (const auto & [key, path] : sub) {
                     // Ollama's llama_server is llama.cpp's detail of the context Ollama starts
                     const bool llama_server = path.rfind(".detail.llama_server.", 0) == 0;
-                    const auto & allowed = d.detail.at(llama_server ? "llama.cpp" : section_of(rt));
-                    if (!allowed.count(key) && !d.detail.at(section_of(rt)).count(key))
+                    const auto & allowed = d.detail.at(llama_server ? "llama.cpp" : rt);
+                    if (!allowed.count(key) && !d.detail.at(rt).count(key))
                         undocumented.insert(rt + ": " + path);
                 }
                 if (rt == "llama.cpp") {
