@@ -107,7 +107,9 @@ void expect_layer_kind_not_recorded(const nlohmann::json & cfg, const std::strin
     const auto ctx = kvfit::llamacpp_context_size(m, s);
     std::string why;
     EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, ctx, &why).has_value()) << sig;
-    EXPECT_NE(why.find("(" + sig + ") was not recorded for " + family), std::string::npos) << why;
+    EXPECT_NE(why.find("(" + sig + ": " + kvfit::detail::describe_layer_sig(sig) + ") was not recorded for " + family),
+              std::string::npos)
+        << why;
 }
 
 /// The recorded shape's own config.json is replayed on the CPU build (FA on, 4,096 tokens): the counterpart of
@@ -556,4 +558,45 @@ TEST(cuda_sched, gemma4_siblings_with_unrecorded_layer_kinds_are_not_replayed) {
     std::string why;
     EXPECT_FALSE(kvfit::detail::sched_compute_cpu(g, s, gctx, &why).has_value());
     EXPECT_NE(why.find("does not read the model's weight blk.5.attn_v.weight"), std::string::npos) << why;
+}
+
+// A warning names an unrecorded layer kind in words beside its code (a new user's trial: "Mm8gf2n0<Md" needed
+// docs/compute-graphs.md to read): every letter graph_layer_sig writes has its words, and the signatures of real models
+// read as what they are.
+TEST(cuda_sched, unrecorded_layer_kinds_are_named_in_words) {
+    using kvfit::detail::describe_layer_sig;
+    // DeepSeek-V2-Lite's first layer (no q LoRA, dense FFN); its routed layers: 6 of 64 experts, softmax, neither
+    // normalised nor scaled
+    EXPECT_EQ(describe_layer_sig("Mqd<^"), "MLA latent cache, queries without a LoRA, dense FFN; the first layer");
+    EXPECT_EQ(describe_layer_sig("Mqm6f1n0s0<Mqd^"),
+              "MLA latent cache, queries without a LoRA, routed experts, 6 used per token, softmax router, routing weights "
+              "not normalised, routing weights not scaled; after a layer with MLA latent cache, queries without a LoRA, "
+              "dense FFN");
+    // gpt-oss-20b's last layer: a window layer after a full one, 4 experts used
+    EXPECT_EQ(describe_layer_sig("Wm4<Fm4$"), "sliding-window cache, routed experts, 4 used per token; after a layer with "
+                                              "full-attention cache, routed experts, 4 used per token; the last layer");
+    // Qwen3.5: a DeltaNet layer (convolution and SSM states) with routed experts beside a dense shared expert
+    EXPECT_EQ(describe_layer_sig("csm8d<^"), "convolution state, SSM state, routed experts, 8 used per token, dense FFN; "
+                                             "the first layer");
+    // DSA layers as GLM-5.2 shares the top-k (an indexer layer whose top-k the next 3 layers read), here with
+    // group-limited sigmoid routing
+    EXPECT_EQ(describe_layer_sig("MI128m8gf2k3<MI128d"),
+              "MLA latent cache, DSA indexer cache, heads 128 wide, routed experts, 8 used per token, group-limited routing, "
+              "sigmoid router, its top-k read by the next 3 layers; after a layer with MLA latent cache, DSA indexer cache, "
+              "heads 128 wide, dense FFN");
+    EXPECT_EQ(describe_layer_sig("Mm8f2t2(MI128m8f2k3)<Mm8f2t1(MI128m8f2k3)"),
+              "MLA latent cache, routed experts, 8 used per token, sigmoid router, reads the top-k of the layer 2 back "
+              "(MLA latent cache, DSA indexer cache, heads 128 wide, routed experts, 8 used per token, sigmoid router, its "
+              "top-k read by the next 3 layers); after a layer with MLA latent cache, routed experts, 8 used per token, "
+              "sigmoid router, reads the top-k of the layer 1 back (MLA latent cache, DSA indexer cache, heads 128 wide, "
+              "routed experts, 8 used per token, sigmoid router, its top-k read by the next 3 layers)");
+    // DeepSeek-V4-Flash's layer 2 as kvfit-graph-dims writes it from its config.json: a window cache, a ratio-4
+    // compressed cache with its indexer, hash-routed experts, 4 hyper-connections
+    EXPECT_EQ(describe_layer_sig("WZ4I128m6Hhc4v<Wm6Hhc4v"),
+              "sliding-window cache, compressed cache, ratio 4, DSA indexer cache, heads 128 wide, routed experts, 6 used "
+              "per token, hash-routed experts, 4 hyper-connections, V rows narrower than the widest layer's; after a layer "
+              "with sliding-window cache, routed experts, 6 used per token, hash-routed experts, 4 hyper-connections, V "
+              "rows narrower than the widest layer's");
+    // an unknown character is quoted, never dropped
+    EXPECT_EQ(describe_layer_sig("F?d<^"), "full-attention cache, '?', dense FFN; the first layer");
 }

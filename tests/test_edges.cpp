@@ -587,4 +587,45 @@ TEST(edges, expert_groups_llamacpp_refuses_and_speed_with_json) {
     EXPECT_NE(sj.err.find("cannot be combined with --json"), std::string::npos) << sj.err;
 }
 
+// Python's json module writes NaN for a float that is not a number; a key kvfit reads as a number refuses it by name
+// instead of reading it as absent (a NaN routed_scaling_factor was read as "not scaled", 1.0: a new user's trial),
+// while a non-finite value in a key kvfit does not read (Nemotron-H's time_step_limit [0.0, Infinity]) stays harmless.
+TEST(edges, non_finite_numbers_in_a_config_are_refused_where_read) {
+    using kvfit::test::run_kvfit;
+    std::string v3 = kvfit::test::shared_config("deepseek-ai__DeepSeek-V3.json");
+    const std::string key = "\"routed_scaling_factor\": 2.5";
+    ASSERT_NE(v3.find(key), std::string::npos);
+    for (const char * word : {"NaN", "Infinity", "-Infinity"}) {
+        std::string bad = v3;
+        bad.replace(bad.find(key), key.size(), std::string("\"routed_scaling_factor\": ") + word);
+        const auto r = run_kvfit(kvfit::test::write_temp("v3-rsf.json", bad) + " -c 8192 --gpu 8xH100");
+        EXPECT_EQ(r.status, 2) << word;
+        EXPECT_NE(r.err.find(std::string("key 'routed_scaling_factor': expected number, got ") + word + " (not a finite number)"),
+                  std::string::npos)
+            << r.err;
+    }
+    const auto nemotron = run_kvfit(std::string(KVFIT_SHARED_DIR) + "/configs/nvidia__Nemotron-H-56B-Base-8K.json -c 8192 --gpu 80GiB");
+    ASSERT_NE(kvfit::test::shared_config("nvidia__Nemotron-H-56B-Base-8K.json").find("Infinity"), std::string::npos);
+    EXPECT_EQ(nemotron.status, 0) << nemotron.err;
+}
+
+} // namespace
+
+namespace {
+// Eight alike GPUs are written once with their count in the fit's title, and a note that holds for several GPUs names
+// them by index once (a new user's trial: the title repeated each GPU's memory text eight times, the note seven).
+TEST(edges, alike_gpus_are_written_once) {
+    const auto r = kvfit::test::run_kvfit(std::string(KVFIT_SHARED_DIR) + "/configs/deepseek-ai__DeepSeek-V3.json -c 8192 --gpu 8xH100");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Fit with llama.cpp on 8 GPUs (8 x 79.18 GiB as CUDA reports it (nvidia-smi 81,559 MiB; marketed 80 GB)),"),
+              std::string::npos)
+        << r.out;
+    size_t notes = 0;
+    for (size_t at = r.out.find("measures a"); at != std::string::npos; at = r.out.find("measures a", at + 1)) ++notes;
+    EXPECT_EQ(notes, 1u) << r.out;
+    EXPECT_NE(r.out.find("note: GPUs 1-7 (H100 SXM): llama.cpp's --fit (no_alloc) measures a 522.06 MiB compute buffer here, "
+                         "a context allocates 466.06 MiB"),
+              std::string::npos)
+        << r.out;
+}
 } // namespace

@@ -22,12 +22,17 @@ namespace {
 std::string type_of(const nlohmann::json & v) {
     if (v.is_number_float()) return fmt::format("{}", v.get<double>());
     if (v.is_number_integer()) return fmt::format("{}", v.get<int64_t>());
+    if (v.is_string() && (v == "NaN" || v == "Infinity" || v == "-Infinity")) {
+        return v.get<std::string>() + " (not a finite number)";
+    }
     return v.type_name();
 }
 
 // Python's json module writes Infinity, -Infinity and NaN (Nemotron-H's time_step_limit); strict JSON
-// parsers refuse them. Outside strings they become null: kvfit never reads such a value. The text is copied only
-// when it holds one (most configs do not: no copy of a large file).
+// parsers refuse them. Outside strings they become the strings "NaN", "Infinity", "-Infinity": a key kvfit does not
+// read (time_step_limit) stays harmless, and one it reads as a number is refused by name ("expected number, got NaN
+// (not a finite number)"), never read as absent (a NaN routed_scaling_factor was read as "not scaled": a new user's
+// trial). The text is copied only when it holds one (most configs do not: no copy of a large file).
 bool has_non_finite(std::string_view text) {
     bool in_string = false;
     for (size_t i = 0; i < text.size(); ++i) {
@@ -66,7 +71,9 @@ std::string replace_non_finite(std::string_view text) {
         if (skip == 0) {
             out += c;
         } else {
-            out += "null";
+            out += '"';
+            out += rest.substr(0, skip);
+            out += '"';
             i += skip - 1;
         }
     }
@@ -555,7 +562,11 @@ model_desc model_from_hf_config(std::string_view json_text, std::string_view whe
         // norm_topk_prob as expert_weights_norm, routed_scaling_factor as expert_weights_scale (DeepseekV2Model), which
         // scales the routing weights unless it is 1 (build_moe_ffn; gguf_model.cpp: expert_weights_scaled)
         b.m.graph_dims["expert_weights_norm"] = cfg.flag_or("norm_topk_prob", false) ? 1 : 0;
-        const float scale = float(cfg.number_or("routed_scaling_factor", 1.0));
+        const double scale_d = cfg.number_or("routed_scaling_factor", 1.0);
+        if (!std::isfinite(scale_d) || scale_d <= 0) {
+            throw cfg.bad("routed_scaling_factor", fmt::format("{}: the routing weights' scale must be a positive number", scale_d));
+        }
+        const float scale = float(scale_d);
         b.m.graph_dims["expert_weights_scaled"] = scale != 1.0f ? 1 : 0;
     }
     detail::set_arch_facts(b.m);

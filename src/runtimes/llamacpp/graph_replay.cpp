@@ -1080,7 +1080,7 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         const std::string sig = graph_layer_sig(m, uint32_t(il));
         const auto it = var->kinds.find(sig);
         if (it == var->kinds.end()) {
-            if (why) *why = "layer " + std::to_string(il) + "'s kind (" + sig + ") was not recorded for " + tp->arch;
+            if (why) *why = "layer " + std::to_string(il) + "'s kind (" + sig + ": " + describe_layer_sig(sig) + ") was not recorded for " + tp->arch;
             return std::nullopt;
         }
         kind[il] = it->second;

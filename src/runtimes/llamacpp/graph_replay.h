@@ -46,6 +46,11 @@ std::vector<std::pair<std::string, int64_t>> graph_layer_dims(const model_desc &
 /// template maps each signature to a recorded segment kind. "Fd<Fd$" is the last layer of a dense GQA decoder.
 std::string graph_layer_sig(const model_desc & m, uint32_t il);
 
+/// The words for a signature of graph_layer_sig, for warnings: "Mqm6f1n0s0<^" -> "MLA latent cache, queries without a
+/// LoRA, routed experts, 6 used per token, softmax router, routing weights not normalised, routing weights not scaled;
+/// the first layer". A character it does not know is quoted, never dropped.
+std::string describe_layer_sig(std::string_view sig);
+
 /// The result of a replay: the compute buffer in bytes and the template variant it came from
 /// ("deepseek4 v0.5.0 fa=1 kv=f16").
 struct graph_replay_result {

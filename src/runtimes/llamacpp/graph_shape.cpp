@@ -259,6 +259,107 @@ std::vector<std::pair<std::string, int64_t>> graph_layer_dims(const model_desc &
     return d;
 }
 
+namespace {
+
+/// Words for one layer's features as layer_features writes them, from position i of `c` (advanced past them).
+std::string describe_features(std::string_view c, size_t & i) {
+    std::vector<std::string> w;
+    const auto number = [&]() {
+        std::string n;
+        while (i < c.size() && std::isdigit(static_cast<unsigned char>(c[i]))) n += c[i++];
+        return n;
+    };
+    const auto at = [&](std::string_view t) { return c.substr(i, t.size()) == t; };
+    while (i < c.size() && c[i] != '<' && c[i] != '^' && c[i] != '$' && c[i] != ')') {
+        const char ch = c[i++];
+        switch (ch) {
+        case 'F': w.emplace_back("full-attention cache"); break;
+        case 'W': w.emplace_back("sliding-window cache"); break;
+        case 'C': w.emplace_back("chunked-attention cache"); break;
+        case 'M':
+            if (at("q")) {
+                ++i;
+                w.emplace_back("MLA latent cache, queries without a LoRA");
+            } else {
+                w.emplace_back("MLA latent cache");
+            }
+            break;
+        case 'I': w.emplace_back("DSA indexer cache, heads " + number() + " wide"); break;
+        case 'Z': w.emplace_back("compressed cache, ratio " + number()); break;
+        case 'c': w.emplace_back("convolution state"); break;
+        case 's': // "s0" follows a router (router_features): the routing weights not scaled; else an SSM state
+            if (at("0")) {
+                ++i;
+                w.emplace_back("routing weights not scaled");
+            } else {
+                w.emplace_back("SSM state");
+            }
+            break;
+        case 'p': w.emplace_back("per-layer-embedding state"); break;
+        case '0': w.emplace_back("no cache"); break;
+        case 'x': w.emplace_back("NextN/MTP block"); break;
+        case 'd': w.emplace_back("dense FFN"); break;
+        case '-': w.emplace_back("no FFN"); break;
+        case 'm': w.emplace_back("routed experts, " + number() + " used per token"); break;
+        case 'g': w.emplace_back("group-limited routing"); break;
+        case 'f': {
+            const std::string f = number();
+            w.emplace_back(f == "1" ? "softmax router" : f == "2" ? "sigmoid router" : "gating function " + f);
+            break;
+        }
+        case 'n':
+            if (at("0")) {
+                ++i;
+                w.emplace_back("routing weights not normalised");
+            } else {
+                w.emplace_back("no attention heads");
+            }
+            break;
+        case 'H': w.emplace_back("hash-routed experts"); break;
+        case 'h':
+            if (at("c")) ++i;
+            w.emplace_back(number() + " hyper-connections");
+            break;
+        case 'v': w.emplace_back("V rows narrower than the widest layer's"); break;
+        case 'k': w.emplace_back("its top-k read by the next " + number() + " layers"); break;
+        case 't': {
+            std::string d = number();
+            std::string of;
+            if (at("(")) {
+                ++i;
+                of = describe_features(c, i);
+                if (at(")")) ++i;
+            }
+            w.emplace_back("reads the top-k of the layer " + d + " back" + (of.empty() ? "" : " (" + of + ")"));
+            break;
+        }
+        default: w.emplace_back(std::string("'") + ch + "'"); break;
+        }
+    }
+    std::string out;
+    for (const std::string & x : w) out += (out.empty() ? "" : ", ") + x;
+    return out;
+}
+
+} // namespace
+
+std::string describe_layer_sig(std::string_view sig) {
+    size_t i = 0;
+    std::string out = describe_features(sig, i);
+    if (i < sig.size() && sig[i] == '<') {
+        ++i;
+        if (i < sig.size() && sig[i] == '^') {
+            ++i;
+            out += "; the first layer";
+        } else {
+            out += "; after a layer with " + describe_features(sig, i);
+            if (i < sig.size() && sig[i] == '^') ++i;
+        }
+    }
+    if (i < sig.size() && sig[i] == '$') out += "; the last layer";
+    return out;
+}
+
 std::string graph_layer_sig(const model_desc & m, uint32_t il) {
     // the layer before, and whether it is the first (its segment differs: the references into it do too)
     std::string s = layer_features(m, il) + "<" + (il == 0 ? std::string("^") : layer_features(m, il - 1) + (il == 1 ? "^" : ""));

@@ -332,13 +332,36 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     }
     // llama.cpp's own fit (--fit, llama-fit-params, node-llama-cpp) sizes the prompt graph in no_alloc mode, after a
     // scheduler reset that drops the graph callback's pins: it can see other compute buffers than a context allocates
+    // one note per distinct pair of figures as written, naming every GPU it holds for by its index ("GPUs 1-7 (H100 SXM)")
+    std::vector<std::pair<std::pair<std::string, std::string>, std::vector<size_t>>> fit_notes;
     for (size_t i = 0; p.gpu_compute.replayed && i < p.devices.size() && i < p.gpu_compute.prompt_bytes.size(); ++i) {
         const uint64_t fit = p.gpu_compute.prompt_bytes[i], run = p.devices[i].used.compute_bytes - p.devices[i].spec.compute_bytes;
         if (fit == run) continue;
+        std::pair<std::string, std::string> figures{detail::mib_text(fit), detail::mib_text(run)};
+        auto it = std::find_if(fit_notes.begin(), fit_notes.end(), [&](const auto & n) {
+            return n.first == figures && p.devices[n.second.front()].name == p.devices[i].name;
+        });
+        if (it == fit_notes.end()) it = fit_notes.insert(fit_notes.end(), {std::move(figures), {}});
+        it->second.push_back(i);
+    }
+    for (const auto & [figures, idx] : fit_notes) {
+        const std::string & name = p.devices[idx.front()].name;
+        std::string who = name;
+        if (p.devices.size() > 1) {
+            std::string list;
+            for (size_t a = 0; a < idx.size();) {
+                size_t b = a;
+                while (b + 1 < idx.size() && idx[b + 1] == idx[b] + 1) ++b;
+                list += fmt::format("{}{}", list.empty() ? "" : ", ",
+                                    b == a ? std::to_string(idx[a]) : fmt::format("{}-{}", idx[a], idx[b]));
+                a = b + 1;
+            }
+            who = fmt::format("GPU{} {} ({})", idx.size() == 1 ? "" : "s", list, name);
+        }
         r.notes.push_back(fmt::format("{}: llama.cpp's --fit (no_alloc) measures a {} compute buffer here, a context "
                                       "allocates {} (its prompt graph pins each layer's norm to the layer's GPU; the fit's "
                                       "reserve drops the pins: ggml_backend_sched_reserve_size)",
-                                      p.devices[i].name, detail::mib_text(fit), detail::mib_text(run)));
+                                      who, figures.first, figures.second));
     }
     for (const auto & kv : p.kv) {
         r.caches.push_back({kv.name, kv.cells_per_stream, kv.n_stream, kv.n_layer, kv.k_bytes, kv.v_bytes});

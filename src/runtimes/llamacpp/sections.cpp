@@ -259,14 +259,25 @@ plan_section llsec_fit(const model_desc & m, const llamacpp_inputs & in, const l
                        const std::vector<device_spec> & gpus, const llamacpp_report_figures & f) {
     plan_section sec;
     std::string title = fmt::format("Fit with llama.cpp on {} GPU{} (", gpus.size(), gpus.size() == 1 ? "" : "s");
-    // each GPU's budget as the plan has it: the CUDA total of a table row, an Apple GPU's Metal working set
+    // each GPU's budget as the plan has it: the CUDA total of a table row, an Apple GPU's Metal working set; a run of
+    // GPUs with the same text is written once with its count ("8 x 79.18 GiB as CUDA reports it (...)")
+    std::vector<std::pair<std::string, size_t>> budgets;
     for (size_t i = 0; i < gpus.size(); ++i) {
         device_spec g = gpus[i];
         if (i < r.devices.size() && !r.devices[i].is_host && r.devices[i].capacity_bytes != g.memory_bytes) {
             g.memory_is_working_set = g.vendor == "Apple"; // metal_budget (metal.h) replaced the unified RAM
             g.memory_bytes = r.devices[i].capacity_bytes;
         }
-        title += fmt::format("{}{}", i ? " + " : "", gpu_memory_text(g));
+        std::string text = gpu_memory_text(g);
+        if (!budgets.empty() && budgets.back().first == text) {
+            ++budgets.back().second;
+        } else {
+            budgets.emplace_back(std::move(text), 1);
+        }
+    }
+    for (size_t i = 0; i < budgets.size(); ++i) {
+        title += fmt::format("{}{}{}", i ? " + " : "", budgets[i].second > 1 ? fmt::format("{} x ", budgets[i].second) : "",
+                             budgets[i].first);
     }
     const uint64_t margin = in.margin_bytes;
     sec.title = title + fmt::format("), keeping {} free per GPU ({})", human_bytes(margin),

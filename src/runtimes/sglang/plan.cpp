@@ -247,9 +247,12 @@ std::vector<plan_section> sections_of(const sglang_plan & p) {
         }
     }
     { // piecewise (prefill) CUDA graphs: their share of the default fraction's reserve (rules.cpp)
-        const std::string what = p.piecewise_on ? fmt::format("on, {} size{} up to {} tokens", p.piecewise_graphs, p.piecewise_graphs == 1 ? "" : "s",
-                                                              with_commas(p.piecewise_max_tokens))
-                                                : "off";
+        // a --piecewise-cuda-graph-max-tokens below the ladder's first size (4 tokens, rules.cpp) captures nothing
+        const std::string what = !p.piecewise_on ? "off"
+                               : p.piecewise_graphs == 0 ? fmt::format("on, but no size captured: the smallest capture size is 4 tokens, above "
+                                                                       "--piecewise-cuda-graph-max-tokens {}", p.piecewise_max_tokens)
+                               : fmt::format("on, {} size{} up to {} tokens", p.piecewise_graphs, p.piecewise_graphs == 1 ? "" : "s",
+                                             with_commas(p.piecewise_max_tokens));
         const std::string reserve = p.fraction_given ? "not counted: --mem-fraction-static given"
                                   : p.piecewise_on ? fmt::format("{} MiB in the default fraction's reserve",
                                                                  p.piecewise_reserve_bytes >> 20)
