@@ -66,12 +66,8 @@ struct candidate {
 };
 
 // -md FILE: the draft model, read like -m (spec.cpp plans its weights, KV and compute); loaded once per command.
-void attach_draft(launch_command & c, const std::shared_ptr<const model_desc> & loaded = nullptr) {
+void attach_draft(launch_command & c) {
     if (c.settings.spec.draft_path.empty()) return;
-    if (loaded) {
-        c.settings.spec.draft = loaded;
-        return;
-    }
     warnings warn;
     model_desc draft = load_model(c.settings.spec.draft_path, warn);
     llamacpp_adapt_model(draft, warn);
@@ -79,18 +75,26 @@ void attach_draft(launch_command & c, const std::shared_ptr<const model_desc> & 
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: -md {}: {}\n", c.settings.spec.draft_path, kvfit::printable(w, false));
 }
 
-// Plan a variant of the command; fills the candidate's speed and returns whether it fits.
+// Plan a variant of the command through the runtime interface, as the CLI's --check plans that command line: the
+// registry's llama.cpp entry for whether it fits (runtime_info::fits) and its speed model for the decode rate
+// (find_speed_model). Fills the candidate's speed and returns whether it fits.
 bool try_variant(const model_desc & m, const launch_command & base, const std::vector<device_spec> & gpus, uint64_t margin,
-                 const speed_settings & ss, candidate & out, const std::shared_ptr<const model_desc> & draft) {
+                 const speed_settings & ss, candidate & out) {
     launch_command v = parse_launch_command(out.argv);
-    // the projector and adapters read once from their files (run_exec) stay with every variant
+    // the projector and adapters read once from their files (run_exec) stay with every variant; the draft model is
+    // named by its path (-md) and read by the runtime's flags as the --check of the command reads it
     v.settings.mmproj = base.settings.mmproj;
     v.settings.mmproj_offload = base.settings.mmproj_offload;
     v.settings.lora = base.settings.lora;
-    attach_draft(v, draft);
-    const llamacpp_plan plan = plan_llamacpp(m, v.settings, v.placement, gpus, margin);
-    out.decode_tokens_per_s = estimate_speed(m, plan, ss).decode_tokens_per_s;
-    return plan.fits();
+    const runtime_info & rt = find_runtime("llama.cpp");
+    const flag_values f = llamacpp_flag_values(v.settings, v.placement, margin);
+    const machine mc{gpus};
+    if (const speed_model * sm = find_speed_model(rt); sm != nullptr && sm->decode_speed != nullptr) {
+        // no -c: llama.cpp's n_ctx_train (n_ctx 0), named so the speed model's depth is not clamped to 0
+        const uint64_t n_ctx = v.settings.n_ctx != 0 ? v.settings.n_ctx : m.n_ctx_train;
+        out.decode_tokens_per_s = sm->decode_speed(m, f, mc, n_ctx, ss).value_or(0.0);
+    }
+    return rt.fits != nullptr ? rt.fits(m, f, mc) : rt.plan(m, f, mc).fits;
 }
 
 // Every spelling of the llama.cpp flag `name` (llamacpp_flags(): "-ngl", "--n-gpu-layers", "--gpu-layers"), the one
@@ -136,7 +140,7 @@ std::vector<candidate> fitting_variants(const plan_result & r, const model_desc 
         } else if (alt->knob == "n_cpu_moe") {
             cand.why = fmt::format("experts of the first {} layers on the CPU", alt->value);
         }
-        if (try_variant(m, c, gpus, margin, ss, cand, c.settings.spec.draft)) out.push_back(std::move(cand));
+        if (try_variant(m, c, gpus, margin, ss, cand)) out.push_back(std::move(cand));
     }
     return out;
 }
@@ -200,7 +204,11 @@ int run_exec(const exec_options & o) {
     }
     std::string out = render_check(r);
     const spill_cliff cliff = make_spill_cliff(m, c.settings, c.placement, gpus, margin, ss);
-    const double full = estimate_speed(m, plan_llamacpp(m, c.settings, c.placement, gpus, margin), ss).decode_tokens_per_s;
+    const speed_model * sm = find_speed_model(find_runtime("llama.cpp"));
+    const double full = sm != nullptr && sm->decode_speed != nullptr
+                            ? sm->decode_speed(m, llamacpp_flag_values(c.settings, c.placement, margin), machine{gpus},
+                                               c.settings.n_ctx != 0 ? c.settings.n_ctx : m.n_ctx_train, ss).value_or(0.0)
+                            : 0.0;
     if (cliff.fit_ngl >= 0) {
         out += fmt::format("  Speed: on GPUs large enough this would decode at {:.1f} t/s; spilled to -ngl {} (what llama.cpp "
                            "would do) about {:.1f} t/s, {:.1f}x slower (roofline, docs/speed.md).\n", full, cliff.fit_ngl,
