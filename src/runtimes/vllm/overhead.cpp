@@ -43,7 +43,7 @@ std::string gib(uint64_t b) { return fmt::format("{:.2f} GiB", double(b) / doubl
 vllm_term forward_term(const model_desc & m, const vllm_settings & s, uint32_t first, uint32_t n) {
     const uint64_t b = vllm_default_activation_bytes(m, s.max_num_batched_tokens, s.tp, first, n);
     return {"activation: forward", b, "estimate", "gpu_model_runner.py profile_run -> _dummy_run(max_num_batched_tokens)",
-            fmt::format("{} tokens x {} B x the widest FFN / tp {} (kvfit: four {} FFN activations per token)",
+            fmt::format("{} tokens x {} B x max(4 x n_embd, widest FFN) / tp {} (kvfit: four {} FFN activations per token)",
                         s.max_num_batched_tokens, 4 * detail::torch_dtype_bytes(m.dtype, 2, "dtype"), s.tp,
                         m.dtype.empty() || m.dtype == "bfloat16" ? std::string("bf16") : m.dtype)};
 }
