@@ -30,13 +30,17 @@ TEST(search, tables_of_thresholds) {
     }
 }
 
-// The example of search.h, probe by probe: llama.cpp's n_ctx search has probed in this order since issue 2.
+// The example of search.h, probe by probe: the top first (issue 28: a whole plan whose training context fits probes each
+// cache type once), then lo, then the bisection llama.cpp's n_ctx search has made since issue 2.
 TEST(search, probes_as_documented) {
     std::vector<uint64_t> probes;
     const auto v = kvfit::largest_fitting(256, 262144, 256, [&](uint64_t n) { probes.push_back(n); return n <= 32768; });
     EXPECT_EQ(v, 32768u);
-    const std::vector<uint64_t> expected = {256, 262144, 131072, 65536, 32768, 49152, 40960, 36864, 34816, 33792, 33280, 33024};
+    const std::vector<uint64_t> expected = {262144, 256, 131072, 65536, 32768, 49152, 40960, 36864, 34816, 33792, 33280, 33024};
     EXPECT_EQ(probes, expected);
+    probes.clear();
+    EXPECT_EQ(kvfit::largest_fitting(256, 262144, 256, [&](uint64_t n) { probes.push_back(n); return true; }), 262144u);
+    EXPECT_EQ(probes, std::vector<uint64_t>{262144});
 }
 
 TEST(search, agrees_with_a_linear_scan) {

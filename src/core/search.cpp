@@ -8,9 +8,10 @@ namespace kvfit {
 std::optional<uint64_t> largest_fitting(uint64_t lo, uint64_t hi, uint64_t step,
                                         const std::function<bool(uint64_t)> & fits) {
     assert(step > 0);
-    if (hi < lo || !fits(lo)) return std::nullopt;
+    if (hi < lo) return std::nullopt;
     hi = lo + (hi - lo) / step * step;
-    if (fits(hi)) return hi;
+    if (fits(hi)) return hi; // the top fits: by monotonicity every value under it does too (one call)
+    if (hi == lo || !fits(lo)) return std::nullopt;
     while (hi - lo > step) { // lo fits, hi does not
         const uint64_t mid = lo + (hi - lo) / step / 2 * step;
         (fits(mid) ? lo : hi) = mid;

@@ -197,76 +197,109 @@ tref parse_ref(std::string_view w) {
     return r;
 }
 
-tline parse_tline(std::istringstream & ls, size_t n_exprs) {
+/// The words of one template line, read in place (no stream, no copy): a "t" line is most of a template's 124,000
+/// lines, and reading its words through an istringstream was half of the parse (issue 28: a whole plan's start).
+struct line_words {
+    std::string_view s;
+    size_t p = 0;
+    static bool space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+    /// The next word; empty at the end of the line.
+    std::string_view next() {
+        while (p < s.size() && space(s[p])) ++p;
+        const size_t b = p;
+        while (p < s.size() && !space(s[p])) ++p;
+        return s.substr(b, p - b);
+    }
+    /// The next word, which the line must have.
+    std::string_view need() {
+        const std::string_view w = next();
+        if (w.empty()) throw std::runtime_error("short tensor line");
+        return w;
+    }
+    /// The rest of the line after the spaces before it.
+    std::string_view rest() {
+        while (p < s.size() && space(s[p])) ++p;
+        return s.substr(p);
+    }
+};
+
+/// One tensor line of a format-2 segment, the words after its "t".
+tline parse_tline(std::string_view text, size_t n_exprs) {
     tline l;
-    std::string kind, op, type, w;
-    ls >> kind >> op >> type;
-    l.kind = kind.at(0);
+    line_words ls{text};
+    const std::string_view kind = ls.need(), op = ls.need(), type = ls.need();
+    l.kind = kind[0];
     l.op = gop_from_name(op);
-    if (l.op == gop::count) throw std::runtime_error("unknown op " + op);
-    auto expr_id = [&](const std::string & x) {
+    if (l.op == gop::count) throw std::runtime_error("unknown op " + std::string(op));
+    auto expr_id = [&](std::string_view x) {
         const int64_t e = to_i64(x);
         if (e < 0 || size_t(e) >= n_exprs) throw std::runtime_error("expr id out of range");
         return uint32_t(e);
     };
     // a weight: "w" (the model's own tensor), or "w=TYPE" with its recorded shape's expressions, which stand in for a
     // model that lists no tensors (config.json)
-    const bool weight = type == "w" || type.rfind("w=", 0) == 0;
+    const bool weight = type == "w" || type.starts_with("w=");
     l.type = weight ? -4 : parse_type(type);
     if (weight && type.size() > 2 && type.substr(2) != "-") l.weight_type = parse_type(type.substr(2));
     for (uint32_t & d : l.ne) {
-        ls >> w;
+        const std::string_view w = ls.need();
         if (weight && l.weight_type < 0 && w != "-") throw std::runtime_error("a weight's shape without its type");
         d = weight && w == "-" ? 0 : expr_id(w);
     }
-    ls >> w;
+    std::string_view w = ls.need();
     if (weight || w == "c") {
         l.nb_contiguous = true;
     } else {
         l.nb_contiguous = false;
-        std::istringstream nbs(w);
-        std::string x;
+        size_t p = 0;
         for (uint32_t & d : l.nb) {
-            if (!std::getline(nbs, x, ',')) throw std::runtime_error("bad strides");
-            d = expr_id(x);
+            if (p > w.size()) throw std::runtime_error("bad strides");
+            const size_t comma = std::min(w.find(',', p), w.size());
+            d = expr_id(w.substr(p, comma - p));
+            p = comma + 1;
         }
     }
-    int flags = 0;
-    ls >> flags >> w;
+    int64_t flags = 0;
+    {
+        const std::string_view f = ls.need();
+        const auto r = std::from_chars(f.data(), f.data() + f.size(), flags);
+        if (r.ec != std::errc() || r.ptr != f.data() + f.size() || flags < 0 || flags > 255) throw std::runtime_error("bad flags");
+    }
     l.flags = uint8_t(flags);
-    l.view_src = parse_ref(w);
-    ls >> w;
+    l.view_src = parse_ref(ls.need());
+    w = ls.need();
     l.view_offs = w == "-" ? -1 : int32_t(expr_id(w));
-    ls >> w;
+    w = ls.need();
     if (w != "-") {
         size_t p = 0;
         while (true) {
             const size_t bar = w.find('|', p);
-            l.src.push_back(parse_ref(std::string_view(w).substr(p, bar == std::string::npos ? std::string::npos : bar - p)));
+            l.src.push_back(parse_ref(w.substr(p, bar == std::string_view::npos ? std::string_view::npos : bar - p)));
             if (l.src.size() > gsrc::capacity) throw std::runtime_error("more than GGML_MAX_SRC = 10 sources");
-            if (bar == std::string::npos) break;
+            if (bar == std::string_view::npos) break;
             p = bar + 1;
         }
     }
-    ls >> w;
+    w = ls.need();
     if (w != "-") {
-        std::istringstream ps(w);
-        std::string x;
         size_t i = 0;
-        while (std::getline(ps, x, ',')) {
+        for (size_t p = 0; p <= w.size();) {
+            const size_t comma = std::min(w.find(',', p), w.size());
+            const std::string_view x = w.substr(p, comma - p);
+            p = comma + 1;
             if (i >= 16) throw std::runtime_error("too many op params");
             tparam & q = l.params[i++];
             if (x == "0") continue;
-            q.k = x.at(0);
+            if (x.empty()) throw std::runtime_error("bad op param");
+            q.k = x[0];
             if (q.k == '=') q.v = to_i64(x.substr(1));
             else if (q.k == 'e') q.v = expr_id(x.substr(1));
             else throw std::runtime_error("bad op param");
         }
     }
-    ls >> w;
-    l.role = w.at(0);
-    std::getline(ls >> std::ws, l.name);
-    if (!ls && l.name.empty()) throw std::runtime_error("short tensor line");
+    l.role = ls.need()[0];
+    l.name = std::string(ls.rest());
+    if (l.name.empty()) throw std::runtime_error("short tensor line");
     return l;
 }
 
@@ -281,9 +314,15 @@ graph_template parse_template(std::string_view text) {
     std::istringstream ls;
     for (size_t at = 0; at < text.size();) {
         const size_t eol = std::min(text.find('\n', at), text.size());
-        line.assign(text.substr(at, eol - at));
+        const std::string_view lv = text.substr(at, eol - at);
         at = eol + 1;
-        if (line.empty() || line[0] == '#') continue;
+        if (lv.empty() || lv[0] == '#') continue;
+        if (lv.starts_with("t ")) { // a tensor line (most lines), its words read in place
+            if (t.segs2.empty()) throw std::runtime_error("tensor outside a segment");
+            t.segs2.back().push_back(parse_tline(lv.substr(2), t.exprs.size()));
+            continue;
+        }
+        line.assign(lv);
         ls.clear();
         ls.str(line);
         ls >> word;
@@ -342,7 +381,9 @@ graph_template parse_template(std::string_view text) {
             t.segs2.emplace_back();
         } else if (word == "t") {
             if (t.segs2.empty()) throw std::runtime_error("tensor outside a segment");
-            t.segs2.back().push_back(parse_tline(ls, t.exprs.size()));
+            const std::streamoff after_t = ls.tellg(); // "t" and its words after other spaces than one
+            if (after_t < 0) throw std::runtime_error("short tensor line");
+            t.segs2.back().push_back(parse_tline(std::string_view(line).substr(size_t(after_t)), t.exprs.size()));
         } else if (word == "kinds" || word == "roots_pre" || word == "roots_post" || word == "roots_layer") {
             if (t.variants2.empty()) throw std::runtime_error(word + " before a variant");
             variant2 & v = t.variants2.back();
