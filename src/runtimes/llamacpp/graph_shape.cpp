@@ -270,30 +270,24 @@ std::string describe_features(std::string_view c, size_t & i) {
         return n;
     };
     const auto at = [&](std::string_view t) { return c.substr(i, t.size()) == t; };
+    // a letter whose meaning a following suffix changes ("Mq", "s0", "n0"): the suffix is consumed when present
+    const auto with_suffix = [&](std::string_view suffix, const char * with, const char * without) {
+        const bool has = at(suffix);
+        if (has) i += suffix.size();
+        w.emplace_back(has ? with : without);
+    };
     while (i < c.size() && c[i] != '<' && c[i] != '^' && c[i] != '$' && c[i] != ')') {
         const char ch = c[i++];
         switch (ch) {
         case 'F': w.emplace_back("full-attention cache"); break;
         case 'W': w.emplace_back("sliding-window cache"); break;
         case 'C': w.emplace_back("chunked-attention cache"); break;
-        case 'M':
-            if (at("q")) {
-                ++i;
-                w.emplace_back("MLA latent cache, queries without a LoRA");
-            } else {
-                w.emplace_back("MLA latent cache");
-            }
-            break;
+        case 'M': with_suffix("q", "MLA latent cache, queries without a LoRA", "MLA latent cache"); break;
         case 'I': w.emplace_back("DSA indexer cache, heads " + number() + " wide"); break;
         case 'Z': w.emplace_back("compressed cache, ratio " + number()); break;
         case 'c': w.emplace_back("convolution state"); break;
         case 's': // "s0" follows a router (router_features): the routing weights not scaled; else an SSM state
-            if (at("0")) {
-                ++i;
-                w.emplace_back("routing weights not scaled");
-            } else {
-                w.emplace_back("SSM state");
-            }
+            with_suffix("0", "routing weights not scaled", "SSM state");
             break;
         case 'p': w.emplace_back("per-layer-embedding state"); break;
         case '0': w.emplace_back("no cache"); break;
@@ -307,14 +301,7 @@ std::string describe_features(std::string_view c, size_t & i) {
             w.emplace_back(f == "1" ? "softmax router" : f == "2" ? "sigmoid router" : "gating function " + f);
             break;
         }
-        case 'n':
-            if (at("0")) {
-                ++i;
-                w.emplace_back("routing weights not normalised");
-            } else {
-                w.emplace_back("no attention heads");
-            }
-            break;
+        case 'n': with_suffix("0", "routing weights not normalised", "no attention heads"); break;
         case 'H': w.emplace_back("hash-routed experts"); break;
         case 'h':
             if (at("c")) ++i;
