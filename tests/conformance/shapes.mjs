@@ -75,8 +75,9 @@ export const FAMILIES = {
     // dimensions changed: 4-8 layers, n_embd 1024-2048, 10-16 heads 64/128 wide with queries wider than (0.6B's 16 x 128
     // over 1,024), narrower than and as wide as n_embd, GQA ratios 2-6, FFN 3,072-5,632. All recorded shapes have an output
     // matrix: a tied head (Qwen3-0.6B, 1.7B and 4B tie) has no output.weight leaf in the graph, llama.cpp's
-    // TENSOR_DUPLICATED token_embd stands in, and kvfit's replay reads it so (graph_replay.cpp; held out: qwen3-s7). Every head width is a multiple of 64, as every published Qwen3's 128 (a quantized cache rotates on
-    // every shape: the variants with a rotated K/V are the ones recorded); a 96-wide head is not replayed.
+    // TENSOR_DUPLICATED token_embd stands in, and kvfit's replay reads it so (graph_replay.cpp; held out: qwen3-s7).
+    // Every head width is a multiple of 64, as every published Qwen3's 128 (a quantized cache rotates on every shape:
+    // the variants with a rotated K/V are the ones recorded); a 96-wide head is not replayed.
     qwen3: {
         arch: "qwen3",
         base: null,
