@@ -110,8 +110,6 @@ void expect_layer_kind_not_recorded(const nlohmann::json & cfg, const std::strin
     EXPECT_NE(why.find("(" + sig + ") was not recorded for " + family), std::string::npos) << why;
 }
 
-/// The recorded shape's own config.json is replayed on the CPU build (FA on, 4,096 tokens): the counterpart of
-/// expect_layer_kind_not_recorded.
 /// A q8_0 K/V cache with flash attention on a config whose heads are not rotated (`cfg`: 96-wide heads;
 /// llama_kv_cache::build_input_k_rot rotates heads a multiple of 64 only) is a variant its family's template never
 /// recorded where every recorded head is a multiple of 64: the CPU replay refuses it and names the variant.
@@ -128,6 +126,8 @@ void expect_unrotated_q8_not_recorded(const nlohmann::json & cfg) {
     EXPECT_NE(why.find("no scheduler graph recorded for quant K/V with flash attention on"), std::string::npos) << why;
 }
 
+/// The recorded shape's own config.json is replayed on the CPU build (FA on, 4,096 tokens): the counterpart of
+/// expect_layer_kind_not_recorded.
 void expect_replayed_on_cpu(const nlohmann::json & cfg, const std::string & name) {
     kvfit::llamacpp_settings s;
     s.n_ctx = 4096;
