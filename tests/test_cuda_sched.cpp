@@ -224,7 +224,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
         // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
-        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "minimax-m2", "deepseek2", "qwen3"}) {
+        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "minimax-m2", "deepseek2", "qwen3", "qwen3moe"}) {
             if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + f + "." + rel_name + ".txt")) continue;
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
@@ -270,6 +270,25 @@ TEST(cuda_sched, qwen3_siblings_replayed_or_named) {
                                  {"tie_word_embeddings", true}}),
                            "Qwen3-0.6B's shape (tied embeddings)");
     expect_unrotated_q8_not_recorded(with({{"head_dim", 96}}));
+}
+
+// Qwen3 MoE (qwen3moe) as a config.json: Qwen3-30B-A3B's published shape (48 layers, 32 x 128 heads over 2,048, 4 KV
+// heads, 128 experts 768 wide, top-8; Qwen/Qwen3-30B-A3B's config.json, not kept in ../shared, so Qwen3-8B's with those
+// fields) and Qwen3-235B-A22B's (94 layers, 64 heads over 4,096, 128 experts 1,536 wide), neither a recorded shape at
+// these dimensions but the first, are replayed on the CPU build through the qwen3moe template (data/graphs/qwen3moe.*,
+// recorded on Qwen3-30B-A3B and four synthetic siblings, all top-8); another experts-used count is a layer kind never
+// recorded (llama.cpp adds the used experts' outputs one add each, llama-graph.cpp build_moe_ffn), named, not guessed.
+TEST(cuda_sched, qwen3moe_siblings_replayed_or_named) {
+    auto cfg = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-8B.json"));
+    cfg.merge_patch({{"architectures", {"Qwen3MoeForCausalLM"}}, {"model_type", "qwen3_moe"}, {"num_hidden_layers", 48},
+                     {"hidden_size", 2048}, {"num_attention_heads", 32}, {"num_key_value_heads", 4}, {"intermediate_size", 6144},
+                     {"num_experts", 128}, {"num_experts_per_tok", 8}, {"moe_intermediate_size", 768}, {"decoder_sparse_step", 1},
+                     {"norm_topk_prob", true}});
+    expect_replayed_on_cpu(cfg, "Qwen3-30B-A3B");
+    const auto with = [&](const nlohmann::json & over) { auto c = cfg; c.merge_patch(over); return c; };
+    expect_replayed_on_cpu(with({{"num_hidden_layers", 94}, {"hidden_size", 4096}, {"num_attention_heads", 64}, {"moe_intermediate_size", 1536}}),
+                           "Qwen3-235B-A22B's shape");
+    expect_layer_kind_not_recorded(with({{"num_experts_per_tok", 4}}), "Fm4<^", "qwen3moe");
 }
 
 // Every quantized-K/V row of the simulated-CUDA grid (measured/cuda-<release>.jsonl, ctx "q8": q8_0 K and V, -ngl all
