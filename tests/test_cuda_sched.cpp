@@ -112,6 +112,22 @@ void expect_layer_kind_not_recorded(const nlohmann::json & cfg, const std::strin
         << why;
 }
 
+/// A q8_0 K/V cache with flash attention on a config whose heads are not rotated (`cfg`: 96-wide heads;
+/// llama_kv_cache::build_input_k_rot rotates heads a multiple of 64 only) is a variant its family's template never
+/// recorded where every recorded head is a multiple of 64: the CPU replay refuses it and names the variant.
+void expect_unrotated_q8_not_recorded(const nlohmann::json & cfg) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    s.type_k = kvfit::ggml_type_from_name("q8_0");
+    s.type_v = kvfit::ggml_type_from_name("q8_0");
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "h96.json", warn);
+    std::string why;
+    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value());
+    EXPECT_NE(why.find("no scheduler graph recorded for quant K/V with flash attention on"), std::string::npos) << why;
+}
+
 /// The recorded shape's own config.json is replayed on the CPU build (FA on, 4,096 tokens): the counterpart of
 /// expect_layer_kind_not_recorded.
 void expect_replayed_on_cpu(const nlohmann::json & cfg, const std::string & name) {
@@ -210,7 +226,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
         // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
-        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "minimax-m2", "deepseek2"}) {
+        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "minimax-m2", "deepseek2", "qwen3", "qwen3moe"}) {
             if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + f + "." + rel_name + ".txt")) continue;
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
@@ -237,6 +253,44 @@ TEST(cuda_sched, qwen35moe_config_json_replayed_as_measured) {
 // (measured/cuda-<release>.jsonl, minimax-m2.5_v200064, full offload, flash attention on and off).
 TEST(cuda_sched, minimax_m2_5_config_json_replayed_as_measured) {
     expect_config_replayed_as_measured("MiniMaxAI__MiniMax-M2.5.json", "minimax-m2.5_v200064");
+}
+
+// Qwen3-8B's config.json (shared/configs/Qwen__Qwen3-8B.json: 36 layers, 32 x 128 query heads over a 4,096 residual,
+// 8 KV heads, the per-head q/k RMS norm of src/models/qwen3.cpp) and unseen qwen3 siblings (Qwen3-32B's shape: 64
+// layers, 64 x 128 heads over 5,120, FFN 25,600; Qwen3-0.6B's: 28 layers, 16 x 128 heads over 1,024, tied embeddings,
+// none of them a recorded shape) are replayed on the CPU build through the qwen3 template (data/graphs/qwen3.*,
+// recorded on Qwen3-8B and four synthetic siblings: tests/conformance/shapes.mjs FAMILIES["qwen3"]); a q8_0 cache of
+// 96-wide heads (not rotated: llama_kv_cache::build_input_k_rot rotates heads a multiple of 64 only, and every
+// recorded shape's heads are, as every published Qwen3's 128) is a variant never recorded, named, not guessed.
+TEST(cuda_sched, qwen3_siblings_replayed_or_named) {
+    const auto cfg = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-8B.json"));
+    expect_replayed_on_cpu(cfg, "Qwen__Qwen3-8B.json");
+    const auto with = [&](const nlohmann::json & over) { auto c = cfg; c.merge_patch(over); return c; };
+    expect_replayed_on_cpu(with({{"num_hidden_layers", 64}, {"hidden_size", 5120}, {"num_attention_heads", 64}, {"intermediate_size", 25600}}),
+                           "Qwen3-32B's shape");
+    expect_replayed_on_cpu(with({{"num_hidden_layers", 28}, {"hidden_size", 1024}, {"num_attention_heads", 16}, {"intermediate_size", 3072},
+                                 {"tie_word_embeddings", true}}),
+                           "Qwen3-0.6B's shape (tied embeddings)");
+    expect_unrotated_q8_not_recorded(with({{"head_dim", 96}}));
+}
+
+// Qwen3 MoE (qwen3moe) as a config.json: Qwen3-30B-A3B's published shape (48 layers, 32 x 128 heads over 2,048, 4 KV
+// heads, 128 experts 768 wide, top-8; Qwen/Qwen3-30B-A3B's config.json, not kept in ../shared, so Qwen3-8B's with those
+// fields) and Qwen3-235B-A22B's (94 layers, 64 heads over 4,096, 128 experts 1,536 wide), neither a recorded shape at
+// these dimensions but the first, are replayed on the CPU build through the qwen3moe template (data/graphs/qwen3moe.*,
+// recorded on Qwen3-30B-A3B and four synthetic siblings, all top-8); another experts-used count is a layer kind never
+// recorded (llama.cpp adds the used experts' outputs one add each, llama-graph.cpp build_moe_ffn), named, not guessed.
+TEST(cuda_sched, qwen3moe_siblings_replayed_or_named) {
+    auto cfg = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-8B.json"));
+    cfg.merge_patch({{"architectures", {"Qwen3MoeForCausalLM"}}, {"model_type", "qwen3_moe"}, {"num_hidden_layers", 48},
+                     {"hidden_size", 2048}, {"num_attention_heads", 32}, {"num_key_value_heads", 4}, {"intermediate_size", 6144},
+                     {"num_experts", 128}, {"num_experts_per_tok", 8}, {"moe_intermediate_size", 768}, {"decoder_sparse_step", 1},
+                     {"norm_topk_prob", true}});
+    expect_replayed_on_cpu(cfg, "Qwen3-30B-A3B");
+    const auto with = [&](const nlohmann::json & over) { auto c = cfg; c.merge_patch(over); return c; };
+    expect_replayed_on_cpu(with({{"num_hidden_layers", 94}, {"hidden_size", 4096}, {"num_attention_heads", 64}, {"moe_intermediate_size", 1536}}),
+                           "Qwen3-235B-A22B's shape");
+    expect_layer_kind_not_recorded(with({{"num_experts_per_tok", 4}}), "Fm4<^", "qwen3moe");
 }
 
 // Every quantized-K/V row of the simulated-CUDA grid (measured/cuda-<release>.jsonl, ctx "q8": q8_0 K and V, -ngl all
@@ -407,17 +461,7 @@ TEST(cuda_sched, minimax_m2_siblings_replayed_or_named) {
                                  {"head_dim", 192}, {"rotary_dim", 96}, {"num_local_experts", 128}, {"intermediate_size", 1024}}),
                            "a MiniMax-M2 sibling (40 layers, 32 x 192 heads, 128 experts)");
     expect_layer_kind_not_recorded(with({{"num_experts_per_tok", 4}}), "Fm4<^", "minimax-m2");
-    const auto h96 = with({{"head_dim", 96}});
-    kvfit::llamacpp_settings s;
-    s.n_ctx = 4096;
-    s.flash_attn = kvfit::flash_attn_mode::on;
-    s.type_k = kvfit::ggml_type_from_name("q8_0");
-    s.type_v = kvfit::ggml_type_from_name("q8_0");
-    kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::model_from_hf_config(h96.dump(), "h96.json", warn);
-    std::string why;
-    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value());
-    EXPECT_NE(why.find("no scheduler graph recorded for quant K/V with flash attention on"), std::string::npos) << why;
+    expect_unrotated_q8_not_recorded(with({{"head_dim", 96}}));
 }
 
 // deepseek2 (data/graphs/deepseek2.<release>.txt, recorded on Kimi-K2.5 and seven synthetic shapes, ungrouped and

@@ -402,12 +402,10 @@ TEST(gpu_logs, glm52_compute_replayed_per_device) {
 }
 
 // ROCm/ROCm#5104: llama-cli with no -ngl on a ROCm build of b5898 loads 0/41 layers, keeps weights and KV on the CPU
-// and still reserves a ROCm0 compute buffer. The reader now takes ROCm0 as a GPU with no layer (it planned a CPU-only
-// run before, and read the CPU KV cache as --no-kv-offload); the model is rebuilt from the log's own kv dump.
-// KV exact (40 layers x 4096 cells x 1024 x 2 x f16 = 640 MiB on the host). Compute: kvfit plans the whole graph on the
-// host (382.01 MiB) and none on ROCm0, where llama.cpp's scheduler put 1094.99 MiB (the ops it offloads at a 512-token
-// batch) and kept 18.01 MiB of ROCm_Host: recorded in INDEX.md, not modelled (kvfit's op-offload term needs the weight
-// tensors, which a kv dump does not list).
+// and still reserves a ROCm0 compute buffer. The reader takes ROCm0 as a GPU with no layer (it planned a CPU-only run
+// before, and read the CPU KV cache as --no-kv-offload); the model is rebuilt from the log's own kv dump. KV exact (40
+// layers x 4096 cells x 1024 x 2 x f16 = 640 MiB on the host). A kv dump lists no tensors, so the compute is not
+// replayed from it (with the weights in host memory their types size op offload's copies on the GPU): the plan says so.
 TEST(gpu_logs, rocm_ngl0_log_plans_a_gpu_with_no_layer_and_exact_host_kv) {
     const char * f = "qwen3-14b-q8_rocm_rx7900gre_c4096_ngl0.log";
     const kvfit::llamacpp_log log = read_log(f);
@@ -424,7 +422,49 @@ TEST(gpu_logs, rocm_ngl0_log_plans_a_gpu_with_no_layer_and_exact_host_kv) {
     EXPECT_EQ(p.n_gpu_layers, 0u);
     EXPECT_EQ(p.devices[0].used.kv_bytes, 0u);
     EXPECT_EQ(p.devices.back().used.kv_bytes, bytes_of(640.00));
-    EXPECT_EQ(p.devices[0].used.compute_bytes, 0u); // the log: 1094.99 MiB (INDEX.md)
+    EXPECT_FALSE(p.gpu_compute.replayed);
+    EXPECT_NE(p.gpu_compute.why.find("lists no tensors"), std::string::npos) << p.gpu_compute.why;
+}
+
+// The same ROCm run (issue 24) with the model's tensors: Qwen3-14B's shape from the log's kv dump (40 layers, n_embd
+// 5120, 40 x 128 heads, 8 KV heads, FFN 17,408) with every matrix q8_0 and every norm f32, as the log's loader lines
+// count them (161 f32 + 282 q8_0), written header-only by the conformance suite's qwen3() builder
+// (tests/data/gguf_synthetic/qwen3-14b-q8_0_v512.gguf, at a 512 vocabulary: the rows of token_embd and output.weight
+// are set to the log's 151,936 here). With the qwen3 format-2 template (data/graphs/qwen3.v0.5.0.txt) the plan replays
+// the reserve graph through the scheduler over ROCm0 (ggml-cuda built for HIP: the same scheduler answers) and the
+// host, the op-offload copies of the host-held weights included. The log ran b5898 (cbc68be5), not a release kvfit
+// replays: its figures are compared, not fitted (INDEX.md).
+TEST(gpu_logs, rocm_qwen3_14b_ngl0_compute_replayed_per_device) {
+    const char * f = "qwen3-14b-q8_rocm_rx7900gre_c4096_ngl0.log";
+    const kvfit::llamacpp_log log = read_log(f);
+    kvfit::warnings warn;
+    kvfit::model_desc m = kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_synthetic/qwen3-14b-q8_0_v512.gguf", warn);
+    const uint32_t n_vocab = model_from_log_kv_dump(f).n_vocab;
+    for (kvfit::weight_tensor & w : m.weights.tensors) {
+        if ((w.name == "token_embd.weight" || w.name == "output.weight") && w.ne[1] == m.n_vocab) {
+            w.bytes = w.bytes / w.ne[1] * n_vocab;
+            w.ne[1] = n_vocab;
+        }
+    }
+    m.n_vocab = n_vocab;
+    const kvfit::llamacpp_plan p = plan_as_logged(m, log, [](kvfit::log_settings &) {});
+    ASSERT_TRUE(p.gpu_compute.replayed) << p.gpu_compute.why;
+    ASSERT_EQ(p.devices.size(), 2u);
+    std::map<std::string, double> logged;
+    for (const auto & b : log.compute_buffers) logged[b.device] += b.mib;
+    std::printf("[rocm qwen3-14b]");
+    for (size_t d = 0; d < 2; ++d) {
+        const std::string dev = d == 0 ? "ROCm0" : "ROCm_Host";
+        const double got = double(p.devices[d].used.compute_bytes) / double(MiB), want = logged.at(dev);
+        std::printf(" %s %.2f/%.2f (%+.1f %%)", dev.c_str(), got, want, 100.0 * (got - want) / want);
+    }
+    std::printf("\n");
+    // ROCm0: the log's 1,094.99 MiB as printed (was 0: no compute planned on a GPU with no layer); ROCm_Host 14.00 MiB
+    // over the log's 18.01 (was 382.01: the whole graph planned on the host), measured, never under
+    EXPECT_TRUE(same_as_printed(p.devices[0].used.compute_bytes, logged.at("ROCm0"))) << p.devices[0].used.compute_bytes;
+    EXPECT_GE(double(p.devices[1].used.compute_bytes), double(bytes_of(logged.at("ROCm_Host"))));
+    EXPECT_LE(double(p.devices[1].used.compute_bytes), double(bytes_of(logged.at("ROCm_Host") + 14.01)));
+    EXPECT_EQ(p.devices.back().used.kv_bytes, bytes_of(640.00));
 }
 
 // The Metal run (Qwen2.5-0.5B, its model rebuilt from the log's kv dump, n_ctx 512, all 25/25 layers): KV exact and the

@@ -194,7 +194,7 @@ const mib = (b) => `${(b / MiB).toFixed(2)}`;
 async function shapeRoles() {
     const { FAMILIES, shapesOf } = await import("./shapes.mjs");
     const roles = new Map();
-    for (const [f, fam] of Object.entries(FAMILIES)) roles.set(fam.base, { family: f, role: "recorded (suite model)" });
+    for (const [f, fam] of Object.entries(FAMILIES)) if (fam.base) roles.set(fam.base, { family: f, role: "recorded (suite model)" });
     for (const s of shapesOf([])) roles.set(s.id, { family: s.family, role: s.role === "record" ? "recorded" : "held out" });
     return roles;
 }

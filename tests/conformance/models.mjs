@@ -15,6 +15,8 @@
 // moved into an extra CPU_REPACK buffer: ggml-cpu/repack.cpp), except f16 on a host with AMX (amx/amx.cpp:
 // f16 matrices with ne0 % 16 == 0 and ne1 % 32 == 0; docs/rules/llamacpp-cpu-repack.md).
 
+import fs from "node:fs";
+
 /// ggml type for a weight of this name and shape (ne[0] first).
 function weightType(name, shape) {
     const small = shape.length === 1 || /norm|bias|ssm_a$|ssm_d$|conv1d|sinks|exp_probs_b|ffn_gate_inp\.|ssm_beta\.|ssm_alpha\.|ssm_ba\./.test(name);
@@ -71,6 +73,60 @@ export function llama(h, n_vocab) {
     return b;
 }
 const llama31_8b = (n_vocab) => llama({ n_layer: 32, n_embd: 4096, n_head: 32, n_head_kv: 8, head_dim: 128, n_ff: 14336 }, n_vocab);
+
+// Qwen3 dense (qwen3: Qwen3-0.6B..32B) and Qwen3 MoE (qwen3moe: Qwen3-30B-A3B, 235B-A22B, Qwen3-Coder):
+// src/models/qwen3.cpp and src/models/qwen3moe.cpp (load_arch_tensors; conversion/qwen.py Qwen3Model, Qwen3MoeModel).
+// qwen3(c, n_vocab) / qwen3moe(c, n_vocab) build any shape of the family from an HF config `c` (the field names of
+// shared/configs/Qwen__Qwen3-8B.json): num_hidden_layers blocks of llama-style GQA attention without biases,
+// num_attention_heads q / num_key_value_heads KV heads x head_dim (attention.key_length / value_length always written:
+// Qwen3's queries are not n_embd wide in general, 0.6B's 16 x 128 over 1,024), a per-head q/k RMS norm
+// (attn_q_norm / attn_k_norm [head_dim], applied to the 3-D Qcur / Kcur before RoPE), rotary over the whole head;
+// qwen3: a SiLU-gated FFN intermediate_size wide; qwen3moe: num_experts routed experts top-num_experts_per_tok
+// (moe_intermediate_size wide), softmax router, no shared expert. tie_word_embeddings: no output.weight (the loader
+// duplicates token_embd, TENSOR_DUPLICATED).
+function qwen3Common(arch, c, n_vocab) {
+    const b = new Builder(arch);
+    b.k("block_count", c.num_hidden_layers).k("context_length", c.max_position_embeddings ?? 40960)
+        .k("embedding_length", c.hidden_size).k("attention.head_count", c.num_attention_heads)
+        .k("attention.head_count_kv", c.num_key_value_heads).k("rope.freq_base", f32(c.rope_theta ?? 1000000))
+        .k("attention.layer_norm_rms_epsilon", f32(c.rms_norm_eps ?? 1e-6))
+        .k("attention.key_length", c.head_dim).k("attention.value_length", c.head_dim);
+    embeddings(b, c.hidden_size, n_vocab, !!c.tie_word_embeddings);
+    return b;
+}
+function qwen3Attn(b, il, c) {
+    const hd = c.head_dim;
+    b.blk(il, "attn_norm.weight", [c.hidden_size]);
+    attn(b, il, c.hidden_size, c.num_attention_heads * hd, c.num_key_value_heads * hd, c.num_key_value_heads * hd);
+    b.blk(il, "attn_k_norm.weight", [hd]).blk(il, "attn_q_norm.weight", [hd]).blk(il, "ffn_norm.weight", [c.hidden_size]);
+}
+export function qwen3(c, n_vocab) {
+    const b = qwen3Common("qwen3", c, n_vocab);
+    b.k("feed_forward_length", c.intermediate_size);
+    for (let il = 0; il < c.num_hidden_layers; ++il) {
+        qwen3Attn(b, il, c);
+        ffnGated(b, il, c.hidden_size, c.intermediate_size);
+    }
+    return b;
+}
+export function qwen3moe(c, n_vocab) {
+    const b = qwen3Common("qwen3moe", c, n_vocab);
+    const E = c.num_experts, F = c.moe_intermediate_size;
+    b.k("feed_forward_length", c.intermediate_size ?? 6144).k("expert_count", E)
+        .k("expert_used_count", c.num_experts_per_tok).k("expert_feed_forward_length", F);
+    for (let il = 0; il < c.num_hidden_layers; ++il) {
+        qwen3Attn(b, il, c);
+        b.blk(il, "ffn_gate_inp.weight", [c.hidden_size, E]).blk(il, "ffn_gate_exps.weight", [c.hidden_size, F, E])
+            .blk(il, "ffn_down_exps.weight", [F, c.hidden_size, E]).blk(il, "ffn_up_exps.weight", [c.hidden_size, F, E]);
+    }
+    return b;
+}
+/// Qwen3-8B's config (shared/configs/Qwen__Qwen3-8B.json, the one real qwen3 config kept) with the fields of `over`
+/// changed: the synthetic siblings of tests/conformance/shapes.mjs FAMILIES["qwen3"] and ["qwen3moe"]
+export function qwen3Config(over = {}) {
+    const dir = process.env.KVFIT_SHARED_CONFIGS ?? new URL("../../../shared/configs/", import.meta.url).pathname;
+    return { ...JSON.parse(fs.readFileSync(`${dir}/Qwen__Qwen3-8B.json`, "utf8")), ...over };
+}
 
 // Qwen3.5 dense (qwen35): src/models/qwen35.cpp. Layer il is attention iff (il + 1) % 4 == 0.
 // Gated DeltaNet keys (conversion/qwen.py): inner_size = H_v * D_v, group_count = H_k, state_size = D_k,

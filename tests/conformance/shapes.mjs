@@ -13,17 +13,26 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { llama, qwen35, qwen35moe, gpt_oss } from "./models.mjs";
+import { llama, qwen35, qwen35moe, gpt_oss, qwen3, qwen3moe, qwen3Config } from "./models.mjs";
 import { gemma4, gemma4Config, minimaxM2, minimaxM2Config } from "./models_swa.mjs";
 import { glmDsa, deepseek2, DSV3 } from "./models_dsa.mjs";
 import { deepseek4, DSV4_FLASH } from "./models_dsv4.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/// Qwen3-30B-A3B (Qwen/Qwen3-30B-A3B config.json, not kept in shared/configs; its published shape): 48 layers, 2,048
+/// wide, 32 x 128 heads, 4 KV heads, 128 experts 768 wide top-8 (softmax router, no shared expert), vocabulary 151,936
+const QWEN3_30B_A3B = { num_hidden_layers: 48, hidden_size: 2048, num_attention_heads: 32, num_key_value_heads: 4, head_dim: 128,
+    intermediate_size: 6144, num_experts: 128, num_experts_per_tok: 8, moe_intermediate_size: 768, max_position_embeddings: 40960 };
 /// A minimax-m2 shape: MiniMax-M2.5's config with the fields of `over` changed (FAMILIES["minimax-m2"])
 const mm2 = (over) => (nv) => minimaxM2(minimaxM2Config(over), nv);
+/// A qwen3 shape: Qwen3-8B's config with the fields of `over` changed (FAMILIES["qwen3"])
+const q3 = (over) => (nv) => qwen3(qwen3Config(over), nv);
+/// A qwen3moe shape: Qwen3-30B-A3B's published shape (QWEN3_30B_A3B) with the fields of `over` changed (FAMILIES["qwen3moe"])
+const q3m = (over) => (nv) => qwen3moe(qwen3Config({ ...QWEN3_30B_A3B, ...over }), nv);
 
-/// family -> {arch, base: the suite's model id (recorded with the full design), record: [[id, build, n_vocab]], check,
+/// family -> {arch, base: the suite's model id (recorded with the full design; null where the suite has no model of the
+/// family, whose real shape is then a `record` shape with its real vocabulary in `vocab`), record: [[id, build, n_vocab]], check,
 /// held (optional: held out like check, through committed rows only, not measured live in CI)}
 export const FAMILIES = {
     llama: {
@@ -57,6 +66,86 @@ export const FAMILIES = {
             ["llama-s24", (nv) => llama({ n_layer: 24, n_embd: 2304, n_head: 18, n_head_kv: 6, head_dim: 128, n_ff: 9216 }, nv), 32000],
             // synthetic: 96-wide heads (unrotated), 2 KV heads, another vocabulary
             ["llama-s16", (nv) => llama({ n_layer: 16, n_embd: 2048, n_head: 16, n_head_kv: 2, head_dim: 96, n_ff: 5632 }, nv), 49152],
+        ],
+    },
+    // Qwen3 dense (qwen3: Qwen3-0.6B..32B): llama-style GQA without biases, a per-head q/k RMS norm (attn_q_norm /
+    // attn_k_norm [head_dim]) before RoPE, a SiLU-gated FFN (src/models/qwen3.cpp). The suite has no qwen3 model, so
+    // the real shape is Qwen3-8B (shared/configs/Qwen__Qwen3-8B.json, the one real qwen3 config kept) recorded as a
+    // shape, its 151,936 vocabulary the --vocab-model file (`vocab`). The siblings are qwen3Config() with Qwen3-8B's
+    // dimensions changed: 4-8 layers, n_embd 1024-2048, 10-16 heads 64/128 wide with queries wider than (0.6B's 16 x 128
+    // over 1,024), narrower than and as wide as n_embd, GQA ratios 2-6, FFN 3,072-5,632. All recorded shapes have an output
+    // matrix: a tied head (Qwen3-0.6B, 1.7B and 4B tie) has no output.weight leaf in the graph, llama.cpp's
+    // TENSOR_DUPLICATED token_embd stands in, and kvfit's replay reads it so (graph_replay.cpp; held out: qwen3-s7).
+    // Every head width is a multiple of 64, as every published Qwen3's 128 (a quantized cache rotates on every shape:
+    // the variants with a rotated K/V are the ones recorded); a 96-wide head is not replayed.
+    qwen3: {
+        arch: "qwen3",
+        base: null,
+        vocab: ["qwen3-8b", 151936],
+        record: [
+            // synthetic, fitted on the full design of contexts (graph2.py: the first shape): Qwen3-0.6B's widths (1,024
+            // wide, 16 x 128 heads: queries twice n_embd), 4 KV heads, FFN 3,072, 8 layers
+            ["qwen3-s8", q3({ num_hidden_layers: 8, hidden_size: 1024, num_attention_heads: 16, num_key_value_heads: 4,
+                head_dim: 128, intermediate_size: 3072 }), 1024],
+            // Qwen3-8B: 36 layers, 4,096 wide, 32 x 128 heads, 8 KV heads, FFN 12,288 (its 151,936 vocabulary: `vocab`)
+            ["qwen3-8b", q3({}), 512],
+            // synthetic: 6 layers, 1,536 wide, 12 x 64 heads (queries narrower than n_embd), 2 KV heads (6 queries each),
+            // FFN 4,096
+            ["qwen3-s6", q3({ num_hidden_layers: 6, hidden_size: 1536, num_attention_heads: 12, num_key_value_heads: 2,
+                head_dim: 64, intermediate_size: 4096 }), 1024],
+            // synthetic: 5 layers, 2,048 wide, 16 x 128 heads (queries as wide as n_embd), 8 KV heads (2 queries each),
+            // FFN 5,632
+            ["qwen3-s5", q3({ num_hidden_layers: 5, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 8,
+                head_dim: 128, intermediate_size: 5632 }), 1024],
+            // synthetic: 4 layers, 1,280 wide, 20 x 64 heads, 5 KV heads, FFN 3,456
+            ["qwen3-s4", q3({ num_hidden_layers: 4, hidden_size: 1280, num_attention_heads: 20, num_key_value_heads: 5,
+                head_dim: 64, intermediate_size: 3456 }), 1024],
+        ],
+        check: [
+            // synthetic: 9 layers, 2,560 wide, 32 x 128 heads (queries wider than n_embd, as Qwen3-4B's), 8 KV heads,
+            // FFN 9,728 (Qwen3-4B's), Llama 2's vocabulary
+            ["qwen3-s9", q3({ num_hidden_layers: 9, hidden_size: 2560, num_attention_heads: 32, num_key_value_heads: 8,
+                head_dim: 128, intermediate_size: 9728 }), 32000],
+            // synthetic: 7 layers, 1,792 wide, 14 x 64 heads (queries half n_embd), 7 KV heads, FFN 4,864, tied
+            // embeddings, another vocabulary
+            ["qwen3-s7", q3({ num_hidden_layers: 7, hidden_size: 1792, num_attention_heads: 14, num_key_value_heads: 7,
+                head_dim: 64, intermediate_size: 4864, tie_word_embeddings: true }), 49152],
+        ],
+    },
+    // Qwen3 MoE (qwen3moe: Qwen3-30B-A3B, 235B-A22B, Qwen3-Coder-30B-A3B / 480B-A35B): qwen3's attention (per-head q/k
+    // RMS norm) and routed experts only: a softmax router, top-8, the weights renormalised, no shared expert, no dense
+    // layer (src/models/qwen3moe.cpp, llama-graph.cpp build_moe_ffn). The real shape is Qwen3-30B-A3B's published one
+    // (QWEN3_30B_A3B), recorded as a shape, its 151,936 vocabulary the --vocab-model file. Every shape routes to 8
+    // experts (every published Qwen3 MoE's top-k: graph_layer_sig "m8"; another count is a layer kind not recorded,
+    // named), every head is 64 or 128 wide.
+    qwen3moe: {
+        arch: "qwen3moe",
+        base: null,
+        vocab: ["qwen3-30b-a3b", 151936],
+        record: [
+            // synthetic, fitted on the full design of contexts: 6 layers, 1,024 wide, 16 x 128 heads (queries twice
+            // n_embd), 4 KV heads, 32 experts 384 wide
+            ["qwen3moe-s6", q3m({ num_hidden_layers: 6, hidden_size: 1024, num_attention_heads: 16, num_key_value_heads: 4,
+                num_experts: 32, moe_intermediate_size: 384 }), 1024],
+            // Qwen3-30B-A3B: 48 layers, 2,048 wide, 32 x 128 heads, 4 KV heads, 128 experts 768 wide
+            ["qwen3-30b-a3b", q3m({}), 512],
+            // synthetic: 5 layers, 1,536 wide, 12 x 64 heads (queries half n_embd), 2 KV heads, 16 experts 512 wide
+            ["qwen3moe-s5", q3m({ num_hidden_layers: 5, hidden_size: 1536, num_attention_heads: 12, num_key_value_heads: 2,
+                head_dim: 64, num_experts: 16, moe_intermediate_size: 512 }), 1024],
+            // synthetic: 4 layers, 2,048 wide, 16 x 128 heads (queries as wide as n_embd), 8 KV heads, 48 experts 256 wide
+            ["qwen3moe-s4", q3m({ num_hidden_layers: 4, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 8,
+                num_experts: 48, moe_intermediate_size: 256 }), 1024],
+            // synthetic: 3 layers, 1,280 wide, 20 x 64 heads, 5 KV heads, 24 experts 640 wide
+            ["qwen3moe-s3", q3m({ num_hidden_layers: 3, hidden_size: 1280, num_attention_heads: 20, num_key_value_heads: 5,
+                head_dim: 64, num_experts: 24, moe_intermediate_size: 640 }), 1024],
+        ],
+        check: [
+            // synthetic: 7 layers, 2,560 wide, 20 x 128 heads, 4 KV heads, 64 experts 768 wide, Llama 2's vocabulary
+            ["qwen3moe-s7", q3m({ num_hidden_layers: 7, hidden_size: 2560, num_attention_heads: 20, num_key_value_heads: 4,
+                num_experts: 64, moe_intermediate_size: 768 }), 32000],
+            // synthetic: 5 layers, 1,792 wide, 14 x 64 heads, 7 KV heads, 40 experts 448 wide, another vocabulary
+            ["qwen3moe-s5b", q3m({ num_hidden_layers: 5, hidden_size: 1792, num_attention_heads: 14, num_key_value_heads: 7,
+                head_dim: 64, num_experts: 40, moe_intermediate_size: 448 }), 49152],
         ],
     },
     // Qwen3.5 dense (Gated DeltaNet layers, every fourth one gated full attention): src/models/qwen35.cpp
@@ -570,7 +659,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
         for (const s of shapesOf(fams).filter((x) => x.role !== "record")) write(specOf(s.id, s.build, 512), `${s.id}.gguf`);
         for (const [f, fam] of Object.entries(FAMILIES)) {
             if (fams.length && !fams.includes(f)) continue;
-            write(specOfModel(fam.base, 512), `${fam.base}.gguf`);
+            if (fam.base) write(specOfModel(fam.base, 512), `${fam.base}.gguf`);
         }
     } else if (args[0] === "--list") {
         for (const s of shapesOf(args.slice(1))) console.log(`${s.family} ${s.role} ${s.id} ${s.id}_v${s.n_vocab}.gguf`);
@@ -583,5 +672,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
         if (!out) { console.error("usage: node shapes.mjs OUT_DIR [--gguf-write PATH] [--role check|record] [FAMILY...]"); process.exit(2); }
         for (const f of fams) if (!FAMILIES[f]) { console.error(`unknown family '${f}' (known: ${Object.keys(FAMILIES).join(", ")})`); process.exit(2); }
         for (const s of shapesOf(fams)) if (role === null || s.role === role) console.log(writeShape(s.id, s.build, s.n_vocab, out, tool));
+        // a family without a suite model: its real shape at its real vocabulary too (graph2.py --vocab-model)
+        if (role === null || role === "record") {
+            for (const [f, fam] of Object.entries(FAMILIES)) {
+                if ((fams.length && !fams.includes(f)) || !fam.vocab) continue;
+                const [id, n_vocab] = fam.vocab, rec = fam.record.find((r) => r[0] === id);
+                console.log(writeShape(id, rec[1], n_vocab, out, tool));
+            }
+        }
     }
 }
