@@ -63,7 +63,7 @@ bool vk_f32_f16(ggml_type t) { return t == ggml_type::f32 || t == ggml_type::f16
 bool vk_contiguous(const gtensor & t) { return ggml_contiguous_m_n(t, 0, 4); }
 uint64_t vk_type_size(ggml_type t) { return ggml_traits(t).type_size; }
 
-// the quantized and float types of the MUL_MAT / GET_ROWS switches (:15110-15140, :15215-15245); ggml types kvfit
+// the quantized and float types of the MUL_MAT / GET_ROWS switches (:15101-15169, :15219-15257); ggml types kvfit
 // does not know (q1_0, q2_0, nvfp4) cannot occur in its graphs
 bool vk_matmul_type(ggml_type t) {
     switch (t) {
@@ -78,7 +78,7 @@ bool vk_matmul_type(ggml_type t) {
         return false;
     }
 }
-// the SET_ROWS / CPY destination types (:15255-15270, :15280-15295)
+// the SET_ROWS / CPY destination types (:15258-15280, :15281-15345)
 bool vk_cpy_type(ggml_type t) {
     switch (t) {
     case ggml_type::f32: case ggml_type::f16: case ggml_type::bf16: case ggml_type::q4_0: case ggml_type::q4_1:
@@ -119,9 +119,9 @@ bool vulkan_device::supports_op(const ggraph & g, const gtensor & op) const {
     const gtensor * s1 = vk_src(g, op, 1);
     const gtensor * s2 = vk_src(g, op, 2);
     switch (op.op) {
-    case gop::unary: // every unary op of ggml.h (EXP .. SGN, :15053-15078)
+    case gop::unary: // every unary op of ggml.h (EXP .. SGN, :15055-15083)
         return op.params[0] >= 0 && op.params[0] <= 21 && vk_f32_f16(s0->type) && vk_f32_f16(op.type) && s0->type == op.type;
-    case gop::glu: // REGLU .. SWIGLU_CLAMP (:15080-15096)
+    case gop::glu: // REGLU .. SWIGLU_CLAMP (:15085-15099)
         return op.params[0] >= 0 && op.params[0] <= 6 && vk_f32_f16(s0->type) && vk_f32_f16(op.type) &&
                s0->type == op.type && (s1 == nullptr || s1->type == s0->type);
     case gop::mul_mat:
@@ -134,7 +134,7 @@ bool vulkan_device::supports_op(const ggraph & g, const gtensor & op) const {
         if (!(vk_dim01_contiguous(*s0) || f0) || !(vk_dim01_contiguous(*s1) || vk_f32_f16(s1->type))) return false;
         return !(s0->type == ggml_type::bf16 && s1->type == ggml_type::f16);
     }
-    case gop::flash_attn_ext: { // :15171-15212, coopmat2 or subgroup shuffle + vote assumed
+    case gop::flash_attn_ext: { // :15171-15218, coopmat2 or subgroup shuffle + vote assumed
         const gtensor * mask = vk_src(g, op, 3);
         const gtensor * sinks = vk_src(g, op, 4);
         if (s1->ne[0] % 8 != 0 || s2->ne[0] % 8 != 0) return false;
@@ -156,7 +156,7 @@ bool vulkan_device::supports_op(const ggraph & g, const gtensor & op) const {
         return vk_f32_f16(s0->type) && (s1->type == ggml_type::i32 || s1->type == ggml_type::i64) && vk_cpy_type(op.type);
     case gop::cont:
     case gop::cpy:
-    case gop::dup: { // :15274-15330
+    case gop::dup: { // :15281-15345
         const ggml_type a = s0->type, b = s1 ? s1->type : a;
         if (a == ggml_type::f32 && vk_cpy_type(b)) return true;
         if (b == ggml_type::f32 && vk_cpy_type(a)) return true;
@@ -198,7 +198,8 @@ bool vulkan_device::supports_op(const ggraph & g, const gtensor & op) const {
     case gop::top_k:   // a top-k pipeline assumed for every width
         return vk_contiguous(op) && vk_contiguous(*s0);
     case gop::upscale:
-        return s0->type == ggml_type::f32 && ((op.params[0] & 0x100) == 0 || (op.params[0] & 0xFF) == 1);
+        // GGML_SCALE_FLAG_ANTIALIAS (1 << 9) only with GGML_SCALE_MODE_BILINEAR (1), ggml.h:2316-2324
+        return s0->type == ggml_type::f32 && ((op.params[0] & 0x200) == 0 || (op.params[0] & 0xFF) == 1);
     case gop::acc:
         return s0->type == ggml_type::f32 && s1->type == ggml_type::f32 && op.type == ggml_type::f32;
     case gop::set:
@@ -249,7 +250,7 @@ bool vulkan_device::supports_op(const ggraph & g, const gtensor & op) const {
         return true;
     case gop::gated_linear_attn:
         return s0->type == ggml_type::f32 && op.type == ggml_type::f32 && s0->ne[0] == 64;
-    case gop::lightning_indexer: { // :15520-15545; fp16 assumed, tensors at aligned offsets assumed
+    case gop::lightning_indexer: { // :15554-15587; fp16 assumed, tensors at aligned offsets assumed
         const gtensor * m = vk_src(g, op, 3);
         const ggml_type k = s1->type;
         const bool k_ok = k == ggml_type::f32 || k == ggml_type::f16 || k == ggml_type::bf16 || k == ggml_type::q8_0 ||
@@ -266,7 +267,7 @@ bool vulkan_device::supports_op(const ggraph & g, const gtensor & op) const {
         }
         return true;
     }
-    case gop::gated_delta_net: { // :15547-15559
+    case gop::gated_delta_net: { // :15588-15600
         const int64_t sv = s2->ne[0];
         if (sv != 16 && sv != 32 && sv != 64 && sv != 128) return false;
         for (size_t i = 0; i < 6; ++i) {
@@ -275,7 +276,7 @@ bool vulkan_device::supports_op(const ggraph & g, const gtensor & op) const {
         }
         return op.type == ggml_type::f32;
     }
-    case gop::ssm_scan: { // :15560-15595: Mamba-2 only
+    case gop::ssm_scan: { // :15601-15638: Mamba-2 only
         for (size_t i = 0; i < 6; ++i) {
             const gtensor * s = vk_src(g, op, i);
             if (s && ggml_is_quantized(s->type)) return false;
