@@ -56,7 +56,7 @@ public:
         if (x.copy_of >= 0 && g.t[size_t(x.copy_of)].op != gop::flash_attn_ext) return alloc_size(g, x.copy_of);
         return gtensor_nbytes(x);
     }
-    void graph_optimize(const ggraph & g, const std::vector<int32_t> & nodes,
+    void graph_optimize(const ggraph & g, std::vector<int32_t> & nodes,
                         const std::function<void(int32_t, int32_t)> & add) const override {
         // the dependencies the real backend added, for the `until` nodes of this split; a kept tensor may be a split
         // input's copy (the split graph's sources are redirected to them): found by its name among kvfit's copies

@@ -506,7 +506,8 @@ struct llamacpp_plan {
     /// How the compute buffers on GPUs were obtained (compute_cuda.cpp, compute_sched.cpp).
     struct gpu_compute_source {
         /// true: llama.cpp's reserve graph, recorded from the real runtime, split by a replay of its scheduler over the
-        /// release's CUDA devices (exact: checked against the release's ggml-cuda on a simulated device)
+        /// release's CUDA devices (exact: checked against the release's ggml-cuda on a simulated device) or v0.5.0's
+        /// Vulkan devices (ggml-vulkan's answers from source, the driver's limits assumed: `assumed`)
         bool replayed = false;
         /// true: the one-GPU full-offload rule (detail::full_offload_compute), exact where the CPU graph is
         bool full_offload_rule = false;
@@ -515,6 +516,9 @@ struct llamacpp_plan {
         int n_splits = 0;                  ///< the replayed prompt graph's splits
         int n_copies = 1;                  ///< graph copies (4 under pipeline parallelism)
         std::string why;                   ///< why the graph was not replayed ("" when it was, or without GPUs)
+        /// what a replay assumed rather than read from the runtime's source ("" for CUDA/HIP): a Vulkan device's
+        /// driver limits per vendor (backend_vulkan.h vulkan_limits_of); warned about in every output
+        std::string assumed;
     } gpu_compute;
 };
 

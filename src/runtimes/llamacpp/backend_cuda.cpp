@@ -475,31 +475,44 @@ uint64_t cuda_device::alloc_size(const ggraph & g, const gtensor & t) const { //
     return size;
 }
 
-namespace {
+bool ggml_contiguous_m_n(const gtensor & t, int m, int n) { return contiguous_m_n(t, m, n); }
+bool ggml_contiguous_rows(const gtensor & t) { return contiguous_rows(t); }
 
-// ggml_can_fuse_subgraph (ggml-impl.h:736-754, ggml.c:7760-7820) over nodes[i..i+count) of one split
-bool can_fuse_subgraph(const ggraph & g, const std::vector<int32_t> & nodes, size_t i, size_t count,
-                       const std::vector<gop> & ops, const std::vector<size_t> & outputs) {
-    if (i + count > nodes.size()) return false;
+bool ggml_can_fuse_subgraph_ext(const ggraph & g, const std::vector<int32_t> & nodes, const std::vector<size_t> & idxs,
+                                const std::vector<gop> & ops, const std::vector<size_t> & outputs) {
+    const size_t count = idxs.size();
     for (size_t k = 0; k < count; ++k) {
-        const gtensor & n = g.t[size_t(nodes[i + k])];
+        if (idxs[k] >= nodes.size()) return false;
+    }
+    for (size_t k = 0; k < count; ++k) {
+        const gtensor & n = g.t[size_t(nodes[idxs[k]])];
         if (n.op != ops[k] || (n.flags & k_flag_compute) == 0) return false;
-        if (std::find(outputs.begin(), outputs.end(), i + k) != outputs.end()) continue;
+        if (std::find(outputs.begin(), outputs.end(), idxs[k]) != outputs.end()) continue;
         if (n.flags & k_flag_output) return false;
         int32_t uses = 0;
         for (size_t j = k + 1; j < count; ++j) {
-            for (const int32_t s : g.t[size_t(nodes[i + j])].src) uses += s == nodes[i + k];
+            for (const int32_t s : g.t[size_t(nodes[idxs[j]])].src) uses += s == nodes[idxs[k]];
         }
-        if (uses != g.use_count[size_t(nodes[i + k])]) return false;
+        if (uses != g.use_count[size_t(nodes[idxs[k]])]) return false;
         for (int32_t vs = n.view_src; vs >= 0; vs = g.t[size_t(vs)].view_src) {
             bool inside = false;
-            for (size_t j = 0; j < count; ++j) inside |= nodes[i + j] == vs;
+            for (size_t j = 0; j < count; ++j) inside |= nodes[idxs[j]] == vs;
             const gtensor & v = g.t[size_t(vs)];
             const bool constant = v.buffer >= 0 && g.buffers[size_t(v.buffer)].weights && (v.flags & k_flag_param) == 0;
             if (!inside && !constant) return false;
         }
     }
     return true;
+}
+
+namespace {
+
+// ggml_can_fuse_subgraph (ggml-impl.h:736-754, ggml.c:7760-7820) over nodes[i..i+count) of one split
+bool can_fuse_subgraph(const ggraph & g, const std::vector<int32_t> & nodes, size_t i, size_t count,
+                       const std::vector<gop> & ops, const std::vector<size_t> & outputs) {
+    std::vector<size_t> idxs(count);
+    for (size_t k = 0; k < count; ++k) idxs[k] = i + k;
+    return ggml_can_fuse_subgraph_ext(g, nodes, idxs, ops, outputs);
 }
 
 struct weighted_reduction {
@@ -740,7 +753,7 @@ bool cuda_backend::supports_op(const ggraph & g, int32_t t) const { return dev_.
 bool cuda_backend::offload_op(const ggraph & g, int32_t t) const { return dev_.offload_op(g.t[size_t(t)]); }
 bool cuda_backend::supports_buft(const gbuft & b) const { return b.k == gbuft::kind::gpu && b.device == dev_.index; }
 uint64_t cuda_backend::alloc_size(const ggraph & g, int32_t t) const { return dev_.alloc_size(g, g.t[size_t(t)]); }
-void cuda_backend::graph_optimize(const ggraph & g, const std::vector<int32_t> & nodes,
+void cuda_backend::graph_optimize(const ggraph & g, std::vector<int32_t> & nodes,
                                   const std::function<void(int32_t, int32_t)> & add) const {
     dev_.graph_optimize(g, nodes, add);
 }

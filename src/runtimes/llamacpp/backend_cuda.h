@@ -8,6 +8,18 @@
 
 namespace kvfit::detail {
 
+/// ggml_is_contiguous_m_n (ggml.c:1474-1492): dimensions m+1..n-1 packed after the rows, 0..m each a whole block of
+/// rows. ggml_is_contiguous is (0, 4), ggml_is_contiguous_1 (1, 4).
+bool ggml_contiguous_m_n(const gtensor & t, int m, int n);
+/// ggml_is_contiguous_rows: a row's elements adjacent (nb[0] the type size, or one block per row).
+bool ggml_contiguous_rows(const gtensor & t);
+/// ggml_can_fuse_subgraph_ext (ggml.c:7760-7820, both releases) over the split's nodes at `idxs` (positions in
+/// `nodes`, not necessarily adjacent), expected to have the ops `ops`: each a computed node, none but the `outputs`
+/// (positions too) flagged output or read outside the subgraph (g.use_count), every view of one inside it or of a
+/// constant weight. False when a position is past the split.
+bool ggml_can_fuse_subgraph_ext(const ggraph & g, const std::vector<int32_t> & nodes, const std::vector<size_t> & idxs,
+                                const std::vector<gop> & ops, const std::vector<size_t> & outputs);
+
 /// The ggml-cuda release whose answers are modelled.
 enum class cuda_release : uint8_t { r5b4ebc5, v0_5_0 };
 
@@ -44,7 +56,7 @@ public:
     bool offload_op(const ggraph & g, int32_t t) const override;
     bool supports_buft(const gbuft & b) const override;
     uint64_t alloc_size(const ggraph & g, int32_t t) const override;
-    void graph_optimize(const ggraph & g, const std::vector<int32_t> & nodes,
+    void graph_optimize(const ggraph & g, std::vector<int32_t> & nodes,
                         const std::function<void(int32_t, int32_t)> & add) const override;
 
 private:
@@ -52,19 +64,22 @@ private:
 };
 
 /// The CPU backend: its compute buffer is the first GPU's pinned host type when there is a GPU
-/// (llama-context.cpp:407-418), else the CPU's; alignment 32 (TENSOR_ALIGNMENT); every host buffer type.
+/// (llama-context.cpp:407-418), else the CPU's; every host buffer type. The alignment is that buffer type's:
+/// 32 (TENSOR_ALIGNMENT) for the CPU's and CUDA_Host; Vulkan_Host's is the first Vulkan device's
+/// minMemoryMapAlignment (backend_vulkan.h), passed as `host_alignment`.
 class cpu_backend : public sched_backend {
 public:
-    explicit cpu_backend(bool with_gpu) : with_gpu_(with_gpu) {}
+    explicit cpu_backend(bool with_gpu, uint64_t host_alignment = 32) : with_gpu_(with_gpu), host_alignment_(host_alignment) {}
     std::string name() const override { return "CPU"; }
     gbuft compute_buft() const override;
-    uint64_t alignment() const override { return 32; }
+    uint64_t alignment() const override { return with_gpu_ ? host_alignment_ : 32; }
     bool supports_op(const ggraph & g, int32_t t) const override;
     bool offload_op(const ggraph &, int32_t) const override { return false; }
     bool supports_buft(const gbuft & b) const override;
 
 private:
     bool with_gpu_;
+    uint64_t host_alignment_;
 };
 
 } // namespace kvfit::detail

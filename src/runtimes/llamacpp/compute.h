@@ -89,12 +89,16 @@ struct sched_compute_result {
     std::string variant;          ///< the template variant ("llama v0.5.0 graph fa=1 kv=f16 st=1")
     int n_splits = 0;             ///< splits of the prompt graph
     int n_copies = 1;             ///< graph copies (4 under pipeline parallelism)
+    /// what the replay assumed rather than read from source ("" for CUDA/HIP): a Vulkan device's driver limits
+    std::string assumed;
 };
 
-/// The compute buffers of `plan` (placed by placement.cpp on `gpus`, CUDA or HIP, or none) from a format-2 template:
-/// the recorded graph with each weight and cache tensor on its planned device, split by the scheduler (sched.h) over
-/// the release's CUDA devices (backend_cuda.h) and the CPU. nullopt when no template covers m's shape and the
-/// plan's settings, or the GPU backend's answers are not modelled (Vulkan, Metal), with the reason in `why`.
+/// The compute buffers of `plan` (placed by placement.cpp on `gpus`, CUDA, HIP or Vulkan, or none) from a format-2
+/// template: the recorded graph with each weight and cache tensor on its planned device, split by the scheduler
+/// (sched.h) over the release's CUDA devices (backend_cuda.h) or v0.5.0's Vulkan devices (backend_vulkan.h, their
+/// driver limits assumed per vendor: `assumed`) and the CPU. nullopt when no template covers m's shape and the
+/// plan's settings, or the GPU backend's answers are not modelled (Metal; Vulkan at 5b4ebc5; a Vulkan buffer past
+/// the 1 GiB suballocation block, which ggml-alloc splits into chunks), with the reason in `why`.
 std::optional<sched_compute_result> sched_compute(const model_desc & m, const llamacpp_plan & plan,
                                                   const std::vector<device_spec> & gpus, std::string * why = nullptr);
 

@@ -269,6 +269,7 @@ void llamacpp_apply_backend_terms(llamacpp_plan & plan, const model_desc & m, co
         plan.gpu_compute.prompt_bytes = sc->prompt;
         plan.gpu_compute.n_splits = sc->n_splits;
         plan.gpu_compute.n_copies = sc->n_copies;
+        plan.gpu_compute.assumed = sc->assumed;
         for (size_t d = 0; d < plan.devices.size() && d < sc->bytes.size(); ++d) plan.devices[d].used.compute_bytes = sc->bytes[d];
         apply_layout_terms(plan, m, gpus);
         return;

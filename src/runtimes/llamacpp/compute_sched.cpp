@@ -8,6 +8,7 @@
 #include "runtimes/llamacpp/compute.h"
 
 #include "runtimes/llamacpp/backend_cuda.h"
+#include "runtimes/llamacpp/backend_vulkan.h"
 #include "runtimes/llamacpp/graph_replay.h"
 #include "core/embedded.h"
 
@@ -153,9 +154,16 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
                                                   const std::vector<device_spec> & gpus, std::string * why) {
     const llamacpp_settings & s = plan.settings;
     const placement_settings & p = plan.placement;
-    const bool gpu_modelled = plan.backend.backend == gpu_backend::cuda || plan.backend.backend == gpu_backend::rocm;
+    const bool vulkan = plan.backend.backend == gpu_backend::vulkan;
+    const bool gpu_modelled = plan.backend.backend == gpu_backend::cuda || plan.backend.backend == gpu_backend::rocm || vulkan;
     if (!gpus.empty() && !gpu_modelled) {
         if (why) *why = std::string("the ") + gpu_backend_name(plan.backend.backend) + " backend's answers are not modelled";
+        return std::nullopt;
+    }
+    // ggml-vulkan of 5b4ebc5 reorders a split's nodes by other rules than v0.5.0's (no RMS_NORM patterns, no top-k
+    // MoE allocation dependencies: ggml-vulkan.cpp:18012-18297 there), not modelled
+    if (!gpus.empty() && vulkan && s.release != llamacpp_release::v0_5_0) {
+        if (why) *why = "ggml-vulkan's graph_optimize of this release (5b4ebc5) is not modelled, only v0.5.0's";
         return std::nullopt;
     }
     const size_t n_gpu = gpus.size();
@@ -235,14 +243,28 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
         // the backends: the GPUs in order, the CPU last
         std::vector<std::unique_ptr<sched_backend>> own;
         std::vector<const sched_backend *> backends;
+        // Vulkan_Host, the CPU backend's compute buffer type with Vulkan GPUs, aligns to the first Vulkan device's
+        // minMemoryMapAlignment (ggml-vulkan.cpp:12845-12849 v0.5.0)
+        uint64_t host_alignment = 32;
         for (size_t d = 0; d < n_gpu; ++d) {
+            if (vulkan) {
+                vulkan_device vd;
+                vd.index = int(d);
+                vd.limits = vulkan_limits_of(gpus[d].vendor);
+                if (d == 0) host_alignment = vd.limits.host_alignment;
+                if (res.assumed.find(vd.limits.assumed) == std::string::npos) {
+                    res.assumed += (res.assumed.empty() ? "" : "; ") + vd.limits.assumed;
+                }
+                own.push_back(std::make_unique<vulkan_backend>(std::move(vd)));
+                continue;
+            }
             cuda_device cd;
             cd.index = int(d);
             cd.cc = gpus[d].compute_capability > 0 ? int(gpus[d].compute_capability * 100 + 0.5) : 890;
             cd.release = s.release == llamacpp_release::v0_5_0 ? cuda_release::v0_5_0 : cuda_release::r5b4ebc5;
             own.push_back(std::make_unique<cuda_backend>(cd));
         }
-        own.push_back(std::make_unique<cpu_backend>(n_gpu > 0));
+        own.push_back(std::make_unique<cpu_backend>(n_gpu > 0, host_alignment));
         for (auto & b : own) backends.push_back(b.get());
         // llama.cpp's graph callback (llama-context.cpp graph_get_cb): with fewer than 32 tokens or every layer and the
         // output offloaded, a layer's "norm" and "l_last" run on the layer's device when it supports them
@@ -285,6 +307,15 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
         if (exporting) export_graph(g, backends, r);
         std::vector<uint64_t> per_device(plan.devices.size(), 0);
         for (size_t b = 0; b < backends.size(); ++b) per_device[b < n_gpu ? b : host] = r.buffer_bytes[b];
+        // a Vulkan buffer type's get_max_size is the suballocation block (1 GiB by default, ggml-vulkan.cpp:12791-12794
+        // v0.5.0): ggml-alloc holds a larger buffer in several chunks, which the replay's one-chunk allocator does not
+        for (size_t d = 0; vulkan && d < n_gpu; ++d) {
+            const uint64_t block = vulkan_limits_of(gpus[d].vendor).max_buffer_chunk; // Vulkan_Host's too (:12851-12854)
+            if (per_device[d] > block || per_device[host] > block) {
+                if (why) *why = "a Vulkan compute buffer past the 1 GiB suballocation block: ggml-alloc's chunks are not modelled";
+                return std::nullopt;
+            }
+        }
         if (ps == pass::prompt_fit || (ps == pass::prompt && !pins_ever)) res.prompt = per_device;
         if (ps == pass::prompt) {
             res.bytes = per_device;

@@ -383,6 +383,12 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
         }
         r.warnings.push_back(w + "; keep a margin");
     }
+    if (p.gpu_compute.replayed && !p.gpu_compute.assumed.empty()) {
+        // the Vulkan replay: ggml-vulkan's rules are read from source, the driver's limits cannot be
+        r.warnings.push_back("llama.cpp compute buffers on Vulkan: ggml-vulkan v0.5.0's supports_op, offload_op and "
+                             "graph_optimize reorder replayed from source; assumed, not read from your driver: " +
+                             p.gpu_compute.assumed + "; keep a margin");
+    }
     r.notes.insert(r.notes.end(), p.notes.begin(), p.notes.end()); // the GPUs' budget (an Apple GPU's working set)
     r.starts = true; // llama.cpp does not refuse for memory: --fit moves layers, or an allocation fails
     r.fits = p.fits();
@@ -414,6 +420,7 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
             g["prompt_bytes"] = gc.prompt_bytes; // per device, the prompt graph's: what a no_alloc fit reserves
             g["n_splits"] = gc.n_splits;
             g["n_copies"] = gc.n_copies;
+            if (!gc.assumed.empty()) g["assumed"] = gc.assumed;
         } else {
             g["why"] = gc.why;
         }

@@ -512,6 +512,7 @@ sched_result sched_reserve(ggraph && graph, const std::vector<const sched_backen
             auto & keep = deps[until];
             if (std::find(keep.begin(), keep.end(), tensor) == keep.end()) keep.push_back(tensor);
         });
+        std::copy(nodes.begin(), nodes.end(), g.nodes.begin() + std::ptrdiff_t(sp.start)); // a reorder, if any
     }
     // the graph copy (:1484-1583)
     auto view_of = [&](int32_t src) {

@@ -179,9 +179,11 @@ public:
     virtual bool supports_buft(const gbuft & b) const = 0;
     /// get_alloc_size of its compute buffer type (ggml_nbytes unless the device pads).
     virtual uint64_t alloc_size(const ggraph & g, int32_t t) const { return gtensor_nbytes(g.t[size_t(t)]); }
-    /// graph_optimize over one split's nodes: calls add_dep(tensor, until) for every allocation dependency it adds
-    /// (the tensor stays allocated until `until` is computed). The node order is not changed by any modelled backend.
-    virtual void graph_optimize(const ggraph &, const std::vector<int32_t> &, const std::function<void(int32_t, int32_t)> &) const {}
+    /// graph_optimize over one split's nodes (indices into g.t, in graph order): calls add_dep(tensor, until) for
+    /// every allocation dependency it adds (the tensor stays allocated until `until` is computed), and may reorder
+    /// `nodes` (ggml-vulkan does; ggml-cuda does not): the scheduler's graph copy, and so ggml-alloc, sees the new
+    /// order (ggml-backend.cpp:1459-1463: split->graph is a view of the graph's node array).
+    virtual void graph_optimize(const ggraph &, std::vector<int32_t> &, const std::function<void(int32_t, int32_t)> &) const {}
 };
 
 /// What the scheduler made of a graph: the graph copy ggml-alloc allocates and the peak of each backend's buffer.

@@ -319,8 +319,11 @@ plan_section llsec_fit(const model_desc & m, const llamacpp_inputs & in, const l
     if (p.devices.size() > 1) {
         const auto & g = p.gpu_compute;
         if (g.replayed) {
+            // Vulkan: ggml-vulkan's answers from source, the driver's limits assumed (backend_vulkan.h)
             add_row(sec, fmt::format("compute: llama.cpp's scheduler replayed over the recorded graph ({}; {} split{}): "
-                                     "exact per device", g.variant, g.n_splits, g.n_splits == 1 ? "" : "s"));
+                                     "{}", g.variant, g.n_splits, g.n_splits == 1 ? "" : "s",
+                                     g.assumed.empty() ? "exact per device"
+                                                       : "ggml-vulkan v0.5.0's rules, the driver's limits assumed (" + g.assumed + ")"));
         } else {
             add_row(sec, fmt::format("compute: estimates on every device ({})", g.why));
         }
