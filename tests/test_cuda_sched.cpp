@@ -122,6 +122,21 @@ void expect_replayed_on_cpu(const nlohmann::json & cfg, const std::string & name
     EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value()) << name << ": " << why;
 }
 
+/// A config.json whose q8_0 K/V cache is a variant no template recorded (heads not a multiple of 64: not rotated,
+/// llama_kv_cache::build_input_k_rot) is not replayed on the CPU build (FA on, 4,096 tokens), and the replay says so.
+void expect_quant_variant_not_recorded(const nlohmann::json & cfg) {
+    kvfit::llamacpp_settings s;
+    s.n_ctx = 4096;
+    s.flash_attn = kvfit::flash_attn_mode::on;
+    s.type_k = kvfit::ggml_type_from_name("q8_0");
+    s.type_v = kvfit::ggml_type_from_name("q8_0");
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::model_from_hf_config(cfg.dump(), "h96.json", warn);
+    std::string why;
+    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value());
+    EXPECT_NE(why.find("no scheduler graph recorded for quant K/V with flash attention on"), std::string::npos) << why;
+}
+
 /// A model that lists no tensors (`m`, read from a config.json) is replayed through its family's template with every
 /// layer on the GPU, not estimated, and its compute buffers are the ones llama.cpp's scheduler gave the suite's GGUF
 /// of the same shape (`row_model`'s full-offload rows of measured/cuda-<release>.jsonl, flash attention on and off),
@@ -410,17 +425,7 @@ TEST(cuda_sched, minimax_m2_siblings_replayed_or_named) {
                                  {"head_dim", 192}, {"rotary_dim", 96}, {"num_local_experts", 128}, {"intermediate_size", 1024}}),
                            "a MiniMax-M2 sibling (40 layers, 32 x 192 heads, 128 experts)");
     expect_layer_kind_not_recorded(with({{"num_experts_per_tok", 4}}), "Fm4<^", "minimax-m2");
-    const auto h96 = with({{"head_dim", 96}});
-    kvfit::llamacpp_settings s;
-    s.n_ctx = 4096;
-    s.flash_attn = kvfit::flash_attn_mode::on;
-    s.type_k = kvfit::ggml_type_from_name("q8_0");
-    s.type_v = kvfit::ggml_type_from_name("q8_0");
-    kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::model_from_hf_config(h96.dump(), "h96.json", warn);
-    std::string why;
-    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value());
-    EXPECT_NE(why.find("no scheduler graph recorded for quant K/V with flash attention on"), std::string::npos) << why;
+    expect_quant_variant_not_recorded(with({{"head_dim", 96}}));
 }
 
 // deepseek2 (data/graphs/deepseek2.<release>.txt, recorded on Kimi-K2.5 and seven synthetic shapes, ungrouped and
@@ -612,14 +617,5 @@ TEST(cuda_sched, gemma3_siblings_replayed_or_named) {
                                  {"head_dim", 128}, {"intermediate_size", 21504}, {"query_pre_attn_scalar", 168}}),
                            "Gemma-3-27B's text_config");
     expect_layer_kind_not_recorded(with({{"sliding_window_pattern", 2}}), "Fd<Wd^", "gemma3");
-    kvfit::llamacpp_settings s;
-    s.n_ctx = 4096;
-    s.flash_attn = kvfit::flash_attn_mode::on;
-    s.type_k = kvfit::ggml_type_from_name("q8_0");
-    s.type_v = kvfit::ggml_type_from_name("q8_0");
-    kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::model_from_hf_config(with({{"head_dim", 96}}).dump(), "h96.json", warn);
-    std::string why;
-    EXPECT_FALSE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value());
-    EXPECT_NE(why.find("no scheduler graph recorded for quant K/V with flash attention on"), std::string::npos) << why;
+    expect_quant_variant_not_recorded(with({{"head_dim", 96}}));
 }

@@ -273,7 +273,8 @@ export const FAMILIES = {
         base: "gemma3-12b",
         record: [
             // synthetic: 12 layers (F<W$), 1536 wide, 8 x 128 heads (queries narrower than n_embd), 2 KV heads, a window
-            // of 256 (the full design of contexts: graph2.py's first shape)
+            // of 256 (the full design of contexts: graph2.py's first shape; s9 and s7, the first of their last-layer
+            // kinds, get it too: --full-design-new-kinds, without which s7's W<F$ cache views were fitted on 3 streams)
             ["gemma3-s12", (nv) => gemma3({ n_layer: 12, n_embd: 1536, n_head: 8, n_head_kv: 2, head_dim: 128, n_ff: 6144,
                 n_swa: 256 }, nv), 512],
             // synthetic: 9 layers (W<W$), 4 x 256 heads (queries as wide as n_embd), one KV head (as Gemma-3-1B), a
