@@ -140,27 +140,32 @@ void expect_replayed_on_cpu(const nlohmann::json & cfg, const std::string & name
     EXPECT_TRUE(kvfit::detail::sched_compute_cpu(m, s, kvfit::llamacpp_context_size(m, s), &why).has_value()) << name << ": " << why;
 }
 
-/// A model that lists no tensors (`config`, a config.json of ../shared/configs) is replayed through its family's template
-/// with every layer on the GPU, not estimated, and its compute buffers are the ones llama.cpp's scheduler gave the
-/// suite's GGUF of the same shape (`row_model`'s full-offload rows of measured/cuda-<release>.jsonl, flash attention on
-/// and off), in every release that has the family's template.
-void expect_config_replayed_as_measured(const std::string & config, const std::string & row_model) {
-    kvfit::warnings warn;
-    const kvfit::model_desc m = kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/" + config, warn);
+/// A model that lists no tensors (`m`, read from a config.json) is replayed through its family's template with every
+/// layer on the GPU, not estimated, and its compute buffers are the ones llama.cpp's scheduler gave the suite's GGUF
+/// of the same shape (`row_model`'s full-offload rows of measured/cuda-<release>.jsonl, flash attention on and off),
+/// in every release that has the family's template.
+void expect_replayed_as_measured(const kvfit::model_desc & m, const std::string & name, const std::string & row_model) {
     for (const auto & [rel_name, rel] : releases) {
         if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + m.gguf_architecture + "." + rel_name + ".txt")) continue;
         size_t n = 0;
         for (const json & r : rows_of(std::string("cuda-") + rel_name + ".jsonl")) {
             if (r["model"] != row_model || r["cls"] != "full" || !r.value("ok", false)) continue;
             const kvfit::llamacpp_plan p = plan_of(m, r, rel);
-            const std::string where = config + " " + rel_name + " " + r["ctx"].dump();
+            const std::string where = name + " " + rel_name + " " + r["ctx"].dump();
             ASSERT_TRUE(p.gpu_compute.replayed) << where << ": " << p.gpu_compute.why;
+            EXPECT_EQ(p.gpu_compute.variant.rfind(m.gguf_architecture, 0), 0u) << where << ": " << p.gpu_compute.variant;
             const std::vector<uint64_t> want = measured_compute(r, p.devices.size());
             for (size_t d = 0; d < want.size(); ++d) EXPECT_EQ(p.gpu_compute.prompt_bytes.at(d), want[d]) << where << " device " << d;
             ++n;
         }
-        EXPECT_GE(n, 2u) << config << " " << rel_name; // flash attention on and off
+        EXPECT_GE(n, 2u) << name << " " << rel_name; // flash attention on and off
     }
+}
+
+/// expect_replayed_as_measured for a config.json of ../shared/configs
+void expect_config_replayed_as_measured(const std::string & config, const std::string & row_model) {
+    kvfit::warnings warn;
+    expect_replayed_as_measured(kvfit::load_model(std::string(KVFIT_SHARED_DIR) + "/configs/" + config, warn), config, row_model);
 }
 
 } // namespace
@@ -213,7 +218,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 // tests/conformance/shapes.mjs FAMILIES base) are not held out
                 ++per_family[m.gguf_architecture];
                 if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b" && id != "gemma4-26b-a4b" &&
-                    id != "glm-5-idxtypes" && id != "minimax-m2.5" &&
+                    id != "gemma3-12b" && id != "glm-5-idxtypes" && id != "minimax-m2.5" &&
                     id != "kimi-k2.5" && id != "deepseek-v4-flash") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
@@ -226,7 +231,8 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(checked, 100u) << rel_name;
         EXPECT_GE(held_out, 80u) << rel_name;
         // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
-        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "glm-dsa", "minimax-m2", "deepseek2", "qwen3", "qwen3moe"}) {
+        for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "gemma3", "glm-dsa", "minimax-m2", "deepseek2",
+                               "qwen3", "qwen3moe"}) {
             if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + f + "." + rel_name + ".txt")) continue;
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
@@ -643,4 +649,56 @@ TEST(cuda_sched, unrecorded_layer_kinds_are_named_in_words) {
               "rows narrower than the widest layer's");
     // an unknown character is quoted, never dropped
     EXPECT_EQ(describe_layer_sig("F?d<^"), "full-attention cache, '?', dense FFN; the first layer");
+}
+
+// Gemma-3-12B's config.json (tests/data/configs/google__gemma-3-12b-it.json: Gemma3ForConditionalGeneration, the model
+// in text_config with head_dim 256, query_pre_attn_scalar 256 and sliding_window_pattern 6; 48 layers, 16 x 256 heads,
+// 8 KV heads, a window of 1,024, vocab_size absent: Gemma3TextConfig's 262,208) lists no tensors; it is replayed
+// through the gemma3 template (data/graphs/gemma3.*: recorded on the suite's Gemma-3-12B and six synthetic siblings)
+// with every layer on the GPU, and its compute buffers are the ones llama.cpp's scheduler gave the suite's GGUF of the
+// same shape (measured/cuda-<release>.jsonl, gemma3-12b_v262208, full offload). The same text_config written with
+// transformers' layer_types instead of sliding_window_pattern (every 6th layer full_attention) routes to the same
+// template: the same graph key and layer signatures as the GGUF (gguf_shapes/gemma3-12b.gguf), the same figures.
+TEST(cuda_sched, gemma3_12b_config_json_replayed_as_measured) {
+    const std::string path = std::string(KVFIT_TEST_DATA) + "/configs/google__gemma-3-12b-it.json";
+    kvfit::warnings warn;
+    const kvfit::model_desc m = kvfit::load_model(path, warn);
+    ASSERT_EQ(m.gguf_architecture, "gemma3");
+    auto cfg = nlohmann::json::parse(kvfit::test::read_text(path));
+    auto & t = cfg["text_config"];
+    t.erase("sliding_window_pattern");
+    t["layer_types"] = nlohmann::json::array();
+    for (int il = 0; il < 48; ++il) t["layer_types"].push_back(il % 6 == 5 ? "full_attention" : "sliding_attention");
+    const kvfit::model_desc lt = kvfit::model_from_hf_config(cfg.dump(), "gemma-3-12b layer_types.json", warn);
+    const kvfit::model_desc g = kvfit::model_from_gguf(std::string(KVFIT_TEST_DATA) + "/gguf_shapes/gemma3-12b.gguf", warn);
+    for (const kvfit::model_desc * x : {&m, &lt}) {
+        kvfit::model_desc gv = g; // the header's vocabulary is 512: the key names the vocabulary too
+        gv.n_vocab = x->n_vocab;
+        EXPECT_EQ(kvfit::detail::llamacpp_graph_key(*x), kvfit::detail::llamacpp_graph_key(gv));
+        EXPECT_TRUE(x->tied_embeddings); // Gemma3TextConfig's default, as the GGUF (no output.weight)
+        EXPECT_EQ(kvfit::detail::graph_dims(*x), kvfit::detail::graph_dims(g));
+        ASSERT_EQ(x->n_layer, g.n_layer);
+        for (uint32_t il = 0; il < g.n_layer; ++il) {
+            EXPECT_EQ(kvfit::detail::graph_layer_sig(*x, il), kvfit::detail::graph_layer_sig(g, il)) << il;
+            EXPECT_EQ(kvfit::detail::graph_layer_dims(*x, il), kvfit::detail::graph_layer_dims(g, il)) << il;
+        }
+    }
+    expect_replayed_as_measured(m, "google__gemma-3-12b-it.json", "gemma3-12b_v262208");
+    expect_replayed_as_measured(lt, "google__gemma-3-12b-it.json with layer_types", "gemma3-12b_v262208");
+}
+
+// What the gemma3 template was not recorded on is said, not guessed: a window on every other layer
+// (sliding_window_pattern 2: layer 1 is a full layer after the first, a kind no recorded shape has, all of them with
+// periods 3-6) and a q8_0 cache of 96-wide heads (not rotated: llama_kv_cache::build_input_k_rot rotates heads a
+// multiple of 64 only, and every recorded shape's heads are) are not replayed; Gemma-3-27B's config (62 layers,
+// 32 x 128 heads, 16 KV heads, query_pre_attn_scalar 168: a shape never recorded) is.
+TEST(cuda_sched, gemma3_siblings_replayed_or_named) {
+    const auto cfg = nlohmann::json::parse(kvfit::test::read_text(std::string(KVFIT_TEST_DATA) + "/configs/google__gemma-3-12b-it.json"));
+    const auto with = [&](const nlohmann::json & over) { auto c = cfg; c["text_config"].merge_patch(over); return c; };
+    expect_replayed_on_cpu(cfg, "google__gemma-3-12b-it.json");
+    expect_replayed_on_cpu(with({{"num_hidden_layers", 62}, {"hidden_size", 5376}, {"num_attention_heads", 32}, {"num_key_value_heads", 16},
+                                 {"head_dim", 128}, {"intermediate_size", 21504}, {"query_pre_attn_scalar", 168}}),
+                           "Gemma-3-27B's text_config");
+    expect_layer_kind_not_recorded(with({{"sliding_window_pattern", 2}}), "Fd<Wd^", "gemma3");
+    expect_unrotated_q8_not_recorded(with({{"head_dim", 96}}));
 }

@@ -108,8 +108,8 @@ TEST(llamacpp_windows, gemma2_config_slides_every_other_layer_as_its_gguf) {
     EXPECT_EQ(total_kv(m, 8192), total_kv(g, 8192));
 }
 
-// google/gemma-3-27b-it's text_config states neither vocab_size, sliding_window_pattern nor max_position_embeddings:
-// Gemma3TextConfig's defaults (262,208; 6; 131,072) are planned, each named.
+// google/gemma-3-27b-it's text_config states neither vocab_size, sliding_window_pattern, max_position_embeddings nor
+// tie_word_embeddings: Gemma3TextConfig's defaults (262,208; 6; 131,072; true) are planned, each named.
 TEST(llamacpp_windows, gemma3_text_config_defaults_are_planned_and_named) {
     constexpr const char * cfg = R"({"architectures":["Gemma3ForConditionalGeneration"],"model_type":"gemma3",
       "text_config":{"head_dim":128,"hidden_size":5376,"intermediate_size":21504,"model_type":"gemma3_text",
@@ -123,7 +123,8 @@ TEST(llamacpp_windows, gemma3_text_config_defaults_are_planned_and_named) {
     EXPECT_EQ(m.count(kvfit::layer_kind::swa), 52u);
     size_t named = 0;
     for (const auto & w : warn) named += w.find("absent: Gemma3TextConfig's default") != std::string::npos;
-    EXPECT_EQ(named, 3u);
+    EXPECT_EQ(named, 4u); // and tie_word_embeddings (true): no lm_head, llama.cpp reads token_embd as the output
+    EXPECT_TRUE(m.tied_embeddings);
 }
 
 // microsoft/Phi-3-mini-128k-instruct: sliding_window 262144 on every layer in Hugging Face's terms; llama.cpp's phi3

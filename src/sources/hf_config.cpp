@@ -301,6 +301,10 @@ constexpr class_default k_class_defaults[] = {
     {"gemma3_text", "vocab_size", 262208, "Gemma3TextConfig"},
     {"gemma3_text", "sliding_window_pattern", 6, "Gemma3TextConfig"},
     {"gemma3_text", "max_position_embeddings", 131072, "Gemma3TextConfig"},
+    // Gemma3TextConfig(tie_word_embeddings=True): the published text_config leaves it out and the checkpoints hold no
+    // lm_head; llama.cpp's gemma3 then reads token_embd as the output (models/gemma3.cpp, TENSOR_DUPLICATED), the
+    // compute graph's tied head (compute_sched.cpp split_tied_output). A boolean: 1 is true.
+    {"gemma3_text", "tie_word_embeddings", 1, "Gemma3TextConfig"},
     {"gemma2", "sliding_window_pattern", 2, "Gemma2Config (layer_types: every other layer slides)"},
     {"olmo3", "sliding_window_pattern", 4, "Olmo3Config (layer_types: every 4th layer full attention)"},
 };
@@ -329,6 +333,14 @@ void apply_class_defaults(nlohmann::json & root, const std::string & prefix, con
         if (it != cfg->end() && !it->is_null()) continue;
         if (std::string_view(d.key) == "sliding_window_pattern" && (cfg->contains("layer_types") || !cfg->contains("sliding_window"))) {
             continue; // a layer list places the windows, or there is no window
+        }
+        if (std::string_view(d.key) == "tie_word_embeddings") {
+            // a wrapper may state it at its top level (read there when the language config does not: model_from_hf_config)
+            if (root.contains(d.key) && !root[d.key].is_null()) continue;
+            (*cfg)[d.key] = d.value != 0;
+            warn.push_back(fmt::format("{}: {}{} absent: {}'s default {} is planned", where, prefix, d.key, d.config_class,
+                                       d.value != 0 ? "true" : "false"));
+            continue;
         }
         (*cfg)[d.key] = d.value;
         warn.push_back(fmt::format("{}: {}{} absent: {}'s default {} is planned", where, prefix, d.key, d.config_class,

@@ -287,16 +287,19 @@ export function gpt_oss(h, n_vocab) {
 const gpt_oss_20b = (n_vocab) => gpt_oss({ n_layer: 24, n_embd: 2880, n_head: 64, n_head_kv: 8, head_dim: 64, n_expert: 32,
     n_expert_used: 4, n_ff_exp: 2880 }, n_vocab);
 
-// Gemma 3 12B: google/gemma-3-12b-pt text config (as shared/reference/llamacpp/gguf/gemma3-12b_*.gguf).
-// src/models/gemma3.cpp: window 1024 on 5 of every 6 layers (set_swa_pattern(6)), tied embeddings.
-function gemma3_12b(n_vocab) {
-    const h = { n_layer: 48, n_embd: 3840, n_head: 16, n_head_kv: 8, head_dim: 256, n_ff: 15360 };
+// Gemma 3 (src/models/gemma3.cpp, both releases): a window on (pattern - 1) of every `pattern` layers (v0.5.0
+// load_swa_pattern(ml, 6), 5b4ebc5 get_key_or_arr(attention.sliding_window_pattern, 6): the period is the GGUF's
+// attention.sliding_window_pattern when present, else 6), q/k norm, post-attention and post-FFN norms, a GELU-gated
+// FFN, tied embeddings. gemma3(h): any shape of the family (tests/conformance/shapes.mjs records and checks siblings);
+// h.n_swa the window (1,024 when not given), h.swa_pattern the period (the key is written only when given).
+export function gemma3(h, n_vocab) {
     const b = new Builder("gemma3");
     b.k("block_count", h.n_layer).k("context_length", 131072).k("embedding_length", h.n_embd)
         .k("feed_forward_length", h.n_ff).k("attention.head_count", h.n_head).k("attention.head_count_kv", h.n_head_kv)
         .k("attention.layer_norm_rms_epsilon", f32(1e-6)).k("attention.key_length", h.head_dim)
-        .k("attention.value_length", h.head_dim).k("attention.sliding_window", 1024)
+        .k("attention.value_length", h.head_dim).k("attention.sliding_window", h.n_swa ?? 1024)
         .k("rope.freq_base", f32(1000000)).k("rope.freq_base_swa", f32(10000));
+    if (h.swa_pattern !== undefined) b.k("attention.sliding_window_pattern", h.swa_pattern);
     embeddings(b, h.n_embd, n_vocab, true);
     for (let il = 0; il < h.n_layer; ++il) {
         b.blk(il, "attn_norm.weight", [h.n_embd]);
@@ -308,6 +311,9 @@ function gemma3_12b(n_vocab) {
     }
     return b;
 }
+// Gemma 3 12B: google/gemma-3-12b-pt text config (as shared/reference/llamacpp/gguf/gemma3-12b_*.gguf): 48 layers,
+// 3840 wide, 16 x 256 heads, 8 KV heads, FFN 15,360, window 1,024 on 5 of every 6 layers.
+const gemma3_12b = (n_vocab) => gemma3({ n_layer: 48, n_embd: 3840, n_head: 16, n_head_kv: 8, head_dim: 256, n_ff: 15360 }, n_vocab);
 
 // DeepSeek-V2-Lite: deepseek-ai/DeepSeek-V2-Lite config.json (as shared/reference/llamacpp/gguf/
 // deepseek-v2-lite_v512.gguf). src/models/deepseek2.cpp: MLA (key_length_mla present), no q_lora,

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { llama, qwen35, qwen35moe, gpt_oss, qwen3, qwen3moe, qwen3Config } from "./models.mjs";
+import { llama, qwen35, qwen35moe, gpt_oss, gemma3, qwen3, qwen3moe, qwen3Config } from "./models.mjs";
 import { gemma4, gemma4Config, minimaxM2, minimaxM2Config } from "./models_swa.mjs";
 import { glmDsa, deepseek2, DSV3 } from "./models_dsa.mjs";
 import { deepseek4, DSV4_FLASH } from "./models_dsv4.mjs";
@@ -345,6 +345,54 @@ export const FAMILIES = {
                 num_attention_heads: 16, head_dim: 256, global_head_dim: 512, num_key_value_heads: 2,
                 num_global_key_value_heads: 2, intermediate_size: 1280, num_experts: 40, moe_intermediate_size: 320,
                 sliding_window: 512 }), nv), 49152],
+        ],
+    },
+    // Gemma 3 (gemma3: src/models/gemma3.cpp): a window on (pattern - 1) of every `pattern` layers (the GGUF's
+    // attention.sliding_window_pattern, 6 when absent: every published Gemma 3), all layers alike otherwise (q/k norm,
+    // post-attention and post-FFN norms, a GELU-gated FFN, tied embeddings). The base is the suite's Gemma-3-12B
+    // (models.mjs), recorded with its 262,208 vocabulary; /work/shared/configs holds no gemma3 config, so the siblings
+    // are synthetic gemma3() calls. A layer's kind (graph_layer_sig) is its cache (W window, F full), the layer before
+    // it and whether it is the first or the last; the shapes end on each of the three last kinds a period can leave
+    // (F<W$: a layer count a multiple of the period, W<F$: one more, W<W$: the others) on at least two shapes each,
+    // with periods 3, 4 and 6 (layer 1 is a window layer on every period above 2: W<W^). Heads 64-256 wide (all a
+    // multiple of 64: a quantized K/V cache is rotated on every shape, so no unrotated variant is recorded), 1-8 KV
+    // heads, queries narrower than, as wide as and wider than n_embd, windows 32-1,024, vocabularies 512/1,024.
+    gemma3: {
+        arch: "gemma3",
+        base: "gemma3-12b",
+        record: [
+            // synthetic: 12 layers (F<W$), 1536 wide, 8 x 128 heads (queries narrower than n_embd), 2 KV heads, a window
+            // of 256 (the full design of contexts: graph2.py's first shape; s9 and s7, the first of their last-layer
+            // kinds, get it too: --full-design-new-kinds, without which s7's W<F$ cache views were fitted on 3 streams)
+            ["gemma3-s12", (nv) => gemma3({ n_layer: 12, n_embd: 1536, n_head: 8, n_head_kv: 2, head_dim: 128, n_ff: 6144,
+                n_swa: 256 }, nv), 512],
+            // synthetic: 9 layers (W<W$), 4 x 256 heads (queries as wide as n_embd), one KV head (as Gemma-3-1B), a
+            // window of 512, another vocabulary
+            ["gemma3-s9", (nv) => gemma3({ n_layer: 9, n_embd: 1024, n_head: 4, n_head_kv: 1, head_dim: 256, n_ff: 4096,
+                n_swa: 512 }, nv), 1024],
+            // synthetic: 7 layers (W<F$: the last a window layer after the full one), 16 x 64 heads, 4 KV heads, a
+            // window of 128
+            ["gemma3-s7", (nv) => gemma3({ n_layer: 7, n_embd: 2048, n_head: 16, n_head_kv: 4, head_dim: 64, n_ff: 5632,
+                n_swa: 128 }, nv), 512],
+            // synthetic: period 4, 10 layers (W<W$), 10 x 192 heads (queries wider than n_embd), 5 KV heads, a window of 64
+            ["gemma3-s10p4", (nv) => gemma3({ n_layer: 10, n_embd: 1280, n_head: 10, n_head_kv: 5, head_dim: 192, n_ff: 3584,
+                n_swa: 64, swa_pattern: 4 }, nv), 512],
+            // synthetic: period 3, 4 layers (W<F$), 6 x 128 heads, 3 KV heads, a window of 32
+            ["gemma3-s4p3", (nv) => gemma3({ n_layer: 4, n_embd: 768, n_head: 6, n_head_kv: 3, head_dim: 128, n_ff: 2304,
+                n_swa: 32, swa_pattern: 3 }, nv), 512],
+            // synthetic: period 3, 6 layers (F<W$: a third shape of it), 12 x 64 heads, 6 KV heads, a window of 1,024
+            ["gemma3-s6p3", (nv) => gemma3({ n_layer: 6, n_embd: 2560, n_head: 12, n_head_kv: 6, head_dim: 64, n_ff: 7168,
+                n_swa: 1024, swa_pattern: 3 }, nv), 512],
+        ],
+        check: [
+            // Gemma-3-1B-like (google/gemma-3-1b-pt: 26 layers, 1152 wide, 4 x 256 heads, one KV head, FFN 6,912, a
+            // window of 512): its 26 layers end W<W$; Llama 2's vocabulary for its 262,144 (the live check's time)
+            ["gemma3-1b", (nv) => gemma3({ n_layer: 26, n_embd: 1152, n_head: 4, n_head_kv: 1, head_dim: 256, n_ff: 6912,
+                n_swa: 512 }, nv), 32000],
+            // Gemma-3-27B cut short (google/gemma-3-27b-pt: 5376 wide, 32 x 128 heads, 16 KV heads, FFN 21,504, a window
+            // of 1,024) to 13 of its 62 layers (W<F$), another vocabulary
+            ["gemma3-27b-c13", (nv) => gemma3({ n_layer: 13, n_embd: 5376, n_head: 32, n_head_kv: 16, head_dim: 128,
+                n_ff: 21504, n_swa: 1024 }, nv), 49152],
         ],
     },
     // GLM-5 / GLM-5.2 (glm-dsa: src/models/glm-dsa.cpp): MLA attention (one latent cache row of kv_lora + rope per

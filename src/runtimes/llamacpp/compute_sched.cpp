@@ -148,6 +148,49 @@ void split_rope_freqs(const model_desc & m, const llamacpp_plan & plan, graph_in
     }
 }
 
+/// A tied output head (no output.weight: the output layer's MUL_MAT reads token_embd) is a second tensor on a GPU that
+/// holds the output layer: llama.cpp creates it with TENSOR_DUPLICATED in the output layer's buffer type, which
+/// returns the input layer's tensor only when the two buffer types are one (llama_model_loader::create_tensor,
+/// llama-model-loader.cpp:1370-1376 v0.5.0; models/gemma3.cpp `output = tok_embd` duplicated when the GGUF has no
+/// output.weight). A template recorded on the CPU build from tied shapes only (gemma3) reads one token_embd leaf for
+/// both the input GET_ROWS and the output MUL_MAT; on a plan whose output layer is on a GPU the MUL_MAT readers get their
+/// own leaf, which weight_device places on that GPU while the GET_ROWS keeps the input layer's host copy (measured:
+/// gemma3-1b with every layer on one simulated GPU, the dump's token_embd.weight twice, CUDA_Host and CUDA0; with one
+/// leaf the embeddings' get_rows ran on the GPU and CUDA_Host was one [n_embd, n_ubatch] f32 block short).
+void split_tied_output(const model_desc & m, const llamacpp_plan & plan, graph_instance & gi) {
+    if (!m.tied_embeddings) return;
+    bool gpu_output = false;
+    for (size_t d = 0; d + 1 < plan.devices.size(); ++d) gpu_output |= plan.devices[d].has_output;
+    if (!gpu_output) return;
+    ggraph & g = gi.g;
+    const size_t n0 = g.t.size();
+    for (size_t t = 0; t < n0; ++t) {
+        if (!gi.weight[t] || g.t[t].name != "token_embd.weight") continue;
+        bool rows = false, head = false;
+        for (const int32_t n : g.nodes) {
+            for (const int32_t x : g.t[size_t(n)].src) {
+                if (x != int32_t(t)) continue;
+                (g.t[size_t(n)].op == gop::mul_mat ? head : rows) = true;
+            }
+        }
+        if (!rows || !head) continue; // already the output's own leaf (a template recorded with two: gemma4)
+        const int32_t copy = int32_t(g.t.size());
+        const gtensor c = g.t[t];
+        g.t.push_back(c);
+        gi.layer.push_back(gi.layer[t]);
+        gi.weight.push_back(gi.weight[t]);
+        gi.cache.push_back(0);
+        const auto at = std::find(g.leafs.begin(), g.leafs.end(), int32_t(t));
+        g.leafs.insert(at == g.leafs.end() ? at : at + 1, copy);
+        for (const int32_t n : g.nodes) {
+            if (g.t[size_t(n)].op != gop::mul_mat) continue;
+            for (size_t k = 0; k < g.t[size_t(n)].src.size(); ++k) {
+                if (g.t[size_t(n)].src[k] == int32_t(t)) g.t[size_t(n)].src[k] = copy;
+            }
+        }
+    }
+}
+
 } // namespace
 
 std::optional<sched_compute_result> sched_compute(const model_desc & m, const llamacpp_plan & plan,
@@ -204,6 +247,7 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
         if (!inst) {
             inst = instantiate_graph(m, s, plan.ctx, tg, why);
             if (inst && n_gpu > 0) split_rope_freqs(m, plan, *inst, by_name);
+            if (inst && n_gpu > 0) split_tied_output(m, plan, *inst);
         }
         if (!inst) return std::nullopt;
         graph_instance & gi = *inst;
