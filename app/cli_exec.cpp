@@ -166,6 +166,20 @@ int run_exec(const exec_options & o) {
                                       : fmt::format("exec: -hf {}: remote models not supported yet (download it and pass -m PATH)", c.hf_repo));
     }
     std::vector<device_spec> gpus = exec_gpus(o.gpu);
+    // -dev/--device and -sm none choose the GPUs llama.cpp uses (launch.h): only those are planned
+    if (c.devices) {
+        std::vector<device_spec> chosen;
+        for (const uint32_t d : *c.devices) {
+            if (d >= gpus.size()) throw error(fmt::format("exec: --device: GPU {} of {} (--gpu gives {})", d, gpus.size(), gpus.size()));
+            chosen.push_back(gpus[d]);
+        }
+        gpus = std::move(chosen);
+    }
+    if (c.split_none && !gpus.empty()) {
+        if (c.main_gpu >= gpus.size()) throw error(fmt::format("exec: -mg {}: there are {} GPUs", c.main_gpu, gpus.size()));
+        gpus = {gpus[c.main_gpu]};
+        fmt::print(stderr, "kvfit: -sm none: the whole model on GPU {} ({}), as llama.cpp places it\n", c.main_gpu, gpus[0].name);
+    }
     // --margin, else the command's own --fit-target (llama.cpp's --fit keeps that much free), else llama.cpp's default
     const uint64_t margin = !o.margin.empty() ? parse_size_flag("--margin", o.margin) : c.fit_target_bytes ? c.fit_target_bytes : default_margin_bytes;
     const speed_settings ss = speed_settings_from(o.cpu_bandwidth);
@@ -173,6 +187,11 @@ int run_exec(const exec_options & o) {
     model_desc loaded_model = load_model(c.model_path, warn);
     llamacpp_adapt_model(loaded_model, warn); // the model as llama.cpp builds it (a window it does not read is full)
     const model_desc & m = loaded_model;
+    // llama-server loads a GGUF file: a config.json or a catalog name has no weights to run (and none to plan)
+    if (m.weights.total_bytes() == 0) {
+        throw error(fmt::format("exec: -m {}: not a GGUF file with weights, which llama.cpp loads; plan it with `kvfit {} "
+                                "--weights FORMAT` instead", c.model_path, c.model_path));
+    }
     for (const auto & w : warn) fmt::print(stderr, "kvfit: warning: {}\n", kvfit::printable(w, false));
     // --mmproj, --lora, --lora-scaled: read from their headers and planned (llamacpp_extras.h)
     if (!c.mmproj_path.empty()) {

@@ -354,13 +354,13 @@ TEST(cuda_terms, backend_said_in_the_plan) {
     EXPECT_FALSE(cpu.plan.devices.back().buffers.back().estimate);
 }
 
-// kvfit exec reads --no-op-offload (modelled) and -sm (layer is planned; row / tensor / none are listed as not
+// kvfit exec reads --no-op-offload (modelled) and -sm (layer and none are planned; row / tensor are listed as not
 // modelled instead of passing silently).
 TEST(cuda_terms, exec_reads_no_op_offload_and_split_mode) {
     const auto c = kvfit::parse_launch_command({"llama-server", "-m", "x.gguf", "--no-op-offload", "-sm", "row", "-ub", "512"});
     EXPECT_FALSE(c.settings.op_offload);
     ASSERT_EQ(c.not_modelled.size(), 1u);
-    EXPECT_EQ(c.not_modelled[0], "-sm row (only -sm layer, the default, is modelled)");
+    EXPECT_EQ(c.not_modelled[0], "-sm row (only -sm layer, the default, and none are modelled)");
     const auto d = kvfit::parse_launch_command({"llama-server", "-m", "x.gguf", "--split-mode", "layer"});
     EXPECT_TRUE(d.settings.op_offload);
     EXPECT_TRUE(d.not_modelled.empty());

@@ -36,7 +36,7 @@ const std::map<std::string, std::string, std::less<>> & sample_values() {
         {"ctx_size_draft", "4096"},
         // the command line's (llamacpp_command_flags)
         {"model", "other.gguf"}, {"hf_repo", "org/name:Q4_K_M"}, {"hf_file", "f.gguf"}, {"fit", "off"}, {"fit_ctx", "8192"},
-        {"fit_print", "on"}, {"split_mode", "row"}, {"embedding", ""},
+        {"fit_print", "on"}, {"split_mode", "row"}, {"embedding", ""}, {"main_gpu", "1"}, {"device", "CUDA1"},
     };
     return v;
 }
@@ -50,10 +50,11 @@ std::string read_as(const kvfit::launch_command & c) {
         out += fmt::format("{}={};", k, fmt::join(v, "|"));
     }
     out += fmt::format("model={};hf={};mmproj={};offload={};no_mmap={};fit={};lora={};lora_scaled={};fit_target={};"
-                       "draft={};not_modelled={}",
+                       "draft={};not_modelled={};devices={};split_none={};main_gpu={}",
                        c.model_path, c.hf_repo, c.mmproj_path, c.mmproj_offload, c.no_mmap, c.fit, fmt::join(c.lora, "|"),
                        fmt::join(c.lora_scaled, "|"), c.fit_target_bytes, c.settings.spec.draft_path,
-                       fmt::join(c.not_modelled, "|"));
+                       fmt::join(c.not_modelled, "|"), c.devices ? fmt::format("{}", fmt::join(*c.devices, ",")) : "all",
+                       c.split_none, c.main_gpu);
     return out;
 }
 

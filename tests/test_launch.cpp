@@ -88,6 +88,37 @@ TEST(exec, its_commands_are_the_planners_alternatives) {
     EXPECT_NE(r.out.find("closest that fits: q8_0 KV cache, same context"), std::string::npos) << r.out;
 }
 
+// The GPUs llama.cpp uses are the ones planned: -sm none keeps the whole model on the main GPU (-mg), -dev names
+// them (a new user's trial: both were passed through and the model planned split over every GPU, "OK"). Two RTX
+// 4060s hold Gemma-3-12B's 8,192 tokens split; one does not.
+TEST(exec, split_mode_none_and_device_plan_the_gpus_llama_cpp_uses) {
+    const std::string gemma = gguf_dir + "gemma3-12b_v262208.gguf";
+    const auto split = run_with_fakes("exec --gpu 2x\"RTX 4060\" -- llama-server -m " + gemma + " -c 8192");
+    EXPECT_EQ(split.status, 7) << split.out << split.err;
+    for (const char * one : {"-sm none", "-sm none -mg 1", "--device CUDA0", "-dev CUDA1"}) {
+        const auto r = run_with_fakes("exec --gpu 2x\"RTX 4060\" -- llama-server -m " + gemma + " -c 8192 " + one);
+        EXPECT_EQ(r.status, 3) << one << "\n" << r.out << r.err;
+        EXPECT_EQ(r.out.find("fake llama-server"), std::string::npos) << one;
+        EXPECT_EQ(r.err.find("not modelled"), std::string::npos) << one << "\n" << r.err;
+    }
+    const auto both = run_with_fakes("exec --gpu 2x\"RTX 4060\" -- llama-server -m " + gemma + " -c 8192 -dev CUDA0,CUDA1");
+    EXPECT_EQ(both.status, 7) << both.out << both.err;
+    const auto bad = run_with_fakes("exec --gpu 2x\"RTX 4060\" -- llama-server -m " + gemma + " -c 8192 -dev CUDA2");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("--device: GPU 2 of 2"), std::string::npos) << bad.err;
+}
+
+// llama-server loads a GGUF file: a config.json or a catalog name has no weights, and exec refuses it instead of
+// planning it without them (a new user's trial: "OK" for Qwen3-8B at 32,768 tokens on 8 GiB, which does not fit).
+TEST(exec, a_model_without_weights_is_refused) {
+    for (const std::string m : {std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3-8B.json", std::string("Qwen3.5-9B")}) {
+        const auto r = run_with_fakes("exec --gpu \"RTX 4060\" -- llama-server -m " + m + " -c 32768");
+        EXPECT_EQ(r.status, 2) << m;
+        EXPECT_EQ(r.out.find("fake llama-server"), std::string::npos) << m;
+        EXPECT_NE(r.err.find("not a GGUF file with weights, which llama.cpp loads"), std::string::npos) << r.err;
+    }
+}
+
 TEST(exec, fix_runs_the_closest_command_that_fits) {
     const auto r = run_with_fakes("exec --fix -- llama-server -m " + model + " -c 262144");
     EXPECT_EQ(r.status, 7) << r.err;

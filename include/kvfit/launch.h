@@ -44,6 +44,13 @@ struct launch_command {
     /// largest value when several are given, bytes; 0 when absent. `kvfit exec` plans with it as the margin unless
     /// --margin is given.
     uint64_t fit_target_bytes = 0;
+    /// -dev/--device LIST: the GPUs llama.cpp uses, by index ("CUDA0,CUDA2" -> {0, 2}; the digits after the backend's
+    /// name, common/arg.cpp parse_device_list); "none" -> no GPU. Absent: every GPU.
+    std::optional<std::vector<uint32_t>> devices;
+    /// -sm none: llama.cpp keeps the whole model on the main GPU (-mg/--main-gpu, default 0; llama-model.cpp
+    /// LLAMA_SPLIT_MODE_NONE), so kvfit exec plans that GPU alone.
+    bool split_none = false;
+    uint32_t main_gpu = 0;                  ///< -mg/--main-gpu
 };
 
 /// Parse a command line. llama-server, llama-cli (and other llama-* tools) are llama.cpp; `vllm serve` is vLLM
