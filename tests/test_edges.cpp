@@ -629,3 +629,29 @@ TEST(edges, alike_gpus_are_written_once) {
         << r.out;
 }
 } // namespace
+
+namespace {
+// -ts with fewer proportions than GPUs: common/arg.cpp --tensor-split sets the devices past the list to 0, so those
+// GPUs hold no layer (a new user's trial: kvfit refused the line llama.cpp runs); all zero splits by free memory
+// (llama-model.cpp: all_zero), as no -ts does; more proportions than GPUs is still refused.
+TEST(edges, tensor_split_shorter_than_the_gpus_leaves_the_rest_empty) {
+    using kvfit::test::run_kvfit;
+    const auto two = run_kvfit("Qwen3.5-9B --gpu 4x24GiB -ts 1,1 -c 8192 --json");
+    ASSERT_EQ(two.status, 0) << two.err;
+    const auto j = nlohmann::json::parse(two.out);
+    const auto & dev = j["devices"];
+    ASSERT_EQ(dev.size(), 5u) << two.out;
+    EXPECT_GT(dev[0]["n_layers"].get<uint64_t>(), 0u);
+    EXPECT_GT(dev[1]["n_layers"].get<uint64_t>(), 0u);
+    EXPECT_EQ(dev[0]["n_layers"].get<uint64_t>() + dev[1]["n_layers"].get<uint64_t>(), 32u);
+    EXPECT_EQ(dev[2]["used_bytes"].get<uint64_t>(), 0u);
+    EXPECT_EQ(dev[3]["used_bytes"].get<uint64_t>(), 0u);
+    const auto zero = run_kvfit("Qwen3.5-9B --gpu 2x24GiB -ts 0,0 -c 8192 --json");
+    const auto none = run_kvfit("Qwen3.5-9B --gpu 2x24GiB -c 8192 --json");
+    ASSERT_EQ(zero.status, 0) << zero.err;
+    EXPECT_EQ(nlohmann::json::parse(zero.out)["devices"], nlohmann::json::parse(none.out)["devices"]);
+    const auto more = run_kvfit("Qwen3.5-9B --gpu 2x24GiB -ts 1,1,1 -c 8192");
+    EXPECT_EQ(more.status, 2);
+    EXPECT_NE(more.err.find("-ts: 3 proportions for 2 GPUs"), std::string::npos) << more.err;
+}
+} // namespace

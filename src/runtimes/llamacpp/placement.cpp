@@ -147,7 +147,9 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     plan.kv = detail::kv_caches_by_layer(m, s, plan.ctx, &kv_bytes);
     plan.rs = llamacpp_recurrent(m, plan.ctx);
 
-    if (!p.tensor_split.empty() && p.tensor_split.size() != gpus.size()) {
+    // -ts: common/arg.cpp --tensor-split sets the devices past the list to 0.0f (fewer proportions than GPUs: those
+    // GPUs hold no layer); more proportions than the GPUs given is refused (a GPU missing from --gpu, most likely)
+    if (p.tensor_split.size() > gpus.size()) {
         throw error(fmt::format("-ts: {} proportions for {} GPUs", p.tensor_split.size(), gpus.size()));
     }
     for (const auto & g : gpus) {
@@ -165,8 +167,11 @@ llamacpp_plan plan_llamacpp(const model_desc & m, const llamacpp_settings & s, c
     device_usage & host = plan.devices.back();
 
     std::vector<double> split = p.tensor_split;
-    if (split.empty()) {
-        for (const auto & g : gpus) split.push_back(double(g.memory_bytes)); // llama.cpp: by free memory
+    split.resize(split.empty() ? 0 : gpus.size(), 0.0);
+    // every proportion 0 (or none given): llama.cpp splits by free memory (llama-model.cpp load_tensors: all_zero)
+    if (std::all_of(split.begin(), split.end(), [](double x) { return x == 0.0; })) {
+        split.clear();
+        for (const auto & g : gpus) split.push_back(double(g.memory_bytes));
     }
     const uint32_t n_layer_all = m.n_layer + m.n_layer_mtp;
     const std::vector<int> dev = assign_layers(n_layer_all, p.n_gpu_layers, split);
