@@ -216,7 +216,10 @@ std::optional<sched_compute_result> sched_compute(const model_desc & m, const ll
     // reads it from host memory (op offload, a partial -ngl), so only plans whose every weight-reading op runs beside
     // its weights are replayed for such a model: CPU only, or every layer and the output on GPUs with the KV there too
     if (m.weights.tensors.empty() && n_gpu > 0) {
-        const bool all_on_gpus = plan.n_gpu_layers > m.n_layer + m.n_layer_mtp && !p.cpu_moe && p.n_cpu_moe == 0 &&
+        // --cpu-moe / --n-cpu-moe move routed experts only (common/arg.cpp: the ffn_(up|down|gate)_exps patterns):
+        // on a model without experts they move nothing
+        const bool experts_moved = m.n_expert > 0 && (p.cpu_moe || p.n_cpu_moe > 0);
+        const bool all_on_gpus = plan.n_gpu_layers > m.n_layer + m.n_layer_mtp && !experts_moved &&
                                  p.override_tensor_cpu.empty() && !p.no_kv_offload;
         if (!all_on_gpus) {
             if (why) *why = "the model lists no tensors, and with weights in host memory their types (unknown) size the "

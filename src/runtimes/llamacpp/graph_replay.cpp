@@ -1106,8 +1106,22 @@ std::optional<graph_instance> instantiate_graph(const model_desc & m, const llam
         if (v.fa == c.flash_attn && v.kv == kv && v.st == st && v.rot == rot) var = &v;
     }
     if (var == nullptr) {
-        if (why) *why = "no scheduler graph recorded for " + kv + " K/V with flash attention " + (c.flash_attn ? "on" : "off") +
-                        (rot != "-" ? " and rotated caches" : "") + " in this stream layout";
+        // say which of the variant's keys no recording has: the rotation (a quantized cache of heads that are not a
+        // multiple of 64 is not rotated, llama_kv_cache::build_input_k_rot), else the stream layout, else the types
+        bool other_rot = false, other_st = false;
+        for (const variant2 & v : tp->variants2) {
+            if (v.fa != c.flash_attn || v.kv != kv) continue;
+            other_rot |= v.st == st;
+            other_st = true;
+        }
+        if (why) {
+            *why = "no scheduler graph recorded for " + kv + " K/V with flash attention " + (c.flash_attn ? "on" : "off") +
+                   (rot != "-" ? " and rotated caches" : "") +
+                   (other_rot ? (rot == "-" ? std::string(" with caches not rotated (K/V heads not a multiple of 64 wide: "
+                                                          "llama.cpp rotates a quantized cache's heads only then)")
+                                            : std::string(" with this rotation"))
+                    : other_st ? std::string(" in this stream layout") : std::string());
+        }
         return std::nullopt;
     }
     // each layer's segment kind by its signature. NextN/MTP blocks (signature "x") are in the graph only where the
