@@ -655,3 +655,18 @@ TEST(edges, tensor_split_shorter_than_the_gpus_leaves_the_rest_empty) {
     EXPECT_NE(more.err.find("-ts: 3 proportions for 2 GPUs"), std::string::npos) << more.err;
 }
 } // namespace
+
+namespace {
+// --n-cpu-moe / --cpu-moe move routed experts only: on a dense model they move nothing, and Qwen3-8B's config.json
+// stays replayed (a new user's trial: the flag turned the exact replay into an estimate with a false reason).
+TEST(edges, expert_flags_on_a_dense_model_keep_the_replay) {
+    const std::string cfg = std::string(KVFIT_SHARED_DIR) + "/configs/Qwen__Qwen3-8B.json --gpu 24GiB -c 8192 --json";
+    const auto plain = kvfit::test::run_kvfit(cfg);
+    const auto moved = kvfit::test::run_kvfit(cfg + " --n-cpu-moe 4");
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    ASSERT_EQ(moved.status, 0) << moved.err;
+    const auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(moved.out);
+    EXPECT_TRUE(b["detail"]["gpu_compute"]["replayed"].get<bool>());
+    EXPECT_EQ(a["devices"], b["devices"]);
+}
+} // namespace
