@@ -229,8 +229,11 @@ int run_exec(const exec_options & o) {
                                                c.settings.n_ctx != 0 ? c.settings.n_ctx : m.n_ctx_train, ss).value_or(0.0)
                             : 0.0;
     if (cliff.fit_ngl >= 0) {
-        out += fmt::format("  Speed: on GPUs large enough this would decode at {:.1f} t/s; spilled to -ngl {} (what llama.cpp "
-                           "would do) about {:.1f} t/s, {:.1f}x slower (roofline, docs/speed.md).\n", full, cliff.fit_ngl,
+        // with --fit off llama.cpp does not spill: it fails to allocate (the spill is then a command to write, -ngl N)
+        out += fmt::format("  Speed: on GPUs large enough this would decode at {:.1f} t/s; spilled to -ngl {} ({}) about "
+                           "{:.1f} t/s, {:.1f}x slower (roofline, docs/speed.md).\n", full, cliff.fit_ngl,
+                           c.fit == "off" ? "with --fit off llama.cpp fails to allocate instead; -ngl spills by hand"
+                                          : "what llama.cpp's --fit would do",
                            cliff.fit_decode_tokens_per_s, full / std::max(1e-9, cliff.fit_decode_tokens_per_s));
     }
     if (c.fit != "off") {
