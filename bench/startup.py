@@ -6,7 +6,7 @@ each child started with posix_spawn and reaped with waitpid, stdout to /dev/null
 process start. Also lists the shared libraries kvfit maps (ldd), which must not include libcurl or a TLS library:
 libcurl is dlopen'ed at the first hf: request (src/sources/curl_api.cpp) and the HTTP server is the kvfit-serve
 helper. Targets (issue 28, item 3): both ratios <= 1.2x (issue 15 asked 3x and 2x).
-Usage: bench/startup.py KVFIT_BINARY [GGUF] [--runs N]"""
+Usage: bench/startup.py KVFIT_BINARY [GGUF] [--runs N | --runs=N]"""
 import os
 import statistics
 import subprocess
@@ -49,11 +49,19 @@ def paired_ms(argv, other, runs):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--runs")]
-    runs = 200
-    for a in sys.argv[1:]:
+    args, runs = [], 200
+    argv = sys.argv[1:]
+    i = 0
+    while i < len(argv):  # --runs N or --runs=N
+        a = argv[i]
+        if a == "--runs" and i + 1 < len(argv):
+            runs, i = int(argv[i + 1]), i + 2
+            continue
         if a.startswith("--runs="):
             runs = int(a.split("=", 1)[1])
+        else:
+            args.append(a)
+        i += 1
     if not args:
         sys.exit(__doc__)
     kvfit = os.path.abspath(args[0])
