@@ -670,3 +670,14 @@ TEST(edges, expert_flags_on_a_dense_model_keep_the_replay) {
     EXPECT_EQ(a["devices"], b["devices"]);
 }
 } // namespace
+
+namespace {
+// A Vulkan plan that falls back to the estimate does not cite ggml-cuda's measured error ranges as its own (a new
+// user's trial): it says the backend's error was never measured.
+TEST(edges, a_vulkan_estimate_does_not_borrow_cudas_error_range) {
+    const auto r = kvfit::test::run_kvfit(std::string(KVFIT_SOURCE_DIR) +
+                                          "/tests/data/configs/google__gemma-3-12b-it.json --gpu 24GiB -ngl 0 --backend vulkan -c 8192");
+    EXPECT_NE(r.err.find("the vulkan backend's estimate error was never measured"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("on a simulated CUDA device"), std::string::npos) << r.err;
+}
+} // namespace

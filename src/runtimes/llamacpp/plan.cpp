@@ -374,7 +374,11 @@ runtime_plan llamacpp_runtime_plan(const model_desc & m, const llamacpp_plan & p
     if (p.devices.size() > 1 && !p.gpu_compute.replayed) {
         // loud: the figures a GPU verdict rests on are not the scheduler's
         std::string w = "llama.cpp compute buffers with GPUs: estimates (" + p.gpu_compute.why + ")";
-        if (gpu_range_rows > 0) {
+        if (p.backend.backend != gpu_backend::cuda && p.backend.backend != gpu_backend::rocm) {
+            // the ranges below were measured on ggml-cuda's scheduler; another backend's error was never measured
+            w += fmt::format("; the {} backend's estimate error was never measured (the ranges kvfit has are ggml-cuda's)",
+                             gpu_backend_name(p.backend.backend));
+        } else if (gpu_range_rows > 0) {
             w += fmt::format("; measured against llama.cpp's own scheduler on a simulated CUDA device, this placement's "
                              "estimates ({}, {} rows) were {:+.0f} % to {:+.0f} % off (docs/accuracy-cuda-{}.md)", gpu_class,
                              gpu_range_rows, 100 * gpu_range_lo, 100 * gpu_range_hi, detail::release_tag(s));
