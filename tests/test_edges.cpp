@@ -677,7 +677,7 @@ namespace {
 TEST(edges, a_vulkan_estimate_does_not_borrow_cudas_error_range) {
     const auto r = kvfit::test::run_kvfit(std::string(KVFIT_SOURCE_DIR) +
                                           "/tests/data/configs/google__gemma-3-12b-it.json --gpu 24GiB -ngl 0 --backend vulkan -c 8192");
-    EXPECT_NE(r.err.find("the vulkan backend's estimate error was never measured"), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find("on a simulated CUDA device"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("the vulkan backend's estimate error was never measured"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("on a simulated CUDA device"), std::string::npos) << r.out;
 }
 } // namespace
