@@ -157,10 +157,10 @@ export const FAMILIES = {
     // M-RoPE (ggml_rope_multi over 4 positions per token: inp_pos is 4 x T, llama_hparams::n_pos_per_embd) and deepstack:
     // the input embedding is n_embd x (1 + n_deepstack_layers) wide (the token path pads get_rows to it, ggml_pad) and
     // each of the first n_deepstack_layers layers adds its slice, a view (il + 1) x n_embd floats in, to l_out
-    // (src/models/qwen3vl.cpp, llama-graph.cpp build_inp_embd). The text-only reserve graph keeps both. The layer
-    // signature names each slice (graph_shape.cpp: "e1", "e2", "e3"), so every shape has 3 deepstack layers, as every
-    // published Qwen3-VL (deepstack_visual_indexes of 3), and at least 6 layers (3 deepstack, the one after them, a
-    // plain one, the last). Base: the suite's Qwen3-VL-8B (models_hyb.mjs, 151,936 vocabulary). Heads 64/128 wide.
+    // (src/models/qwen3vl.cpp, llama-graph.cpp build_inp_embd). The text-only reserve graph keeps both. A deepstack
+    // layer's signature carries "e" and its slice index is the layer dimension l_deepstack (graph_shape.cpp: the view's
+    // offset, 4 x l_deepstack x n_embd bytes); every shape has 3 deepstack layers, as every published Qwen3-VL
+    // (deepstack_visual_indexes of 3), and at least 6 layers (3 deepstack, the one after them, a plain one, the last). Base: the suite's Qwen3-VL-8B (models_hyb.mjs, 151,936 vocabulary). Heads 64/128 wide.
     qwen3vl: {
         arch: "qwen3vl",
         base: "qwen3vl-8b",
