@@ -222,7 +222,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
                 ++per_family[m.gguf_architecture];
                 if (id != "llama31-8b" && id != "qwen35-9b" && id != "gpt-oss-20b" && id != "qwen35moe-35b" && id != "gemma4-26b-a4b" &&
                     id != "gemma3-12b" && id != "glm-5-idxtypes" && id != "minimax-m2.5" &&
-                    id != "kimi-k2.5" && id != "deepseek-v4-flash") {
+                    id != "kimi-k2.5" && id != "deepseek-v4-flash" && id != "qwen3vl-8b" && id != "qwen3vlmoe-30b") {
                     ++held_out;
                     ++held_out_of[m.gguf_architecture];
                 }
@@ -235,7 +235,7 @@ TEST(cuda_sched, recorded_families_byte_exact_on_suite_and_held_out_shapes) {
         EXPECT_GE(held_out, 80u) << rel_name;
         // every family with a template has rows here, and its two or three held-out shapes at 29 placements each
         for (const char * f : {"llama", "qwen35", "qwen35moe", "gpt-oss", "gemma4", "gemma3", "glm-dsa", "minimax-m2", "deepseek2",
-                               "qwen3", "qwen3moe"}) {
+                               "qwen3", "qwen3moe", "qwen3vl", "qwen3vlmoe"}) {
             if (!std::filesystem::exists(std::string(KVFIT_SOURCE_DIR) + "/data/graphs/" + f + "." + rel_name + ".txt")) continue;
             EXPECT_GE(per_family[f], 50u) << rel_name << " " << f;
             EXPECT_GE(held_out_of[f], 40u) << rel_name << " " << f;
@@ -300,6 +300,50 @@ TEST(cuda_sched, qwen3moe_siblings_replayed_or_named) {
     expect_replayed_on_cpu(with({{"num_hidden_layers", 94}, {"hidden_size", 4096}, {"num_attention_heads", 64}, {"moe_intermediate_size", 1536}}),
                            "Qwen3-235B-A22B's shape");
     expect_layer_kind_not_recorded(with({{"num_experts_per_tok", 4}}), "Fm4<^", "qwen3moe");
+}
+
+// Qwen3-VL's dense text model (qwen3vl) as a config.json: Qwen3-VL-8B's text shape (36 layers, 32 x 128 heads over
+// 4,096, 8 KV heads, FFN 12,288) and Qwen3-VL-32B's (64 layers, 64 x 128 heads over 5,120, FFN 25,600), with the
+// vision tower's 3 deepstack layers, written as the published Qwen3VLForConditionalGeneration configs are (the
+// 30B-A3B's of ../shared/configs with the dense text_config), are replayed on the CPU build through the qwen3vl
+// template (data/graphs/qwen3vl.*: the suite's Qwen3-VL-8B and four synthetic siblings, tests/conformance/shapes.mjs
+// FAMILIES["qwen3vl"]). Four deepstack layers are replayed too (the fourth slice's view offset is a dimension,
+// graph_layer_dims' l_deepstack); none at all leaves layer 0 a kind never recorded (no deepstack add: "Fd<^"), named.
+TEST(cuda_sched, qwen3vl_siblings_replayed_or_named) {
+    auto cfg = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-VL-30B-A3B-Instruct.json"));
+    cfg["architectures"] = {"Qwen3VLForConditionalGeneration"};
+    cfg["model_type"] = "qwen3_vl";
+    nlohmann::json & t = cfg["text_config"];
+    for (const char * k : {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers",
+                           "norm_topk_prob"}) {
+        t.erase(k);
+    }
+    t.merge_patch({{"model_type", "qwen3_vl_text"}, {"num_hidden_layers", 36}, {"hidden_size", 4096}, {"num_attention_heads", 32},
+                   {"num_key_value_heads", 8}, {"intermediate_size", 12288}});
+    expect_replayed_on_cpu(cfg, "Qwen3-VL-8B");
+    const auto with = [&](const nlohmann::json & over) { auto c = cfg; c.merge_patch(over); return c; };
+    expect_replayed_on_cpu(with({{"text_config", {{"num_hidden_layers", 64}, {"hidden_size", 5120}, {"num_attention_heads", 64},
+                                                  {"intermediate_size", 25600}}}}),
+                           "Qwen3-VL-32B's shape");
+    expect_replayed_on_cpu(with({{"vision_config", {{"deepstack_visual_indexes", {5, 11, 17, 23}}}}}), "4 deepstack layers");
+    expect_layer_kind_not_recorded(with({{"vision_config", {{"deepstack_visual_indexes", nlohmann::json::array()}}}}), "Fd<^", "qwen3vl");
+}
+
+// Qwen3-VL-30B-A3B's config.json (shared/configs/Qwen__Qwen3-VL-30B-A3B-Instruct.json: 48 layers, 32 x 128 heads over
+// 2,048, 4 KV heads, 128 experts 768 wide top-8, deepstack_visual_indexes [8, 16, 24]) lists no tensors; it is replayed
+// through the qwen3vlmoe template (data/graphs/qwen3vlmoe.*: the suite's Qwen3-VL-30B-A3B at a 512 vocabulary and four
+// synthetic siblings) with every layer on the GPU, and its compute buffers are the ones llama.cpp's scheduler gave the
+// suite's GGUF of the same shape at the real 151,936 vocabulary (measured/cuda-<release>.jsonl, qwen3vlmoe-30b_v151936,
+// full offload, flash attention on and off). Qwen3-VL-235B-A22B's text shape (94 layers, 64 heads over 4,096, 128
+// experts 1,536 wide) is replayed on the CPU build; another experts-used count is a layer kind never recorded, named.
+TEST(cuda_sched, qwen3vlmoe_config_json_replayed_as_measured) {
+    expect_config_replayed_as_measured("Qwen__Qwen3-VL-30B-A3B-Instruct.json", "qwen3vlmoe-30b_v151936");
+    const auto cfg = nlohmann::json::parse(kvfit::test::shared_config("Qwen__Qwen3-VL-30B-A3B-Instruct.json"));
+    const auto with = [&](const nlohmann::json & over) { auto c = cfg; c.merge_patch(over); return c; };
+    expect_replayed_on_cpu(with({{"text_config", {{"num_hidden_layers", 94}, {"hidden_size", 4096}, {"num_attention_heads", 64},
+                                                  {"moe_intermediate_size", 1536}}}}),
+                           "Qwen3-VL-235B-A22B's shape");
+    expect_layer_kind_not_recorded(with({{"text_config", {{"num_experts_per_tok", 4}}}}), "Fm4e<^", "qwen3vlmoe");
 }
 
 // Every quantized-K/V row of the simulated-CUDA grid (measured/cuda-<release>.jsonl, ctx "q8": q8_0 K and V, -ngl all

@@ -138,26 +138,29 @@ function qwen35moe_35b(n_vocab, { mtp = true, recurrentKey = true } = {}) {
 // rope_scaling.mrope_section padded to 4 ([24, 20, 20, 0]; required by the loader).
 // n_deepstack_layers only widens the input embedding (n_embd_inp = n_embd * (1 + n_deepstack)), no KV;
 // rope type IMROPE -> n_pos_per_embd() = 4 (4 positions per token in the batch, no KV effect).
+// Every shape: h = {n_layer, n_embd, n_head, n_head_kv, head_dim, n_ff, n_deepstack (3, every published Qwen3-VL's
+// deepstack_visual_indexes count), tied (false)}; the M-RoPE sections are mrope_section [24, 20, 20] for 128-wide heads
+// (every published Qwen3-VL's), scaled to head_dim / 2 for other widths (op parameters: they size no tensor).
 function qwen3vlKeys(b, h) {
+    const sec = h.head_dim === 128 ? [24, 20, 20, 0] : [3 * h.head_dim / 16, 5 * h.head_dim / 32, 5 * h.head_dim / 32, 0];
     b.k("block_count", h.n_layer).k("context_length", 262144).k("embedding_length", h.n_embd)
         .k("feed_forward_length", h.n_ff).k("attention.head_count", h.n_head).k("attention.head_count_kv", h.n_head_kv)
-        .k("rope.dimension_sections", i32arr([24, 20, 20, 0])).k("rope.freq_base", f32(5000000))
+        .k("rope.dimension_sections", i32arr(sec)).k("rope.freq_base", f32(5000000))
         .k("attention.layer_norm_rms_epsilon", f32(1e-6)).k("attention.key_length", h.head_dim)
-        .k("attention.value_length", h.head_dim).k("n_deepstack_layers", 3);
+        .k("attention.value_length", h.head_dim).k("n_deepstack_layers", h.n_deepstack ?? 3);
 }
 function qwen3vlAttn(b, il, h) {
     b.blk(il, "attn_norm.weight", [h.n_embd]);
     attn(b, il, h.n_embd, h.n_head * h.head_dim, h.n_head_kv * h.head_dim, h.n_head_kv * h.head_dim);
     b.blk(il, "attn_k_norm.weight", [h.head_dim]).blk(il, "attn_q_norm.weight", [h.head_dim]).blk(il, "ffn_norm.weight", [h.n_embd]);
 }
-// Qwen3-VL-30B-A3B-Instruct: shared/configs/Qwen__Qwen3-VL-30B-A3B-Instruct.json (text_config; deepstack
-// [8, 16, 24]). src/models/qwen3vlmoe.cpp.
-function qwen3vlmoe_30b(n_vocab) {
-    const h = { n_layer: 48, n_embd: 2048, n_head: 32, n_head_kv: 4, head_dim: 128, n_ff: 6144, n_expert: 128, n_expert_used: 8, n_ff_exp: 768 };
+/// Qwen3-VL MoE text model of shape h (+ n_expert, n_expert_used, n_ff_exp): src/models/qwen3vlmoe.cpp (routed experts
+/// only, as qwen3moe's); tests/conformance/shapes.mjs FAMILIES["qwen3vlmoe"] records its siblings with it
+export function qwen3vlmoe(h, n_vocab) {
     const b = new Builder("qwen3vlmoe");
     qwen3vlKeys(b, h);
     b.k("expert_count", h.n_expert).k("expert_used_count", h.n_expert_used).k("expert_feed_forward_length", h.n_ff_exp);
-    embeddings(b, h.n_embd, n_vocab, false);
+    embeddings(b, h.n_embd, n_vocab, !!h.tied);
     for (let il = 0; il < h.n_layer; ++il) {
         qwen3vlAttn(b, il, h);
         b.blk(il, "ffn_gate_inp.weight", [h.n_embd, h.n_expert])
@@ -167,16 +170,11 @@ function qwen3vlmoe_30b(n_vocab) {
     }
     return b;
 }
-// Qwen3-VL-8B-Instruct (dense): 36 layers, hidden 4096, FFN 12288, 32 q / 8 kv heads x 128, rope 5e6,
-// mrope [24, 20, 20], deepstack [8, 16, 24], vocab 151936, untied LM head. Published GGUF metadata of
-// qwen3-vl:8b-instruct (https://ollama.com/library/qwen3-vl:8b-instruct-q8_0/blobs/4768dcaebbaf: block_count 36,
-// embedding_length 4096, feed_forward_length 12288, head_count 32, head_count_kv 8, key_length 128,
-// rope.freq_base 5e6, deepstack_visual_indexes [8, 16, 24]). src/models/qwen3vl.cpp.
-function qwen3vl_8b(n_vocab) {
-    const h = { n_layer: 36, n_embd: 4096, n_head: 32, n_head_kv: 8, head_dim: 128, n_ff: 12288 };
+/// Qwen3-VL dense text model of shape h: src/models/qwen3vl.cpp; FAMILIES["qwen3vl"] records its siblings with it
+export function qwen3vl(h, n_vocab) {
     const b = new Builder("qwen3vl");
     qwen3vlKeys(b, h);
-    embeddings(b, h.n_embd, n_vocab, false);
+    embeddings(b, h.n_embd, n_vocab, !!h.tied);
     for (let il = 0; il < h.n_layer; ++il) {
         qwen3vlAttn(b, il, h);
         b.blk(il, "ffn_gate.weight", [h.n_embd, h.n_ff]).blk(il, "ffn_down.weight", [h.n_ff, h.n_embd])
@@ -184,6 +182,18 @@ function qwen3vl_8b(n_vocab) {
     }
     return b;
 }
+// Qwen3-VL-30B-A3B-Instruct: shared/configs/Qwen__Qwen3-VL-30B-A3B-Instruct.json (text_config; deepstack
+// [8, 16, 24]). src/models/qwen3vlmoe.cpp.
+export const QWEN3VL_30B_A3B = { n_layer: 48, n_embd: 2048, n_head: 32, n_head_kv: 4, head_dim: 128, n_ff: 6144, n_expert: 128,
+    n_expert_used: 8, n_ff_exp: 768 };
+function qwen3vlmoe_30b(n_vocab) { return qwen3vlmoe(QWEN3VL_30B_A3B, n_vocab); }
+// Qwen3-VL-8B-Instruct (dense): 36 layers, hidden 4096, FFN 12288, 32 q / 8 kv heads x 128, rope 5e6,
+// mrope [24, 20, 20], deepstack [8, 16, 24], vocab 151936, untied LM head. Published GGUF metadata of
+// qwen3-vl:8b-instruct (https://ollama.com/library/qwen3-vl:8b-instruct-q8_0/blobs/4768dcaebbaf: block_count 36,
+// embedding_length 4096, feed_forward_length 12288, head_count 32, head_count_kv 8, key_length 128,
+// rope.freq_base 5e6, deepstack_visual_indexes [8, 16, 24]). src/models/qwen3vl.cpp.
+export const QWEN3VL_8B = { n_layer: 36, n_embd: 4096, n_head: 32, n_head_kv: 8, head_dim: 128, n_ff: 12288 };
+function qwen3vl_8b(n_vocab) { return qwen3vl(QWEN3VL_8B, n_vocab); }
 
 // ---------------------------------------------------------------------------------------------------------
 // gpt-oss-120b: shared/configs/openai__gpt-oss-120b.json. src/models/openai-moe.cpp: window 128 on every other

@@ -17,6 +17,7 @@ import { llama, qwen35, qwen35moe, gpt_oss, gemma3, qwen3, qwen3moe, qwen3Config
 import { gemma4, gemma4Config, minimaxM2, minimaxM2Config } from "./models_swa.mjs";
 import { glmDsa, deepseek2, DSV3 } from "./models_dsa.mjs";
 import { deepseek4, DSV4_FLASH } from "./models_dsv4.mjs";
+import { qwen3vl, qwen3vlmoe, QWEN3VL_8B, QWEN3VL_30B_A3B } from "./models_hyb.mjs";
 import { defaultGgufWrite } from "./generate.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -30,6 +31,10 @@ const mm2 = (over) => (nv) => minimaxM2(minimaxM2Config(over), nv);
 const q3 = (over) => (nv) => qwen3(qwen3Config(over), nv);
 /// A qwen3moe shape: Qwen3-30B-A3B's published shape (QWEN3_30B_A3B) with the fields of `over` changed (FAMILIES["qwen3moe"])
 const q3m = (over) => (nv) => qwen3moe(qwen3Config({ ...QWEN3_30B_A3B, ...over }), nv);
+/// A qwen3vl shape: Qwen3-VL-8B's text shape (models_hyb.mjs QWEN3VL_8B) with the fields of `over` changed (FAMILIES["qwen3vl"])
+const q3vl = (over) => (nv) => qwen3vl({ ...QWEN3VL_8B, ...over }, nv);
+/// A qwen3vlmoe shape: Qwen3-VL-30B-A3B's text shape with the fields of `over` changed (FAMILIES["qwen3vlmoe"])
+const q3vlm = (over) => (nv) => qwen3vlmoe({ ...QWEN3VL_30B_A3B, ...over }, nv);
 
 /// family -> {arch, base: the suite's model id (recorded with the full design; null where the suite has no model of the
 /// family, whose real shape is then a `record` shape with its real vocabulary in `vocab`), record: [[id, build, n_vocab]], check,
@@ -146,6 +151,60 @@ export const FAMILIES = {
             // synthetic: 5 layers, 1,792 wide, 14 x 64 heads, 7 KV heads, 40 experts 448 wide, another vocabulary
             ["qwen3moe-s5b", q3m({ num_hidden_layers: 5, hidden_size: 1792, num_attention_heads: 14, num_key_value_heads: 7,
                 head_dim: 64, num_experts: 40, moe_intermediate_size: 448 }), 49152],
+        ],
+    },
+    // Qwen3-VL dense text model (qwen3vl: Qwen3-VL-2B..32B): qwen3's layers (per-head q/k RMS norm, SiLU-gated FFN) with
+    // M-RoPE (ggml_rope_multi over 4 positions per token: inp_pos is 4 x T, llama_hparams::n_pos_per_embd) and deepstack:
+    // the input embedding is n_embd x (1 + n_deepstack_layers) wide (the token path pads get_rows to it, ggml_pad) and
+    // each of the first n_deepstack_layers layers adds its slice, a view (il + 1) x n_embd floats in, to l_out
+    // (src/models/qwen3vl.cpp, llama-graph.cpp build_inp_embd). The text-only reserve graph keeps both. A deepstack
+    // layer's signature carries "e" and its slice index is the layer dimension l_deepstack (graph_shape.cpp: the view's
+    // offset, 4 x l_deepstack x n_embd bytes); every shape has 3 deepstack layers, as every published Qwen3-VL
+    // (deepstack_visual_indexes of 3), and at least 6 layers (3 deepstack, the one after them, a plain one, the last). Base: the suite's Qwen3-VL-8B (models_hyb.mjs, 151,936 vocabulary). Heads 64/128 wide.
+    qwen3vl: {
+        arch: "qwen3vl",
+        base: "qwen3vl-8b",
+        record: [
+            // synthetic, fitted on the full design of contexts (graph2.py: the first shape): 7 layers, 1,024 wide, 16 x 128
+            // heads (queries twice n_embd), 4 KV heads, FFN 3,072
+            ["qwen3vl-s7", q3vl({ n_layer: 7, n_embd: 1024, n_head: 16, n_head_kv: 4, head_dim: 128, n_ff: 3072 }), 1024],
+            // synthetic: 6 layers, 1,536 wide, 12 x 64 heads (queries narrower than n_embd), 2 KV heads, FFN 4,096
+            ["qwen3vl-s6", q3vl({ n_layer: 6, n_embd: 1536, n_head: 12, n_head_kv: 2, head_dim: 64, n_ff: 4096 }), 1024],
+            // synthetic: 8 layers, 2,048 wide, 16 x 128 heads (queries as wide as n_embd), 8 KV heads, FFN 5,632
+            ["qwen3vl-s8", q3vl({ n_layer: 8, n_embd: 2048, n_head: 16, n_head_kv: 8, head_dim: 128, n_ff: 5632 }), 1024],
+            // synthetic: 9 layers, 1,280 wide, 20 x 64 heads, 5 KV heads, FFN 3,456
+            ["qwen3vl-s9", q3vl({ n_layer: 9, n_embd: 1280, n_head: 20, n_head_kv: 5, head_dim: 64, n_ff: 3456 }), 1024],
+        ],
+        check: [
+            // synthetic: 10 layers, 2,560 wide, 32 x 128 heads (Qwen3-VL-4B's widths), 8 KV heads, FFN 9,728, Llama 2's vocabulary
+            ["qwen3vl-s10", q3vl({ n_layer: 10, n_embd: 2560, n_head: 32, n_head_kv: 8, head_dim: 128, n_ff: 9728 }), 32000],
+            // synthetic: 6 layers, 1,792 wide, 14 x 64 heads (queries half n_embd), 7 KV heads, FFN 4,864, tied
+            // embeddings (Qwen3-VL-2B and 4B tie), another vocabulary
+            ["qwen3vl-s6b", q3vl({ n_layer: 6, n_embd: 1792, n_head: 14, n_head_kv: 7, head_dim: 64, n_ff: 4864, tied: true }), 49152],
+        ],
+    },
+    // Qwen3-VL MoE text model (qwen3vlmoe: Qwen3-VL-30B-A3B, 235B-A22B): qwen3vl's attention, M-RoPE and deepstack with
+    // qwen3moe's routed experts (softmax router, top-8, no shared expert; src/models/qwen3vlmoe.cpp). Base: the suite's
+    // Qwen3-VL-30B-A3B (shared/configs/Qwen__Qwen3-VL-30B-A3B-Instruct.json). Every shape routes to 8 experts and has 3
+    // deepstack layers, as every published Qwen3-VL MoE.
+    qwen3vlmoe: {
+        arch: "qwen3vlmoe",
+        base: "qwen3vlmoe-30b",
+        record: [
+            // synthetic, fitted on the full design: 7 layers, 1,024 wide, 16 x 128 heads, 4 KV heads, 32 experts 384 wide
+            ["qwen3vlmoe-s7", q3vlm({ n_layer: 7, n_embd: 1024, n_head: 16, n_head_kv: 4, n_expert: 32, n_ff_exp: 384 }), 1024],
+            // synthetic: 6 layers, 1,536 wide, 12 x 64 heads, 2 KV heads, 16 experts 512 wide
+            ["qwen3vlmoe-s6", q3vlm({ n_layer: 6, n_embd: 1536, n_head: 12, n_head_kv: 2, head_dim: 64, n_expert: 16, n_ff_exp: 512 }), 1024],
+            // synthetic: 8 layers, 2,048 wide, 16 x 128 heads, 8 KV heads, 48 experts 256 wide
+            ["qwen3vlmoe-s8", q3vlm({ n_layer: 8, n_embd: 2048, n_head: 16, n_head_kv: 8, n_expert: 48, n_ff_exp: 256 }), 1024],
+            // synthetic: 6 layers, 1,280 wide, 20 x 64 heads, 5 KV heads, 24 experts 640 wide
+            ["qwen3vlmoe-s6b", q3vlm({ n_layer: 6, n_embd: 1280, n_head: 20, n_head_kv: 5, head_dim: 64, n_expert: 24, n_ff_exp: 640 }), 1024],
+        ],
+        check: [
+            // synthetic: 9 layers, 2,560 wide, 20 x 128 heads, 4 KV heads, 64 experts 768 wide, Llama 2's vocabulary
+            ["qwen3vlmoe-s9", q3vlm({ n_layer: 9, n_embd: 2560, n_head: 20, n_head_kv: 4, n_expert: 64, n_ff_exp: 768 }), 32000],
+            // synthetic: 7 layers, 1,792 wide, 14 x 64 heads, 7 KV heads, 40 experts 448 wide, another vocabulary
+            ["qwen3vlmoe-s7b", q3vlm({ n_layer: 7, n_embd: 1792, n_head: 14, n_head_kv: 7, head_dim: 64, n_expert: 40, n_ff_exp: 448 }), 49152],
         ],
     },
     // Qwen3.5 dense (Gated DeltaNet layers, every fourth one gated full attention): src/models/qwen35.cpp

@@ -53,6 +53,15 @@ int64_t widest_v(const model_desc & m) {
     return w;
 }
 
+/// Layer il's deepstack slice, 1-based (0: none): the first n_deepstack_layers layers of a Qwen3-VL text model each add
+/// slice il + 1 of the input embedding, n_embd_inp = n_embd x (1 + n_deepstack_layers) wide (llama_hparams::n_embd_inp,
+/// src/llama-hparams.cpp:118-130 v0.5.0), as a view at (il + 1) x n_embd floats into it (src/models/qwen3vl.cpp
+/// v0.5.0:153-157: ggml_view_2d(res->t_inp_embd, n_embd, n_tokens, nb[1], (il + 1) * n_embd * sizeof(float))).
+int64_t deepstack_slice(const model_desc & m, uint32_t il) {
+    if (m.n_embd == 0 || m.n_embd_inp <= m.n_embd) return 0;
+    return il < m.n_embd_inp / m.n_embd - 1 ? int64_t(il) + 1 : 0;
+}
+
 std::string top_k_sharing(const model_desc & m, uint32_t il);
 
 /// A routed layer's router where the model states it (model_desc::graph_dims, deepseek2: gguf_model.cpp
@@ -79,7 +88,7 @@ std::string router_features(const model_desc & m) {
 
 /// What layer il is, without its sizes: its caches (an indexer cache with its head width, "I128", a latent cache without
 /// a query LoRA "Mq", a compressed cache with its ratio, "Z4"), its FFN (d dense, m<k> routed experts of which k are
-/// used, - none; H hash-routed), the hyper-connection count (hc<n>) and whether it is a NextN block (x), then a DSA
+/// used, - none; H hash-routed), the hyper-connection count (hc<n>), whether it is a NextN block (x), a deepstack slice (e), then a DSA
 /// layer's top-k
 /// sharing (top_k_sharing: t<d>, k<n>). A layer with a full, window or chunked cache whose V row is narrower than the
 /// widest (widest_v) carries "v": without flash attention llama.cpp pads its V to the transposed cache's width, one
@@ -121,6 +130,10 @@ std::string layer_features(const model_desc & m, uint32_t il) {
     // template holds the count it was recorded at (graph2.py SIG_DIMS): "hc4"
     if (m.n_hc > 0) f += "hc" + std::to_string(m.n_hc);
     if (il < m.n_head.size() && m.n_head[il] == 0 && !recurrent_only(m, il)) f += "n"; // no attention heads
+    // a deepstack layer (Qwen3-VL: il < n_deepstack_layers) adds its slice of the widened input embedding to l_out
+    // ("deepstack_out": src/models/qwen3vl.cpp v0.5.0:153-157, qwen3vlmoe.cpp:101-105, the same in 5b4ebc5), one view
+    // and one add more than a layer without: "e" (the slice's offset is graph_layer_dims' l_deepstack)
+    if (deepstack_slice(m, il) > 0) f += "e";
     for (const layer_cache & c : m.caches[il]) {
         const bool attn = c.kind == cache_kind::full || c.kind == cache_kind::window || c.kind == cache_kind::chunked;
         if (attn && int64_t(c.width_v()) < widest_v(m)) {
@@ -249,6 +262,9 @@ std::vector<std::pair<std::string, int64_t>> graph_layer_dims(const model_desc &
     auto attn_at = [&](const std::vector<uint32_t> & v) { return attn ? at(v) : 0; };
     d = {{"l_n_head", attn_at(m.n_head)}, {"l_n_head_kv", attn_at(m.n_head_kv)}, {"l_head_dim_k", attn_at(m.head_dim_k)},
          {"l_head_dim_v", attn_at(m.head_dim_v)}, {"l_n_ff", at(m.n_ff)}};
+    // a deepstack model's layers (every one, 0 where it adds no slice): the view offset of the slice it adds, in units
+    // of n_embd floats (deepstack_slice); not named for other models
+    if (m.n_embd > 0 && m.n_embd_inp > m.n_embd) d.emplace_back("l_deepstack", deepstack_slice(m, il));
     for (size_t i = 0; i < m.caches[il].size(); ++i) {
         const layer_cache & c = m.caches[il][i];
         d.emplace_back("l_c" + std::to_string(i) + "_k", int64_t(c.width_k()));
@@ -308,6 +324,7 @@ std::string describe_features(std::string_view c, size_t & i) {
             w.emplace_back(number() + " hyper-connections");
             break;
         case 'v': w.emplace_back("V rows narrower than the widest layer's"); break;
+        case 'e': w.emplace_back("a deepstack slice of the input embedding added"); break;
         case 'k': w.emplace_back("its top-k read by the next " + number() + " layers"); break;
         case 't': {
             std::string d = number();
