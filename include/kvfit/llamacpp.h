@@ -649,8 +649,12 @@ void llamacpp_add_spec(const model_desc & m, const std::vector<device_spec> & gp
 /// are valid with -md. Throws kvfit::error "--spec-type 'x': unknown type (allowed: ...)".
 bool parse_spec_type(std::string_view value);
 
-/// -devd "CUDA0,CUDA1" / "none" -> GPU indices (the trailing number of each device name); none -> {-1}. Throws
-/// kvfit::error "-devd 'x': expected device names such as CUDA0,CUDA1 or none".
+/// A device list as common/arg.cpp parse_device_list reads it (-dev, -devd): "CUDA0,CUDA1" / "none" -> GPU indices
+/// (the trailing number of each device name); none -> {-1}. Throws kvfit::error "<flag> 'x': expected device names
+/// such as CUDA0,CUDA1 or none", `flag` as typed.
+std::vector<int32_t> parse_device_list(std::string_view flag, std::string_view value);
+
+/// -devd: parse_device_list for the draft model's devices.
 std::vector<int32_t> parse_draft_devices(std::string_view value);
 
 // ============================================================================================================

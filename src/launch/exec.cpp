@@ -6,7 +6,6 @@
 #include "kvfit/llamacpp.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <fmt/format.h>
 #include <regex>
@@ -138,21 +137,10 @@ launch_command parse_launch_command(const std::vector<std::string> & argv) {
         } else if (n == "--main-gpu") {
             c.main_gpu = uint32_t(parse_flag_count(flag, take(), 0, 255));
         } else if (n == "--device") {
-            // common/arg.cpp parse_device_list: "none" or device names; kvfit takes each name's trailing index
-            const std::string v = take();
+            // common/arg.cpp parse_device_list, as -devd reads it (spec.cpp); "none" -> no GPU
             std::vector<uint32_t> idx;
-            if (v != "none") {
-                for (size_t at = 0; at <= v.size();) {
-                    const size_t comma = std::min(v.find(',', at), v.size());
-                    const std::string d = v.substr(at, comma - at);
-                    at = comma + 1;
-                    size_t k = d.size();
-                    while (k > 0 && std::isdigit(static_cast<unsigned char>(d[k - 1]))) --k;
-                    if (k == d.size() || d.size() - k > 3) {
-                        throw error(fmt::format("exec: {} '{}': expected device names such as CUDA0, ROCm1 or Vulkan0", flag, d));
-                    }
-                    idx.push_back(uint32_t(std::stoul(d.substr(k))));
-                }
+            for (const int32_t d : parse_device_list(flag, take())) {
+                if (d >= 0) idx.push_back(uint32_t(d));
             }
             c.devices = std::move(idx);
         }

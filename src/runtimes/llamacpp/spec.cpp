@@ -67,7 +67,9 @@ bool parse_spec_type(std::string_view value) {
     return mtp;
 }
 
-std::vector<int32_t> parse_draft_devices(std::string_view value) {
+std::vector<int32_t> parse_draft_devices(std::string_view value) { return parse_device_list("-devd", value); }
+
+std::vector<int32_t> parse_device_list(std::string_view flag, std::string_view value) {
     // common/arg.cpp parse_device_list: comma-separated backend device names, "none" = no device
     if (value == "none") return {-1};
     std::vector<int32_t> out;
@@ -79,7 +81,7 @@ std::vector<int32_t> parse_draft_devices(std::string_view value) {
         size_t digits = d.size();
         while (digits > 0 && d[digits - 1] >= '0' && d[digits - 1] <= '9') --digits;
         if (digits == 0 || digits == d.size() || d.size() - digits > 3) {
-            throw error(fmt::format("-devd '{}': expected device names such as CUDA0,CUDA1 or none", value));
+            throw error(fmt::format("{} '{}': expected device names such as CUDA0,CUDA1 or none", flag, value));
         }
         out.push_back(std::stoi(std::string(d.substr(digits))));
     }
